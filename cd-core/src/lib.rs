@@ -1,0 +1,1 @@
+//! Containment Domain semantics (filled in by issue 2).

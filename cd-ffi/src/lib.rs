@@ -1,0 +1,1 @@
+//! The C API (filled in by issue 3).
