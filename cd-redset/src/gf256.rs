@@ -1,0 +1,1 @@
+//! GF(2^8) arithmetic (polynomial 0x11D).

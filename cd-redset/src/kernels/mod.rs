@@ -1,0 +1,1 @@
+//! Bulk GF(2^8) kernels.
