@@ -1,1 +1,91 @@
-//! Containment Domain semantics (filled in by issue 2).
+//! Containment Domains: nested, application-directed checkpoint and restore.
+//!
+//! A containment domain (CD) saves selected application memory at a point in time, so that a
+//! failed piece of work can restore that memory and run again in isolation. This crate is the
+//! semantics of the spec (`shared/seeds/containment-domains-api.txt`), without MPI: the tree
+//! of CDs, their entries and stores, file positions and MPI log FIFOs. The C library
+//! (`cd-ffi`) and the PMPI layer (`cd-mpi-intercept`) sit on top of it.
+//!
+//! # Brief overview
+//! - [`create_cd`] makes a root or child CD and pushes it on the calling thread's stack of
+//!   active CDs ([`CdRef::Current`] is the spec's `CURRENT_CD`).
+//! - [`add_to_cd_via_copy`], [`add_to_cd_via_parent`], [`add_to_cd_via_regen`] add address
+//!   ranges ([`AddrSpec`]); [`delete_from_cd`] removes them; [`add_file_to_cd`] and
+//!   [`delete_file_from_cd`] track file offsets.
+//! - [`advance_cd_point_in_time`] moves a CD's point in time to now, atomically;
+//!   [`restore_cd`] brings memory back ("oldest wins"); [`commit_cd`] merges a child into
+//!   its parent, or discards a root.
+//! - [`add_mpi_log_to_cd`], [`get_mpi_log_from_cd`], [`delete_mpi_log_from_cd`]: the FIFO the
+//!   interposition layer fills and replays.
+//! - [`Domain`] is the safe, typed layer for Rust programs: it owns the protected buffers, so
+//!   the borrow checker proves that nothing holds them while a restore writes them, and it
+//!   promotes exactly what is borrowed mutably.
+//! - [`register_memory_space`] and [`map_device_region`] let GPU codes protect device memory
+//!   with their own copy functions.
+//!
+//! # Design
+//! Each CD keeps two [interval maps](interval::IntervalMap): its entries (labels and
+//! restoration type, merged when equal) and its data segments (slices of immutable, shared
+//! buffers). An advance copies the READ_WRITE ranges into a fresh buffer and swaps segments
+//! only once every copy succeeded; a commit moves segments to the parent without copying. So
+//! atomicity costs no undo log, and the spec's "1 GB then 9 bytes" example copies 9 bytes.
+//! Handles are generation-tagged slots: a stale or made-up handle is an error, never a
+//! dangling pointer. Locks are per CD, taken ancestors first (see `node`).
+//!
+//! # Example
+//! ```
+//! use cd_core::{create_cd, add_to_cd_via_copy, restore_cd, advance_cd_point_in_time, commit_cd};
+//! use cd_core::{Access, AddrSpec, LoggingMode};
+//!
+//! let mut x = [1u64, 2, 3];
+//! let cd = create_cd(None, None, LoggingMode::Disabled, Some("doc-example")).unwrap();
+//! // SAFETY: `x` outlives the CD and nothing else touches it during these calls.
+//! unsafe {
+//!     add_to_cd_via_copy(cd, &[AddrSpec::of(&x, Access::ReadWrite)]).unwrap();
+//!     x[0] = 100;
+//!     restore_cd(cd).unwrap();
+//!     assert_eq!(x, [1, 2, 3]);
+//!     x[1] = 20;
+//!     advance_cd_point_in_time(cd).unwrap();
+//!     x[1] = 99;
+//!     restore_cd(cd).unwrap();
+//! }
+//! assert_eq!(x, [1, 20, 3]);
+//! commit_cd(cd).unwrap();
+//! ```
+
+mod api;
+mod callback;
+mod domain;
+mod error;
+pub mod fault;
+mod handle;
+pub mod interval;
+mod log;
+mod node;
+mod regen;
+mod restore;
+mod space;
+mod stats;
+mod storage_info;
+mod store;
+mod types;
+
+pub use api::{
+    add_file_to_cd, add_mpi_log_to_cd, add_to_cd_via_copy, add_to_cd_via_parent,
+    add_to_cd_via_regen, advance_cd_point_in_time, cd_entries, cd_files, cd_info, commit_cd,
+    create_cd, delete_file_from_cd, delete_from_cd, delete_mpi_log_from_cd, get_mpi_log_from_cd,
+    rank, set_rank, AdvanceReport, CdInfo, EntryInfo,
+};
+pub use domain::{Domain, Key};
+pub use error::{CdError, Fate, Result};
+pub use handle::{current_cd, CdHandle, CdRef};
+pub use log::{LogEntry, LogPayload};
+pub use regen::Regen;
+pub use restore::{restore_cd, RestoreReport};
+pub use space::{
+    map_device_region, register_memory_space, unmap_device_region, DeviceMemory, SpaceId, HOST,
+};
+pub use stats::{global_stats, Stats};
+pub use storage_info::{StorageInfo, KNOWN_KEYS, STORAGE_INFO_ENV};
+pub use types::{Access, AddrSpec, LoggingMode, Restoration, Scope};

@@ -1,0 +1,721 @@
+//! The operations of the spec, by their spec names.
+//!
+//! Each function validates everything it can before it changes anything, so a failed call
+//! leaves the CD as it was. The ones that read or write application memory through raw
+//! addresses are `unsafe`; their contract is the spec's: every range in the CD must stay
+//! allocated, and nobody else may write it while the call runs (restore also writes it).
+
+use crate::callback;
+use crate::error::{CdError, Fate, Result};
+use crate::handle::{self, CdHandle, CdRef};
+use crate::log::LogEntry;
+use crate::node::{merge_into_parent, Entry, Exclusive, How, Node, State};
+use crate::regen::Regen;
+use crate::space::{self, SpaceId};
+use crate::stats::Stats;
+use crate::storage_info::StorageInfo;
+use crate::store::{self, Buffer, Segment};
+use crate::types::{validate_specs, Access, AddrSpec, LoggingMode, Restoration, Scope};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use tracing::debug_span;
+
+static RANK: AtomicU32 = AtomicU32::new(0);
+
+/// Sets this process's rank, used in CD identities (the MPI layer calls it at `MPI_Init`).
+pub fn set_rank(rank: u32) {
+    RANK.store(rank, Ordering::Relaxed);
+}
+
+/// This process's rank (0 without MPI).
+pub fn rank() -> u32 {
+    RANK.load(Ordering::Relaxed)
+}
+
+/// Creates a CD and makes it the calling thread's active CD.
+///
+/// `parent` is `None` for a root CD. A root must choose a logging mode (not `Inherit`) and
+/// may have a `name`, unique among the live roots of the process; a child takes no name, and
+/// its logging mode must match its parent's (`Inherit` always does). A child given no
+/// `storage_info` takes its parent's; a root takes `$CD_STORAGE_INFO` if set.
+pub fn create_cd(
+    parent: Option<CdRef>,
+    storage_info: Option<&str>,
+    logging: LoggingMode,
+    name: Option<&str>,
+) -> Result<CdHandle> {
+    let _span = debug_span!("create_cd", ?parent, ?logging, name).entered();
+    callback::check()?;
+    let handle = match parent {
+        None => create_root(storage_info, logging, name)?,
+        Some(parent) => create_child(handle::resolve(parent)?, storage_info, logging, name)?,
+    };
+    handle::push_active(handle);
+    Stats {
+        creates: 1,
+        ..Stats::default()
+    }
+    .publish();
+    Ok(handle)
+}
+
+fn create_root(
+    storage_info: Option<&str>,
+    logging: LoggingMode,
+    name: Option<&str>,
+) -> Result<CdHandle> {
+    let logging = match logging {
+        LoggingMode::Enabled => true,
+        LoggingMode::Disabled => false,
+        LoggingMode::Inherit => return Err(CdError::RootInheritsLogging),
+    };
+    let storage = StorageInfo::for_root(storage_info)?;
+    let name: Option<Arc<str>> = match name {
+        Some(n) if n.is_empty() || n.contains('\0') => return Err(CdError::BadName(n.to_owned())),
+        Some(n) => Some(n.into()),
+        None => None,
+    };
+    if let Some(name) = &name {
+        handle::claim_root_name(name)?;
+    }
+    Ok(handle::register(|handle| {
+        Arc::new(Node::new(handle, None, name, 0, 0, logging, storage, false))
+    }))
+}
+
+fn create_child(
+    parent: Arc<Node>,
+    storage_info: Option<&str>,
+    logging: LoggingMode,
+    name: Option<&str>,
+) -> Result<CdHandle> {
+    if name.is_some() {
+        return Err(CdError::ChildNamed);
+    }
+    let storage = match storage_info {
+        Some(text) => StorageInfo::parse(text)?,
+        None => parent.storage.clone(),
+    };
+    let logging = match logging {
+        LoggingMode::Inherit => parent.logging,
+        mode => {
+            let wanted = mode == LoggingMode::Enabled;
+            if wanted != parent.logging {
+                return Err(CdError::LoggingMismatch {
+                    parent: LoggingMode::describe(parent.logging),
+                    child: LoggingMode::describe(wanted),
+                });
+            }
+            wanted
+        }
+    };
+    let mut state = parent.lock_live()?;
+    let sibling_index = (0..)
+        .find(|i| !state.children.iter().any(|c| c.sibling_index == *i))
+        .expect("a free index below 2^32");
+    let had_siblings = !state.children.is_empty();
+    for sibling in &state.children {
+        sibling.had_siblings.store(true, Ordering::Relaxed);
+    }
+    let handle = handle::register(|handle| {
+        Arc::new(Node::new(
+            handle,
+            Some(Arc::clone(&parent)),
+            parent.root_name.clone(),
+            parent.depth + 1,
+            sibling_index,
+            logging,
+            storage,
+            had_siblings,
+        ))
+    });
+    let node = handle::lookup(handle).expect("just registered");
+    state.children.push(node);
+    Ok(handle)
+}
+
+/// Adds ranges whose data is copied into the CD store now (`add_to_cd_via_copy`).
+///
+/// Where a range overlaps one already in the CD, the old entry keeps its data and restoration
+/// type; only the uncovered parts are copied. Re-adding as READ_WRITE promotes an entry, and
+/// re-adding as READ_ONLY demotes it, without copying. The call is atomic: on error nothing
+/// was added.
+///
+/// # Safety
+/// Every range must be readable for the duration of the call (host memory), and must stay
+/// allocated for as long as it is in this CD or an ancestor it is committed to, as the spec
+/// requires. Ranges in registered device regions are read with the device's copy function.
+pub unsafe fn add_to_cd_via_copy(cd: impl Into<CdRef>, specs: &[AddrSpec]) -> Result<()> {
+    let cd = cd.into();
+    let _span = debug_span!("add_to_cd_via_copy", ?cd, ranges = specs.len()).entered();
+    // SAFETY: forwarded from the caller.
+    unsafe { add_entries(cd, specs, How::Copy) }
+}
+
+/// Adds ranges whose data a restore takes from the nearest ancestor holding them
+/// (`add_to_cd_via_parent`).
+///
+/// Every byte must be held by some ancestor, and the nearest ancestor holding it must not
+/// regenerate it (directly or through its own parent entries).
+pub fn add_to_cd_via_parent(cd: impl Into<CdRef>, specs: &[AddrSpec]) -> Result<()> {
+    let cd = cd.into();
+    let _span = debug_span!("add_to_cd_via_parent", ?cd, ranges = specs.len()).entered();
+    // SAFETY: parent entries read no application memory when added.
+    unsafe { add_entries(cd, specs, How::Parent) }
+}
+
+/// Adds ranges that a restore regenerates with `regen` (`add_to_cd_via_regen`).
+///
+/// Regen entries must be READ_ONLY: advance never updates them.
+pub fn add_to_cd_via_regen(cd: impl Into<CdRef>, specs: &[AddrSpec], regen: Regen) -> Result<()> {
+    let cd = cd.into();
+    let _span = debug_span!("add_to_cd_via_regen", ?cd, ranges = specs.len()).entered();
+    // SAFETY: regen entries read no application memory when added.
+    unsafe { add_entries(cd, specs, How::Regen(regen)) }
+}
+
+/// The shared body of the three add functions.
+///
+/// # Safety
+/// For `How::Copy`, as [`add_to_cd_via_copy`]; otherwise none.
+unsafe fn add_entries(cd: CdRef, specs: &[AddrSpec], how: How) -> Result<()> {
+    callback::check()?;
+    let bounds = validate_specs(specs)?;
+    if matches!(how, How::Regen(_)) {
+        if let Some(spec) = specs.iter().find(|s| s.access == Access::ReadWrite) {
+            return Err(CdError::ReadWriteRegen {
+                address: spec.address,
+            });
+        }
+    }
+    let spaces = bounds
+        .iter()
+        .map(|&(s, e)| space::space_of(s, e))
+        .collect::<Result<Vec<SpaceId>>>()?;
+    let node = handle::resolve(cd)?;
+    if how == How::Parent {
+        check_parent_holds(&node, &bounds)?;
+    }
+    let mut state = node.lock_live()?;
+
+    for (spec, &(s, e)) in specs.iter().zip(&bounds) {
+        for (os, _, old) in state.entries.overlapping(s, e) {
+            if old.scope != spec.scope {
+                return Err(CdError::ScopeChange {
+                    address: os,
+                    existing: old.scope.name(),
+                });
+            }
+            if spec.access == Access::ReadWrite && matches!(old.how, How::Regen(_)) {
+                return Err(CdError::PromoteRegen { address: os });
+            }
+        }
+    }
+    let gaps: Vec<Vec<(usize, usize)>> = bounds
+        .iter()
+        .map(|&(s, e)| state.entries.gaps(s, e))
+        .collect();
+    let copied: usize = if how == How::Copy {
+        gaps.iter().flatten().map(|(s, e)| e - s).sum()
+    } else {
+        0
+    };
+    let staged = if copied > 0 {
+        let mut buffer = take_buffer(&mut state.spare, copied)?;
+        let mut offset = 0;
+        for (list, &space) in gaps.iter().zip(&spaces) {
+            for &(s, e) in list {
+                let dst = &mut buffer.as_mut_slice()[offset..offset + (e - s)];
+                // SAFETY: `s .. e` is part of a range the caller vouched for.
+                unsafe { store::read_app(dst, s, space)? };
+                offset += e - s;
+            }
+        }
+        Some(Arc::new(buffer))
+    } else {
+        None
+    };
+
+    // Nothing can fail from here on.
+    let mut offset = 0;
+    for ((spec, &(s, e)), (list, &space)) in specs.iter().zip(&bounds).zip(gaps.iter().zip(&spaces))
+    {
+        state.entries.update(s, e, |old| old.access = spec.access);
+        let entry = Entry {
+            how: how.clone(),
+            access: spec.access,
+            scope: spec.scope,
+            space,
+        };
+        for &(gs, ge) in list {
+            state.entries.insert_uncovered(gs, ge, entry.clone());
+            if let Some(buffer) = &staged {
+                state
+                    .data
+                    .insert_uncovered(gs, ge, Segment::new(Arc::clone(buffer), offset));
+                offset += ge - gs;
+            }
+        }
+    }
+    if how == How::Parent && gaps.iter().any(|g| !g.is_empty()) {
+        node.has_parent_entries.store(true, Ordering::Relaxed);
+    }
+    let stats = Stats {
+        adds: 1,
+        bytes_added: copied as u64,
+        ..Stats::default()
+    };
+    state.stats.absorb(&stats);
+    stats.publish();
+    Ok(())
+}
+
+/// Takes the CD's spare buffer if it has exactly `len` bytes, else allocates one.
+fn take_buffer(spare: &mut Option<Buffer>, len: usize) -> Result<Buffer> {
+    match spare.take() {
+        Some(buffer) if buffer.len() == len => Ok(buffer),
+        other => {
+            *spare = other;
+            Buffer::zeroed(len)
+        }
+    }
+}
+
+/// Checks that every byte of `bounds` resolves, through the nearest ancestor holding it, to
+/// an entry with saved data: the rule of `add_to_cd_via_parent`.
+fn check_parent_holds(node: &Node, bounds: &[(usize, usize)]) -> Result<()> {
+    let mut pending: Vec<(usize, usize)> = bounds.to_vec();
+    let mut ancestor = node.parent.clone().ok_or(CdError::NoParent)?;
+    loop {
+        let mut next = Vec::new();
+        {
+            let state = ancestor.lock();
+            for &(s, e) in &pending {
+                let mut cursor = s;
+                for (os, oe, entry) in state.entries.overlapping(s, e) {
+                    if os > cursor {
+                        next.push((cursor, os));
+                    }
+                    match entry.how {
+                        How::Copy => {}
+                        How::Parent => next.push((os, oe)),
+                        How::Regen(_) => {
+                            return Err(CdError::RegenAncestor {
+                                address: os,
+                                end: oe,
+                            })
+                        }
+                    }
+                    cursor = oe;
+                }
+                if cursor < e {
+                    next.push((cursor, e));
+                }
+            }
+        }
+        if next.is_empty() {
+            return Ok(());
+        }
+        pending = next;
+        ancestor = match &ancestor.parent {
+            Some(parent) => Arc::clone(parent),
+            None => {
+                let (address, end) = pending[0];
+                return Err(CdError::NotInAncestor { address, end });
+            }
+        };
+    }
+}
+
+/// Removes ranges from the CD (`delete_from_cd`); only this CD is searched.
+///
+/// Every byte of every range must be in the CD, else nothing is removed. Parts of entries
+/// outside the ranges stay.
+pub fn delete_from_cd(cd: impl Into<CdRef>, specs: &[AddrSpec]) -> Result<()> {
+    let cd = cd.into();
+    let _span = debug_span!("delete_from_cd", ?cd, ranges = specs.len()).entered();
+    callback::check()?;
+    let bounds = validate_specs(specs)?;
+    let node = handle::resolve(cd)?;
+    let mut state = node.lock_live()?;
+    for &(s, e) in &bounds {
+        if let Some(&(address, end)) = state.entries.gaps(s, e).first() {
+            return Err(CdError::RangeNotFound { address, end });
+        }
+    }
+    for &(s, e) in &bounds {
+        state.entries.remove(s, e);
+        state.data.remove(s, e);
+    }
+    Ok(())
+}
+
+/// The current offset of `fd`, by `lseek(fd, 0, SEEK_CUR)`.
+pub(crate) fn file_offset(fd: i32) -> Result<i64> {
+    if fd < 0 {
+        return Err(CdError::FileNotSeekable {
+            fd,
+            message: "negative file descriptor".to_owned(),
+        });
+    }
+    // SAFETY: lseek on any integer is memory safe; a bad descriptor only yields EBADF.
+    let offset = unsafe { libc::lseek(fd, 0, libc::SEEK_CUR) };
+    if offset < 0 {
+        return Err(CdError::FileNotSeekable {
+            fd,
+            message: std::io::Error::last_os_error().to_string(),
+        });
+    }
+    Ok(offset)
+}
+
+/// Records the current position of an open file (`add_file_to_cd`); a restore seeks back to
+/// it. The file's data is not saved. A descriptor already in the CD keeps its older position.
+pub fn add_file_to_cd(cd: impl Into<CdRef>, fd: i32) -> Result<()> {
+    let cd = cd.into();
+    let _span = debug_span!("add_file_to_cd", ?cd, fd).entered();
+    callback::check()?;
+    let offset = file_offset(fd)?;
+    let node = handle::resolve(cd)?;
+    node.lock_live()?.files.entry(fd).or_insert(offset);
+    Ok(())
+}
+
+/// Stops monitoring a file (`delete_file_from_cd`).
+pub fn delete_file_from_cd(cd: impl Into<CdRef>, fd: i32) -> Result<()> {
+    let cd = cd.into();
+    let _span = debug_span!("delete_file_from_cd", ?cd, fd).entered();
+    callback::check()?;
+    let node = handle::resolve(cd)?;
+    let mut state = node.lock_live()?;
+    state
+        .files
+        .remove(&fd)
+        .map(drop)
+        .ok_or(CdError::FileNotFound(fd))
+}
+
+/// Commits a CD (`commit_cd`): a root is discarded; a child is merged into its parent by the
+/// spec's rules (see [`merge_into_parent`]) and discarded. A CD with live children cannot be
+/// committed. If the CD is the calling thread's active CD, the one below becomes active.
+pub fn commit_cd(cd: impl Into<CdRef>) -> Result<()> {
+    let cd = cd.into();
+    let _span = debug_span!("commit_cd", ?cd).entered();
+    callback::check()?;
+    let node = handle::resolve(cd)?;
+    let _busy = node.begin(Exclusive::Commit)?;
+    let mut parent_state = match &node.parent {
+        Some(parent) => Some(parent.lock_live()?),
+        None => None,
+    };
+    let mut state = node.lock_live()?;
+    refuse_children(&state, "commit_cd")?;
+    if let (Some(parent), Some(parent_state)) = (&node.parent, parent_state.as_deref_mut()) {
+        let had_siblings = node.had_siblings.load(Ordering::Relaxed);
+        merge_into_parent(parent_state, parent, &mut state, had_siblings);
+        parent_state.children.retain(|c| !Arc::ptr_eq(c, &node));
+    }
+    node.mark_retired(&mut state, Fate::Committed);
+    drop(state);
+    drop(parent_state);
+    if node.parent.is_none() {
+        if let Some(name) = &node.root_name {
+            handle::release_root_name(name);
+        }
+    }
+    handle::retire(node.handle, Fate::Committed);
+    handle::pop_active(node.handle);
+    Stats {
+        commits: 1,
+        ..Stats::default()
+    }
+    .publish();
+    Ok(())
+}
+
+fn refuse_children(state: &State, operation: &'static str) -> Result<()> {
+    if state.children.is_empty() {
+        Ok(())
+    } else {
+        Err(CdError::HasChildren {
+            operation,
+            children: state.children.len(),
+        })
+    }
+}
+
+/// What an advance did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AdvanceReport {
+    /// Bytes copied from application memory: the READ_WRITE COPY entries.
+    pub bytes_copied: usize,
+    /// Address ranges copied.
+    pub ranges_copied: usize,
+}
+
+/// Moves the CD's point in time to now (`advance_cd_point_in_time`).
+///
+/// Only a CD without children can advance. A child is first committed implicitly into its
+/// parent (without being invalidated). Then the READ_WRITE entries restored by COPY are copied
+/// from application memory, every READ_WRITE entry is demoted to READ_ONLY, monitored files'
+/// positions are updated and the CD's MPI log is discarded. All or nothing: on error the CD
+/// (and its parent) are exactly as before.
+///
+/// # Safety
+/// Every COPY range of the CD must be readable (host memory) and not written during the call.
+pub unsafe fn advance_cd_point_in_time(cd: impl Into<CdRef>) -> Result<AdvanceReport> {
+    let cd = cd.into();
+    let _span = debug_span!("advance_cd_point_in_time", ?cd).entered();
+    callback::check()?;
+    let node = handle::resolve(cd)?;
+    let _busy = node.begin(Exclusive::Advance)?;
+    let mut parent_state = match &node.parent {
+        Some(parent) => Some(parent.lock_live()?),
+        None => None,
+    };
+    let mut state = node.lock_live()?;
+    refuse_children(&state, "advance_cd_point_in_time")?;
+
+    let targets: Vec<(usize, usize, SpaceId)> = state
+        .entries
+        .iter()
+        .filter(|(_, _, e)| e.how == How::Copy && e.access == Access::ReadWrite)
+        .map(|(s, e, entry)| (s, e, entry.space))
+        .collect();
+    let total: usize = targets.iter().map(|(s, e, _)| e - s).sum();
+    let staged = if total > 0 {
+        let mut buffer = take_buffer(&mut state.spare, total)?;
+        let mut offset = 0;
+        for &(s, e, space) in &targets {
+            let dst = &mut buffer.as_mut_slice()[offset..offset + (e - s)];
+            // SAFETY: the range is in the CD, which the caller vouched for.
+            if let Err(err) = unsafe { store::read_app(dst, s, space) } {
+                state.spare = Some(buffer);
+                return Err(err);
+            }
+            offset += e - s;
+        }
+        Some(Arc::new(buffer))
+    } else {
+        None
+    };
+    let offsets = state
+        .files
+        .keys()
+        .map(|&fd| Ok((fd, file_offset(fd)?)))
+        .collect::<Result<Vec<(i32, i64)>>>()?;
+
+    // Nothing can fail from here on.
+    if let (Some(parent), Some(parent_state)) = (&node.parent, parent_state.as_deref_mut()) {
+        let had_siblings = node.had_siblings.load(Ordering::Relaxed);
+        merge_into_parent(parent_state, parent, &mut state, had_siblings);
+    }
+    drop(parent_state);
+    let mut replaced = Vec::new();
+    if let Some(buffer) = staged {
+        let mut offset = 0;
+        for &(s, e, _) in &targets {
+            replaced.extend(state.data.remove(s, e).into_iter().map(|(_, _, seg)| seg));
+            state
+                .data
+                .insert_uncovered(s, e, Segment::new(Arc::clone(&buffer), offset));
+            offset += e - s;
+        }
+    }
+    let writable: Vec<(usize, usize)> = state
+        .entries
+        .iter()
+        .filter(|(_, _, e)| e.access == Access::ReadWrite)
+        .map(|(s, e, _)| (s, e))
+        .collect();
+    for (s, e) in writable {
+        state
+            .entries
+            .update(s, e, |entry| entry.access = Access::ReadOnly);
+    }
+    state.files.extend(offsets);
+    state.log.clear();
+    recycle(&mut state, replaced, total);
+
+    let stats = Stats {
+        advances: 1,
+        bytes_advanced: total as u64,
+        ..Stats::default()
+    };
+    state.stats.absorb(&stats);
+    stats.publish();
+    Ok(AdvanceReport {
+        bytes_copied: total,
+        ranges_copied: targets.len(),
+    })
+}
+
+/// Keeps a buffer that the advance freed entirely as the spare for the next advance of the
+/// same size, so a steady advance loop reuses two buffers instead of faulting in new pages.
+fn recycle(state: &mut State, replaced: Vec<Segment>, size: usize) {
+    let mut buffers: Vec<Arc<Buffer>> = replaced.iter().map(|s| Arc::clone(s.buffer())).collect();
+    drop(replaced);
+    buffers.dedup_by(|a, b| Arc::ptr_eq(a, b));
+    for buffer in buffers {
+        if state.spare.is_none() && buffer.len() == size {
+            if let Ok(buffer) = Arc::try_unwrap(buffer) {
+                state.spare = Some(buffer);
+            }
+        }
+    }
+}
+
+/// Adds an MPI log entry to the CD's FIFO (`add_MPI_log_to_cd`); the CD owns it from now on.
+///
+/// Refused when the CD does not log communication, and while its log is being replayed.
+pub fn add_mpi_log_to_cd(cd: impl Into<CdRef>, entry: LogEntry) -> Result<()> {
+    let cd = cd.into();
+    let _span = debug_span!("add_MPI_log_to_cd", ?cd, len = entry.bytes().len()).entered();
+    callback::check()?;
+    let node = handle::resolve(cd)?;
+    if !node.logging {
+        return Err(CdError::LoggingDisabled);
+    }
+    let mut state = node.lock_live()?;
+    state.log.push(entry)?;
+    let stats = Stats {
+        log_entries: 1,
+        ..Stats::default()
+    };
+    state.stats.absorb(&stats);
+    stats.publish();
+    Ok(())
+}
+
+/// The next entry of the replay started by `restore_cd` (`get_MPI_log_from_cd`); `None` when
+/// the log is exhausted (which ends the replay) or no replay is in progress.
+pub fn get_mpi_log_from_cd(cd: impl Into<CdRef>) -> Result<Option<LogEntry>> {
+    let cd = cd.into();
+    let _span = debug_span!("get_MPI_log_from_cd", ?cd).entered();
+    callback::check()?;
+    let node = handle::resolve(cd)?;
+    let mut state = node.lock_live()?;
+    Ok(state.log.next())
+}
+
+/// Discards the CD's MPI log (`delete_MPI_log_from_cd`).
+pub fn delete_mpi_log_from_cd(cd: impl Into<CdRef>) -> Result<()> {
+    let cd = cd.into();
+    let _span = debug_span!("delete_MPI_log_from_cd", ?cd).entered();
+    callback::check()?;
+    let node = handle::resolve(cd)?;
+    node.lock_live()?.log.clear();
+    Ok(())
+}
+
+/// A description of one CD.
+#[derive(Debug, Clone)]
+pub struct CdInfo {
+    /// The CD's handle.
+    pub handle: CdHandle,
+    /// The parent's handle (`None` for a root).
+    pub parent: Option<CdHandle>,
+    /// The root CD's name (shared by the tree).
+    pub name: Option<String>,
+    /// The rank of the process (0 without MPI).
+    pub rank: u32,
+    /// 0 for a root, its parent's depth + 1 otherwise.
+    pub depth: u32,
+    /// The smallest index no live sibling had when the CD was created.
+    pub sibling_index: u32,
+    /// Whether the CD logs MPI traffic.
+    pub logging: bool,
+    /// Whether the CD ever existed at the same time as a sibling (its log is then discarded).
+    pub had_siblings: bool,
+    /// The parsed `storage_info`.
+    pub storage_info: StorageInfo,
+    /// Live children.
+    pub children: usize,
+    /// Address ranges (merged entries).
+    pub ranges: usize,
+    /// Bytes covered by entries.
+    pub tracked_bytes: usize,
+    /// Bytes saved in the store.
+    pub stored_bytes: usize,
+    /// Monitored files.
+    pub files: usize,
+    /// MPI log entries.
+    pub log_entries: usize,
+    /// Bytes of the MPI log entries.
+    pub log_bytes: usize,
+    /// Whether a replay of the log is in progress.
+    pub replaying: bool,
+    /// What happened to this CD so far.
+    pub stats: Stats,
+}
+
+/// Describes a CD.
+pub fn cd_info(cd: impl Into<CdRef>) -> Result<CdInfo> {
+    callback::check()?;
+    let node = handle::resolve(cd.into())?;
+    let state = node.lock_live()?;
+    Ok(CdInfo {
+        handle: node.handle,
+        parent: node.parent.as_ref().map(|p| p.handle),
+        name: node.root_name.as_deref().map(str::to_owned),
+        rank: rank(),
+        depth: node.depth,
+        sibling_index: node.sibling_index,
+        logging: node.logging,
+        had_siblings: node.had_siblings.load(Ordering::Relaxed),
+        storage_info: node.storage.clone(),
+        children: state.children.len(),
+        ranges: state.entries.len(),
+        tracked_bytes: state.entries.covered_bytes(),
+        stored_bytes: state.data.covered_bytes(),
+        files: state.files.len(),
+        log_entries: state.log.len(),
+        log_bytes: state.log.bytes(),
+        replaying: state.log.is_replaying(),
+        stats: state.stats,
+    })
+}
+
+/// One entry of a CD, as [`cd_entries`] lists it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EntryInfo {
+    /// First byte.
+    pub address: usize,
+    /// Length in bytes.
+    pub length: usize,
+    /// READ_ONLY or READ_WRITE.
+    pub access: Access,
+    /// GLOBAL or CONSTRAINED.
+    pub scope: Scope,
+    /// COPY, PARENT or REGEN.
+    pub restoration: Restoration,
+    /// The memory space ([`space::HOST`] for host memory).
+    pub space: SpaceId,
+}
+
+/// The entries of a CD, merged, in address order.
+pub fn cd_entries(cd: impl Into<CdRef>) -> Result<Vec<EntryInfo>> {
+    callback::check()?;
+    let node = handle::resolve(cd.into())?;
+    let state = node.lock_live()?;
+    Ok(state
+        .entries
+        .iter()
+        .map(|(s, e, entry)| EntryInfo {
+            address: s,
+            length: e - s,
+            access: entry.access,
+            scope: entry.scope,
+            restoration: entry.how.restoration(),
+            space: entry.space,
+        })
+        .collect())
+}
+
+/// The saved offsets of the files a CD monitors, by descriptor.
+pub fn cd_files(cd: impl Into<CdRef>) -> Result<Vec<(i32, i64)>> {
+    callback::check()?;
+    let node = handle::resolve(cd.into())?;
+    let state = node.lock_live()?;
+    Ok(state.files.iter().map(|(&fd, &off)| (fd, off)).collect())
+}

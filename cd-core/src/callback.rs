@@ -1,0 +1,48 @@
+//! Running user callbacks (regen functions, device copies) safely.
+//!
+//! Callbacks run while the runtime holds CD locks. A callback that calls back into the CD API
+//! would deadlock on those locks, and a panicking callback would unwind through them. So the
+//! runtime marks the thread while a callback runs (every API call checks the mark and returns
+//! [`CdError::Reentrant`]) and catches panics, turning them into errors.
+
+use crate::error::{CdError, Result};
+use std::cell::Cell;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+thread_local! {
+    static IN_CALLBACK: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Fails with [`CdError::Reentrant`] when called from inside a callback.
+pub(crate) fn check() -> Result<()> {
+    if IN_CALLBACK.with(Cell::get) {
+        Err(CdError::Reentrant)
+    } else {
+        Ok(())
+    }
+}
+
+/// Runs `f` marked as a callback; `None` if it panicked.
+fn run<R>(f: impl FnOnce() -> R) -> Option<R> {
+    struct Unmark;
+    impl Drop for Unmark {
+        fn drop(&mut self) {
+            IN_CALLBACK.with(|c| c.set(false));
+        }
+    }
+    IN_CALLBACK.with(|c| c.set(true));
+    let _unmark = Unmark;
+    catch_unwind(AssertUnwindSafe(f)).ok()
+}
+
+/// Runs a device copy function.
+pub(crate) fn guard(
+    f: impl FnOnce() -> std::result::Result<(), String>,
+) -> std::result::Result<(), String> {
+    run(f).unwrap_or_else(|| Err("the copy function panicked".to_owned()))
+}
+
+/// Runs a regen function; a panic counts as status -1.
+pub(crate) fn regen(f: impl FnOnce() -> i32) -> i32 {
+    run(f).unwrap_or(-1)
+}

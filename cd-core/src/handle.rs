@@ -1,0 +1,197 @@
+//! Handles, the registry of live CDs, and each thread's stack of active CDs.
+//!
+//! A handle is a slot index plus a generation. Retiring a CD (commit, or discard by an
+//! ancestor's restore) bumps its slot's generation, so an old handle can never reach a new CD:
+//! it is reported as stale, with what happened to it. Made-up handles fail the same lookup.
+//! Generation 0 is never issued, so no handle's bit pattern is below 2^32: the C API's NULL
+//! and `CURRENT_CD` (1) can never collide with one.
+//!
+//! The active CD is per thread, managed last in, first out: `create_cd` pushes, and a handle
+//! that is no longer live is popped when `CURRENT_CD` next looks at the stack.
+
+use crate::error::{CdError, Fate, Result};
+use crate::node::Node;
+use std::cell::RefCell;
+use std::collections::BTreeSet;
+use std::sync::{Arc, RwLock};
+
+/// Names one CD. Cheap to copy; validated on every use.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct CdHandle {
+    index: u32,
+    generation: u32,
+}
+
+impl CdHandle {
+    /// The handle as 64 bits (what the C API hands out as `cd_handle`).
+    pub fn to_bits(self) -> u64 {
+        (u64::from(self.generation) << 32) | u64::from(self.index)
+    }
+
+    /// A handle from 64 bits. Any value is accepted here; lookups reject invalid ones.
+    pub fn from_bits(bits: u64) -> CdHandle {
+        CdHandle {
+            index: bits as u32,
+            generation: (bits >> 32) as u32,
+        }
+    }
+}
+
+impl std::fmt::Display for CdHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "cd#{}.{}", self.index, self.generation)
+    }
+}
+
+/// Which CD an operation applies to: a handle, or the calling thread's active CD.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum CdRef {
+    /// The calling thread's active CD (the spec's `CURRENT_CD`).
+    Current,
+    /// A given CD.
+    Handle(CdHandle),
+}
+
+impl From<CdHandle> for CdRef {
+    fn from(handle: CdHandle) -> Self {
+        CdRef::Handle(handle)
+    }
+}
+
+struct Slot {
+    generation: u32,
+    node: Option<Arc<Node>>,
+    /// What happened to the previous generation.
+    retired: Option<Fate>,
+}
+
+struct Registry {
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    root_names: BTreeSet<Arc<str>>,
+}
+
+static REGISTRY: RwLock<Registry> = RwLock::new(Registry {
+    slots: Vec::new(),
+    free: Vec::new(),
+    root_names: BTreeSet::new(),
+});
+
+fn registry_read() -> std::sync::RwLockReadGuard<'static, Registry> {
+    REGISTRY.read().unwrap_or_else(|e| e.into_inner())
+}
+
+fn registry_write() -> std::sync::RwLockWriteGuard<'static, Registry> {
+    REGISTRY.write().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Registers a node built by `make` for its new handle.
+pub(crate) fn register(make: impl FnOnce(CdHandle) -> Arc<Node>) -> CdHandle {
+    let mut reg = registry_write();
+    let index = match reg.free.pop() {
+        Some(index) => index,
+        None => {
+            reg.slots.push(Slot {
+                generation: 1,
+                node: None,
+                retired: None,
+            });
+            u32::try_from(reg.slots.len() - 1).expect("fewer than 2^32 CDs at once")
+        }
+    };
+    let slot = &mut reg.slots[index as usize];
+    let handle = CdHandle {
+        index,
+        generation: slot.generation,
+    };
+    slot.node = Some(make(handle));
+    handle
+}
+
+/// The live node a handle names.
+pub(crate) fn lookup(handle: CdHandle) -> Result<Arc<Node>> {
+    let reg = registry_read();
+    let slot = reg
+        .slots
+        .get(handle.index as usize)
+        .ok_or(CdError::InvalidHandle(handle))?;
+    match &slot.node {
+        Some(node) if slot.generation == handle.generation => Ok(Arc::clone(node)),
+        _ if handle.generation != 0 && next_generation(handle.generation) == slot.generation => {
+            Err(CdError::StaleHandle {
+                handle,
+                fate: slot.retired.unwrap_or(Fate::Committed),
+            })
+        }
+        _ => Err(CdError::InvalidHandle(handle)),
+    }
+}
+
+fn next_generation(generation: u32) -> u32 {
+    generation.checked_add(1).unwrap_or(1)
+}
+
+/// Removes a CD from the registry; its handle becomes stale.
+pub(crate) fn retire(handle: CdHandle, fate: Fate) {
+    let mut reg = registry_write();
+    let slot = &mut reg.slots[handle.index as usize];
+    if slot.generation != handle.generation || slot.node.is_none() {
+        return;
+    }
+    slot.node = None;
+    slot.retired = Some(fate);
+    slot.generation = next_generation(slot.generation);
+    reg.free.push(handle.index);
+}
+
+/// Reserves a root name; fails if a live root CD already has it.
+pub(crate) fn claim_root_name(name: &Arc<str>) -> Result<()> {
+    if registry_write().root_names.insert(Arc::clone(name)) {
+        Ok(())
+    } else {
+        Err(CdError::DuplicateName(name.to_string()))
+    }
+}
+
+/// Frees a root name.
+pub(crate) fn release_root_name(name: &str) {
+    registry_write().root_names.remove(name);
+}
+
+thread_local! {
+    static ACTIVE: RefCell<Vec<CdHandle>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Makes `handle` the calling thread's active CD.
+pub(crate) fn push_active(handle: CdHandle) {
+    ACTIVE.with(|a| a.borrow_mut().push(handle));
+}
+
+/// Removes `handle` from the calling thread's stack, so the CD below becomes active again.
+pub(crate) fn pop_active(handle: CdHandle) {
+    ACTIVE.with(|a| a.borrow_mut().retain(|&h| h != handle));
+}
+
+/// The node `cd` refers to.
+pub(crate) fn resolve(cd: CdRef) -> Result<Arc<Node>> {
+    match cd {
+        CdRef::Handle(handle) => lookup(handle),
+        CdRef::Current => ACTIVE.with(|a| {
+            let mut stack = a.borrow_mut();
+            while let Some(&top) = stack.last() {
+                match lookup(top) {
+                    Ok(node) if node.is_live() => return Ok(node),
+                    _ => {
+                        stack.pop();
+                    }
+                }
+            }
+            Err(CdError::NoActiveCd)
+        }),
+    }
+}
+
+/// The calling thread's active CD, if any.
+pub fn current_cd() -> Option<CdHandle> {
+    resolve(CdRef::Current).ok().map(|node| node.handle)
+}

@@ -1,0 +1,277 @@
+//! One CD: its place in the tree, its entries and data, files, log, and the commit merge.
+//!
+//! # Locking
+//! Each CD's mutable state sits behind its own mutex, so threads working on different CDs
+//! (sibling children, say) never wait for each other. When an operation needs several CDs it
+//! locks them ancestors first, then descendants (commit: parent then child; restore: the
+//! ancestors it reads, the restored CD, then its descendants in pre-order). One order for all
+//! means no deadlock. The operations the spec calls unsafe to run concurrently on one handle
+//! (commit, restore, advance) also claim the CD's `busy` flag, so that a second thread gets
+//! [`CdError::ConcurrentOperation`] at once instead of queueing behind the first.
+
+use crate::error::{CdError, Fate, Result};
+use crate::handle::CdHandle;
+use crate::interval::{IntervalMap, Piece};
+use crate::log::Log;
+use crate::regen::Regen;
+use crate::space::SpaceId;
+use crate::stats::Stats;
+use crate::storage_info::StorageInfo;
+use crate::store::{Buffer, Segment};
+use crate::types::{Access, Restoration, Scope};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// How an entry gets its data back.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum How {
+    Copy,
+    Parent,
+    Regen(Regen),
+}
+
+impl How {
+    pub(crate) fn restoration(&self) -> Restoration {
+        match self {
+            How::Copy => Restoration::Copy,
+            How::Parent => Restoration::Parent,
+            How::Regen(_) => Restoration::Regen,
+        }
+    }
+}
+
+/// The labels of an address range in a CD.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Entry {
+    pub(crate) how: How,
+    pub(crate) access: Access,
+    pub(crate) scope: Scope,
+    pub(crate) space: SpaceId,
+}
+
+impl Piece for Entry {
+    fn skip(&self, _: usize) -> Self {
+        self.clone()
+    }
+    fn continues(&self, _: usize, next: &Self) -> bool {
+        self == next
+    }
+}
+
+/// The mutable part of a CD.
+#[derive(Default)]
+pub(crate) struct State {
+    /// Address ranges with their labels, merged.
+    pub(crate) entries: IntervalMap<Entry>,
+    /// The saved bytes of the COPY entries.
+    pub(crate) data: IntervalMap<Segment>,
+    /// Monitored file descriptors and their saved offsets.
+    pub(crate) files: BTreeMap<i32, i64>,
+    pub(crate) log: Log,
+    /// Live children, oldest first.
+    pub(crate) children: Vec<Arc<Node>>,
+    /// A buffer freed by the last advance, kept for the next one (double buffering).
+    pub(crate) spare: Option<Buffer>,
+    pub(crate) stats: Stats,
+}
+
+/// An exclusive operation in progress on a CD (the `busy` flag's values).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[repr(u8)]
+pub(crate) enum Exclusive {
+    Commit = 1,
+    Restore = 2,
+    Advance = 3,
+}
+
+impl Exclusive {
+    fn name(code: u8) -> &'static str {
+        match code {
+            1 => "commit_cd",
+            2 => "restore_cd",
+            _ => "advance_cd_point_in_time",
+        }
+    }
+}
+
+/// Clears a CD's `busy` flag when the exclusive operation ends.
+pub(crate) struct BusyGuard<'a>(&'a AtomicU8);
+
+impl Drop for BusyGuard<'_> {
+    fn drop(&mut self) {
+        self.0.store(0, Ordering::Release);
+    }
+}
+
+/// One CD.
+pub(crate) struct Node {
+    pub(crate) handle: CdHandle,
+    pub(crate) parent: Option<Arc<Node>>,
+    /// The root's name, shared by the whole tree.
+    pub(crate) root_name: Option<Arc<str>>,
+    pub(crate) depth: u32,
+    pub(crate) sibling_index: u32,
+    /// Whether MPI traffic is logged (INHERIT resolved).
+    pub(crate) logging: bool,
+    pub(crate) storage: StorageInfo,
+    /// Whether this CD ever existed at the same time as a sibling.
+    pub(crate) had_siblings: AtomicBool,
+    /// Whether this CD ever held a PARENT entry (restore then locks the ancestors too).
+    pub(crate) has_parent_entries: AtomicBool,
+    /// 0 while live; then 1 + the `Fate` code. Changed only with `state` locked.
+    retired: AtomicU8,
+    busy: AtomicU8,
+    state: Mutex<State>,
+}
+
+impl Node {
+    /// A new node; `parent` is `None` for a root.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        handle: CdHandle,
+        parent: Option<Arc<Node>>,
+        root_name: Option<Arc<str>>,
+        depth: u32,
+        sibling_index: u32,
+        logging: bool,
+        storage: StorageInfo,
+        had_siblings: bool,
+    ) -> Node {
+        Node {
+            handle,
+            parent,
+            root_name,
+            depth,
+            sibling_index,
+            logging,
+            storage,
+            had_siblings: AtomicBool::new(had_siblings),
+            has_parent_entries: AtomicBool::new(false),
+            retired: AtomicU8::new(0),
+            busy: AtomicU8::new(0),
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    /// Whether the CD is still live (not committed or discarded).
+    pub(crate) fn is_live(&self) -> bool {
+        self.retired.load(Ordering::Acquire) == 0
+    }
+
+    fn fate(&self) -> Option<Fate> {
+        match self.retired.load(Ordering::Acquire) {
+            0 => None,
+            1 => Some(Fate::Committed),
+            _ => Some(Fate::DiscardedByRestore),
+        }
+    }
+
+    /// Locks the state, whether or not the CD is live.
+    pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
+        // A poisoned lock only means a panic elsewhere; the state itself is always consistent
+        // between operations (they validate before they mutate), so carry on.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Locks the state of a live CD.
+    pub(crate) fn lock_live(&self) -> Result<MutexGuard<'_, State>> {
+        let state = self.lock();
+        self.check_live()?;
+        Ok(state)
+    }
+
+    /// Fails with [`CdError::StaleHandle`] if the CD was retired.
+    pub(crate) fn check_live(&self) -> Result<()> {
+        match self.fate() {
+            None => Ok(()),
+            Some(fate) => Err(CdError::StaleHandle {
+                handle: self.handle,
+                fate,
+            }),
+        }
+    }
+
+    /// Marks the CD retired; call with its state locked, then [`crate::handle::retire`].
+    pub(crate) fn mark_retired(&self, state: &mut State, fate: Fate) {
+        self.retired.store(
+            match fate {
+                Fate::Committed => 1,
+                Fate::DiscardedByRestore => 2,
+            },
+            Ordering::Release,
+        );
+        state.entries.clear();
+        state.data.clear();
+        state.files.clear();
+        state.log.clear();
+        state.spare = None;
+    }
+
+    /// Claims the CD for an exclusive operation, or reports the one already running.
+    pub(crate) fn begin(&self, op: Exclusive) -> Result<BusyGuard<'_>> {
+        match self
+            .busy
+            .compare_exchange(0, op as u8, Ordering::Acquire, Ordering::Acquire)
+        {
+            Ok(_) => Ok(BusyGuard(&self.busy)),
+            Err(running) => Err(CdError::ConcurrentOperation {
+                operation: Exclusive::name(op as u8),
+                running: Exclusive::name(running),
+            }),
+        }
+    }
+}
+
+/// Commits `child`'s state into its parent's: the spec's commit rules, shared by `commit_cd`
+/// and the implicit commit of an advance.
+///
+/// - GLOBAL entries only in the child move up (with their data, shared, not copied);
+/// - where both hold a range, the parent's entry wins, but a READ_WRITE child entry promotes a
+///   READ_ONLY parent entry (never a regen one, which cannot be READ_WRITE);
+/// - CONSTRAINED entries never move up;
+/// - files only in the child move up;
+/// - the child's log is appended to the parent's if the child never had a sibling, and is
+///   dropped otherwise. Either way the child's log is left empty.
+pub(crate) fn merge_into_parent(
+    parent: &mut State,
+    parent_node: &Node,
+    child: &mut State,
+    child_had_siblings: bool,
+) {
+    let moved: Vec<(usize, usize, Entry)> = child
+        .entries
+        .iter()
+        .filter(|(_, _, e)| e.scope == Scope::Global)
+        .map(|(s, e, entry)| (s, e, entry.clone()))
+        .collect();
+    for (start, end, entry) in moved {
+        if entry.access == Access::ReadWrite {
+            parent.entries.update(start, end, |p| {
+                if !matches!(p.how, How::Regen(_)) {
+                    p.access = Access::ReadWrite;
+                }
+            });
+        }
+        for (gs, ge) in parent.entries.fill_gaps(start, end, &entry) {
+            match entry.how {
+                How::Copy => {
+                    for (ds, de, segment) in child.data.overlapping(gs, ge) {
+                        parent.data.insert_uncovered(ds, de, segment);
+                    }
+                }
+                How::Parent => parent_node
+                    .has_parent_entries
+                    .store(true, Ordering::Relaxed),
+                How::Regen(_) => {}
+            }
+        }
+    }
+    for (&fd, &offset) in &child.files {
+        parent.files.entry(fd).or_insert(offset);
+    }
+    let log = std::mem::take(&mut child.log);
+    if !child_had_siblings {
+        parent.log.append(log);
+    }
+}

@@ -1,0 +1,296 @@
+//! `restore_cd`: bring application memory back to a CD's point in time.
+//!
+//! The restored CD and all its live descendants take part. They restore newest to oldest —
+//! the leaves first, the restored CD last — so that where several hold the same range the
+//! oldest wins. Inside one CD, COPY entries go first, then PARENT entries (whose bytes come
+//! from the nearest ancestor holding them, even above the restored CD), then REGEN entries, so
+//! that a regen function may read memory already restored. Monitored files seek back to their
+//! saved offsets. Only when all of that succeeded are the descendants discarded, their logs
+//! merged into the restored CD's (a child that had siblings has its log dropped instead), and
+//! the restored CD's log set up for replay. On error nothing is discarded, and the restore may
+//! simply be tried again.
+
+use crate::callback;
+use crate::error::{CdError, Fate, Result};
+use crate::handle::{self, CdRef};
+use crate::node::{Exclusive, How, Node, State};
+use crate::space::SpaceId;
+use crate::stats::Stats;
+use crate::store;
+use crate::types::{Access, AddrSpec};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, MutexGuard};
+use tracing::debug_span;
+
+/// What a restore did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RestoreReport {
+    /// Bytes written into application memory from CD stores.
+    pub bytes_restored: usize,
+    /// Regen function calls made.
+    pub regen_calls: usize,
+    /// Descendant CDs discarded.
+    pub discarded: usize,
+    /// MPI log entries ready for replay in the restored CD.
+    pub log_entries: usize,
+}
+
+/// The restored CD and its descendants in pre-order, each with its parent's position.
+struct Subtree {
+    nodes: Vec<Arc<Node>>,
+    parents: Vec<Option<usize>>,
+}
+
+impl Subtree {
+    fn collect(root: &Arc<Node>) -> Subtree {
+        fn walk(node: &Arc<Node>, parent: Option<usize>, tree: &mut Subtree) {
+            let me = tree.nodes.len();
+            tree.nodes.push(Arc::clone(node));
+            tree.parents.push(parent);
+            let children = node.lock().children.clone();
+            for child in &children {
+                walk(child, Some(me), tree);
+            }
+        }
+        let mut tree = Subtree {
+            nodes: Vec::new(),
+            parents: Vec::new(),
+        };
+        walk(root, None, &mut tree);
+        tree
+    }
+
+    fn needs_ancestors(&self) -> bool {
+        self.nodes
+            .iter()
+            .any(|n| n.has_parent_entries.load(Ordering::Relaxed))
+    }
+
+    /// Whether the locked states still describe exactly this subtree.
+    fn matches(&self, states: &[MutexGuard<'_, State>]) -> bool {
+        states.iter().enumerate().all(|(i, state)| {
+            let children: Vec<&Arc<Node>> = (0..self.nodes.len())
+                .filter(|&j| self.parents[j] == Some(i))
+                .map(|j| &self.nodes[j])
+                .collect();
+            state.children.len() == children.len()
+                && state
+                    .children
+                    .iter()
+                    .zip(children)
+                    .all(|(a, b)| Arc::ptr_eq(a, b))
+        })
+    }
+}
+
+/// Restores application memory to the CD's point in time (`restore_cd`).
+///
+/// # Safety
+/// Every range in the CD and its descendants must be allocated and writable, and no other
+/// thread may access those ranges during the call: restore overwrites them.
+pub unsafe fn restore_cd(cd: impl Into<CdRef>) -> Result<RestoreReport> {
+    let cd = cd.into();
+    let _span = debug_span!("restore_cd", ?cd).entered();
+    callback::check()?;
+    let node = handle::resolve(cd)?;
+    let _busy = node.begin(Exclusive::Restore)?;
+    loop {
+        let tree = Subtree::collect(&node);
+        let with_ancestors = tree.needs_ancestors();
+        let mut ancestors: Vec<Arc<Node>> = Vec::new();
+        if with_ancestors {
+            let mut next = node.parent.clone();
+            while let Some(a) = next {
+                next = a.parent.clone();
+                ancestors.push(a);
+            }
+            ancestors.reverse(); // root first: lock order is ancestors first
+        }
+        let ancestor_states: Vec<MutexGuard<'_, State>> =
+            ancestors.iter().map(|a| a.lock()).collect();
+        let mut states: Vec<MutexGuard<'_, State>> = tree.nodes.iter().map(|n| n.lock()).collect();
+        node.check_live()?;
+        if !tree.matches(&states) || with_ancestors != tree.needs_ancestors() {
+            continue; // the tree changed between collecting and locking: look again
+        }
+        // Nearest ancestor first.
+        let above: Vec<&State> = ancestor_states.iter().rev().map(|g| &**g).collect();
+        // SAFETY: forwarded from the caller.
+        let mut report = unsafe { restore_all(&tree, &states, &above)? };
+        drop(ancestor_states);
+        report.discarded = tree.nodes.len() - 1;
+        finish(&tree, &mut states);
+        report.log_entries = states[0].log.len();
+        let stats = Stats {
+            restores: 1,
+            bytes_restored: report.bytes_restored as u64,
+            regen_calls: report.regen_calls as u64,
+            ..Stats::default()
+        };
+        states[0].stats.absorb(&stats);
+        stats.publish();
+        drop(states);
+        for discarded in &tree.nodes[1..] {
+            handle::retire(discarded.handle, Fate::DiscardedByRestore);
+            handle::pop_active(discarded.handle);
+        }
+        return Ok(report);
+    }
+}
+
+/// Restores every CD of the subtree into application memory, newest to oldest.
+///
+/// # Safety
+/// As [`restore_cd`].
+unsafe fn restore_all(
+    tree: &Subtree,
+    states: &[MutexGuard<'_, State>],
+    above: &[&State],
+) -> Result<RestoreReport> {
+    let mut report = RestoreReport {
+        bytes_restored: 0,
+        regen_calls: 0,
+        discarded: 0,
+        log_entries: 0,
+    };
+    // Reverse pre-order visits every CD after all its descendants, and younger siblings
+    // (created later) before older ones.
+    for i in (0..tree.nodes.len()).rev() {
+        let mut chain: Vec<&State> = Vec::new();
+        let mut up = tree.parents[i];
+        while let Some(j) = up {
+            chain.push(&states[j]);
+            up = tree.parents[j];
+        }
+        chain.extend_from_slice(above);
+        // SAFETY: forwarded from the caller.
+        unsafe { restore_one(&states[i], &chain, &mut report)? };
+    }
+    Ok(report)
+}
+
+/// Restores one CD: COPY entries, then PARENT entries, then REGEN entries, then files.
+///
+/// # Safety
+/// As [`restore_cd`].
+unsafe fn restore_one(state: &State, chain: &[&State], report: &mut RestoreReport) -> Result<()> {
+    for (s, e, entry) in state.entries.iter() {
+        if entry.how == How::Copy {
+            // SAFETY: forwarded from the caller.
+            report.bytes_restored += unsafe { write_saved(state, s, e, entry.space)? };
+        }
+    }
+    for (s, e, entry) in state.entries.iter() {
+        if entry.how == How::Parent {
+            // SAFETY: forwarded from the caller.
+            report.bytes_restored += unsafe { restore_from_ancestors(s, e, entry.space, chain)? };
+        }
+    }
+    let mut calls: Vec<(&crate::Regen, Vec<AddrSpec>)> = Vec::new();
+    for (s, e, entry) in state.entries.iter() {
+        if let How::Regen(regen) = &entry.how {
+            let spec = AddrSpec::new(s, e - s, Access::ReadOnly, entry.scope);
+            match calls.iter_mut().find(|(r, _)| *r == regen) {
+                Some((_, specs)) => specs.push(spec),
+                None => calls.push((regen, vec![spec])),
+            }
+        }
+    }
+    for (regen, specs) in calls {
+        let status = regen.call(&specs);
+        report.regen_calls += 1;
+        if status != 0 {
+            return Err(CdError::RegenFailed {
+                status,
+                ranges: specs.len(),
+            });
+        }
+    }
+    for (&fd, &offset) in &state.files {
+        // SAFETY: lseek is memory safe on any descriptor.
+        if unsafe { libc::lseek(fd, offset, libc::SEEK_SET) } < 0 {
+            return Err(CdError::FileNotSeekable {
+                fd,
+                message: std::io::Error::last_os_error().to_string(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Writes the saved bytes of `s .. e` (all held by `state`'s store) back; returns the count.
+///
+/// # Safety
+/// As [`restore_cd`].
+unsafe fn write_saved(state: &State, s: usize, e: usize, space: SpaceId) -> Result<usize> {
+    let mut written = 0;
+    for (ds, de, segment) in state.data.overlapping(s, e) {
+        // SAFETY: `ds .. de` lies in a range of the CD, which the caller vouched for.
+        unsafe { store::write_app(ds, segment.bytes(de - ds), space)? };
+        written += de - ds;
+    }
+    Ok(written)
+}
+
+/// Restores `s .. e`, a PARENT entry, from the nearest ancestors holding each byte.
+///
+/// # Safety
+/// As [`restore_cd`].
+unsafe fn restore_from_ancestors(
+    s: usize,
+    e: usize,
+    space: SpaceId,
+    chain: &[&State],
+) -> Result<usize> {
+    let mut written = 0;
+    let mut pending = vec![(s, e)];
+    for ancestor in chain {
+        let mut next = Vec::new();
+        for &(ps, pe) in &pending {
+            let mut cursor = ps;
+            for (os, oe, entry) in ancestor.entries.overlapping(ps, pe) {
+                if os > cursor {
+                    next.push((cursor, os));
+                }
+                match entry.how {
+                    // SAFETY: `os .. oe` lies in the PARENT range, which the caller vouched for.
+                    How::Copy => written += unsafe { write_saved(ancestor, os, oe, space)? },
+                    How::Parent => next.push((os, oe)),
+                    How::Regen(_) => {
+                        return Err(CdError::RegenAncestor {
+                            address: os,
+                            end: oe,
+                        })
+                    }
+                }
+                cursor = oe;
+            }
+            if cursor < pe {
+                next.push((cursor, pe));
+            }
+        }
+        pending = next;
+        if pending.is_empty() {
+            return Ok(written);
+        }
+    }
+    match pending.first() {
+        None => Ok(written),
+        Some(&(address, end)) => Err(CdError::ParentDataMissing { address, end }),
+    }
+}
+
+/// After a successful restore: merge or drop the descendants' logs, start the replay, and
+/// retire the descendants.
+fn finish(tree: &Subtree, states: &mut [MutexGuard<'_, State>]) {
+    for i in (1..tree.nodes.len()).rev() {
+        let log = std::mem::take(&mut states[i].log);
+        let parent = tree.parents[i].expect("only the restored CD has no parent here");
+        if !tree.nodes[i].had_siblings.load(Ordering::Relaxed) {
+            states[parent].log.append(log);
+        }
+        tree.nodes[i].mark_retired(&mut states[i], Fate::DiscardedByRestore);
+    }
+    states[0].children.clear();
+    states[0].log.start_replay();
+}

@@ -1,0 +1,155 @@
+//! Memory spaces: application memory that the CPU cannot read directly, such as GPU memory.
+//!
+//! A GPU code registers its device copy functions once ([`register_memory_space`]) and maps the
+//! address ranges of its device allocations to that space ([`map_device_region`]). From then on
+//! any CD entry inside such a region is saved with the space's `copy_to_host` and restored with
+//! its `copy_to_device` (cudaMemcpy-style functions), while the C API's `struct cd_addrspec`
+//! stays exactly as the spec has it: the address alone says where the memory lives. Device
+//! virtual addresses do not overlap host addresses under unified addressing, so this lookup is
+//! unambiguous.
+
+use crate::error::{CdError, Result};
+use crate::interval::{IntervalMap, Piece};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, RwLock};
+
+/// Identifies a memory space; [`HOST`] is ordinary memory.
+pub type SpaceId = u32;
+
+/// The space of ordinary host memory.
+pub const HOST: SpaceId = 0;
+
+/// Copy functions for one kind of device memory.
+///
+/// Addresses passed to these functions always lie inside a region mapped to this space with
+/// [`map_device_region`]. Errors are reported as messages and turned into
+/// [`CdError::DeviceCopy`].
+pub trait DeviceMemory: Send + Sync {
+    /// A short name for messages ("cuda:0", "simulated").
+    fn name(&self) -> &str;
+    /// Copies `dst.len()` bytes from device address `src` into `dst`.
+    fn copy_to_host(&self, dst: &mut [u8], src: usize) -> std::result::Result<(), String>;
+    /// Copies `src` to device address `dst`.
+    fn copy_to_device(&self, dst: usize, src: &[u8]) -> std::result::Result<(), String>;
+}
+
+/// A mapped region's space; regions never merge, so each can be unmapped by its start.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+struct Region(SpaceId);
+
+impl Piece for Region {
+    fn skip(&self, _: usize) -> Self {
+        *self
+    }
+    fn continues(&self, _: usize, _: &Self) -> bool {
+        false
+    }
+}
+
+#[derive(Default)]
+struct Spaces {
+    /// Index `i` holds space `i + 1`.
+    devices: Vec<Arc<dyn DeviceMemory>>,
+    regions: IntervalMap<Region>,
+}
+
+static SPACES: RwLock<Spaces> = RwLock::new(Spaces {
+    devices: Vec::new(),
+    regions: IntervalMap::EMPTY,
+});
+/// Whether any region is mapped: lets host-only programs skip the lookup.
+static ANY_REGION: AtomicBool = AtomicBool::new(false);
+
+fn read() -> std::sync::RwLockReadGuard<'static, Spaces> {
+    SPACES.read().unwrap_or_else(|e| e.into_inner())
+}
+
+fn write() -> std::sync::RwLockWriteGuard<'static, Spaces> {
+    SPACES.write().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Registers a kind of device memory and returns its id.
+pub fn register_memory_space(device: Arc<dyn DeviceMemory>) -> SpaceId {
+    let mut spaces = write();
+    spaces.devices.push(device);
+    SpaceId::try_from(spaces.devices.len()).expect("fewer than 2^32 memory spaces")
+}
+
+/// Declares that `address .. address + length` is device memory of `space`.
+pub fn map_device_region(space: SpaceId, address: usize, length: usize) -> Result<()> {
+    let end = crate::types::AddrSpec::new(
+        address,
+        length,
+        crate::Access::ReadOnly,
+        crate::Scope::Global,
+    )
+    .end()?;
+    if length == 0 {
+        return Err(CdError::ZeroLength { address });
+    }
+    let mut spaces = write();
+    if space == HOST || space as usize > spaces.devices.len() {
+        return Err(CdError::UnknownMemorySpace(space));
+    }
+    if !spaces.regions.gaps(address, end).eq(&[(address, end)]) {
+        return Err(CdError::RegionOverlap { address, length });
+    }
+    spaces.regions.insert_uncovered(address, end, Region(space));
+    ANY_REGION.store(true, Ordering::Release);
+    Ok(())
+}
+
+/// Forgets the device region that starts at `address` (call it before freeing the memory).
+pub fn unmap_device_region(address: usize) -> Result<()> {
+    let mut spaces = write();
+    let end = spaces
+        .regions
+        .iter()
+        .find(|&(s, _, _)| s == address)
+        .map(|(_, e, _)| e)
+        .ok_or(CdError::RegionNotFound(address))?;
+    spaces.regions.remove(address, end);
+    ANY_REGION.store(!spaces.regions.is_empty(), Ordering::Release);
+    Ok(())
+}
+
+/// The space that holds all of `start .. end`.
+pub(crate) fn space_of(start: usize, end: usize) -> Result<SpaceId> {
+    if !ANY_REGION.load(Ordering::Acquire) {
+        return Ok(HOST);
+    }
+    let spaces = read();
+    let mut found: Option<SpaceId> = None;
+    let mut covered = 0;
+    for (s, e, Region(space)) in spaces.regions.overlapping(start, end) {
+        if found.is_some_and(|f| f != space) {
+            return Err(straddle(start, end));
+        }
+        found = Some(space);
+        covered += e - s;
+    }
+    match found {
+        None => Ok(HOST),
+        Some(space) if covered == end - start => Ok(space),
+        Some(_) => Err(straddle(start, end)),
+    }
+}
+
+fn straddle(start: usize, end: usize) -> CdError {
+    CdError::StraddlesMemorySpace {
+        address: start,
+        length: end - start,
+    }
+}
+
+/// The copy functions of a device space.
+pub(crate) fn device(space: SpaceId) -> Result<Arc<dyn DeviceMemory>> {
+    let index = space
+        .checked_sub(1)
+        .ok_or(CdError::UnknownMemorySpace(space))?;
+    read()
+        .devices
+        .get(index as usize)
+        .cloned()
+        .ok_or(CdError::UnknownMemorySpace(space))
+}

@@ -1,0 +1,73 @@
+//! Counters of what the runtime did: per CD, and for the whole process.
+//!
+//! Tests read a CD's counters to check, for example, that an advance after promoting 9 bytes of a
+//! 1 GiB entry copied exactly 9 bytes. The process-wide counters feed the statistics summary the
+//! MPI layer prints at `MPI_Finalize` on request.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// What happened to a CD (or, summed, to the process).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Stats {
+    /// CDs created.
+    pub creates: u64,
+    /// CDs committed.
+    pub commits: u64,
+    /// Successful restores.
+    pub restores: u64,
+    /// Successful advances.
+    pub advances: u64,
+    /// Successful add calls (copy, parent and regen).
+    pub adds: u64,
+    /// Bytes copied from application memory into the store by add_to_cd_via_copy.
+    pub bytes_added: u64,
+    /// Bytes copied from application memory into the store by advances.
+    pub bytes_advanced: u64,
+    /// Bytes copied from the store into application memory by restores.
+    pub bytes_restored: u64,
+    /// Regen function calls made by restores.
+    pub regen_calls: u64,
+    /// MPI log entries added.
+    pub log_entries: u64,
+}
+
+macro_rules! global_counters {
+    ($($field:ident),* $(,)?) => {
+        /// The process-wide counters, one atomic per field of [`Stats`].
+        struct Global { $($field: AtomicU64,)* }
+
+        static GLOBAL: Global = Global { $($field: AtomicU64::new(0),)* };
+
+        impl Stats {
+            /// Adds these counts to the process-wide counters.
+            pub(crate) fn publish(&self) {
+                $(if self.$field != 0 {
+                    GLOBAL.$field.fetch_add(self.$field, Ordering::Relaxed);
+                })*
+            }
+
+            /// Adds `other` to these counts.
+            pub(crate) fn absorb(&mut self, other: &Stats) {
+                $(self.$field += other.$field;)*
+            }
+        }
+
+        /// A snapshot of the process-wide counters.
+        pub fn global_stats() -> Stats {
+            Stats { $($field: GLOBAL.$field.load(Ordering::Relaxed),)* }
+        }
+    };
+}
+
+global_counters!(
+    creates,
+    commits,
+    restores,
+    advances,
+    adds,
+    bytes_added,
+    bytes_advanced,
+    bytes_restored,
+    regen_calls,
+    log_entries,
+);

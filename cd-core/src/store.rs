@@ -1,0 +1,325 @@
+//! The CD store in memory: buffers of saved bytes, the segments that point into them, and the
+//! one place where bytes move between application memory and the store.
+//!
+//! Saved bytes are immutable once written. An advance never overwrites a buffer in place: it
+//! copies the READ_WRITE ranges into a fresh buffer and swaps the segments only when every copy
+//! succeeded, which is what makes advance atomic. Splitting an entry (a partial promotion, a
+//! partial delete) only splits segments that share the buffer (`Arc`), and commit moves
+//! segments to the parent without copying a byte.
+//!
+//! Large buffers are mapped directly with transparent huge pages requested, so that filling a
+//! fresh 1 GiB buffer costs 512 page faults rather than 262,144. Large copies are split across
+//! threads (`CD_COPY_THREADS`, default: the available cores, at most 8): one core does not
+//! saturate the memory bus.
+
+use crate::error::{CdError, Result};
+use crate::fault;
+use crate::interval::Piece;
+use crate::space::{self, SpaceId, HOST};
+use std::ptr::NonNull;
+use std::sync::{Arc, OnceLock};
+
+/// Buffers at least this large are mapped with huge pages instead of coming from the heap.
+const MAP_THRESHOLD: usize = 2 << 20;
+/// Huge page size used to align mapped buffers.
+const HUGE_PAGE: usize = 2 << 20;
+/// Copies at least this large are split across threads.
+const PARALLEL_THRESHOLD: usize = 8 << 20;
+/// No thread gets less than this much of a parallel copy.
+const MIN_PART: usize = 4 << 20;
+
+/// A zero-initialised, fixed-size byte buffer, from the heap or mapped with huge pages.
+pub(crate) struct Buffer {
+    ptr: NonNull<u8>,
+    len: usize,
+    origin: Origin,
+}
+
+enum Origin {
+    /// Leaked from a `Box<[u8]>` of `len` bytes.
+    Heap,
+    /// Part of an anonymous mapping starting at `base` of `len` bytes.
+    Mapped { base: *mut libc::c_void, len: usize },
+}
+
+// SAFETY: a Buffer exclusively owns its memory; shared access (`&Buffer`) only reads it and
+// mutation needs `&mut Buffer`, exactly like `Box<[u8]>`.
+unsafe impl Send for Buffer {}
+// SAFETY: as above: `&Buffer` gives read-only access, so sharing it between threads is sound.
+unsafe impl Sync for Buffer {}
+
+impl Buffer {
+    /// Allocates `len` zeroed bytes, reporting failure instead of aborting.
+    pub(crate) fn zeroed(len: usize) -> Result<Buffer> {
+        fault::on_alloc()?;
+        if len >= MAP_THRESHOLD {
+            return Self::mapped(len);
+        }
+        let mut bytes = Vec::new();
+        bytes
+            .try_reserve_exact(len)
+            .map_err(|_| CdError::OutOfMemory { bytes: len })?;
+        bytes.resize(len, 0);
+        let boxed = bytes.into_boxed_slice();
+        let ptr = NonNull::from(Box::leak(boxed)).cast::<u8>();
+        Ok(Buffer {
+            ptr,
+            len,
+            origin: Origin::Heap,
+        })
+    }
+
+    fn mapped(len: usize) -> Result<Buffer> {
+        let oom = CdError::OutOfMemory { bytes: len };
+        let map_len = len.checked_add(HUGE_PAGE).ok_or(oom.clone())?;
+        // SAFETY: an anonymous private mapping with no address hint has no preconditions; the
+        // result is checked against MAP_FAILED before use.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                map_len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return Err(oom);
+        }
+        let aligned = (base as usize).next_multiple_of(HUGE_PAGE);
+        // SAFETY: `aligned .. aligned + len` lies inside the mapping just made (we mapped
+        // HUGE_PAGE bytes of slack for the alignment). madvise is only a hint; its failure
+        // (no THP support) is harmless and ignored.
+        unsafe {
+            libc::madvise(aligned as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+        }
+        Ok(Buffer {
+            ptr: NonNull::new(aligned as *mut u8).ok_or(oom)?,
+            len,
+            origin: Origin::Mapped { base, len: map_len },
+        })
+    }
+
+    /// The size in bytes.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The bytes.
+    pub(crate) fn as_slice(&self) -> &[u8] {
+        // SAFETY: `ptr` points to `len` initialised (zeroed at creation) bytes that this
+        // buffer owns for its whole life; `&self` forbids concurrent mutation.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+
+    /// The bytes, mutably.
+    pub(crate) fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: as in `as_slice`, and `&mut self` makes this the only reference.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl Drop for Buffer {
+    fn drop(&mut self) {
+        match self.origin {
+            // SAFETY: `ptr`/`len` came from `Box::leak` of a `Box<[u8]>` of exactly `len`
+            // bytes, and are given back exactly once, here.
+            Origin::Heap => unsafe {
+                drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(
+                    self.ptr.as_ptr(),
+                    self.len,
+                )));
+            },
+            // SAFETY: `base`/`len` are exactly the mapping made in `mapped`, unmapped once.
+            Origin::Mapped { base, len } => unsafe {
+                libc::munmap(base, len);
+            },
+        }
+    }
+}
+
+/// Where the saved bytes of one interval are: a buffer and an offset into it.
+#[derive(Clone)]
+pub(crate) struct Segment {
+    buf: Arc<Buffer>,
+    offset: usize,
+}
+
+impl Segment {
+    /// A segment starting `offset` bytes into `buf`.
+    pub(crate) fn new(buf: Arc<Buffer>, offset: usize) -> Self {
+        Segment { buf, offset }
+    }
+
+    /// The `len` saved bytes of this segment.
+    pub(crate) fn bytes(&self, len: usize) -> &[u8] {
+        &self.buf.as_slice()[self.offset..self.offset + len]
+    }
+
+    /// The buffer this segment points into.
+    pub(crate) fn buffer(&self) -> &Arc<Buffer> {
+        &self.buf
+    }
+}
+
+impl Piece for Segment {
+    fn skip(&self, offset: usize) -> Self {
+        Segment {
+            buf: Arc::clone(&self.buf),
+            offset: self.offset + offset,
+        }
+    }
+
+    fn continues(&self, len: usize, next: &Self) -> bool {
+        Arc::ptr_eq(&self.buf, &next.buf) && self.offset + len == next.offset
+    }
+}
+
+impl std::fmt::Debug for Segment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Segment({:p}+{})", self.buf.ptr, self.offset)
+    }
+}
+
+/// How many threads a large copy may use.
+fn copy_threads() -> usize {
+    static THREADS: OnceLock<usize> = OnceLock::new();
+    *THREADS.get_or_init(|| {
+        std::env::var("CD_COPY_THREADS")
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+            .filter(|&n| n >= 1)
+            .unwrap_or_else(|| {
+                std::thread::available_parallelism()
+                    .map(|n| n.get())
+                    .unwrap_or(1)
+                    .min(8)
+            })
+    })
+}
+
+/// Copies `len` bytes from `src` to `dst`, split across threads when large.
+///
+/// # Safety
+/// - `src .. src + len` is readable and `dst .. dst + len` writable for the whole call;
+/// - the two ranges do not overlap, and nothing else writes either during the call.
+unsafe fn copy_bytes(dst: *mut u8, src: *const u8, len: usize) {
+    let threads = copy_threads().min(len / MIN_PART).max(1);
+    if len < PARALLEL_THRESHOLD || threads == 1 {
+        // SAFETY: guaranteed by the caller.
+        unsafe { std::ptr::copy_nonoverlapping(src, dst, len) };
+        return;
+    }
+    let part = len.div_ceil(threads);
+    let (dst, src) = (dst as usize, src as usize);
+    std::thread::scope(|scope| {
+        for i in 1..threads {
+            let start = i * part;
+            let n = part.min(len - start);
+            scope.spawn(move || {
+                // SAFETY: `start .. start + n` is a sub-range of the caller's ranges, disjoint
+                // from every other thread's part; the scope outlives no borrow.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        (src + start) as *const u8,
+                        (dst + start) as *mut u8,
+                        n,
+                    )
+                };
+            });
+        }
+        // SAFETY: the first part, disjoint from the spawned threads' parts.
+        unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, part) };
+    });
+}
+
+/// Copies application memory at `address` (in `space`) into `dst`.
+///
+/// # Safety
+/// For host memory, `address .. address + dst.len()` must be readable and not written by
+/// anyone during the call.
+pub(crate) unsafe fn read_app(dst: &mut [u8], address: usize, space: SpaceId) -> Result<()> {
+    let limit = fault::copy_limit(dst.len());
+    let (dst, failed) = if limit < dst.len() {
+        (&mut dst[..limit], true)
+    } else {
+        (dst, false)
+    };
+    if space == HOST {
+        // SAFETY: the source is guaranteed by the caller; `dst` is a unique slice, and a
+        // store buffer never overlaps application memory.
+        unsafe { copy_bytes(dst.as_mut_ptr(), address as *const u8, dst.len()) };
+    } else {
+        let device = space::device(space)?;
+        crate::callback::guard(|| device.copy_to_host(dst, address)).map_err(|message| {
+            CdError::DeviceCopy {
+                space: device.name().to_owned(),
+                message,
+            }
+        })?;
+    }
+    if failed {
+        return Err(CdError::InjectedFault("copy failed half-way"));
+    }
+    Ok(())
+}
+
+/// Copies `src` into application memory at `address` (in `space`).
+///
+/// # Safety
+/// For host memory, `address .. address + src.len()` must be writable and not accessed by
+/// anyone else during the call.
+pub(crate) unsafe fn write_app(address: usize, src: &[u8], space: SpaceId) -> Result<()> {
+    if space == HOST {
+        // SAFETY: the destination is guaranteed by the caller; `src` is a store buffer, which
+        // never overlaps application memory.
+        unsafe { copy_bytes(address as *mut u8, src.as_ptr(), src.len()) };
+        return Ok(());
+    }
+    let device = space::device(space)?;
+    crate::callback::guard(|| device.copy_to_device(address, src)).map_err(|message| {
+        CdError::DeviceCopy {
+            space: device.name().to_owned(),
+            message,
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn heap_and_mapped_buffers_are_zeroed_and_writable() {
+        for len in [1, 4096, MAP_THRESHOLD, MAP_THRESHOLD + 3] {
+            let mut b = Buffer::zeroed(len).unwrap();
+            assert_eq!(b.len(), len);
+            assert!(b.as_slice().iter().all(|&x| x == 0));
+            b.as_mut_slice()[len - 1] = 7;
+            assert_eq!(b.as_slice()[len - 1], 7);
+        }
+    }
+
+    #[test]
+    fn parallel_copy_copies_every_byte() {
+        let len = PARALLEL_THRESHOLD * 2 + 12345;
+        let src: Vec<u8> = (0..len).map(|i| (i * 31 % 251) as u8).collect();
+        let mut dst = Buffer::zeroed(len).unwrap();
+        // SAFETY: `src` is a live vector of `len` bytes, nobody writes it.
+        unsafe { read_app(dst.as_mut_slice(), src.as_ptr() as usize, HOST).unwrap() };
+        assert!(dst.as_slice() == &src[..]);
+    }
+
+    #[test]
+    fn huge_allocation_fails_cleanly() {
+        assert!(matches!(
+            Buffer::zeroed(usize::MAX - 10),
+            Err(CdError::OutOfMemory { .. })
+        ));
+        assert!(matches!(
+            Buffer::zeroed(1 << 60),
+            Err(CdError::OutOfMemory { .. })
+        ));
+    }
+}
