@@ -1,0 +1,119 @@
+//! Small collective helpers over rsmpi: byte exchanges and collective error agreement.
+//!
+//! Metadata (descriptors, headers, CRC lists) travel as packed kvtrees in a handful of
+//! collectives; bulk data use the point-to-point pipelines of the schemes. Every collective
+//! operation of the crate ends with [`agree`], so that all ranks return an error when one fails
+//! instead of some ranks waiting forever in a later collective.
+
+use mpi::collective::SystemOperation;
+use mpi::datatype::{Partition, PartitionMut};
+use mpi::traits::*;
+
+use crate::error::{Error, Result};
+
+/// Gathers a byte string from every rank; element `i` is rank `i`'s.
+pub(crate) fn allgather_bytes<C: Communicator>(comm: &C, mine: &[u8]) -> Vec<Vec<u8>> {
+    let n = comm.size() as usize;
+    let len = i32::try_from(mine.len()).expect("metadata message larger than 2 GiB");
+    let mut counts = vec![0i32; n];
+    comm.all_gather_into(&len, &mut counts[..]);
+    let displs: Vec<i32> = counts
+        .iter()
+        .scan(0i32, |acc, &c| {
+            let d = *acc;
+            *acc += c;
+            Some(d)
+        })
+        .collect();
+    let total: usize = counts.iter().map(|&c| c as usize).sum();
+    let mut buf = vec![0u8; total];
+    {
+        let mut part = PartitionMut::new(&mut buf[..], &counts[..], &displs[..]);
+        comm.all_gather_varcount_into(mine, &mut part);
+    }
+    counts
+        .iter()
+        .zip(&displs)
+        .map(|(&c, &d)| buf[d as usize..(d + c) as usize].to_vec())
+        .collect()
+}
+
+/// Sends `out[j]` to rank `j` and returns what each rank sent to us.
+pub(crate) fn alltoall_bytes<C: Communicator>(comm: &C, out: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    let n = comm.size() as usize;
+    assert_eq!(out.len(), n);
+    let scounts: Vec<i32> = out.iter().map(|v| v.len() as i32).collect();
+    let mut rcounts = vec![0i32; n];
+    comm.all_to_all_into(&scounts[..], &mut rcounts[..]);
+    let prefix = |c: &[i32]| -> Vec<i32> {
+        c.iter()
+            .scan(0i32, |a, &x| {
+                let d = *a;
+                *a += x;
+                Some(d)
+            })
+            .collect()
+    };
+    let sdispl = prefix(&scounts);
+    let rdispl = prefix(&rcounts);
+    let sbuf: Vec<u8> = out.concat();
+    let mut rbuf = vec![0u8; rcounts.iter().map(|&c| c as usize).sum()];
+    {
+        let spart = Partition::new(&sbuf[..], &scounts[..], &sdispl[..]);
+        let mut rpart = PartitionMut::new(&mut rbuf[..], &rcounts[..], &rdispl[..]);
+        comm.all_to_all_varcount_into(&spart, &mut rpart);
+    }
+    rcounts
+        .iter()
+        .zip(&rdispl)
+        .map(|(&c, &d)| rbuf[d as usize..(d + c) as usize].to_vec())
+        .collect()
+}
+
+/// Gathers one `u64` per rank.
+pub(crate) fn allgather_u64<C: Communicator>(comm: &C, v: u64) -> Vec<u64> {
+    let mut out = vec![0u64; comm.size() as usize];
+    comm.all_gather_into(&v, &mut out[..]);
+    out
+}
+
+/// Maximum of a `u64` over the ranks.
+pub(crate) fn allreduce_max_u64<C: Communicator>(comm: &C, v: u64) -> u64 {
+    let mut out = 0u64;
+    comm.all_reduce_into(&v, &mut out, SystemOperation::max());
+    out
+}
+
+/// True on every rank when `v` is true on every rank.
+pub(crate) fn all_true<C: Communicator>(comm: &C, v: bool) -> bool {
+    let mine = i32::from(!v);
+    let mut sum = 0i32;
+    comm.all_reduce_into(&mine, &mut sum, SystemOperation::sum());
+    sum == 0
+}
+
+/// Collective error agreement: every rank returns `Ok` only if every rank's `local` is `Ok`.
+/// A failing rank returns its own error; the others get [`Error::Remote`] with the message of
+/// the lowest failing rank.
+pub(crate) fn agree<C: Communicator, T>(comm: &C, local: Result<T>) -> Result<T> {
+    let flag = u64::from(local.is_err());
+    let flags = allgather_u64(comm, flag);
+    let failed = flags.iter().filter(|&&f| f != 0).count();
+    if failed == 0 {
+        return local;
+    }
+    let first = flags.iter().position(|&f| f != 0).expect("one failed") as i32;
+    // share the first failure's message
+    let mut msg = match (&local, comm.rank() == first) {
+        (Err(e), true) => e.to_string().into_bytes(),
+        _ => Vec::new(),
+    };
+    let mut len = msg.len() as u64;
+    comm.process_at_rank(first).broadcast_into(&mut len);
+    msg.resize(len as usize, 0);
+    comm.process_at_rank(first).broadcast_into(&mut msg[..]);
+    match local {
+        Err(e) => Err(e),
+        Ok(_) => Err(Error::Remote { failed, first, message: String::from_utf8_lossy(&msg).into_owned() }),
+    }
+}

@@ -1,0 +1,261 @@
+//! What XOR and Reed-Solomon share: chunk layout, header contents, apply and rebuild drivers.
+//!
+//! Both treat rank `r`'s files as one logical file cut into `p - k` chunks of
+//! `ceil(max logical size / (p - k))` bytes (at least 1), zero-padded. Stripe `s` (one chunk
+//! per rank) holds checksums on ranks `s, s-1, .., s-k+1` and data chunks on the others, in
+//! order (redset's `redset_rs_get_encoding_id` / `redset_rs_get_data_id`; XOR is the case
+//! `k = 1`, where rank `r` stores the parity of stripe `r`). A rank's redundancy file is its
+//! header followed by its `k` checksum chunks of its stripes `r, r+1, .., r+k-1`.
+//!
+//! The header of rank `r` holds its own file list and those of its `k` left neighbours
+//! (redset's `DESC/<rank>` entries), so any `k` losses leave every file list in some header.
+
+use std::path::{Path, PathBuf};
+
+use crate::comm;
+use crate::dataset::{ChunkCrcs, RankFiles};
+use crate::descriptor::{Redset, Scheme};
+use crate::error::{Error, Result};
+use crate::header::{self, HeaderSpec};
+use crate::kvtree::KvTree;
+use crate::logical_file::LogicalFile;
+use crate::pipeline::{chunk_size, ErrSlot};
+use crate::recover::Survey;
+use crate::rs::{ChunkRole, RsCode};
+use crate::util;
+
+/// Number of checksum chunks per rank.
+pub(crate) fn k_of(rs: &Redset) -> usize {
+    match rs.info.scheme {
+        Scheme::Rs { checksums } => checksums as usize,
+        _ => 1,
+    }
+}
+
+/// What rank `rank` holds in stripe `stripe` for `p` ranks and `k` checksums.
+pub(crate) fn role(p: usize, k: usize, rank: usize, stripe: usize) -> ChunkRole {
+    let segments = p - k;
+    let id = (segments + p - rank + stripe) % p;
+    if id >= segments {
+        return ChunkRole::Checksum { row: id - segments };
+    }
+    let mut chunk = stripe;
+    if chunk > rank {
+        chunk -= k;
+    }
+    let lead = (rank + k).saturating_sub(p);
+    ChunkRole::Data { chunk: chunk - lead }
+}
+
+/// Group ranks whose file lists rank `r`'s header carries: itself, then `k` left neighbours.
+fn header_members(n: usize, k: usize, r: usize) -> Vec<usize> {
+    std::iter::once(r).chain((1..=k).map(|d| (r + n - d) % n)).collect()
+}
+
+fn header_spec(rs: &Redset, r: usize, files: &[Option<RankFiles>], chunk: u64, payload_crcs: Vec<u32>) -> Result<HeaderSpec> {
+    let n = rs.info.ranks;
+    let mut descs = Vec::new();
+    for m in header_members(n, k_of(rs), r) {
+        let f = files[m]
+            .as_ref()
+            .ok_or_else(|| Error::Unrecoverable(format!("file list of group rank {m} is unknown")))?;
+        descs.push((m, f.to_kvtree(Some(&rs.member_desc(m)))));
+    }
+    Ok(HeaderSpec { rank: r, descs, group_map: Some(rs.group_map.clone()), chunk: Some(chunk), payload_crcs })
+}
+
+fn crc_bytes(v: &[u32]) -> Vec<u8> {
+    v.iter().flat_map(|c| c.to_be_bytes()).collect()
+}
+
+fn crc_from_bytes(b: &[u8]) -> Vec<u32> {
+    b.chunks_exact(4).map(|c| u32::from_be_bytes(c.try_into().expect("4"))).collect()
+}
+
+/// Writes the final header at offset 0 and moves the file into place.
+fn finish_file(spec: &HeaderSpec, hlen: u64, out: Option<&std::fs::File>, tmp: &Path, path: &Path, fsync: bool, err: &mut ErrSlot) {
+    let Some(out) = out else { return };
+    if err.is_err() {
+        let _ = std::fs::remove_file(tmp);
+        return;
+    }
+    let bytes = spec.to_kvtree().to_file_bytes();
+    if bytes.len() as u64 != hlen {
+        err.set(Error::InvalidArgument(format!("header size changed from {hlen} to {}", bytes.len())));
+        return;
+    }
+    if let Err(e) = util::write_all_at(out, tmp, &bytes, 0) {
+        err.set(e);
+        return;
+    }
+    if fsync {
+        if let Err(e) = out.sync_all() {
+            err.set(Error::io("fsync", tmp, e));
+            return;
+        }
+    }
+    if let Err(e) = std::fs::rename(tmp, path) {
+        err.set(Error::io("rename", path, e));
+    }
+}
+
+/// XOR / RS `apply` (collective over the set; the caller agrees on the outcome).
+pub(crate) fn apply(rs: &Redset, rf: &RankFiles, prefix: &str) -> Result<()> {
+    let (n, r, k) = (rs.info.ranks, rs.info.rank, k_of(rs));
+    let segs = n - k;
+    let mut err = ErrSlot::default();
+    let lf = err.keep(rf.open_read());
+    let max = comm::allreduce_max_u64(&rs.comm, rf.total());
+    let chunk = chunk_size(max, segs);
+
+    // every member's file list (the headers carry the neighbours' lists)
+    let mut mine = rf.clone();
+    mine.crc = None;
+    let mut packed = Vec::new();
+    mine.to_kvtree(None).pack(&mut packed);
+    let mut files: Vec<Option<RankFiles>> = comm::allgather_bytes(&rs.comm, &packed)
+        .iter()
+        .map(|b| KvTree::unpack(b).ok().and_then(|(t, _)| RankFiles::from_kvtree(&t, "").ok()))
+        .collect();
+    for f in files.iter_mut().flatten() {
+        f.crc = Some(ChunkCrcs::placeholder(chunk, segs));
+    }
+    let mut spec = header_spec(rs, r, &files, chunk, vec![0; k])?;
+    let hlen = spec.to_kvtree().file_size() as u64;
+
+    let path = header::redundancy_file(prefix, &rs.info);
+    let tmp = util::tmp_name(&path);
+    let out = err.keep(util::create_rw(&tmp));
+    let span = tracing::debug_span!("encode", scheme = rs.info.scheme.type_str(), chunk, ranks = n);
+    let (data_crcs, payload_crcs) = span.in_scope(|| match rs.info.scheme {
+        Scheme::Xor => crate::xor::encode(rs, lf.as_ref(), chunk, out.as_ref(), &tmp, hlen, &mut err),
+        _ => crate::rs_scheme::encode(rs, lf.as_ref(), chunk, out.as_ref(), &tmp, hlen, &mut err),
+    });
+    if let Some(lf) = &lf {
+        if rs.opts.fsync {
+            err.keep(lf.sync());
+        }
+    }
+    let all_crcs = comm::allgather_bytes(&rs.comm, &crc_bytes(&data_crcs));
+    for (m, f) in files.iter_mut().enumerate() {
+        if let Some(f) = f {
+            f.crc = Some(ChunkCrcs { chunk, crcs: crc_from_bytes(&all_crcs[m]) });
+        }
+    }
+    spec = header_spec(rs, r, &files, chunk, payload_crcs)?;
+    finish_file(&spec, hlen, out.as_ref(), &tmp, &path, rs.opts.fsync, &mut err);
+    err.into_result()
+}
+
+/// What a rebuilding rank writes to.
+pub(crate) struct RebuildTarget {
+    /// The rebuilt logical file.
+    pub lf: Option<LogicalFile>,
+    /// The new redundancy file (temporary name until complete).
+    pub out: Option<std::fs::File>,
+    /// Its temporary path.
+    pub tmp: PathBuf,
+    /// Header length (payload offset).
+    pub hlen: u64,
+}
+
+/// XOR / RS rebuild of the lost members (collective over the set). Returns the rebuilt files
+/// of this rank (empty if it lost nothing).
+pub(crate) fn rebuild(rs: &Redset, sv: &Survey, prefix: &str) -> Result<Vec<PathBuf>> {
+    let (r, k) = (rs.info.rank, k_of(rs));
+    let lost = sv.lost_ranks();
+    let chunk = sv.chunk.ok_or_else(|| Error::Unrecoverable("chunk size lost with every header".into()))?;
+    let mut err = ErrSlot::default();
+    let me_lost = sv.lost[r];
+    let path = header::redundancy_file(prefix, &rs.info);
+    let mut target = None;
+    let mut src_lf = None;
+    if me_lost {
+        let files = sv.files[r].as_ref().expect("feasibility checked the file list");
+        let spec = header_spec(rs, r, &sv.files, chunk, vec![0; k]);
+        let spec = err.keep(spec);
+        let hlen = spec.map(|s| s.to_kvtree().file_size() as u64).unwrap_or(0);
+        let tmp = util::tmp_name(&path);
+        target = Some(RebuildTarget {
+            lf: err.keep(files.create()),
+            out: err.keep(util::create_rw(&tmp)),
+            tmp,
+            hlen,
+        });
+    } else {
+        src_lf = err.keep(sv.files[r].as_ref().expect("present when not lost").open_read());
+    }
+    let span = tracing::debug_span!("rebuild", scheme = rs.info.scheme.type_str(), ?lost);
+    let (data_crcs, payload_crcs) = span.in_scope(|| match rs.info.scheme {
+        Scheme::Xor => crate::xor::rebuild(rs, sv, lost[0], chunk, src_lf.as_ref(), target.as_ref(), &mut err),
+        _ => {
+            let code = RsCode::new(rs.info.ranks, k).map_err(|e| Error::InvalidArgument(e.to_string()));
+            match err.keep(code) {
+                Some(code) => crate::rs_scheme::rebuild(rs, &code, sv, &lost, chunk, src_lf.as_ref(), target.as_ref(), &mut err),
+                None => (Vec::new(), Vec::new()),
+            }
+        }
+    });
+    let mut rebuilt = Vec::new();
+    if let Some(t) = target {
+        let files = sv.files[r].as_ref().expect("checked");
+        if let Some(want) = &files.crc {
+            if !err.is_err() && want.crcs != data_crcs {
+                err.set(Error::Corrupt {
+                    path: path.clone(),
+                    reason: "rebuilt data do not match the recorded CRC32C (another member's data are damaged?)".into(),
+                });
+            }
+        }
+        if let Some(lf) = &t.lf {
+            if rs.opts.fsync {
+                err.keep(lf.sync());
+            }
+        }
+        drop(t.lf);
+        if !err.is_err() {
+            err.keep(files.apply_meta());
+        }
+        if let Some(spec) = err.keep(header_spec(rs, r, &sv.files, chunk, payload_crcs)) {
+            finish_file(&spec, t.hlen, t.out.as_ref(), &t.tmp, &path, rs.opts.fsync, &mut err);
+        }
+        rebuilt = files.files.iter().map(|f| PathBuf::from(&f.name)).collect();
+        rebuilt.push(path);
+    }
+    err.into_result().map(|()| rebuilt)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn role_matches_math_layout() {
+        for p in 2..10 {
+            for k in 1..p {
+                let code = RsCode::new(p, k).unwrap();
+                for rank in 0..p {
+                    for s in 0..p {
+                        assert_eq!(Some(role(p, k, rank, s)), code.chunk_role(rank, s), "p{p} k{k} r{rank} s{s}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn xor_layout_is_redset_reduce_scatter() {
+        // redset_xor.c: rank r reads chunk (t < r ? t : t - 1) for target t; its parity is stripe r
+        let p = 5;
+        for r in 0..p {
+            for t in 0..p {
+                let want = if t == r {
+                    ChunkRole::Checksum { row: 0 }
+                } else {
+                    ChunkRole::Data { chunk: if t < r { t } else { t - 1 } }
+                };
+                assert_eq!(role(p, 1, r, t), want);
+            }
+        }
+    }
+}

@@ -1,0 +1,333 @@
+//! PARTNER: full copies of each rank's files on its `R` right neighbours.
+//!
+//! Set members come from different failure groups, so a copy never shares its original's node.
+//! Rank `r`'s partner file holds, after the header, the logical files of `r-1`, `r-2`, ..,
+//! `r-R` one after another, unpadded (redset's `redset_apply_partner`). The header carries the
+//! file lists of `r` and of those `R` neighbours.
+//!
+//! Any `R` losses in a set are recoverable; more are when every lost rank still has a
+//! surviving right partner within distance `R` (e.g. two lost ranks far apart). A rebuild
+//! copies each lost rank's data from its first surviving right partner, and refills its partner
+//! file from surviving copies of its left neighbours' data, never from data being rebuilt, so
+//! the transfers need no ordering among themselves.
+
+use std::path::PathBuf;
+
+use mpi::traits::*;
+
+use crate::comm;
+use crate::dataset::{ChunkCrcs, RankFiles};
+use crate::descriptor::{Redset, Scheme};
+use crate::error::{Error, Result};
+use crate::header::{self, HeaderSpec};
+use crate::kvtree::KvTree;
+use crate::pipeline::{pieces, read_file, read_lf, write_file, write_lf, ErrSlot, SeqCrc, TAG_DATA};
+use crate::recover::Survey;
+use crate::util;
+
+fn replicas(rs: &Redset) -> usize {
+    match rs.info.scheme {
+        Scheme::Partner { replicas } => replicas as usize,
+        _ => 0,
+    }
+}
+
+fn header_spec(rs: &Redset, r: usize, files: &[Option<RankFiles>], payload_crcs: Vec<u32>) -> Result<HeaderSpec> {
+    let n = rs.info.ranks;
+    let mut descs = Vec::new();
+    for m in std::iter::once(r).chain((1..=replicas(rs)).map(|d| (r + n - d) % n)) {
+        let f = files[m]
+            .as_ref()
+            .ok_or_else(|| Error::Unrecoverable(format!("file list of group rank {m} is unknown")))?;
+        descs.push((m, f.to_kvtree(Some(&rs.member_desc(m)))));
+    }
+    Ok(HeaderSpec { rank: r, descs, payload_crcs, ..Default::default() })
+}
+
+/// Offsets of the blocks of member `r`'s partner file (relative to the payload start).
+fn block_offsets(rs: &Redset, r: usize, files: &[Option<RankFiles>]) -> Vec<u64> {
+    let n = rs.info.ranks;
+    let mut off = 0u64;
+    (1..=replicas(rs))
+        .map(|d| {
+            let o = off;
+            off += files[(r + n - d) % n].as_ref().map_or(0, |f| f.total());
+            o
+        })
+        .collect()
+}
+
+fn finish(spec: &HeaderSpec, hlen: u64, out: Option<&std::fs::File>, tmp: &std::path::Path, path: &std::path::Path, fsync: bool, err: &mut ErrSlot) {
+    let Some(out) = out else { return };
+    if err.is_err() {
+        let _ = std::fs::remove_file(tmp);
+        return;
+    }
+    let bytes = spec.to_kvtree().to_file_bytes();
+    if bytes.len() as u64 != hlen {
+        err.set(Error::InvalidArgument(format!("header size changed from {hlen} to {}", bytes.len())));
+        return;
+    }
+    err.keep(util::write_all_at(out, tmp, &bytes, 0));
+    if fsync {
+        if let Err(e) = out.sync_all() {
+            err.set(Error::io("fsync", tmp, e));
+        }
+    }
+    if !err.is_err() {
+        if let Err(e) = std::fs::rename(tmp, path) {
+            err.set(Error::io("rename", path, e));
+        }
+    }
+}
+
+/// PARTNER `apply` (collective over the set).
+pub(crate) fn apply(rs: &Redset, rf: &RankFiles, prefix: &str) -> Result<()> {
+    let (n, r, rep) = (rs.info.ranks, rs.info.rank, replicas(rs));
+    let mut err = ErrSlot::default();
+    let lf = err.keep(rf.open_read());
+    let crc_chunk = rs.opts.crc_chunk;
+    let mut mine = rf.clone();
+    mine.crc = None;
+    let mut packed = Vec::new();
+    mine.to_kvtree(None).pack(&mut packed);
+    let mut files: Vec<Option<RankFiles>> = comm::allgather_bytes(&rs.comm, &packed)
+        .iter()
+        .map(|b| KvTree::unpack(b).ok().and_then(|(t, _)| RankFiles::from_kvtree(&t, "").ok()))
+        .collect();
+    for f in files.iter_mut().flatten() {
+        let count = f.total().div_ceil(crc_chunk) as usize;
+        f.crc = Some(ChunkCrcs::placeholder(crc_chunk, count));
+    }
+    let spec = header_spec(rs, r, &files, vec![0; rep])?;
+    let hlen = spec.to_kvtree().file_size() as u64;
+    let offsets = block_offsets(rs, r, &files);
+    let incoming: Vec<u64> = (1..=rep).map(|d| files[rs.lhs(d)].as_ref().map_or(0, |f| f.total())).collect();
+    let outgoing = rf.total();
+
+    let path = header::redundancy_file(prefix, &rs.info);
+    let tmp = util::tmp_name(&path);
+    let out = err.keep(util::create_rw(&tmp));
+    let piece = rs.opts.piece_size;
+    let mut my_crc = SeqCrc::new(crc_chunk, outgoing);
+    let mut block_crc = vec![0u32; rep];
+    let out_pieces = pieces(outgoing, piece);
+    let in_pieces: Vec<Vec<(u64, usize)>> = incoming.iter().map(|&b| pieces(b, piece)).collect();
+    let rounds = in_pieces.iter().map(Vec::len).chain([out_pieces.len()]).max().unwrap_or(0);
+
+    let mut sbuf = vec![0u8; piece.min(outgoing as usize).max(1)];
+    let mut nbuf = vec![0u8; sbuf.len()];
+    let mut rb: Vec<Vec<u8>> = incoming.iter().map(|&b| vec![0u8; piece.min(b as usize).max(1)]).collect();
+    let mut rb_prev = rb.clone();
+    let mut prev_round: Option<usize> = None;
+    if let Some(&(o, len)) = out_pieces.first() {
+        let real = read_lf(lf.as_ref(), o, &mut sbuf[..len], &mut err);
+        my_crc.feed(&sbuf[..real]);
+    }
+    let write_round = |rb_prev: &[Vec<u8>], q: usize, block_crc: &mut [u32], err: &mut ErrSlot| {
+        for d in 0..rep {
+            if let Some(&(o, len)) = in_pieces[d].get(q) {
+                write_file(out.as_ref(), &tmp, hlen + offsets[d] + o, &rb_prev[d][..len], err);
+                block_crc[d] = crc32c::crc32c_append(block_crc[d], &rb_prev[d][..len]);
+            }
+        }
+    };
+    for q in 0..rounds {
+        let send = out_pieces.get(q).copied();
+        let next = out_pieces.get(q + 1).copied();
+        mpi::request::scope(|sc| {
+            let mut reqs = Vec::new();
+            for (d, buf) in rb.iter_mut().enumerate() {
+                if let Some(&(_, len)) = in_pieces[d].get(q) {
+                    let from = rs.comm.process_at_rank(rs.lhs(d + 1) as i32);
+                    reqs.push(from.immediate_receive_into_with_tag(sc, &mut buf[..len], TAG_DATA));
+                }
+            }
+            if let Some((_, len)) = send {
+                for d in 1..=rep {
+                    let to = rs.comm.process_at_rank(rs.rhs(d) as i32);
+                    reqs.push(to.immediate_send_with_tag(sc, &sbuf[..len], TAG_DATA));
+                }
+            }
+            if let Some(pq) = prev_round.take() {
+                write_round(&rb_prev, pq, &mut block_crc, &mut err);
+            }
+            if let Some((o, len)) = next {
+                let real = read_lf(lf.as_ref(), o, &mut nbuf[..len], &mut err);
+                my_crc.feed(&nbuf[..real]);
+            }
+            for rq in reqs {
+                rq.wait();
+            }
+        });
+        std::mem::swap(&mut rb, &mut rb_prev);
+        prev_round = Some(q);
+        if next.is_some() {
+            std::mem::swap(&mut sbuf, &mut nbuf);
+        }
+    }
+    if let Some(pq) = prev_round {
+        write_round(&rb_prev, pq, &mut block_crc, &mut err);
+    }
+    let _ = n;
+    // share data CRCs, then write the header
+    let crcs = my_crc.finish();
+    let crc_bytes: Vec<u8> = crcs.crcs.iter().flat_map(|c| c.to_be_bytes()).collect();
+    let all = comm::allgather_bytes(&rs.comm, &crc_bytes);
+    for (m, f) in files.iter_mut().enumerate() {
+        if let Some(f) = f {
+            let v: Vec<u32> = all[m].chunks_exact(4).map(|c| u32::from_be_bytes(c.try_into().expect("4"))).collect();
+            f.crc = Some(ChunkCrcs { chunk: crc_chunk, crcs: v });
+        }
+    }
+    if let Some(lf) = &lf {
+        if rs.opts.fsync {
+            err.keep(lf.sync());
+        }
+    }
+    let spec = header_spec(rs, r, &files, block_crc)?;
+    finish(&spec, hlen, out.as_ref(), &tmp, &path, rs.opts.fsync, &mut err);
+    err.into_result()
+}
+
+/// Whether every lost member keeps a surviving right partner within `R`.
+pub(crate) fn feasible(rep: usize, lost: &[bool]) -> std::result::Result<(), String> {
+    let n = lost.len();
+    for x in (0..n).filter(|&x| lost[x]) {
+        if (1..=rep).all(|d| lost[(x + d) % n]) {
+            return Err(format!(
+                "group rank {x} and all of its {rep} partner(s) to the right ({}) are lost",
+                (1..=rep).map(|d| ((x + d) % n).to_string()).collect::<Vec<_>>().join(", ")
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// One copy of a logical file during a rebuild.
+struct Transfer {
+    /// Whose data.
+    owner: usize,
+    /// Surviving holder that sends (the owner or one of its right partners).
+    src: usize,
+    /// Lost member that receives.
+    dst: usize,
+    /// `None`: into `dst`'s data files; `Some(d)`: into block `d - 1` of `dst`'s partner file.
+    block: Option<usize>,
+}
+
+fn source_of(owner: usize, rep: usize, lost: &[bool]) -> Option<usize> {
+    let n = lost.len();
+    if !lost[owner] {
+        return Some(owner);
+    }
+    (1..=rep).map(|d| (owner + d) % n).find(|&h| !lost[h])
+}
+
+/// PARTNER rebuild (collective over the set).
+pub(crate) fn rebuild(rs: &Redset, sv: &Survey, prefix: &str) -> Result<Vec<PathBuf>> {
+    let (n, r, rep) = (rs.info.ranks, rs.info.rank, replicas(rs));
+    let lost = &sv.lost;
+    let mut plan = Vec::new();
+    for x in (0..n).filter(|&x| lost[x]) {
+        let src = source_of(x, rep, lost).ok_or_else(|| Error::Unrecoverable(format!("no copy of group rank {x}")))?;
+        plan.push(Transfer { owner: x, src, dst: x, block: None });
+        for d in 1..=rep {
+            let y = (x + n - d) % n;
+            let src = source_of(y, rep, lost).ok_or_else(|| Error::Unrecoverable(format!("no copy of group rank {y}")))?;
+            plan.push(Transfer { owner: y, src, dst: x, block: Some(d) });
+        }
+    }
+    let mut err = ErrSlot::default();
+    let me_lost = lost[r];
+    let path = header::redundancy_file(prefix, &rs.info);
+    let tmp = util::tmp_name(&path);
+    let my_files = sv.files[r].as_ref();
+    let (mut out, mut target_lf, mut hlen, mut src_lf) = (None, None, 0u64, None);
+    if me_lost {
+        let f = my_files.expect("feasibility checked");
+        target_lf = err.keep(f.create());
+        out = err.keep(util::create_rw(&tmp));
+        hlen = err.keep(header_spec(rs, r, &sv.files, vec![0; rep])).map_or(0, |s| s.to_kvtree().file_size() as u64);
+    } else {
+        src_lf = my_files.and_then(|f| err.keep(f.open_read()));
+    }
+    let my_offsets = block_offsets(rs, r, &sv.files);
+    let mut block_crc = vec![0u32; rep];
+    let mut data_crc = SeqCrc::new(rs.opts.crc_chunk, my_files.map_or(0, |f| f.total()));
+    let mut buf = vec![0u8; rs.opts.piece_size];
+    for t in &plan {
+        if r != t.src && r != t.dst {
+            continue;
+        }
+        let size = sv.files[t.owner].as_ref().map_or(0, |f| f.total());
+        for (o, len) in pieces(size, rs.opts.piece_size) {
+            let b = &mut buf[..len];
+            if r == t.src {
+                if t.src == t.owner {
+                    read_lf(src_lf.as_ref(), o, b, &mut err);
+                } else {
+                    // block (src - owner) of our partner file
+                    let d = (t.src + n - t.owner) % n;
+                    match sv.own.as_ref() {
+                        Some(f) => read_file(Some(&f.file), &f.path, f.header_len + my_offsets[d - 1] + o, b, &mut err),
+                        None => b.fill(0),
+                    }
+                }
+                rs.comm.process_at_rank(t.dst as i32).send_with_tag(&b[..], TAG_DATA);
+            } else {
+                rs.comm.process_at_rank(t.src as i32).receive_into_with_tag(b, TAG_DATA);
+                match t.block {
+                    None => {
+                        write_lf(target_lf.as_ref(), o, b, &mut err);
+                        data_crc.feed(b);
+                    }
+                    Some(d) => {
+                        write_file(out.as_ref(), &tmp, hlen + my_offsets[d - 1] + o, b, &mut err);
+                        block_crc[d - 1] = crc32c::crc32c_append(block_crc[d - 1], b);
+                    }
+                }
+            }
+        }
+    }
+    let mut rebuilt = Vec::new();
+    if me_lost {
+        let f = my_files.expect("checked");
+        if let (Some(want), false) = (&f.crc, err.is_err()) {
+            let got = data_crc.finish();
+            if want.crcs != got.crcs {
+                err.set(Error::Corrupt { path: path.clone(), reason: "rebuilt data do not match the recorded CRC32C".into() });
+            }
+        }
+        if let Some(lf) = &target_lf {
+            if rs.opts.fsync {
+                err.keep(lf.sync());
+            }
+        }
+        drop(target_lf);
+        if !err.is_err() {
+            err.keep(f.apply_meta());
+        }
+        if let Some(spec) = err.keep(header_spec(rs, r, &sv.files, block_crc)) {
+            finish(&spec, hlen, out.as_ref(), &tmp, &path, rs.opts.fsync, &mut err);
+        }
+        rebuilt = f.files.iter().map(|e| PathBuf::from(&e.name)).collect();
+        rebuilt.push(path);
+    }
+    err.into_result().map(|()| rebuilt)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn feasibility() {
+        assert!(feasible(1, &[true, false, false, false]).is_ok());
+        assert!(feasible(1, &[true, true, false, false]).is_err());
+        assert!(feasible(1, &[true, false, true, false]).is_ok());
+        assert!(feasible(2, &[true, true, false, false]).is_ok());
+        assert!(feasible(2, &[true, true, true, false]).is_err());
+        assert_eq!(source_of(0, 2, &[true, true, false, false]), Some(2));
+    }
+}

@@ -1,0 +1,326 @@
+//! Reed-Solomon pipelines over GF(2^8) with redset 0.4's chunk placement and matrix.
+//!
+//! # Encode (redset's `redset_reedsolomon_encode`, overlapped)
+//!
+//! For each piece offset, rank `r` runs `p - k` steps. At step `t` (from `p - 1` down to `k`)
+//! it reads its data piece of stripe `r + t` and sends it to the `k` ranks at distances
+//! `p - t + i` (`i < k`) to its left, which hold that stripe's checksums; it receives from the
+//! ranks at the same distances to its right their pieces of stripes `r + i` and accumulates
+//! `coefficient(row i, sender) * piece` into checksum accumulator `i`. After the last step the
+//! `k` accumulators are this rank's checksum pieces.
+//!
+//! Receipts of step `t` are multiplied in while step `t+1`'s messages are in flight, together
+//! with the read of the next data piece and the write of the previous checksum pieces.
+//!
+//! # Rebuild (redset's `redset_reedsolomon_decode`)
+//!
+//! With the set `L` of lost members (`|L| <= k`), rank `j` solves stripe `j`: every surviving
+//! member that holds a symbol the decoder of stripe `j` reads sends it to `j` (ring order,
+//! overlapped as above); `j` multiplies each by the decoder coefficients and sums into one
+//! output per lost member; then each output goes to its lost member, which writes it to its
+//! data file or checksum chunk. All members share the decoding work equally.
+//!
+//! The inner loops call [`crate::kernels`] (`mul_xor_into`, `xor_into`): SIMD on x86-64
+//! (SSSE3/AVX2/GFNI) and aarch64 (NEON), chosen at run time.
+
+use std::fs::File;
+use std::path::Path;
+
+use mpi::traits::*;
+
+use crate::descriptor::Redset;
+use crate::logical_file::LogicalFile;
+use crate::parity::{k_of, role, RebuildTarget};
+use crate::pipeline::{pieces, read_file, read_lf, write_file, write_lf, ErrSlot, TAG_DATA};
+use crate::recover::Survey;
+use crate::rs::{ChunkRole, Decoder, RsCode};
+
+/// Encodes; returns the CRC32C of this rank's `p-k` data chunks and of its `k` checksum chunks.
+pub(crate) fn encode(
+    rs: &Redset,
+    lf: Option<&LogicalFile>,
+    chunk: u64,
+    out: Option<&File>,
+    out_path: &Path,
+    hlen: u64,
+    err: &mut ErrSlot,
+) -> (Vec<u32>, Vec<u32>) {
+    let (p, k) = (rs.info.ranks, k_of(rs));
+    let code = match RsCode::new(p, k) {
+        Ok(c) => c,
+        Err(e) => {
+            err.set(crate::error::Error::InvalidArgument(e.to_string()));
+            // still take part in the exchanges below with a dummy code of the same shape
+            return encode_with(rs, None, lf, chunk, out, out_path, hlen, err);
+        }
+    };
+    encode_with(rs, Some(&code), lf, chunk, out, out_path, hlen, err)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn encode_with(
+    rs: &Redset,
+    code: Option<&RsCode>,
+    lf: Option<&LogicalFile>,
+    chunk: u64,
+    out: Option<&File>,
+    out_path: &Path,
+    hlen: u64,
+    err: &mut ErrSlot,
+) -> (Vec<u32>, Vec<u32>) {
+    let (p, r, k) = (rs.info.ranks, rs.info.rank, k_of(rs));
+    let kern = crate::kernels::selected();
+    let piece = rs.opts.piece_size.min(chunk as usize).max(1);
+    let mut data_crcs = vec![0u32; p - k];
+    let mut cks_crcs = vec![0u32; k];
+    let coef = |i: usize, s: usize| code.map_or(0, |c| c.checksum_row(i)[s]);
+    let steps: Vec<(u64, usize, usize)> =
+        pieces(chunk, piece).into_iter().flat_map(|(o, n)| (k..p).rev().map(move |t| (o, n, t))).collect();
+    let own_chunk = |t: usize| match role(p, k, r, (r + t) % p) {
+        ChunkRole::Data { chunk } => chunk,
+        ChunkRole::Checksum { .. } => unreachable!("stripe r + t (k <= t < p) is a data stripe of r"),
+    };
+    let mut read_step = |buf: &mut [u8], o: u64, t: usize, err: &mut ErrSlot| {
+        let idx = own_chunk(t);
+        let real = read_lf(lf, idx as u64 * chunk + o, buf, err);
+        data_crcs[idx] = crc32c::crc32c_append(data_crcs[idx], &buf[..real]);
+    };
+    let mut sbuf = vec![0u8; piece];
+    let mut nbuf = vec![0u8; piece];
+    let mut rb: Vec<Vec<u8>> = (0..k).map(|_| vec![0u8; piece]).collect();
+    let mut rb_prev: Vec<Vec<u8>> = (0..k).map(|_| vec![0u8; piece]).collect();
+    let mut acc: Vec<Vec<u8>> = (0..k).map(|_| vec![0u8; piece]).collect();
+    let mut prev: Option<(u64, usize, usize)> = None;
+    // consume the receipts of step (po, pn, pt); write the checksums when the piece is done
+    let mut absorb = |rb_prev: &[Vec<u8>], acc: &mut [Vec<u8>], (po, pn, pt): (u64, usize, usize), err: &mut ErrSlot| {
+        for i in 0..k {
+            let sender = (r + p - pt + i) % p;
+            kern.mul_xor_into(&mut acc[i][..pn], &rb_prev[i][..pn], coef(i, sender));
+        }
+        if pt == k {
+            for (i, a) in acc.iter_mut().enumerate() {
+                write_file(out, out_path, hlen + i as u64 * chunk + po, &a[..pn], err);
+                cks_crcs[i] = crc32c::crc32c_append(cks_crcs[i], &a[..pn]);
+                a[..pn].fill(0);
+            }
+        }
+    };
+    if let Some(&(o, n, t)) = steps.first() {
+        read_step(&mut sbuf[..n], o, t, err);
+    }
+    for s in 0..steps.len() {
+        let (o, n, t) = steps[s];
+        let next = steps.get(s + 1).copied();
+        mpi::request::scope(|sc| {
+            let mut reqs = Vec::with_capacity(2 * k);
+            for (i, buf) in rb.iter_mut().enumerate() {
+                let dist = p - t + i;
+                let from = rs.comm.process_at_rank(((r + dist) % p) as i32);
+                reqs.push(from.immediate_receive_into_with_tag(sc, &mut buf[..n], TAG_DATA));
+            }
+            let mut sreqs = Vec::with_capacity(k);
+            for i in 0..k {
+                let dist = p - t + i;
+                let to = rs.comm.process_at_rank(((r + p - dist % p) % p) as i32);
+                sreqs.push(to.immediate_send_with_tag(sc, &sbuf[..n], TAG_DATA));
+            }
+            if let Some(pv) = prev {
+                absorb(&rb_prev, &mut acc, pv, err);
+            }
+            if let Some((no, nn, nt)) = next {
+                read_step(&mut nbuf[..nn], no, nt, err);
+            }
+            for q in sreqs {
+                q.wait();
+            }
+            for q in reqs {
+                q.wait();
+            }
+        });
+        std::mem::swap(&mut rb, &mut rb_prev);
+        prev = Some((o, n, t));
+        if next.is_some() {
+            std::mem::swap(&mut sbuf, &mut nbuf);
+        }
+    }
+    if let Some(pv) = prev {
+        absorb(&rb_prev, &mut acc, pv, err);
+    }
+    (data_crcs, cks_crcs)
+}
+
+/// Position of rank `x`'s symbol in stripe `j` (data position `x`, or checksum `p + row`).
+fn position(p: usize, k: usize, x: usize, j: usize) -> usize {
+    match role(p, k, x, j) {
+        ChunkRole::Data { .. } => x,
+        ChunkRole::Checksum { row } => p + row,
+    }
+}
+
+/// Who holds the symbol at `pos` of stripe `j`, if it is not a known zero.
+fn holder(p: usize, k: usize, pos: usize, j: usize) -> Option<usize> {
+    if pos < p {
+        matches!(role(p, k, pos, j), ChunkRole::Data { .. }).then_some(pos)
+    } else {
+        Some((j + p - (pos - p)) % p)
+    }
+}
+
+/// Rebuilds the members in `lost`. On a lost member, returns the CRC32C of its rebuilt data
+/// chunks and checksum chunks.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn rebuild(
+    rs: &Redset,
+    code: &RsCode,
+    sv: &Survey,
+    lost: &[usize],
+    chunk: u64,
+    src: Option<&LogicalFile>,
+    target: Option<&RebuildTarget>,
+    err: &mut ErrSlot,
+) -> (Vec<u32>, Vec<u32>) {
+    let (p, r, k) = (rs.info.ranks, rs.info.rank, k_of(rs));
+    let kern = crate::kernels::selected();
+    let piece = rs.opts.piece_size.min(chunk as usize).max(1);
+    let me_lost = lost.contains(&r);
+    // the decoder of every stripe (each rank needs to know whom to send to)
+    let mut decoders: Vec<Option<Decoder>> = Vec::with_capacity(p);
+    for j in 0..p {
+        let missing: Vec<usize> = lost.iter().map(|&x| position(p, k, x, j)).collect();
+        match code.decoder(&missing) {
+            Ok(d) => decoders.push(Some(d)),
+            Err(e) => {
+                err.set(crate::error::Error::Unrecoverable(e.to_string()));
+                decoders.push(None);
+            }
+        }
+    }
+    // does rank `h` send its symbol of stripe `j` to `j`? (index into present())
+    let needed = |h: usize, j: usize| -> Option<usize> {
+        let d = decoders[j].as_ref()?;
+        let pos = position(p, k, h, j);
+        let idx = d.present().iter().position(|&q| q == pos)?;
+        (holder(p, k, pos, j) == Some(h) && !lost.contains(&h)).then_some(idx)
+    };
+    let own = sv.own.as_ref();
+    let read_symbol = |buf: &mut [u8], j: usize, o: u64, err: &mut ErrSlot| match role(p, k, r, j) {
+        ChunkRole::Data { chunk: idx } => {
+            read_lf(src, idx as u64 * chunk + o, buf, err);
+        }
+        ChunkRole::Checksum { row } => match own {
+            Some(f) => read_file(Some(&f.file), &f.path, f.header_len + row as u64 * chunk + o, buf, err),
+            None => buf.fill(0),
+        },
+    };
+    let m = lost.len();
+    let my_dec = decoders[r].as_ref();
+    let mut outs: Vec<Vec<u8>> = (0..m).map(|_| vec![0u8; piece]).collect();
+    let mut sbuf = vec![0u8; piece];
+    let mut nbuf = vec![0u8; piece];
+    let mut rbuf = vec![0u8; piece];
+    let mut rprev = vec![0u8; piece];
+    let mut gathered: Vec<Vec<u8>> = if me_lost { (0..p).map(|_| vec![0u8; piece]).collect() } else { Vec::new() };
+    let mut data_crcs = vec![0u32; p - k];
+    let mut cks_crcs = vec![0u32; k];
+
+    // multiply-accumulate the symbol of sender `h` into the outputs
+    let absorb = |outs: &mut [Vec<u8>], sym: &[u8], h: usize| {
+        if let Some(d) = my_dec {
+            if let Some(idx) = needed(h, r) {
+                for (u, out) in outs.iter_mut().enumerate() {
+                    kern.mul_xor_into(&mut out[..sym.len()], sym, d.coefficient(u, idx));
+                }
+            }
+        }
+    };
+
+    for (o, n) in pieces(chunk, piece) {
+        for out in outs.iter_mut() {
+            out[..n].fill(0);
+        }
+        // phase A: gather the symbols of stripe r, ring order; step t sends to r+t, gets from r-t
+        if needed(r, r).is_some() {
+            read_symbol(&mut sbuf[..n], r, o, err);
+            absorb(&mut outs, &sbuf[..n], r);
+        }
+        let mut prev_from: Option<usize> = None;
+        let first_send = (r + 1) % p;
+        if p > 1 && needed(r, first_send).is_some() {
+            read_symbol(&mut sbuf[..n], first_send, o, err);
+        }
+        for t in 1..p {
+            let to = (r + t) % p;
+            let from = (r + p - t) % p;
+            let send = needed(r, to).is_some();
+            let recv = needed(from, r).is_some();
+            let next_to = (r + t + 1) % p;
+            let next_send = t + 1 < p && needed(r, next_to).is_some();
+            mpi::request::scope(|sc| {
+                let sreq = send.then(|| rs.comm.process_at_rank(to as i32).immediate_send_with_tag(sc, &sbuf[..n], TAG_DATA));
+                let rreq = recv
+                    .then(|| rs.comm.process_at_rank(from as i32).immediate_receive_into_with_tag(sc, &mut rbuf[..n], TAG_DATA));
+                if let Some(h) = prev_from.take() {
+                    absorb(&mut outs, &rprev[..n], h);
+                }
+                if next_send {
+                    read_symbol(&mut nbuf[..n], next_to, o, err);
+                }
+                if let Some(q) = sreq {
+                    q.wait();
+                }
+                if let Some(q) = rreq {
+                    q.wait();
+                }
+            });
+            if recv {
+                std::mem::swap(&mut rbuf, &mut rprev);
+                prev_from = Some(from);
+            }
+            if next_send {
+                std::mem::swap(&mut sbuf, &mut nbuf);
+            }
+        }
+        if let Some(h) = prev_from.take() {
+            absorb(&mut outs, &rprev[..n], h);
+        }
+        // phase B: every rank sends its outputs to the lost members
+        mpi::request::scope(|sc| {
+            let mut reqs = Vec::new();
+            if me_lost {
+                for (j, g) in gathered.iter_mut().enumerate() {
+                    if j != r {
+                        reqs.push(rs.comm.process_at_rank(j as i32).immediate_receive_into_with_tag(sc, &mut g[..n], TAG_DATA));
+                    }
+                }
+            }
+            for (u, &x) in lost.iter().enumerate() {
+                if x != r {
+                    reqs.push(rs.comm.process_at_rank(x as i32).immediate_send_with_tag(sc, &outs[u][..n], TAG_DATA));
+                }
+            }
+            for q in reqs {
+                q.wait();
+            }
+        });
+        if me_lost {
+            let t = target.expect("lost member has a target");
+            let u_me = lost.iter().position(|&x| x == r).expect("in lost");
+            gathered[r][..n].copy_from_slice(&outs[u_me][..n]);
+            for (j, g) in gathered.iter().enumerate() {
+                match role(p, k, r, j) {
+                    ChunkRole::Data { chunk: idx } => {
+                        let off = idx as u64 * chunk + o;
+                        write_lf(t.lf.as_ref(), off, &g[..n], err);
+                        let real = t.lf.as_ref().map_or(0, |lf| lf.len().saturating_sub(off).min(n as u64) as usize);
+                        data_crcs[idx] = crc32c::crc32c_append(data_crcs[idx], &g[..real]);
+                    }
+                    ChunkRole::Checksum { row } => {
+                        write_file(t.out.as_ref(), &t.tmp, t.hlen + row as u64 * chunk + o, &g[..n], err);
+                        cks_crcs[row] = crc32c::crc32c_append(cks_crcs[row], &g[..n]);
+                    }
+                }
+            }
+        }
+    }
+    (data_crcs, cks_crcs)
+}

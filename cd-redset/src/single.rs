@@ -1,0 +1,23 @@
+//! SINGLE: metadata only (redset's `redset_apply_single`).
+//!
+//! The redundancy file holds just the header: `RANK = 0` and `DESC/0` with the rank's file
+//! list (and, ours, the CRC32C of its data). Nothing can be rebuilt, but a recover still says
+//! exactly which files are missing or damaged.
+
+use crate::dataset::{ChunkCrcs, RankFiles};
+use crate::descriptor::Redset;
+use crate::error::Result;
+use crate::header::{self, HeaderSpec};
+
+/// SINGLE `apply` (local: the set is this rank alone).
+pub(crate) fn apply(rs: &Redset, rf: &RankFiles, prefix: &str) -> Result<()> {
+    let mut rf = rf.clone();
+    let chunk = rs.opts.crc_chunk;
+    let count = rf.total().div_ceil(chunk) as usize;
+    let lf = rf.open_read()?;
+    let mut buf = vec![0u8; rs.opts.piece_size.min(8 << 20)];
+    rf.crc = Some(ChunkCrcs::compute(&lf, chunk, count, &mut buf)?);
+    let spec = HeaderSpec { rank: 0, descs: vec![(0, rf.to_kvtree(Some(&rs.to_kvtree())))], ..Default::default() };
+    let path = header::redundancy_file(prefix, &rs.info);
+    spec.to_kvtree().write_file(&path, rs.opts.fsync)
+}

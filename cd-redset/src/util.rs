@@ -1,0 +1,81 @@
+//! Small file helpers shared by the schemes.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// Writes `bytes` to `path` through a temporary file and a rename, so that a reader never
+/// sees a half-written file and a failed write leaves the old file untouched.
+pub(crate) fn write_file_atomic(path: &Path, bytes: &[u8], fsync: bool) -> Result<()> {
+    let tmp = tmp_name(path);
+    let mut f = File::create(&tmp).map_err(|e| Error::io("create", &tmp, e))?;
+    f.write_all(bytes).map_err(|e| Error::io("write", &tmp, e))?;
+    if fsync {
+        f.sync_all().map_err(|e| Error::io("fsync", &tmp, e))?;
+    }
+    drop(f);
+    std::fs::rename(&tmp, path).map_err(|e| Error::io("rename", path, e))
+}
+
+/// The temporary name used while `path` is being written.
+pub(crate) fn tmp_name(path: &Path) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(".tmp");
+    PathBuf::from(s)
+}
+
+/// Creates (truncating) a file for writing.
+pub(crate) fn create_rw(path: &Path) -> Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)
+        .map_err(|e| Error::io("create", path, e))
+}
+
+/// Opens a file read-only.
+pub(crate) fn open_ro(path: &Path) -> Result<File> {
+    File::open(path).map_err(|e| Error::io("open", path, e))
+}
+
+/// Reads exactly `buf.len()` bytes at `off`; a short file is an error.
+pub(crate) fn read_exact_at(f: &File, path: &Path, buf: &mut [u8], off: u64) -> Result<()> {
+    f.read_exact_at(buf, off).map_err(|e| Error::io("read", path, e))
+}
+
+/// Writes all of `buf` at `off`.
+pub(crate) fn write_all_at(f: &File, path: &Path, buf: &[u8], off: u64) -> Result<()> {
+    f.write_all_at(buf, off).map_err(|e| Error::io("write", path, e))
+}
+
+/// Host name of this machine (the default failure group).
+pub(crate) fn hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: `buf` is valid for writes of `buf.len()` bytes; gethostname writes at most that
+    // many bytes and we NUL-terminate defensively below.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len() - 1) };
+    if rc != 0 {
+        return "localhost".to_owned();
+    }
+    let n = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..n]).into_owned()
+}
+
+/// Formats a CRC as the fixed-width hex string we store in headers (always 8 digits, so a
+/// header's size does not depend on the CRC values it holds).
+pub(crate) fn crc_hex(crc: u32) -> String {
+    format!("{crc:08x}")
+}
+
+/// Parses a CRC written by [`crc_hex`].
+pub(crate) fn parse_crc_hex(s: &str) -> Option<u32> {
+    if s.len() != 8 {
+        return None;
+    }
+    u32::from_str_radix(s, 16).ok()
+}
