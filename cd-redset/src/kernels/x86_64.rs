@@ -50,6 +50,13 @@ unsafe impl Vector for __m128i {
         // SAFETY: SSE2 is always present on x86_64.
         unsafe { _mm_xor_si128(self, other) }
     }
+
+    #[inline(always)]
+    unsafe fn prefetch(p: *const u8) {
+        // SAFETY: `prefetcht0` is SSE, baseline on x86_64; it never faults,
+        // whatever the address.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(p.cast()) }
+    }
 }
 
 // SAFETY: `#[inline(always)]`, no `#[target_feature]`; `lookup` is `pshufb`,
@@ -104,6 +111,13 @@ unsafe impl Vector for __m256i {
     unsafe fn xor(self, other: Self) -> Self {
         // SAFETY: the caller guarantees AVX2.
         unsafe { _mm256_xor_si256(self, other) }
+    }
+
+    #[inline(always)]
+    unsafe fn prefetch(p: *const u8) {
+        // SAFETY: `prefetcht0` is SSE, baseline on x86_64; it never faults,
+        // whatever the address.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(p.cast()) }
     }
 }
 
