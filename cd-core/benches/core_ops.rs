@@ -1,1 +1,2 @@
+//! Benchmarks of cd-core (written next).
 fn main() {}

@@ -719,3 +719,28 @@ pub fn cd_files(cd: impl Into<CdRef>) -> Result<Vec<(i32, i64)>> {
     let state = node.lock_live()?;
     Ok(state.files.iter().map(|(&fd, &off)| (fd, off)).collect())
 }
+
+/// The bytes a CD saved in its store for `address .. address + length`.
+///
+/// Every byte must be held by a COPY entry of this CD (parent and regen entries save nothing).
+/// This shows a CD's contents — the "CD contents" rows of the spec's tables — without
+/// restoring it.
+pub fn cd_saved_bytes(cd: impl Into<CdRef>, address: usize, length: usize) -> Result<Vec<u8>> {
+    callback::check()?;
+    let (start, end) = validate_specs(&[AddrSpec::new(
+        address,
+        length,
+        Access::ReadOnly,
+        Scope::Global,
+    )])?[0];
+    let node = handle::resolve(cd.into())?;
+    let state = node.lock_live()?;
+    if let Some(&(address, end)) = state.data.gaps(start, end).first() {
+        return Err(CdError::RangeNotFound { address, end });
+    }
+    let mut bytes = Vec::with_capacity(length);
+    for (s, e, segment) in state.data.overlapping(start, end) {
+        bytes.extend_from_slice(segment.bytes(e - s));
+    }
+    Ok(bytes)
+}

@@ -73,9 +73,9 @@ mod types;
 
 pub use api::{
     add_file_to_cd, add_mpi_log_to_cd, add_to_cd_via_copy, add_to_cd_via_parent,
-    add_to_cd_via_regen, advance_cd_point_in_time, cd_entries, cd_files, cd_info, commit_cd,
-    create_cd, delete_file_from_cd, delete_from_cd, delete_mpi_log_from_cd, get_mpi_log_from_cd,
-    rank, set_rank, AdvanceReport, CdInfo, EntryInfo,
+    add_to_cd_via_regen, advance_cd_point_in_time, cd_entries, cd_files, cd_info, cd_saved_bytes,
+    commit_cd, create_cd, delete_file_from_cd, delete_from_cd, delete_mpi_log_from_cd,
+    get_mpi_log_from_cd, rank, set_rank, AdvanceReport, CdInfo, EntryInfo,
 };
 pub use domain::{Domain, Key};
 pub use error::{CdError, Fate, Result};

@@ -3,6 +3,9 @@
 use crate::types::AddrSpec;
 use std::sync::Arc;
 
+/// The shared body of a regen function.
+type RegenFn = Arc<dyn Fn(&[AddrSpec]) -> i32 + Send + Sync>;
+
 /// A function that regenerates application memory for the ranges it is given.
 ///
 /// It returns 0 on success, as the spec's `int (*regen)(struct cd_addrspec[], int)` does. The
@@ -14,13 +17,13 @@ use std::sync::Arc;
 #[derive(Clone)]
 pub struct Regen {
     id: usize,
-    f: Arc<dyn Fn(&[AddrSpec]) -> i32 + Send + Sync>,
+    f: RegenFn,
 }
 
 impl Regen {
     /// A regen function identified by itself (clones share the identity).
     pub fn new(f: impl Fn(&[AddrSpec]) -> i32 + Send + Sync + 'static) -> Regen {
-        let f: Arc<dyn Fn(&[AddrSpec]) -> i32 + Send + Sync> = Arc::new(f);
+        let f: RegenFn = Arc::new(f);
         Regen {
             id: Arc::as_ptr(&f) as *const () as usize,
             f,

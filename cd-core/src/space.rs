@@ -119,19 +119,12 @@ pub(crate) fn space_of(start: usize, end: usize) -> Result<SpaceId> {
         return Ok(HOST);
     }
     let spaces = read();
-    let mut found: Option<SpaceId> = None;
-    let mut covered = 0;
-    for (s, e, Region(space)) in spaces.regions.overlapping(start, end) {
-        if found.is_some_and(|f| f != space) {
-            return Err(straddle(start, end));
-        }
-        found = Some(space);
-        covered += e - s;
-    }
-    match found {
-        None => Ok(HOST),
-        Some(space) if covered == end - start => Ok(space),
-        Some(_) => Err(straddle(start, end)),
+    let mut pieces = spaces.regions.overlapping(start, end);
+    match (pieces.next(), pieces.next()) {
+        (None, _) => Ok(HOST),
+        // One region must hold the whole range: a device copy cannot span two allocations.
+        (Some((s, e, Region(space))), None) if s == start && e == end => Ok(space),
+        _ => Err(straddle(start, end)),
     }
 }
 

@@ -1,0 +1,19 @@
+//! cd-core's integration tests, in one binary.
+
+/// Helpers shared by the tests: application memory, names, specs.
+mod util;
+
+/// Atomicity of add and advance, proven with the fault-injection hook.
+mod atomicity;
+/// Device memory through registered copy functions (a simulated device arena).
+mod device;
+/// The typed `Domain` layer.
+mod domain;
+/// Random operation sequences against a byte-per-slot reference model of the spec.
+mod model;
+/// Every rule of DESIGN.md's "Semantics to get exactly right", one test each, plus misuse.
+mod rules;
+/// The spec's use cases, with the values of their tables.
+mod spec_use_cases;
+/// Threads: concurrent adds, sibling CDs, misuse detection, a stress test.
+mod threads;
