@@ -517,7 +517,7 @@ fn simple_api_use_example() {
             rng ^= rng << 13;
             rng ^= rng >> 7;
             rng ^= rng << 17;
-            error = rng % 17 == 0;
+            error = rng.is_multiple_of(17);
             if error {
                 faults += 1;
                 // SAFETY: as above.
