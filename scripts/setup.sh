@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Installs what building and testing containment needs on Debian, when missing. Idempotent.
+#   - MPICH (the primary MPI family) and Open MPI (the second), gfortran
+#   - libclang for rsmpi's bindgen
+#   - the MPI alternatives pinned to MPICH, or Open MPI takes over mpicc/mpirun
+# Sourced by scripts/test.sh and scripts/demo.sh; safe to run on its own.
+set -euo pipefail
+
+packages=(build-essential pkg-config mpich libmpich-dev gfortran libclang1-14 libclang-common-14-dev
+          openmpi-bin libopenmpi-dev valgrind)
+
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then "$@"
+    elif command -v sudo >/dev/null; then sudo "$@"
+    else echo "setup: need root (or sudo) to run: $*" >&2; exit 1
+    fi
+}
+
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "setup: installing ${missing[*]}"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# Pin MPICH as the default MPI (installing Open MPI may have switched the alternatives).
+pin() {
+    local name=$1 path=$2
+    if update-alternatives --query "$name" >/dev/null 2>&1 && [ -e "$path" ]; then
+        [ "$(update-alternatives --query "$name" | awk '/^Value:/ {print $2}')" = "$path" ] ||
+            as_root update-alternatives --set "$name" "$path" >/dev/null
+    fi
+}
+pin mpi /usr/bin/mpicc.mpich
+pin mpirun /usr/bin/mpirun.mpich
+pin mpi-x86_64-linux-gnu /usr/include/x86_64-linux-gnu/mpich
+
+if ! command -v cargo >/dev/null; then
+    [ -x "$HOME/.cargo/bin/cargo" ] || {
+        echo "setup: installing Rust with rustup"
+        curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal -c rustfmt,clippy
+    }
+    export PATH="$HOME/.cargo/bin:$PATH"
+fi
