@@ -40,7 +40,7 @@ impl SimulatedGpu {
         let off = address
             .checked_sub(self.base)
             .ok_or("address below device memory")?;
-        if off % 4 != 0 || len % 4 != 0 || off + len > STATE_WORDS * 4 {
+        if !off.is_multiple_of(4) || !len.is_multiple_of(4) || off + len > STATE_WORDS * 4 {
             return Err(format!("bad device range {address:#x}+{len}"));
         }
         Ok(off / 4)
