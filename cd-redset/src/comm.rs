@@ -114,6 +114,10 @@ pub(crate) fn agree<C: Communicator, T>(comm: &C, local: Result<T>) -> Result<T>
     comm.process_at_rank(first).broadcast_into(&mut msg[..]);
     match local {
         Err(e) => Err(e),
-        Ok(_) => Err(Error::Remote { failed, first, message: String::from_utf8_lossy(&msg).into_owned() }),
+        Ok(_) => Err(Error::Remote {
+            failed,
+            first,
+            message: String::from_utf8_lossy(&msg).into_owned(),
+        }),
     }
 }

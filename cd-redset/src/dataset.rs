@@ -47,11 +47,19 @@ pub struct ChunkCrcs {
 impl ChunkCrcs {
     /// Placeholder with the right shape (all zero) for sizing a header before the CRCs exist.
     pub fn placeholder(chunk: u64, count: usize) -> Self {
-        ChunkCrcs { chunk, crcs: vec![0; count] }
+        ChunkCrcs {
+            chunk,
+            crcs: vec![0; count],
+        }
     }
 
     /// Computes the CRCs of `lf` by reading it sequentially.
-    pub fn compute(lf: &LogicalFile, chunk: u64, count: usize, buf: &mut [u8]) -> Result<ChunkCrcs> {
+    pub fn compute(
+        lf: &LogicalFile,
+        chunk: u64,
+        count: usize,
+        buf: &mut [u8],
+    ) -> Result<ChunkCrcs> {
         let mut crcs = Vec::with_capacity(count);
         for c in 0..count as u64 {
             crcs.push(crc_of_range(lf, c * chunk, chunk, buf)?);
@@ -71,7 +79,10 @@ impl ChunkCrcs {
         let chunk = t.require_u64("CHUNK", ctx)?;
         let count = t.require_u64("COUNT", ctx)? as usize;
         if count > t.len() {
-            return Err(Error::header(format!("{ctx}COUNT"), "more CRCs announced than present"));
+            return Err(Error::header(
+                format!("{ctx}COUNT"),
+                "more CRCs announced than present",
+            ));
         }
         let mut crcs = Vec::with_capacity(count);
         for i in 0..count {
@@ -116,12 +127,17 @@ impl RankFiles {
         for p in paths {
             let name = p
                 .to_str()
-                .ok_or_else(|| Error::InvalidArgument(format!("file name is not UTF-8: {}", p.display())))?
+                .ok_or_else(|| {
+                    Error::InvalidArgument(format!("file name is not UTF-8: {}", p.display()))
+                })?
                 .to_owned();
             if name.is_empty() {
                 return Err(Error::InvalidArgument("empty file name".into()));
             }
-            files.push(FileEntry { name, meta: FileMeta::stat(p)? });
+            files.push(FileEntry {
+                name,
+                meta: FileMeta::stat(p)?,
+            });
         }
         Ok(RankFiles { files, crc: None })
     }
@@ -133,7 +149,10 @@ impl RankFiles {
 
     /// Paths and sizes in order.
     pub fn paths(&self) -> Vec<(PathBuf, u64)> {
-        self.files.iter().map(|f| (PathBuf::from(&f.name), f.meta.size)).collect()
+        self.files
+            .iter()
+            .map(|f| (PathBuf::from(&f.name), f.meta.size))
+            .collect()
     }
 
     /// Opens the files for reading as one logical file.
@@ -159,7 +178,14 @@ impl RankFiles {
         for f in &self.files {
             match std::fs::metadata(&f.name) {
                 Ok(m) if m.len() == f.meta.size => {}
-                Ok(m) => return Err(format!("{}: size {} != recorded {}", f.name, m.len(), f.meta.size)),
+                Ok(m) => {
+                    return Err(format!(
+                        "{}: size {} != recorded {}",
+                        f.name,
+                        m.len(),
+                        f.meta.size
+                    ))
+                }
                 Err(e) => return Err(format!("{}: {e}", f.name)),
             }
         }
@@ -172,7 +198,8 @@ impl RankFiles {
         let Some(crc) = &self.crc else { return Ok(()) };
         let lf = self.open_read().map_err(|e| e.to_string())?;
         for (i, want) in crc.crcs.iter().enumerate() {
-            let got = crc_of_range(&lf, i as u64 * crc.chunk, crc.chunk, buf).map_err(|e| e.to_string())?;
+            let got = crc_of_range(&lf, i as u64 * crc.chunk, crc.chunk, buf)
+                .map_err(|e| e.to_string())?;
             if got != *want {
                 return Err(format!(
                     "CRC32C mismatch in chunk {i} (bytes {}..) of the logical file: {got:08x} != {want:08x}",
@@ -206,8 +233,11 @@ impl RankFiles {
     pub fn from_kvtree(t: &KvTree, ctx: &str) -> Result<RankFiles> {
         let n = t.require_u64("FILES", ctx)? as usize;
         let ft = t.get("FILE");
-        if n > 0 && ft.map_or(true, |f| f.len() < n) {
-            return Err(Error::header(format!("{ctx}FILE"), format!("fewer than FILES={n} entries")));
+        if n > 0 && !matches!(ft, Some(f) if f.len() >= n) {
+            return Err(Error::header(
+                format!("{ctx}FILE"),
+                format!("fewer than FILES={n} entries"),
+            ));
         }
         let mut files = Vec::with_capacity(n);
         for i in 0..n {
@@ -217,10 +247,18 @@ impl RankFiles {
                 .ok_or_else(|| Error::header(format!("{ctx}FILE/{k}"), "missing"))?;
             let (name, m) = match idx.iter().next() {
                 Some(e) if idx.len() == 1 => e,
-                _ => return Err(Error::header(format!("{ctx}FILE/{k}"), "expected exactly one file name")),
+                _ => {
+                    return Err(Error::header(
+                        format!("{ctx}FILE/{k}"),
+                        "expected exactly one file name",
+                    ))
+                }
             };
             let meta = FileMeta::decode(m, &format!("{ctx}FILE/{k}/{name}/"))?;
-            files.push(FileEntry { name: name.to_owned(), meta });
+            files.push(FileEntry {
+                name: name.to_owned(),
+                meta,
+            });
         }
         let crc = match t.get("CRC32C") {
             Some(c) => Some(ChunkCrcs::decode(c, &format!("{ctx}CRC32C/"))?),

@@ -89,6 +89,21 @@ impl Scheme {
         }
     }
 
+    /// Whether a set that lost the members flagged in `lost` can be rebuilt; if not, why.
+    pub fn can_rebuild(&self, lost: &[bool]) -> std::result::Result<(), String> {
+        let m = lost.iter().filter(|&&l| l).count();
+        match *self {
+            _ if m == 0 => Ok(()),
+            Scheme::Single => Err("SINGLE keeps no redundancy data".into()),
+            Scheme::Partner { replicas } => crate::partner::feasible(replicas as usize, lost),
+            Scheme::Xor | Scheme::Rs { .. } if m > self.tolerance() => Err(format!(
+                "{m} members lost, the scheme rebuilds at most {}",
+                self.tolerance()
+            )),
+            _ => Ok(()),
+        }
+    }
+
     fn check(&self, set_ranks: usize) -> std::result::Result<(), String> {
         match *self {
             Scheme::Single => Ok(()),
@@ -127,7 +142,12 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { piece_size: 4 << 20, fsync: true, verify: true, crc_chunk: 16 << 20 }
+        Options {
+            piece_size: 4 << 20,
+            fsync: true,
+            verify: true,
+            crc_chunk: 16 << 20,
+        }
     }
 }
 
@@ -175,13 +195,24 @@ impl SetInfo {
     /// Parses a persisted descriptor, checking that the fields are consistent.
     pub fn from_kvtree(t: &KvTree) -> Result<SetInfo> {
         let ctx = "DESC/";
-        let ty = t.get_val("TYPE").ok_or_else(|| Error::header("DESC/TYPE", "missing"))?;
+        let ty = t
+            .get_val("TYPE")
+            .ok_or_else(|| Error::header("DESC/TYPE", "missing"))?;
         let scheme = match ty.to_ascii_uppercase().as_str() {
             "SINGLE" => Scheme::Single,
             "XOR" => Scheme::Xor,
-            "PARTNER" => Scheme::Partner { replicas: t.require_u64("REPLICAS", ctx)? as u32 },
-            "RS" => Scheme::Rs { checksums: t.require_u64("CKSUM", ctx)? as u32 },
-            other => return Err(Error::header("DESC/TYPE", format!("unknown scheme {other:?}"))),
+            "PARTNER" => Scheme::Partner {
+                replicas: t.require_u64("REPLICAS", ctx)? as u32,
+            },
+            "RS" => Scheme::Rs {
+                checksums: t.require_u64("CKSUM", ctx)? as u32,
+            },
+            other => {
+                return Err(Error::header(
+                    "DESC/TYPE",
+                    format!("unknown scheme {other:?}"),
+                ))
+            }
         };
         let u = |k: &str| t.require_u64(k, ctx).map(|v| v as usize);
         let info = SetInfo {
@@ -193,18 +224,30 @@ impl SetInfo {
             rank: u("RANK")?,
             // WRANK/WRANKS were added in redset 0.2; older descriptors lack them
             wrank: t.get_u64("WRANK").map(|v| v as usize).unwrap_or(usize::MAX),
-            wranks: t.get_u64("WRANKS").map(|v| v as usize).unwrap_or(usize::MAX),
+            wranks: t
+                .get_u64("WRANKS")
+                .map(|v| v as usize)
+                .unwrap_or(usize::MAX),
         };
         if info.group >= info.groups || info.rank >= info.ranks || info.ranks == 0 {
-            return Err(Error::header("DESC", format!("inconsistent descriptor {info:?}")));
+            return Err(Error::header(
+                "DESC",
+                format!("inconsistent descriptor {info:?}"),
+            ));
         }
-        info.scheme.check(info.ranks).map_err(|r| Error::header("DESC", r))?;
+        info.scheme
+            .check(info.ranks)
+            .map_err(|r| Error::header("DESC", r))?;
         Ok(info)
     }
 
     /// The same set seen from member `r` with parent rank `wrank`.
     pub fn for_member(&self, r: usize, wrank: usize) -> SetInfo {
-        SetInfo { rank: r, wrank, ..self.clone() }
+        SetInfo {
+            rank: r,
+            wrank,
+            ..self.clone()
+        }
     }
 }
 
@@ -242,7 +285,11 @@ fn expand_group_template(raw: &str, rank: usize) -> String {
         let inner = &after[1..j];
         if inner == "rank" {
             out.push_str(&rank.to_string());
-        } else if let Some(d) = inner.strip_prefix("rank/").and_then(|d| d.parse::<usize>().ok()).filter(|&d| d > 0) {
+        } else if let Some(d) = inner
+            .strip_prefix("rank/")
+            .and_then(|d| d.parse::<usize>().ok())
+            .filter(|&d| d > 0)
+        {
             out.push_str(&(rank / d).to_string());
         } else {
             out.push_str(&after[..=j]);
@@ -258,10 +305,7 @@ fn expand_group_template(raw: &str, rank: usize) -> String {
 pub(crate) fn redset_group_id(rank: usize, ranks: usize, minsize: usize) -> usize {
     let groups = ranks / minsize;
     let remainder_ranks = ranks - groups * minsize;
-    let mut size = ranks;
-    if groups > 0 {
-        size = minsize + remainder_ranks / groups;
-    }
+    let size = remainder_ranks.checked_div(groups).map_or(ranks, |add| minsize + add);
     let remainder = ranks % size;
     let cutoff = remainder * (size + 1);
     if rank < cutoff {
@@ -273,7 +317,11 @@ pub(crate) fn redset_group_id(rank: usize, ranks: usize, minsize: usize) -> usiz
 
 /// Computes, for every parent rank, `(set id, position in set)` and the number of sets, from
 /// the failure-group names of all ranks. Pure function (unit-tested without MPI).
-pub(crate) fn compute_sets(scheme: Scheme, names: &[String], set_size: usize) -> (Vec<(usize, usize)>, usize) {
+pub(crate) fn compute_sets(
+    scheme: Scheme,
+    names: &[String],
+    set_size: usize,
+) -> (Vec<(usize, usize)>, usize) {
     let n = names.len();
     if scheme == Scheme::Single {
         return ((0..n).map(|r| (r, 0)).collect(), n);
@@ -310,7 +358,10 @@ pub(crate) fn compute_sets(scheme: Scheme, names: &[String], set_size: usize) ->
     let out = (0..n)
         .map(|i| {
             let leader = leader_of[&key_of[i]];
-            (leaders.binary_search(&leader).expect("leader listed"), pos_in[i])
+            (
+                leaders.binary_search(&leader).expect("leader listed"),
+                pos_in[i],
+            )
         })
         .collect();
     (out, leaders.len())
@@ -346,25 +397,44 @@ impl Redset {
             sizes[g] += 1;
         }
         if opts.piece_size == 0 || opts.piece_size > i32::MAX as usize || opts.crc_chunk == 0 {
-            return Err(Error::InvalidArgument("piece size must be in [1, 2^31) and crc_chunk positive".into()));
+            return Err(Error::InvalidArgument(
+                "piece size must be in [1, 2^31) and crc_chunk positive".into(),
+            ));
         }
         for (g, &s) in sizes.iter().enumerate() {
-            scheme.check(s).map_err(|r| Error::InvalidArgument(format!("set {g}: {r}")))?;
+            scheme
+                .check(s)
+                .map_err(|r| Error::InvalidArgument(format!("set {g}: {r}")))?;
         }
         let (group, rank) = sets[wrank];
-        let info = SetInfo { scheme, enabled: true, groups, group, ranks: sizes[group], rank, wrank, wranks };
+        let info = SetInfo {
+            scheme,
+            enabled: true,
+            groups,
+            group,
+            ranks: sizes[group],
+            rank,
+            wrank,
+            wranks,
+        };
         Self::from_info(parent, info, opts)
     }
 
     /// Builds the set communicator for `info` with `Comm_split(GROUP, RANK)` (collective).
-    pub(crate) fn from_info(parent: SimpleCommunicator, info: SetInfo, opts: Options) -> Result<Redset> {
+    pub(crate) fn from_info(
+        parent: SimpleCommunicator,
+        info: SetInfo,
+        opts: Options,
+    ) -> Result<Redset> {
         let comm = if info.scheme == Scheme::Single {
             // redset duplicates MPI_COMM_SELF; the split below gives the same one-rank group
             parent.split_by_color_with_key(Color::with_value(info.wrank as i32), 0)
         } else {
             parent.split_by_color_with_key(Color::with_value(info.group as i32), info.rank as i32)
         }
-        .ok_or_else(|| Error::InvalidArgument("communicator split returned no communicator".into()))?;
+        .ok_or_else(|| {
+            Error::InvalidArgument("communicator split returned no communicator".into())
+        })?;
         let ok = comm.size() as usize == info.ranks && comm.rank() as usize == info.rank;
         let ok = comm::all_true(&parent, ok);
         if !ok {
@@ -377,9 +447,17 @@ impl Redset {
                 comm.rank()
             )));
         }
-        let group_map: Vec<usize> =
-            comm::allgather_u64(&comm, info.wrank as u64).into_iter().map(|v| v as usize).collect();
-        Ok(Redset { info, parent, comm, group_map, opts })
+        let group_map: Vec<usize> = comm::allgather_u64(&comm, info.wrank as u64)
+            .into_iter()
+            .map(|v| v as usize)
+            .collect();
+        Ok(Redset {
+            info,
+            parent,
+            comm,
+            group_map,
+            opts,
+        })
     }
 
     /// The set-membership fields.
@@ -456,7 +534,10 @@ mod tests {
         assert_eq!(sets[1], (1, 0));
         assert_eq!(sets[7], (1, 3));
         for g in 0..groups {
-            let nodes: Vec<&String> = (0..8).filter(|&r| sets[r].0 == g).map(|r| &names[r]).collect();
+            let nodes: Vec<&String> = (0..8)
+                .filter(|&r| sets[r].0 == g)
+                .map(|r| &names[r])
+                .collect();
             let mut d = nodes.clone();
             d.sort();
             d.dedup();

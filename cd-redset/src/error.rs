@@ -69,11 +69,18 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 impl Error {
     /// Builds an [`Error::Io`].
     pub(crate) fn io(op: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
-        Error::Io { op, path: path.into(), source }
+        Error::Io {
+            op,
+            path: path.into(),
+            source,
+        }
     }
 
     /// Builds an [`Error::Header`].
     pub(crate) fn header(field: impl Into<String>, reason: impl Into<String>) -> Self {
-        Error::Header { field: field.into(), reason: reason.into() }
+        Error::Header {
+            field: field.into(),
+            reason: reason.into(),
+        }
     }
 }

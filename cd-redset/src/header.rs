@@ -76,7 +76,11 @@ pub fn parse_redundancy_name(name: &str) -> Option<ParsedName> {
     if !matches!(tag, "single" | "partner" | "xor" | "rs") {
         return None;
     }
-    let digits = head.chars().rev().take_while(|c| c.is_ascii_digit()).count();
+    let digits = head
+        .chars()
+        .rev()
+        .take_while(|c| c.is_ascii_digit())
+        .count();
     if digits == 0 {
         return None;
     }
@@ -150,10 +154,15 @@ pub(crate) fn header_rank_files(h: &KvTree, r: usize) -> Result<Option<RankFiles
 
 /// The payload CRCs of a header (empty if it has none, e.g. one written by redset).
 pub(crate) fn payload_crcs(h: &KvTree) -> Result<Vec<u32>> {
-    let Some(p) = h.get("PAYLOAD_CRC32C") else { return Ok(Vec::new()) };
+    let Some(p) = h.get("PAYLOAD_CRC32C") else {
+        return Ok(Vec::new());
+    };
     let n = p.require_u64("COUNT", "PAYLOAD_CRC32C/")? as usize;
     if n > p.len() {
-        return Err(Error::header("PAYLOAD_CRC32C/COUNT", "more CRCs announced than present"));
+        return Err(Error::header(
+            "PAYLOAD_CRC32C/COUNT",
+            "more CRCs announced than present",
+        ));
     }
     (0..n)
         .map(|i| {
@@ -182,15 +191,30 @@ impl RedFile {
     /// Opens `path` and parses its header.
     pub fn open(path: &Path) -> Result<RedFile> {
         let file = File::open(path).map_err(|e| Error::io("open", path, e))?;
-        let file_len = file.metadata().map_err(|e| Error::io("stat", path, e))?.len();
+        let file_len = file
+            .metadata()
+            .map_err(|e| Error::io("stat", path, e))?
+            .len();
         let mut r = BufReader::new(&file);
-        let (header, n) = KvTree::read_from(&mut r).map_err(|e| crate::kvtree::with_path(e, path))?;
-        Ok(RedFile { path: path.to_owned(), header, header_len: n as u64, file_len, file })
+        let (header, n) =
+            KvTree::read_from(&mut r).map_err(|e| crate::kvtree::with_path(e, path))?;
+        Ok(RedFile {
+            path: path.to_owned(),
+            header,
+            header_len: n as u64,
+            file_len,
+            file,
+        })
     }
 
     /// Checks that the payload has the expected block lengths and, if `verify`, that each block
     /// matches its recorded CRC32C. Returns a reason on failure.
-    pub fn check_payload(&self, blocks: &[u64], verify: bool, buf: &mut [u8]) -> std::result::Result<(), String> {
+    pub fn check_payload(
+        &self,
+        blocks: &[u64],
+        verify: bool,
+        buf: &mut [u8],
+    ) -> std::result::Result<(), String> {
         let total: u64 = blocks.iter().sum();
         if self.file_len != self.header_len + total {
             return Err(format!(
@@ -202,12 +226,18 @@ impl RedFile {
         if !verify {
             return Ok(());
         }
-        let crcs = payload_crcs(&self.header).map_err(|e| format!("{}: {e}", self.path.display()))?;
+        let crcs =
+            payload_crcs(&self.header).map_err(|e| format!("{}: {e}", self.path.display()))?;
         if crcs.is_empty() {
             return Ok(()); // written by redset: nothing to check
         }
         if crcs.len() != blocks.len() {
-            return Err(format!("{}: {} payload CRCs for {} blocks", self.path.display(), crcs.len(), blocks.len()));
+            return Err(format!(
+                "{}: {} payload CRCs for {} blocks",
+                self.path.display(),
+                crcs.len(),
+                blocks.len()
+            ));
         }
         let mut off = self.header_len;
         for (i, (&len, &want)) in blocks.iter().zip(&crcs).enumerate() {
@@ -241,6 +271,17 @@ pub(crate) fn descriptor_tree(entries: &[(usize, KvTree)]) -> KvTree {
     t
 }
 
+/// Checks a redundancy file's payload (lengths and CRC32C) given its block lengths; used by the
+/// command-line tool.
+pub fn check_payload_file(
+    path: &Path,
+    blocks: &[u64],
+    buf: &mut [u8],
+) -> std::result::Result<(), String> {
+    let f = RedFile::open(path).map_err(|e| e.to_string())?;
+    f.check_payload(blocks, true, buf)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -259,8 +300,14 @@ mod tests {
             wranks: 8,
         };
         let f = redundancy_file("/tmp/x/ckpt.", &info);
-        assert_eq!(f, PathBuf::from("/tmp/x/ckpt.7.xor.grp_2_of_2.mem_4_of_4.redset"));
-        assert_eq!(descriptor_file("/tmp/x/ckpt.", 7), PathBuf::from("/tmp/x/ckpt.7.redset"));
+        assert_eq!(
+            f,
+            PathBuf::from("/tmp/x/ckpt.7.xor.grp_2_of_2.mem_4_of_4.redset")
+        );
+        assert_eq!(
+            descriptor_file("/tmp/x/ckpt.", 7),
+            PathBuf::from("/tmp/x/ckpt.7.redset")
+        );
         let p = parse_redundancy_name("ckpt.7.xor.grp_2_of_2.mem_4_of_4.redset").unwrap();
         assert_eq!(
             p,

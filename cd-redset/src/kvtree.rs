@@ -140,8 +140,9 @@ impl KvTree {
 
     /// Like [`KvTree::get_u64`] but an error naming the field when absent or malformed.
     pub fn require_u64(&self, key: &str, ctx: &str) -> Result<u64> {
-        self.get_u64(key)
-            .ok_or_else(|| Error::header(format!("{ctx}{key}"), "missing or not an unsigned integer"))
+        self.get_u64(key).ok_or_else(|| {
+            Error::header(format!("{ctx}{key}"), "missing or not an unsigned integer")
+        })
     }
 
     /// Like [`KvTree::get_i64`] but an error naming the field when absent or malformed.
@@ -171,7 +172,11 @@ impl KvTree {
 
     /// Number of bytes [`KvTree::pack`] appends.
     pub fn pack_size(&self) -> usize {
-        4 + self.map.iter().map(|(k, v)| k.len() + 1 + v.pack_size()).sum::<usize>()
+        4 + self
+            .map
+            .iter()
+            .map(|(k, v)| k.len() + 1 + v.pack_size())
+            .sum::<usize>()
     }
 
     /// Appends the packed form (count, then key + NUL + child per element) to `out`.
@@ -251,11 +256,17 @@ impl KvTree {
     /// redundancy file does); returns the tree and the persisted length.
     pub fn from_file_bytes(buf: &[u8]) -> Result<(KvTree, usize)> {
         if buf.len() < HEADER_SIZE {
-            return Err(kv_err(format!("{} bytes, shorter than the 20-byte header", buf.len())));
+            return Err(kv_err(format!(
+                "{} bytes, shorter than the 20-byte header",
+                buf.len()
+            )));
         }
         let filesize = parse_fixed_header(&buf[..HEADER_SIZE])?;
         if filesize > buf.len() as u64 {
-            return Err(kv_err(format!("truncated: header says {filesize} bytes, have {}", buf.len())));
+            return Err(kv_err(format!(
+                "truncated: header says {filesize} bytes, have {}",
+                buf.len()
+            )));
         }
         let filesize = filesize as usize;
         let t = parse_body(&buf[..filesize])?;
@@ -276,7 +287,10 @@ impl KvTree {
             .read_to_end(&mut buf)
             .map_err(|e| kv_err(format!("read failed: {e}")))?;
         if (got as u64) < rest {
-            return Err(kv_err(format!("truncated: header says {filesize} bytes, file has {}", buf.len())));
+            return Err(kv_err(format!(
+                "truncated: header says {filesize} bytes, file has {}",
+                buf.len()
+            )));
         }
         let t = parse_body(&buf)?;
         Ok((t, buf.len()))
@@ -292,7 +306,9 @@ impl KvTree {
     pub fn read_file(path: &Path) -> Result<KvTree> {
         let f = std::fs::File::open(path).map_err(|e| Error::io("open", path, e))?;
         let mut r = std::io::BufReader::new(f);
-        KvTree::read_from(&mut r).map(|(t, _)| t).map_err(|e| with_path(e, path))
+        KvTree::read_from(&mut r)
+            .map(|(t, _)| t)
+            .map_err(|e| with_path(e, path))
     }
 
     /// Text form in the style of `kvtree_print_mode(.., KVTREE_PRINT_KEYVAL)` as the redset
@@ -325,7 +341,10 @@ fn kv_err(reason: String) -> Error {
 /// Attaches a path to a kvtree error that lacks one.
 pub(crate) fn with_path(e: Error, path: &Path) -> Error {
     match e {
-        Error::KvTree { path: None, reason } => Error::KvTree { path: Some(path.to_owned()), reason },
+        Error::KvTree { path: None, reason } => Error::KvTree {
+            path: Some(path.to_owned()),
+            reason,
+        },
         other => other,
     }
 }
@@ -342,7 +361,11 @@ fn read_full<R: Read>(r: &mut R, buf: &mut [u8]) -> Result<()> {
     let mut n = 0;
     while n < buf.len() {
         match r.read(&mut buf[n..]) {
-            Ok(0) => return Err(kv_err(format!("truncated: {n} bytes, shorter than the 20-byte header"))),
+            Ok(0) => {
+                return Err(kv_err(format!(
+                    "truncated: {n} bytes, shorter than the 20-byte header"
+                )))
+            }
             Ok(k) => n += k,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(kv_err(format!("read failed: {e}"))),
@@ -359,14 +382,20 @@ fn parse_fixed_header(h: &[u8]) -> Result<u64> {
     let filesize = u64::from_be_bytes(h[8..16].try_into().expect("8"));
     let flags = u32::from_be_bytes(h[16..20].try_into().expect("4"));
     if magic != MAGIC {
-        return Err(kv_err(format!("bad magic {magic:#010x}, expected {MAGIC:#010x}")));
+        return Err(kv_err(format!(
+            "bad magic {magic:#010x}, expected {MAGIC:#010x}"
+        )));
     }
     if ftype != FILE_TYPE_HASH || version != FILE_VERSION_HASH_1 {
-        return Err(kv_err(format!("unsupported file type {ftype} version {version}")));
+        return Err(kv_err(format!(
+            "unsupported file type {ftype} version {version}"
+        )));
     }
     let min = HEADER_SIZE as u64 + 4 + if flags & FLAG_CRC32 != 0 { 4 } else { 0 };
     if filesize < min {
-        return Err(kv_err(format!("file size field {filesize} is smaller than {min}")));
+        return Err(kv_err(format!(
+            "file size field {filesize} is smaller than {min}"
+        )));
     }
     Ok(filesize)
 }
@@ -379,7 +408,9 @@ fn parse_body(buf: &[u8]) -> Result<KvTree> {
         let stored = u32::from_be_bytes(buf[n..].try_into().expect("4"));
         let crc = crc32fast::hash(&buf[..n]);
         if crc != stored {
-            return Err(kv_err(format!("CRC32 mismatch: stored {stored:#010x}, computed {crc:#010x}")));
+            return Err(kv_err(format!(
+                "CRC32 mismatch: stored {stored:#010x}, computed {crc:#010x}"
+            )));
         }
         n
     } else {
@@ -388,7 +419,10 @@ fn parse_body(buf: &[u8]) -> Result<KvTree> {
     let body = &buf[HEADER_SIZE..end];
     let (t, used) = KvTree::unpack(body)?;
     if used != body.len() {
-        return Err(kv_err(format!("{} trailing bytes after the tree", body.len() - used)));
+        return Err(kv_err(format!(
+            "{} trailing bytes after the tree",
+            body.len() - used
+        )));
     }
     Ok(t)
 }

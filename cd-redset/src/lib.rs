@@ -78,6 +78,7 @@ pub mod kvtree;
 pub mod logical_file;
 pub mod meta;
 mod parity;
+pub use parity::serial_payloads;
 mod partner;
 mod pipeline;
 mod recover;
@@ -120,7 +121,8 @@ impl Redset {
     /// On error every rank returns an error; files of a previous `apply` with the same prefix
     /// may then have been replaced or removed.
     pub fn apply<P: AsRef<Path>>(&self, files: &[P], prefix: &str) -> Result<()> {
-        let span = tracing::info_span!("redset_apply", scheme = self.info.scheme.type_str(), prefix);
+        let span =
+            tracing::info_span!("redset_apply", scheme = self.info.scheme.type_str(), prefix);
         let _g = span.enter();
         let paths: Vec<PathBuf> = files.iter().map(|p| p.as_ref().to_owned()).collect();
         let rf = comm::agree(&self.parent, RankFiles::stat(&paths))?;
@@ -150,7 +152,10 @@ impl Redset {
 
     fn write_descriptor_file(&self, prefix: &str) -> Result<()> {
         let t = header::descriptor_tree(&self.descriptor_entries());
-        t.write_file(&header::descriptor_file(prefix, self.info.wrank), self.opts.fsync)
+        t.write_file(
+            &header::descriptor_file(prefix, self.info.wrank),
+            self.opts.fsync,
+        )
     }
 
     /// Re-creates the descriptor stored under `prefix` and rebuilds every rank's missing or
@@ -159,7 +164,11 @@ impl Redset {
     ///
     /// Returns an error on every rank, without writing any file, when some set lost more than
     /// its scheme can rebuild or when a rank's descriptor is lost everywhere.
-    pub fn recover<C: Communicator>(comm: &C, prefix: &str, opts: Options) -> Result<(Redset, RecoverReport)> {
+    pub fn recover<C: Communicator>(
+        comm: &C,
+        prefix: &str,
+        opts: Options,
+    ) -> Result<(Redset, RecoverReport)> {
         let span = tracing::info_span!("redset_recover", prefix);
         let _g = span.enter();
         let parent = comm.duplicate();
@@ -173,7 +182,9 @@ impl Redset {
         let mut out = vec![Vec::new(); size];
         if let Some(t) = &own_tree {
             for (key, entry) in t.iter() {
-                let (Ok(dest), Some(desc)) = (key.parse::<usize>(), entry.get("DESC")) else { continue };
+                let (Ok(dest), Some(desc)) = (key.parse::<usize>(), entry.get("DESC")) else {
+                    continue;
+                };
                 if dest < size {
                     desc.pack(&mut out[dest]);
                 }
@@ -184,7 +195,9 @@ impl Redset {
         for b in &incoming {
             let mut rest = &b[..];
             while !rest.is_empty() {
-                let Ok((t, used)) = KvTree::unpack(rest) else { break };
+                let Ok((t, used)) = KvTree::unpack(rest) else {
+                    break;
+                };
                 rest = &rest[used..];
                 if let Ok(info) = SetInfo::from_kvtree(&t) {
                     if (info.wrank == w || info.wrank == usize::MAX) && found.is_none() {
@@ -193,12 +206,16 @@ impl Redset {
                 }
             }
         }
-        report.descriptor_rebuilt = !own_tree
+        let own_ok = own_tree
             .as_ref()
             .and_then(|t| t.get_path(&[&w.to_string(), "DESC"]))
             .is_some_and(|d| SetInfo::from_kvtree(d).is_ok());
+        report.descriptor_rebuilt = !own_ok;
         let local = found.ok_or_else(|| {
-            Error::Unrecoverable(format!("descriptor of rank {w} is lost ({} and its copies)", own_path.display()))
+            Error::Unrecoverable(format!(
+                "descriptor of rank {w} is lost ({} and its copies)",
+                own_path.display()
+            ))
         });
         let mut info = comm::agree(&parent, local)?;
         info.wrank = w;
@@ -238,7 +255,11 @@ impl Redset {
         drop(sv);
 
         // 4. rewrite a lost descriptor file
-        let res = if report.descriptor_rebuilt { rs.write_descriptor_file(prefix) } else { Ok(()) };
+        let res = if report.descriptor_rebuilt {
+            rs.write_descriptor_file(prefix)
+        } else {
+            Ok(())
+        };
         comm::agree(&rs.parent, res)?;
         Ok((rs, report))
     }
@@ -250,7 +271,12 @@ impl Redset {
         }
         let describe = || {
             lost.iter()
-                .map(|&x| format!("group rank {x} (parent rank {}): {}", self.group_map[x], sv.reasons[x]))
+                .map(|&x| {
+                    format!(
+                        "group rank {x} (parent rank {}): {}",
+                        self.group_map[x], sv.reasons[x]
+                    )
+                })
                 .collect::<Vec<_>>()
                 .join("; ")
         };
@@ -277,7 +303,9 @@ impl Redset {
             }
         };
         let verdict = verdict.and_then(|()| match lost.iter().find(|&&x| sv.files[x].is_none()) {
-            Some(x) => Err(format!("the file list of group rank {x} survives in no header")),
+            Some(x) => Err(format!(
+                "the file list of group rank {x} survives in no header"
+            )),
             None => Ok(()),
         });
         verdict.map_err(|why| Error::Unrecoverable(format!("{head}, {why}: {}", describe())))
@@ -301,7 +329,10 @@ impl Redset {
     /// The files [`Redset::apply`] writes on this rank: descriptor file and redundancy file
     /// (redset's `redset_filelist_enc_get`).
     pub fn redundancy_files(&self, prefix: &str) -> Vec<PathBuf> {
-        vec![header::descriptor_file(prefix, self.info.wrank), header::redundancy_file(prefix, &self.info)]
+        vec![
+            header::descriptor_file(prefix, self.info.wrank),
+            header::redundancy_file(prefix, &self.info),
+        ]
     }
 
     /// The files this rank protected in the dataset under `prefix`, from its redundancy file
@@ -329,5 +360,8 @@ pub fn dataset_files_of(redundancy_files: &[PathBuf]) -> Result<Vec<PathBuf>> {
             }
         }
     }
-    Ok(by_rank.values().flat_map(|rf| rf.files.iter().map(|e| PathBuf::from(&e.name))).collect())
+    Ok(by_rank
+        .values()
+        .flat_map(|rf| rf.files.iter().map(|e| PathBuf::from(&e.name)))
+        .collect())
 }

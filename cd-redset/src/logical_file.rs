@@ -28,7 +28,7 @@ impl LogicalFile {
     /// Opens existing files for reading; `sizes` are the recorded sizes (each file must be at
     /// least that long).
     pub fn open_read(files: &[(PathBuf, u64)]) -> Result<LogicalFile> {
-        Self::build(files, |p| util::open_ro(p))
+        Self::build(files, util::open_ro)
     }
 
     /// Creates (truncates) the files for writing and gives each its final length, so that
@@ -37,30 +37,44 @@ impl LogicalFile {
         Self::build(files, |p| {
             if let Some(dir) = p.parent() {
                 if !dir.as_os_str().is_empty() {
-                    std::fs::create_dir_all(dir).map_err(|e| Error::io("create directory", dir, e))?;
+                    std::fs::create_dir_all(dir)
+                        .map_err(|e| Error::io("create directory", dir, e))?;
                 }
             }
             util::create_rw(p)
         })
         .and_then(|lf| {
             for part in &lf.parts {
-                part.file.set_len(part.size).map_err(|e| Error::io("truncate", &part.path, e))?;
+                part.file
+                    .set_len(part.size)
+                    .map_err(|e| Error::io("truncate", &part.path, e))?;
             }
             Ok(lf)
         })
     }
 
-    fn build(files: &[(PathBuf, u64)], open: impl Fn(&Path) -> Result<File>) -> Result<LogicalFile> {
+    fn build(
+        files: &[(PathBuf, u64)],
+        open: impl Fn(&Path) -> Result<File>,
+    ) -> Result<LogicalFile> {
         let mut parts = Vec::with_capacity(files.len());
         let mut start = 0u64;
         for (path, size) in files {
             let file = open(path)?;
-            parts.push(Part { path: path.clone(), file, start, size: *size });
+            parts.push(Part {
+                path: path.clone(),
+                file,
+                start,
+                size: *size,
+            });
             start = start
                 .checked_add(*size)
                 .ok_or_else(|| Error::InvalidArgument("total file size overflows u64".into()))?;
         }
-        Ok(LogicalFile { parts, total: start })
+        Ok(LogicalFile {
+            parts,
+            total: start,
+        })
     }
 
     /// Total bytes of real data.
@@ -124,7 +138,9 @@ impl LogicalFile {
     /// Flushes every file to stable storage.
     pub fn sync(&self) -> Result<()> {
         for p in &self.parts {
-            p.file.sync_all().map_err(|e| Error::io("fsync", &p.path, e))?;
+            p.file
+                .sync_all()
+                .map_err(|e| Error::io("fsync", &p.path, e))?;
         }
         Ok(())
     }
@@ -145,7 +161,10 @@ mod tests {
         for (p, d) in &specs {
             std::fs::write(p, d).unwrap();
         }
-        let list: Vec<_> = specs.iter().map(|(p, d)| (p.clone(), d.len() as u64)).collect();
+        let list: Vec<_> = specs
+            .iter()
+            .map(|(p, d)| (p.clone(), d.len() as u64))
+            .collect();
         let lf = LogicalFile::open_read(&list).unwrap();
         assert_eq!(lf.len(), 8);
         let mut buf = [9u8; 12];
@@ -158,7 +177,10 @@ mod tests {
         assert_eq!(&buf, b"h\0\0\0");
         assert_eq!(lf.read_at(100, &mut buf).unwrap(), 0);
 
-        let out: Vec<_> = list.iter().map(|(p, s)| (p.with_extension("o"), *s)).collect();
+        let out: Vec<_> = list
+            .iter()
+            .map(|(p, s)| (p.with_extension("o"), *s))
+            .collect();
         let w = LogicalFile::create(&out).unwrap();
         w.write_at(2, b"cdefghXYZ").unwrap();
         w.write_at(0, b"ab").unwrap();

@@ -89,8 +89,9 @@ impl FileMeta {
 
     /// Gives a rebuilt file its recorded mode, owner and times back, and checks its size.
     pub fn apply(&self, path: &Path) -> Result<()> {
-        let cpath = CString::new(path.as_os_str().as_bytes())
-            .map_err(|_| Error::InvalidArgument(format!("file name with NUL: {}", path.display())))?;
+        let cpath = CString::new(path.as_os_str().as_bytes()).map_err(|_| {
+            Error::InvalidArgument(format!("file name with NUL: {}", path.display()))
+        })?;
         let cur = FileMeta::stat(path)?;
         if cur.size != self.size {
             return Err(Error::Corrupt {
@@ -98,7 +99,9 @@ impl FileMeta {
                 reason: format!("size is {} after rebuild, expected {}", cur.size, self.size),
             });
         }
-        if (self.uid != u32::MAX && cur.uid != self.uid) || (self.gid != u32::MAX && cur.gid != self.gid) {
+        if (self.uid != u32::MAX && cur.uid != self.uid)
+            || (self.gid != u32::MAX && cur.gid != self.gid)
+        {
             // SAFETY: `cpath` is a valid NUL-terminated string that outlives the call.
             let rc = unsafe { libc::chown(cpath.as_ptr(), self.uid, self.gid) };
             if rc != 0 {
@@ -111,14 +114,31 @@ impl FileMeta {
             return Err(Error::io("chmod", path, std::io::Error::last_os_error()));
         }
         let times = [
-            libc::timespec { tv_sec: self.atime_secs as libc::time_t, tv_nsec: self.atime_nsecs as _ },
-            libc::timespec { tv_sec: self.mtime_secs as libc::time_t, tv_nsec: self.mtime_nsecs as _ },
+            libc::timespec {
+                tv_sec: self.atime_secs as libc::time_t,
+                tv_nsec: self.atime_nsecs as _,
+            },
+            libc::timespec {
+                tv_sec: self.mtime_secs as libc::time_t,
+                tv_nsec: self.mtime_nsecs as _,
+            },
         ];
         // SAFETY: `cpath` is valid and NUL-terminated, `times` points to two initialised
         // timespec values as utimensat requires.
-        let rc = unsafe { libc::utimensat(libc::AT_FDCWD, cpath.as_ptr(), times.as_ptr(), libc::AT_SYMLINK_NOFOLLOW) };
+        let rc = unsafe {
+            libc::utimensat(
+                libc::AT_FDCWD,
+                cpath.as_ptr(),
+                times.as_ptr(),
+                libc::AT_SYMLINK_NOFOLLOW,
+            )
+        };
         if rc != 0 {
-            return Err(Error::io("utimensat", path, std::io::Error::last_os_error()));
+            return Err(Error::io(
+                "utimensat",
+                path,
+                std::io::Error::last_os_error(),
+            ));
         }
         Ok(())
     }

@@ -44,24 +44,40 @@ pub(crate) fn role(p: usize, k: usize, rank: usize, stripe: usize) -> ChunkRole 
         chunk -= k;
     }
     let lead = (rank + k).saturating_sub(p);
-    ChunkRole::Data { chunk: chunk - lead }
+    ChunkRole::Data {
+        chunk: chunk - lead,
+    }
 }
 
 /// Group ranks whose file lists rank `r`'s header carries: itself, then `k` left neighbours.
 fn header_members(n: usize, k: usize, r: usize) -> Vec<usize> {
-    std::iter::once(r).chain((1..=k).map(|d| (r + n - d) % n)).collect()
+    std::iter::once(r)
+        .chain((1..=k).map(|d| (r + n - d) % n))
+        .collect()
 }
 
-fn header_spec(rs: &Redset, r: usize, files: &[Option<RankFiles>], chunk: u64, payload_crcs: Vec<u32>) -> Result<HeaderSpec> {
+fn header_spec(
+    rs: &Redset,
+    r: usize,
+    files: &[Option<RankFiles>],
+    chunk: u64,
+    payload_crcs: Vec<u32>,
+) -> Result<HeaderSpec> {
     let n = rs.info.ranks;
     let mut descs = Vec::new();
     for m in header_members(n, k_of(rs), r) {
-        let f = files[m]
-            .as_ref()
-            .ok_or_else(|| Error::Unrecoverable(format!("file list of group rank {m} is unknown")))?;
+        let f = files[m].as_ref().ok_or_else(|| {
+            Error::Unrecoverable(format!("file list of group rank {m} is unknown"))
+        })?;
         descs.push((m, f.to_kvtree(Some(&rs.member_desc(m)))));
     }
-    Ok(HeaderSpec { rank: r, descs, group_map: Some(rs.group_map.clone()), chunk: Some(chunk), payload_crcs })
+    Ok(HeaderSpec {
+        rank: r,
+        descs,
+        group_map: Some(rs.group_map.clone()),
+        chunk: Some(chunk),
+        payload_crcs,
+    })
 }
 
 fn crc_bytes(v: &[u32]) -> Vec<u8> {
@@ -69,11 +85,21 @@ fn crc_bytes(v: &[u32]) -> Vec<u8> {
 }
 
 fn crc_from_bytes(b: &[u8]) -> Vec<u32> {
-    b.chunks_exact(4).map(|c| u32::from_be_bytes(c.try_into().expect("4"))).collect()
+    b.chunks_exact(4)
+        .map(|c| u32::from_be_bytes(c.try_into().expect("4")))
+        .collect()
 }
 
 /// Writes the final header at offset 0 and moves the file into place.
-fn finish_file(spec: &HeaderSpec, hlen: u64, out: Option<&std::fs::File>, tmp: &Path, path: &Path, fsync: bool, err: &mut ErrSlot) {
+fn finish_file(
+    spec: &HeaderSpec,
+    hlen: u64,
+    out: Option<&std::fs::File>,
+    tmp: &Path,
+    path: &Path,
+    fsync: bool,
+    err: &mut ErrSlot,
+) {
     let Some(out) = out else { return };
     if err.is_err() {
         let _ = std::fs::remove_file(tmp);
@@ -81,7 +107,10 @@ fn finish_file(spec: &HeaderSpec, hlen: u64, out: Option<&std::fs::File>, tmp: &
     }
     let bytes = spec.to_kvtree().to_file_bytes();
     if bytes.len() as u64 != hlen {
-        err.set(Error::InvalidArgument(format!("header size changed from {hlen} to {}", bytes.len())));
+        err.set(Error::InvalidArgument(format!(
+            "header size changed from {hlen} to {}",
+            bytes.len()
+        )));
         return;
     }
     if let Err(e) = util::write_all_at(out, tmp, &bytes, 0) {
@@ -115,7 +144,11 @@ pub(crate) fn apply(rs: &Redset, rf: &RankFiles, prefix: &str) -> Result<()> {
     mine.to_kvtree(None).pack(&mut packed);
     let mut files: Vec<Option<RankFiles>> = comm::allgather_bytes(&rs.comm, &packed)
         .iter()
-        .map(|b| KvTree::unpack(b).ok().and_then(|(t, _)| RankFiles::from_kvtree(&t, "").ok()))
+        .map(|b| {
+            KvTree::unpack(b)
+                .ok()
+                .and_then(|(t, _)| RankFiles::from_kvtree(&t, "").ok())
+        })
         .collect();
     for f in files.iter_mut().flatten() {
         f.crc = Some(ChunkCrcs::placeholder(chunk, segs));
@@ -126,9 +159,16 @@ pub(crate) fn apply(rs: &Redset, rf: &RankFiles, prefix: &str) -> Result<()> {
     let path = header::redundancy_file(prefix, &rs.info);
     let tmp = util::tmp_name(&path);
     let out = err.keep(util::create_rw(&tmp));
-    let span = tracing::debug_span!("encode", scheme = rs.info.scheme.type_str(), chunk, ranks = n);
+    let span = tracing::debug_span!(
+        "encode",
+        scheme = rs.info.scheme.type_str(),
+        chunk,
+        ranks = n
+    );
     let (data_crcs, payload_crcs) = span.in_scope(|| match rs.info.scheme {
-        Scheme::Xor => crate::xor::encode(rs, lf.as_ref(), chunk, out.as_ref(), &tmp, hlen, &mut err),
+        Scheme::Xor => {
+            crate::xor::encode(rs, lf.as_ref(), chunk, out.as_ref(), &tmp, hlen, &mut err)
+        }
         _ => crate::rs_scheme::encode(rs, lf.as_ref(), chunk, out.as_ref(), &tmp, hlen, &mut err),
     });
     if let Some(lf) = &lf {
@@ -139,11 +179,22 @@ pub(crate) fn apply(rs: &Redset, rf: &RankFiles, prefix: &str) -> Result<()> {
     let all_crcs = comm::allgather_bytes(&rs.comm, &crc_bytes(&data_crcs));
     for (m, f) in files.iter_mut().enumerate() {
         if let Some(f) = f {
-            f.crc = Some(ChunkCrcs { chunk, crcs: crc_from_bytes(&all_crcs[m]) });
+            f.crc = Some(ChunkCrcs {
+                chunk,
+                crcs: crc_from_bytes(&all_crcs[m]),
+            });
         }
     }
     spec = header_spec(rs, r, &files, chunk, payload_crcs)?;
-    finish_file(&spec, hlen, out.as_ref(), &tmp, &path, rs.opts.fsync, &mut err);
+    finish_file(
+        &spec,
+        hlen,
+        out.as_ref(),
+        &tmp,
+        &path,
+        rs.opts.fsync,
+        &mut err,
+    );
     err.into_result()
 }
 
@@ -164,14 +215,18 @@ pub(crate) struct RebuildTarget {
 pub(crate) fn rebuild(rs: &Redset, sv: &Survey, prefix: &str) -> Result<Vec<PathBuf>> {
     let (r, k) = (rs.info.rank, k_of(rs));
     let lost = sv.lost_ranks();
-    let chunk = sv.chunk.ok_or_else(|| Error::Unrecoverable("chunk size lost with every header".into()))?;
+    let chunk = sv
+        .chunk
+        .ok_or_else(|| Error::Unrecoverable("chunk size lost with every header".into()))?;
     let mut err = ErrSlot::default();
     let me_lost = sv.lost[r];
     let path = header::redundancy_file(prefix, &rs.info);
     let mut target = None;
     let mut src_lf = None;
     if me_lost {
-        let files = sv.files[r].as_ref().expect("feasibility checked the file list");
+        let files = sv.files[r]
+            .as_ref()
+            .expect("feasibility checked the file list");
         let spec = header_spec(rs, r, &sv.files, chunk, vec![0; k]);
         let spec = err.keep(spec);
         let hlen = spec.map(|s| s.to_kvtree().file_size() as u64).unwrap_or(0);
@@ -183,15 +238,38 @@ pub(crate) fn rebuild(rs: &Redset, sv: &Survey, prefix: &str) -> Result<Vec<Path
             hlen,
         });
     } else {
-        src_lf = err.keep(sv.files[r].as_ref().expect("present when not lost").open_read());
+        src_lf = err.keep(
+            sv.files[r]
+                .as_ref()
+                .expect("present when not lost")
+                .open_read(),
+        );
     }
     let span = tracing::debug_span!("rebuild", scheme = rs.info.scheme.type_str(), ?lost);
     let (data_crcs, payload_crcs) = span.in_scope(|| match rs.info.scheme {
-        Scheme::Xor => crate::xor::rebuild(rs, sv, lost[0], chunk, src_lf.as_ref(), target.as_ref(), &mut err),
+        Scheme::Xor => crate::xor::rebuild(
+            rs,
+            sv,
+            lost[0],
+            chunk,
+            src_lf.as_ref(),
+            target.as_ref(),
+            &mut err,
+        ),
         _ => {
-            let code = RsCode::new(rs.info.ranks, k).map_err(|e| Error::InvalidArgument(e.to_string()));
+            let code =
+                RsCode::new(rs.info.ranks, k).map_err(|e| Error::InvalidArgument(e.to_string()));
             match err.keep(code) {
-                Some(code) => crate::rs_scheme::rebuild(rs, &code, sv, &lost, chunk, src_lf.as_ref(), target.as_ref(), &mut err),
+                Some(code) => crate::rs_scheme::rebuild(
+                    rs,
+                    &code,
+                    sv,
+                    &lost,
+                    chunk,
+                    src_lf.as_ref(),
+                    target.as_ref(),
+                    &mut err,
+                ),
                 None => (Vec::new(), Vec::new()),
             }
         }
@@ -217,12 +295,66 @@ pub(crate) fn rebuild(rs: &Redset, sv: &Survey, prefix: &str) -> Result<Vec<Path
             err.keep(files.apply_meta());
         }
         if let Some(spec) = err.keep(header_spec(rs, r, &sv.files, chunk, payload_crcs)) {
-            finish_file(&spec, t.hlen, t.out.as_ref(), &t.tmp, &path, rs.opts.fsync, &mut err);
+            finish_file(
+                &spec,
+                t.hlen,
+                t.out.as_ref(),
+                &t.tmp,
+                &path,
+                rs.opts.fsync,
+                &mut err,
+            );
         }
         rebuilt = files.files.iter().map(|f| PathBuf::from(&f.name)).collect();
         rebuilt.push(path);
     }
     err.into_result().map(|()| rebuilt)
+}
+
+/// Serial reference of the XOR / RS redundancy payloads: given every member's logical file
+/// (set order) and `k` (1 for XOR), returns the chunk size and each member's payload (`k`
+/// chunks) exactly as `apply` writes them after the header. Used by tests and offline tools.
+pub fn serial_payloads(
+    logical: &[&[u8]],
+    k: usize,
+    xor: bool,
+) -> std::result::Result<(u64, Vec<Vec<u8>>), String> {
+    let p = logical.len();
+    if p < 2 || k == 0 || k >= p || (xor && k != 1) {
+        return Err(format!("invalid set: {p} members, k = {k}"));
+    }
+    let max = logical.iter().map(|l| l.len() as u64).max().unwrap_or(0);
+    let chunk = chunk_size(max, p - k);
+    let c = chunk as usize;
+    let code = if xor {
+        None
+    } else {
+        Some(RsCode::new(p, k).map_err(|e| e.to_string())?)
+    };
+    let data_chunk = |s: usize, idx: usize| -> Vec<u8> {
+        let mut v = vec![0u8; c];
+        let start = (idx * c).min(logical[s].len());
+        let end = ((idx + 1) * c).min(logical[s].len());
+        v[..end - start].copy_from_slice(&logical[s][start..end]);
+        v
+    };
+    let mut out = vec![vec![0u8; k * c]; p];
+    for stripe in 0..p {
+        for row in 0..k {
+            let holder = (stripe + p - row) % p;
+            let dst = &mut out[holder][row * c..(row + 1) * c];
+            for s in 0..p {
+                if let ChunkRole::Data { chunk: idx } = role(p, k, s, stripe) {
+                    let d = data_chunk(s, idx);
+                    let coef = code.as_ref().map_or(1, |code| code.checksum_row(row)[s]);
+                    for (x, y) in dst.iter_mut().zip(&d) {
+                        *x ^= crate::gf256::mul(coef, *y);
+                    }
+                }
+            }
+        }
+    }
+    Ok((chunk, out))
 }
 
 #[cfg(test)]
@@ -236,7 +368,11 @@ mod tests {
                 let code = RsCode::new(p, k).unwrap();
                 for rank in 0..p {
                     for s in 0..p {
-                        assert_eq!(Some(role(p, k, rank, s)), code.chunk_role(rank, s), "p{p} k{k} r{rank} s{s}");
+                        assert_eq!(
+                            Some(role(p, k, rank, s)),
+                            code.chunk_role(rank, s),
+                            "p{p} k{k} r{rank} s{s}"
+                        );
                     }
                 }
             }
@@ -252,7 +388,9 @@ mod tests {
                 let want = if t == r {
                     ChunkRole::Checksum { row: 0 }
                 } else {
-                    ChunkRole::Data { chunk: if t < r { t } else { t - 1 } }
+                    ChunkRole::Data {
+                        chunk: if t < r { t } else { t - 1 },
+                    }
                 };
                 assert_eq!(role(p, 1, r, t), want);
             }

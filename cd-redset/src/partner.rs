@@ -21,7 +21,9 @@ use crate::descriptor::{Redset, Scheme};
 use crate::error::{Error, Result};
 use crate::header::{self, HeaderSpec};
 use crate::kvtree::KvTree;
-use crate::pipeline::{pieces, read_file, read_lf, write_file, write_lf, ErrSlot, SeqCrc, TAG_DATA};
+use crate::pipeline::{
+    pieces, read_file, read_lf, write_file, write_lf, ErrSlot, SeqCrc, TAG_DATA,
+};
 use crate::recover::Survey;
 use crate::util;
 
@@ -32,16 +34,26 @@ fn replicas(rs: &Redset) -> usize {
     }
 }
 
-fn header_spec(rs: &Redset, r: usize, files: &[Option<RankFiles>], payload_crcs: Vec<u32>) -> Result<HeaderSpec> {
+fn header_spec(
+    rs: &Redset,
+    r: usize,
+    files: &[Option<RankFiles>],
+    payload_crcs: Vec<u32>,
+) -> Result<HeaderSpec> {
     let n = rs.info.ranks;
     let mut descs = Vec::new();
     for m in std::iter::once(r).chain((1..=replicas(rs)).map(|d| (r + n - d) % n)) {
-        let f = files[m]
-            .as_ref()
-            .ok_or_else(|| Error::Unrecoverable(format!("file list of group rank {m} is unknown")))?;
+        let f = files[m].as_ref().ok_or_else(|| {
+            Error::Unrecoverable(format!("file list of group rank {m} is unknown"))
+        })?;
         descs.push((m, f.to_kvtree(Some(&rs.member_desc(m)))));
     }
-    Ok(HeaderSpec { rank: r, descs, payload_crcs, ..Default::default() })
+    Ok(HeaderSpec {
+        rank: r,
+        descs,
+        payload_crcs,
+        ..Default::default()
+    })
 }
 
 /// Offsets of the blocks of member `r`'s partner file (relative to the payload start).
@@ -57,7 +69,15 @@ fn block_offsets(rs: &Redset, r: usize, files: &[Option<RankFiles>]) -> Vec<u64>
         .collect()
 }
 
-fn finish(spec: &HeaderSpec, hlen: u64, out: Option<&std::fs::File>, tmp: &std::path::Path, path: &std::path::Path, fsync: bool, err: &mut ErrSlot) {
+fn finish(
+    spec: &HeaderSpec,
+    hlen: u64,
+    out: Option<&std::fs::File>,
+    tmp: &std::path::Path,
+    path: &std::path::Path,
+    fsync: bool,
+    err: &mut ErrSlot,
+) {
     let Some(out) = out else { return };
     if err.is_err() {
         let _ = std::fs::remove_file(tmp);
@@ -65,7 +85,10 @@ fn finish(spec: &HeaderSpec, hlen: u64, out: Option<&std::fs::File>, tmp: &std::
     }
     let bytes = spec.to_kvtree().to_file_bytes();
     if bytes.len() as u64 != hlen {
-        err.set(Error::InvalidArgument(format!("header size changed from {hlen} to {}", bytes.len())));
+        err.set(Error::InvalidArgument(format!(
+            "header size changed from {hlen} to {}",
+            bytes.len()
+        )));
         return;
     }
     err.keep(util::write_all_at(out, tmp, &bytes, 0));
@@ -93,7 +116,11 @@ pub(crate) fn apply(rs: &Redset, rf: &RankFiles, prefix: &str) -> Result<()> {
     mine.to_kvtree(None).pack(&mut packed);
     let mut files: Vec<Option<RankFiles>> = comm::allgather_bytes(&rs.comm, &packed)
         .iter()
-        .map(|b| KvTree::unpack(b).ok().and_then(|(t, _)| RankFiles::from_kvtree(&t, "").ok()))
+        .map(|b| {
+            KvTree::unpack(b)
+                .ok()
+                .and_then(|(t, _)| RankFiles::from_kvtree(&t, "").ok())
+        })
         .collect();
     for f in files.iter_mut().flatten() {
         let count = f.total().div_ceil(crc_chunk) as usize;
@@ -102,7 +129,9 @@ pub(crate) fn apply(rs: &Redset, rf: &RankFiles, prefix: &str) -> Result<()> {
     let spec = header_spec(rs, r, &files, vec![0; rep])?;
     let hlen = spec.to_kvtree().file_size() as u64;
     let offsets = block_offsets(rs, r, &files);
-    let incoming: Vec<u64> = (1..=rep).map(|d| files[rs.lhs(d)].as_ref().map_or(0, |f| f.total())).collect();
+    let incoming: Vec<u64> = (1..=rep)
+        .map(|d| files[rs.lhs(d)].as_ref().map_or(0, |f| f.total()))
+        .collect();
     let outgoing = rf.total();
 
     let path = header::redundancy_file(prefix, &rs.info);
@@ -113,11 +142,19 @@ pub(crate) fn apply(rs: &Redset, rf: &RankFiles, prefix: &str) -> Result<()> {
     let mut block_crc = vec![0u32; rep];
     let out_pieces = pieces(outgoing, piece);
     let in_pieces: Vec<Vec<(u64, usize)>> = incoming.iter().map(|&b| pieces(b, piece)).collect();
-    let rounds = in_pieces.iter().map(Vec::len).chain([out_pieces.len()]).max().unwrap_or(0);
+    let rounds = in_pieces
+        .iter()
+        .map(Vec::len)
+        .chain([out_pieces.len()])
+        .max()
+        .unwrap_or(0);
 
     let mut sbuf = vec![0u8; piece.min(outgoing as usize).max(1)];
     let mut nbuf = vec![0u8; sbuf.len()];
-    let mut rb: Vec<Vec<u8>> = incoming.iter().map(|&b| vec![0u8; piece.min(b as usize).max(1)]).collect();
+    let mut rb: Vec<Vec<u8>> = incoming
+        .iter()
+        .map(|&b| vec![0u8; piece.min(b as usize).max(1)])
+        .collect();
     let mut rb_prev = rb.clone();
     let mut prev_round: Option<usize> = None;
     if let Some(&(o, len)) = out_pieces.first() {
@@ -127,7 +164,13 @@ pub(crate) fn apply(rs: &Redset, rf: &RankFiles, prefix: &str) -> Result<()> {
     let write_round = |rb_prev: &[Vec<u8>], q: usize, block_crc: &mut [u32], err: &mut ErrSlot| {
         for d in 0..rep {
             if let Some(&(o, len)) = in_pieces[d].get(q) {
-                write_file(out.as_ref(), &tmp, hlen + offsets[d] + o, &rb_prev[d][..len], err);
+                write_file(
+                    out.as_ref(),
+                    &tmp,
+                    hlen + offsets[d] + o,
+                    &rb_prev[d][..len],
+                    err,
+                );
                 block_crc[d] = crc32c::crc32c_append(block_crc[d], &rb_prev[d][..len]);
             }
         }
@@ -176,8 +219,14 @@ pub(crate) fn apply(rs: &Redset, rf: &RankFiles, prefix: &str) -> Result<()> {
     let all = comm::allgather_bytes(&rs.comm, &crc_bytes);
     for (m, f) in files.iter_mut().enumerate() {
         if let Some(f) = f {
-            let v: Vec<u32> = all[m].chunks_exact(4).map(|c| u32::from_be_bytes(c.try_into().expect("4"))).collect();
-            f.crc = Some(ChunkCrcs { chunk: crc_chunk, crcs: v });
+            let v: Vec<u32> = all[m]
+                .chunks_exact(4)
+                .map(|c| u32::from_be_bytes(c.try_into().expect("4")))
+                .collect();
+            f.crc = Some(ChunkCrcs {
+                chunk: crc_chunk,
+                crcs: v,
+            });
         }
     }
     if let Some(lf) = &lf {
@@ -186,7 +235,15 @@ pub(crate) fn apply(rs: &Redset, rf: &RankFiles, prefix: &str) -> Result<()> {
         }
     }
     let spec = header_spec(rs, r, &files, block_crc)?;
-    finish(&spec, hlen, out.as_ref(), &tmp, &path, rs.opts.fsync, &mut err);
+    finish(
+        &spec,
+        hlen,
+        out.as_ref(),
+        &tmp,
+        &path,
+        rs.opts.fsync,
+        &mut err,
+    );
     err.into_result()
 }
 
@@ -197,7 +254,10 @@ pub(crate) fn feasible(rep: usize, lost: &[bool]) -> std::result::Result<(), Str
         if (1..=rep).all(|d| lost[(x + d) % n]) {
             return Err(format!(
                 "group rank {x} and all of its {rep} partner(s) to the right ({}) are lost",
-                (1..=rep).map(|d| ((x + d) % n).to_string()).collect::<Vec<_>>().join(", ")
+                (1..=rep)
+                    .map(|d| ((x + d) % n).to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ));
         }
     }
@@ -230,12 +290,24 @@ pub(crate) fn rebuild(rs: &Redset, sv: &Survey, prefix: &str) -> Result<Vec<Path
     let lost = &sv.lost;
     let mut plan = Vec::new();
     for x in (0..n).filter(|&x| lost[x]) {
-        let src = source_of(x, rep, lost).ok_or_else(|| Error::Unrecoverable(format!("no copy of group rank {x}")))?;
-        plan.push(Transfer { owner: x, src, dst: x, block: None });
+        let src = source_of(x, rep, lost)
+            .ok_or_else(|| Error::Unrecoverable(format!("no copy of group rank {x}")))?;
+        plan.push(Transfer {
+            owner: x,
+            src,
+            dst: x,
+            block: None,
+        });
         for d in 1..=rep {
             let y = (x + n - d) % n;
-            let src = source_of(y, rep, lost).ok_or_else(|| Error::Unrecoverable(format!("no copy of group rank {y}")))?;
-            plan.push(Transfer { owner: y, src, dst: x, block: Some(d) });
+            let src = source_of(y, rep, lost)
+                .ok_or_else(|| Error::Unrecoverable(format!("no copy of group rank {y}")))?;
+            plan.push(Transfer {
+                owner: y,
+                src,
+                dst: x,
+                block: Some(d),
+            });
         }
     }
     let mut err = ErrSlot::default();
@@ -248,7 +320,9 @@ pub(crate) fn rebuild(rs: &Redset, sv: &Survey, prefix: &str) -> Result<Vec<Path
         let f = my_files.expect("feasibility checked");
         target_lf = err.keep(f.create());
         out = err.keep(util::create_rw(&tmp));
-        hlen = err.keep(header_spec(rs, r, &sv.files, vec![0; rep])).map_or(0, |s| s.to_kvtree().file_size() as u64);
+        hlen = err
+            .keep(header_spec(rs, r, &sv.files, vec![0; rep]))
+            .map_or(0, |s| s.to_kvtree().file_size() as u64);
     } else {
         src_lf = my_files.and_then(|f| err.keep(f.open_read()));
     }
@@ -270,20 +344,36 @@ pub(crate) fn rebuild(rs: &Redset, sv: &Survey, prefix: &str) -> Result<Vec<Path
                     // block (src - owner) of our partner file
                     let d = (t.src + n - t.owner) % n;
                     match sv.own.as_ref() {
-                        Some(f) => read_file(Some(&f.file), &f.path, f.header_len + my_offsets[d - 1] + o, b, &mut err),
+                        Some(f) => read_file(
+                            Some(&f.file),
+                            &f.path,
+                            f.header_len + my_offsets[d - 1] + o,
+                            b,
+                            &mut err,
+                        ),
                         None => b.fill(0),
                     }
                 }
-                rs.comm.process_at_rank(t.dst as i32).send_with_tag(&b[..], TAG_DATA);
+                rs.comm
+                    .process_at_rank(t.dst as i32)
+                    .send_with_tag(&b[..], TAG_DATA);
             } else {
-                rs.comm.process_at_rank(t.src as i32).receive_into_with_tag(b, TAG_DATA);
+                rs.comm
+                    .process_at_rank(t.src as i32)
+                    .receive_into_with_tag(b, TAG_DATA);
                 match t.block {
                     None => {
                         write_lf(target_lf.as_ref(), o, b, &mut err);
                         data_crc.feed(b);
                     }
                     Some(d) => {
-                        write_file(out.as_ref(), &tmp, hlen + my_offsets[d - 1] + o, b, &mut err);
+                        write_file(
+                            out.as_ref(),
+                            &tmp,
+                            hlen + my_offsets[d - 1] + o,
+                            b,
+                            &mut err,
+                        );
                         block_crc[d - 1] = crc32c::crc32c_append(block_crc[d - 1], b);
                     }
                 }
@@ -296,7 +386,10 @@ pub(crate) fn rebuild(rs: &Redset, sv: &Survey, prefix: &str) -> Result<Vec<Path
         if let (Some(want), false) = (&f.crc, err.is_err()) {
             let got = data_crc.finish();
             if want.crcs != got.crcs {
-                err.set(Error::Corrupt { path: path.clone(), reason: "rebuilt data do not match the recorded CRC32C".into() });
+                err.set(Error::Corrupt {
+                    path: path.clone(),
+                    reason: "rebuilt data do not match the recorded CRC32C".into(),
+                });
             }
         }
         if let Some(lf) = &target_lf {
@@ -309,7 +402,15 @@ pub(crate) fn rebuild(rs: &Redset, sv: &Survey, prefix: &str) -> Result<Vec<Path
             err.keep(f.apply_meta());
         }
         if let Some(spec) = err.keep(header_spec(rs, r, &sv.files, block_crc)) {
-            finish(&spec, hlen, out.as_ref(), &tmp, &path, rs.opts.fsync, &mut err);
+            finish(
+                &spec,
+                hlen,
+                out.as_ref(),
+                &tmp,
+                &path,
+                rs.opts.fsync,
+                &mut err,
+            );
         }
         rebuilt = f.files.iter().map(|e| PathBuf::from(&e.name)).collect();
         rebuilt.push(path);

@@ -63,7 +63,12 @@ pub(crate) fn pieces(len: u64, piece: usize) -> Vec<(u64, usize)> {
 }
 
 /// Reads logical bytes (zeros if the file is unavailable), returning how many were real.
-pub(crate) fn read_lf(lf: Option<&LogicalFile>, off: u64, buf: &mut [u8], err: &mut ErrSlot) -> usize {
+pub(crate) fn read_lf(
+    lf: Option<&LogicalFile>,
+    off: u64,
+    buf: &mut [u8],
+    err: &mut ErrSlot,
+) -> usize {
     match lf {
         Some(lf) => match lf.read_at(off, buf) {
             Ok(n) => n,
@@ -90,7 +95,13 @@ pub(crate) fn write_lf(lf: Option<&LogicalFile>, off: u64, buf: &[u8], err: &mut
 }
 
 /// Reads bytes of a redundancy file (zeros if unavailable).
-pub(crate) fn read_file(f: Option<&File>, path: &Path, off: u64, buf: &mut [u8], err: &mut ErrSlot) {
+pub(crate) fn read_file(
+    f: Option<&File>,
+    path: &Path,
+    off: u64,
+    buf: &mut [u8],
+    err: &mut ErrSlot,
+) {
     match f {
         Some(f) => {
             if let Err(e) = crate::util::read_exact_at(f, path, buf, off) {
@@ -117,21 +128,6 @@ pub(crate) fn chunk_size(max_bytes: u64, segments: usize) -> u64 {
     max_bytes.div_ceil(segments as u64).max(1)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn chunk_rules() {
-        assert_eq!(chunk_size(0, 3), 1);
-        assert_eq!(chunk_size(1, 3), 1);
-        assert_eq!(chunk_size(7340032, 3), 2446678); // the seed's XOR example
-        assert_eq!(chunk_size(7340032, 2), 3670016); // the seed's RS example (4 ranks, k=2)
-        assert_eq!(pieces(10, 4), vec![(0, 4), (4, 4), (8, 2)]);
-        assert!(pieces(0, 4).is_empty());
-    }
-}
-
 /// CRC32C of consecutive `chunk`-sized pieces of a stream fed in order.
 pub(crate) struct SeqCrc {
     chunk: u64,
@@ -142,7 +138,11 @@ pub(crate) struct SeqCrc {
 impl SeqCrc {
     /// For a stream of `total` bytes.
     pub fn new(chunk: u64, total: u64) -> SeqCrc {
-        SeqCrc { chunk, pos: 0, crcs: vec![0; total.div_ceil(chunk) as usize] }
+        SeqCrc {
+            chunk,
+            pos: 0,
+            crcs: vec![0; total.div_ceil(chunk) as usize],
+        }
     }
 
     /// Feeds the next bytes of the stream.
@@ -161,6 +161,24 @@ impl SeqCrc {
 
     /// The CRCs.
     pub fn finish(self) -> crate::dataset::ChunkCrcs {
-        crate::dataset::ChunkCrcs { chunk: self.chunk, crcs: self.crcs }
+        crate::dataset::ChunkCrcs {
+            chunk: self.chunk,
+            crcs: self.crcs,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunk_rules() {
+        assert_eq!(chunk_size(0, 3), 1);
+        assert_eq!(chunk_size(1, 3), 1);
+        assert_eq!(chunk_size(7340032, 3), 2446678); // the seed's XOR example
+        assert_eq!(chunk_size(7340032, 2), 3670016); // the seed's RS example (4 ranks, k=2)
+        assert_eq!(pieces(10, 4), vec![(0, 4), (4, 4), (8, 2)]);
+        assert!(pieces(0, 4).is_empty());
     }
 }

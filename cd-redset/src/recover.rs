@@ -29,12 +29,22 @@ pub(crate) struct Survey {
 impl Survey {
     /// Set ranks of the lost members.
     pub fn lost_ranks(&self) -> Vec<usize> {
-        self.lost.iter().enumerate().filter(|(_, &l)| l).map(|(i, _)| i).collect()
+        self.lost
+            .iter()
+            .enumerate()
+            .filter(|(_, &l)| l)
+            .map(|(i, _)| i)
+            .collect()
     }
 }
 
 /// Payload block lengths of member `r`'s redundancy file.
-pub(crate) fn payload_blocks(rs: &Redset, r: usize, files: &[Option<RankFiles>], chunk: Option<u64>) -> Option<Vec<u64>> {
+pub(crate) fn payload_blocks(
+    rs: &Redset,
+    r: usize,
+    files: &[Option<RankFiles>],
+    chunk: Option<u64>,
+) -> Option<Vec<u64>> {
     let n = rs.info.ranks;
     match rs.info.scheme {
         Scheme::Single => Some(Vec::new()),
@@ -123,7 +133,11 @@ pub(crate) fn survey(rs: &Redset, prefix: &str) -> Survey {
             lost = true;
         }
         Some(f) => {
-            let check = if rs.opts.verify { f.verify(&mut buf) } else { f.check_present() };
+            let check = if rs.opts.verify {
+                f.verify(&mut buf)
+            } else {
+                f.check_present()
+            };
             if let Err(why) = check {
                 if !reason.is_empty() {
                     reason.push_str("; ");
@@ -136,18 +150,30 @@ pub(crate) fn survey(rs: &Redset, prefix: &str) -> Survey {
     if !lost {
         reason.clear();
     }
-    let lost_all: Vec<bool> = comm::allgather_u64(&rs.comm, u64::from(lost)).into_iter().map(|v| v != 0).collect();
+    let lost_all: Vec<bool> = comm::allgather_u64(&rs.comm, u64::from(lost))
+        .into_iter()
+        .map(|v| v != 0)
+        .collect();
     let reasons: Vec<String> = comm::allgather_bytes(&rs.comm, reason.as_bytes())
         .into_iter()
         .map(|b| String::from_utf8_lossy(&b).into_owned())
         .collect();
-    Survey { files, chunk, lost: lost_all, reasons, own: if lost { None } else { own } }
+    Survey {
+        files,
+        chunk,
+        lost: lost_all,
+        reasons,
+        own: if lost { None } else { own },
+    }
 }
 
 fn check_header(rs: &Redset, h: &KvTree) -> std::result::Result<(), String> {
     let r = rs.info.rank;
     if h.get_u64("RANK") != Some(r as u64) {
-        return Err(format!("header RANK is {:?}, expected {r}", h.get_val("RANK")));
+        return Err(format!(
+            "header RANK is {:?}, expected {r}",
+            h.get_val("RANK")
+        ));
     }
     let desc = h
         .get_path(&["DESC", &r.to_string(), "DESC"])
@@ -163,7 +189,9 @@ fn check_header(rs: &Redset, h: &KvTree) -> std::result::Result<(), String> {
         let map = h.get("GROUP").and_then(|g| g.get("RANK"));
         for (i, w) in rs.group_map.iter().enumerate() {
             if map.and_then(|m| m.get_u64(&i.to_string())) != Some(*w as u64) {
-                return Err(format!("header GROUP/RANK/{i} does not match parent rank {w}"));
+                return Err(format!(
+                    "header GROUP/RANK/{i} does not match parent rank {w}"
+                ));
             }
         }
     }

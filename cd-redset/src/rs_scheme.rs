@@ -74,11 +74,15 @@ fn encode_with(
     let mut data_crcs = vec![0u32; p - k];
     let mut cks_crcs = vec![0u32; k];
     let coef = |i: usize, s: usize| code.map_or(0, |c| c.checksum_row(i)[s]);
-    let steps: Vec<(u64, usize, usize)> =
-        pieces(chunk, piece).into_iter().flat_map(|(o, n)| (k..p).rev().map(move |t| (o, n, t))).collect();
+    let steps: Vec<(u64, usize, usize)> = pieces(chunk, piece)
+        .into_iter()
+        .flat_map(|(o, n)| (k..p).rev().map(move |t| (o, n, t)))
+        .collect();
     let own_chunk = |t: usize| match role(p, k, r, (r + t) % p) {
         ChunkRole::Data { chunk } => chunk,
-        ChunkRole::Checksum { .. } => unreachable!("stripe r + t (k <= t < p) is a data stripe of r"),
+        ChunkRole::Checksum { .. } => {
+            unreachable!("stripe r + t (k <= t < p) is a data stripe of r")
+        }
     };
     let mut read_step = |buf: &mut [u8], o: u64, t: usize, err: &mut ErrSlot| {
         let idx = own_chunk(t);
@@ -92,7 +96,10 @@ fn encode_with(
     let mut acc: Vec<Vec<u8>> = (0..k).map(|_| vec![0u8; piece]).collect();
     let mut prev: Option<(u64, usize, usize)> = None;
     // consume the receipts of step (po, pn, pt); write the checksums when the piece is done
-    let mut absorb = |rb_prev: &[Vec<u8>], acc: &mut [Vec<u8>], (po, pn, pt): (u64, usize, usize), err: &mut ErrSlot| {
+    let mut absorb = |rb_prev: &[Vec<u8>],
+                      acc: &mut [Vec<u8>],
+                      (po, pn, pt): (u64, usize, usize),
+                      err: &mut ErrSlot| {
         for i in 0..k {
             let sender = (r + p - pt + i) % p;
             kern.mul_xor_into(&mut acc[i][..pn], &rb_prev[i][..pn], coef(i, sender));
@@ -208,7 +215,13 @@ pub(crate) fn rebuild(
             read_lf(src, idx as u64 * chunk + o, buf, err);
         }
         ChunkRole::Checksum { row } => match own {
-            Some(f) => read_file(Some(&f.file), &f.path, f.header_len + row as u64 * chunk + o, buf, err),
+            Some(f) => read_file(
+                Some(&f.file),
+                &f.path,
+                f.header_len + row as u64 * chunk + o,
+                buf,
+                err,
+            ),
             None => buf.fill(0),
         },
     };
@@ -219,7 +232,11 @@ pub(crate) fn rebuild(
     let mut nbuf = vec![0u8; piece];
     let mut rbuf = vec![0u8; piece];
     let mut rprev = vec![0u8; piece];
-    let mut gathered: Vec<Vec<u8>> = if me_lost { (0..p).map(|_| vec![0u8; piece]).collect() } else { Vec::new() };
+    let mut gathered: Vec<Vec<u8>> = if me_lost {
+        (0..p).map(|_| vec![0u8; piece]).collect()
+    } else {
+        Vec::new()
+    };
     let mut data_crcs = vec![0u32; p - k];
     let mut cks_crcs = vec![0u32; k];
 
@@ -256,9 +273,18 @@ pub(crate) fn rebuild(
             let next_to = (r + t + 1) % p;
             let next_send = t + 1 < p && needed(r, next_to).is_some();
             mpi::request::scope(|sc| {
-                let sreq = send.then(|| rs.comm.process_at_rank(to as i32).immediate_send_with_tag(sc, &sbuf[..n], TAG_DATA));
-                let rreq = recv
-                    .then(|| rs.comm.process_at_rank(from as i32).immediate_receive_into_with_tag(sc, &mut rbuf[..n], TAG_DATA));
+                let sreq = send.then(|| {
+                    rs.comm.process_at_rank(to as i32).immediate_send_with_tag(
+                        sc,
+                        &sbuf[..n],
+                        TAG_DATA,
+                    )
+                });
+                let rreq = recv.then(|| {
+                    rs.comm
+                        .process_at_rank(from as i32)
+                        .immediate_receive_into_with_tag(sc, &mut rbuf[..n], TAG_DATA)
+                });
                 if let Some(h) = prev_from.take() {
                     absorb(&mut outs, &rprev[..n], h);
                 }
@@ -289,13 +315,21 @@ pub(crate) fn rebuild(
             if me_lost {
                 for (j, g) in gathered.iter_mut().enumerate() {
                     if j != r {
-                        reqs.push(rs.comm.process_at_rank(j as i32).immediate_receive_into_with_tag(sc, &mut g[..n], TAG_DATA));
+                        reqs.push(
+                            rs.comm
+                                .process_at_rank(j as i32)
+                                .immediate_receive_into_with_tag(sc, &mut g[..n], TAG_DATA),
+                        );
                     }
                 }
             }
             for (u, &x) in lost.iter().enumerate() {
                 if x != r {
-                    reqs.push(rs.comm.process_at_rank(x as i32).immediate_send_with_tag(sc, &outs[u][..n], TAG_DATA));
+                    reqs.push(rs.comm.process_at_rank(x as i32).immediate_send_with_tag(
+                        sc,
+                        &outs[u][..n],
+                        TAG_DATA,
+                    ));
                 }
             }
             for q in reqs {
@@ -311,11 +345,20 @@ pub(crate) fn rebuild(
                     ChunkRole::Data { chunk: idx } => {
                         let off = idx as u64 * chunk + o;
                         write_lf(t.lf.as_ref(), off, &g[..n], err);
-                        let real = t.lf.as_ref().map_or(0, |lf| lf.len().saturating_sub(off).min(n as u64) as usize);
+                        let real = t
+                            .lf
+                            .as_ref()
+                            .map_or(0, |lf| lf.len().saturating_sub(off).min(n as u64) as usize);
                         data_crcs[idx] = crc32c::crc32c_append(data_crcs[idx], &g[..real]);
                     }
                     ChunkRole::Checksum { row } => {
-                        write_file(t.out.as_ref(), &t.tmp, t.hlen + row as u64 * chunk + o, &g[..n], err);
+                        write_file(
+                            t.out.as_ref(),
+                            &t.tmp,
+                            t.hlen + row as u64 * chunk + o,
+                            &g[..n],
+                            err,
+                        );
                         cks_crcs[row] = crc32c::crc32c_append(cks_crcs[row], &g[..n]);
                     }
                 }

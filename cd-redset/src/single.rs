@@ -17,7 +17,11 @@ pub(crate) fn apply(rs: &Redset, rf: &RankFiles, prefix: &str) -> Result<()> {
     let lf = rf.open_read()?;
     let mut buf = vec![0u8; rs.opts.piece_size.min(8 << 20)];
     rf.crc = Some(ChunkCrcs::compute(&lf, chunk, count, &mut buf)?);
-    let spec = HeaderSpec { rank: 0, descs: vec![(0, rf.to_kvtree(Some(&rs.to_kvtree())))], ..Default::default() };
+    let spec = HeaderSpec {
+        rank: 0,
+        descs: vec![(0, rf.to_kvtree(Some(&rs.to_kvtree())))],
+        ..Default::default()
+    };
     let path = header::redundancy_file(prefix, &rs.info);
     spec.to_kvtree().write_file(&path, rs.opts.fsync)
 }

@@ -12,7 +12,8 @@ use crate::error::{Error, Result};
 pub(crate) fn write_file_atomic(path: &Path, bytes: &[u8], fsync: bool) -> Result<()> {
     let tmp = tmp_name(path);
     let mut f = File::create(&tmp).map_err(|e| Error::io("create", &tmp, e))?;
-    f.write_all(bytes).map_err(|e| Error::io("write", &tmp, e))?;
+    f.write_all(bytes)
+        .map_err(|e| Error::io("write", &tmp, e))?;
     if fsync {
         f.sync_all().map_err(|e| Error::io("fsync", &tmp, e))?;
     }
@@ -45,12 +46,14 @@ pub(crate) fn open_ro(path: &Path) -> Result<File> {
 
 /// Reads exactly `buf.len()` bytes at `off`; a short file is an error.
 pub(crate) fn read_exact_at(f: &File, path: &Path, buf: &mut [u8], off: u64) -> Result<()> {
-    f.read_exact_at(buf, off).map_err(|e| Error::io("read", path, e))
+    f.read_exact_at(buf, off)
+        .map_err(|e| Error::io("read", path, e))
 }
 
 /// Writes all of `buf` at `off`.
 pub(crate) fn write_all_at(f: &File, path: &Path, buf: &[u8], off: u64) -> Result<()> {
-    f.write_all_at(buf, off).map_err(|e| Error::io("write", path, e))
+    f.write_all_at(buf, off)
+        .map_err(|e| Error::io("write", path, e))
 }
 
 /// Host name of this machine (the default failure group).

@@ -51,11 +51,15 @@ pub(crate) fn encode(
     let mut parity_crc = 0u32;
 
     // (piece offset, piece length, step c)
-    let steps: Vec<(u64, usize, usize)> =
-        pieces(chunk, piece).into_iter().flat_map(|(o, n)| (1..p).rev().map(move |c| (o, n, c))).collect();
+    let steps: Vec<(u64, usize, usize)> = pieces(chunk, piece)
+        .into_iter()
+        .flat_map(|(o, n)| (1..p).rev().map(move |c| (o, n, c)))
+        .collect();
     let own_chunk = |c: usize| match role(p, 1, r, (r + c) % p) {
         ChunkRole::Data { chunk } => chunk,
-        ChunkRole::Checksum { .. } => unreachable!("stripe r + c (0 < c < p) is a data stripe of r"),
+        ChunkRole::Checksum { .. } => {
+            unreachable!("stripe r + c (0 < c < p) is a data stripe of r")
+        }
     };
     let mut read_step = |buf: &mut [u8], o: u64, c: usize, err: &mut ErrSlot| {
         let idx = own_chunk(c);
@@ -122,8 +126,13 @@ pub(crate) fn rebuild(
     let right = rs.comm.process_at_rank(rs.rhs(1) as i32);
     let left = rs.comm.process_at_rank(left_r as i32);
     // (stripe, piece offset, piece length), the same order on every member
-    let steps: Vec<(usize, u64, usize)> =
-        (0..p).flat_map(|st| pieces(chunk, piece).into_iter().map(move |(o, n)| (st, o, n))).collect();
+    let steps: Vec<(usize, u64, usize)> = (0..p)
+        .flat_map(|st| {
+            pieces(chunk, piece)
+                .into_iter()
+                .map(move |(o, n)| (st, o, n))
+        })
+        .collect();
 
     let mut a = vec![0u8; piece];
     let mut b = vec![0u8; piece];
@@ -137,7 +146,11 @@ pub(crate) fn rebuild(
         let mut write = |buf: &[u8], st: usize, o: u64, err: &mut ErrSlot| match role(p, 1, r, st) {
             ChunkRole::Data { chunk: idx } => {
                 write_lf(t.lf.as_ref(), idx as u64 * chunk + o, buf, err);
-                let real = t.lf.as_ref().map_or(0, |lf| lf.len().saturating_sub(idx as u64 * chunk + o).min(buf.len() as u64) as usize);
+                let real = t.lf.as_ref().map_or(0, |lf| {
+                    lf.len()
+                        .saturating_sub(idx as u64 * chunk + o)
+                        .min(buf.len() as u64) as usize
+                });
                 data_crcs[idx] = crc32c::crc32c_append(data_crcs[idx], &buf[..real]);
             }
             ChunkRole::Checksum { .. } => {
@@ -177,8 +190,11 @@ pub(crate) fn rebuild(
     let mut to_send: Option<usize> = None;
     for &(st, o, n) in &steps {
         mpi::request::scope(|sc| {
-            let sreq = to_send.take().map(|sn| right.immediate_send_with_tag(sc, &a[..sn], TAG_DATA));
-            let rreq = (!starts_chain).then(|| left.immediate_receive_into_with_tag(sc, &mut b[..n], TAG_DATA));
+            let sreq = to_send
+                .take()
+                .map(|sn| right.immediate_send_with_tag(sc, &a[..sn], TAG_DATA));
+            let rreq = (!starts_chain)
+                .then(|| left.immediate_receive_into_with_tag(sc, &mut b[..n], TAG_DATA));
             read_own(&mut c_buf[..n], st, o, err);
             if let Some(q) = sreq {
                 q.wait();
