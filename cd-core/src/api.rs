@@ -14,8 +14,8 @@ use crate::regen::Regen;
 use crate::space::{self, SpaceId};
 use crate::stats::Stats;
 use crate::storage_info::StorageInfo;
-use crate::store::{self, Buffer, Segment};
-use crate::types::{validate_specs, Access, AddrSpec, LoggingMode, Restoration, Scope};
+use crate::store::{self, Buffer, Segment, INLINE};
+use crate::types::{validate_specs, Access, AddrSpec, LoggingMode, Restoration, Scope, Small};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use tracing::debug_span;
@@ -191,14 +191,24 @@ unsafe fn add_entries(cd: CdRef, specs: &[AddrSpec], how: How) -> Result<()> {
     let spaces = bounds
         .iter()
         .map(|&(s, e)| space::space_of(s, e))
-        .collect::<Result<Vec<SpaceId>>>()?;
+        .collect::<Result<Small<SpaceId>>>()?;
     let node = handle::resolve(cd)?;
     if how == How::Parent {
         check_parent_holds(&node, &bounds)?;
     }
     let mut state = node.lock_live()?;
 
-    for (spec, &(s, e)) in specs.iter().zip(&bounds) {
+    // Most adds cover new ground: one lookup each tells, and spares the overlap work.
+    let uncovered: Small<bool> = bounds
+        .iter()
+        .map(|&(s, e)| state.entries.is_uncovered(s, e))
+        .collect();
+    for ((spec, &(s, e)), _) in specs
+        .iter()
+        .zip(&bounds)
+        .zip(&uncovered)
+        .filter(|(_, &u)| !u)
+    {
         for (os, _, old) in state.entries.overlapping(s, e) {
             if old.scope != spec.scope {
                 return Err(CdError::ScopeChange {
@@ -211,16 +221,23 @@ unsafe fn add_entries(cd: CdRef, specs: &[AddrSpec], how: How) -> Result<()> {
             }
         }
     }
-    let gaps: Vec<Vec<(usize, usize)>> = bounds
+    let gaps: Small<Small<(usize, usize)>> = bounds
         .iter()
-        .map(|&(s, e)| state.entries.gaps(s, e))
+        .zip(&uncovered)
+        .map(|(&(s, e), &u)| {
+            if u {
+                smallvec::smallvec![(s, e)]
+            } else {
+                Small::from_vec(state.entries.gaps(s, e))
+            }
+        })
         .collect();
     let copied: usize = if how == How::Copy {
         gaps.iter().flatten().map(|(s, e)| e - s).sum()
     } else {
         0
     };
-    let staged = if copied > 0 {
+    let staged = if copied > INLINE || (copied > 0 && gaps.iter().flatten().count() > 1) {
         let mut buffer = take_buffer(&mut state.spare, copied)?;
         let mut offset = 0;
         for (list, &space) in gaps.iter().zip(&spaces) {
@@ -231,16 +248,29 @@ unsafe fn add_entries(cd: CdRef, specs: &[AddrSpec], how: How) -> Result<()> {
                 offset += e - s;
             }
         }
-        Some(Arc::new(buffer))
+        Some(Staged::Buffer(Arc::new(buffer)))
+    } else if copied > 0 {
+        // A single gap of a few bytes: kept inline, no buffer.
+        let (i, &(s, e)) = gaps
+            .iter()
+            .enumerate()
+            .find_map(|(i, list)| list.first().map(|gap| (i, gap)))
+            .expect("one gap");
+        let mut bytes = [0; INLINE];
+        // SAFETY: as above.
+        unsafe { store::read_app(&mut bytes[..e - s], s, spaces[i])? };
+        Some(Staged::Inline(bytes))
     } else {
         None
     };
 
     // Nothing can fail from here on.
     let mut offset = 0;
-    for ((spec, &(s, e)), (list, &space)) in specs.iter().zip(&bounds).zip(gaps.iter().zip(&spaces))
-    {
-        state.entries.update(s, e, |old| old.access = spec.access);
+    for (i, spec) in specs.iter().enumerate() {
+        let ((s, e), list, space) = (bounds[i], &gaps[i], spaces[i]);
+        if !uncovered[i] {
+            state.entries.update(s, e, |old| old.access = spec.access);
+        }
         let entry = Entry {
             how: how.clone(),
             access: spec.access,
@@ -249,12 +279,13 @@ unsafe fn add_entries(cd: CdRef, specs: &[AddrSpec], how: How) -> Result<()> {
         };
         for &(gs, ge) in list {
             state.entries.insert_uncovered(gs, ge, entry.clone());
-            if let Some(buffer) = &staged {
-                state
-                    .data
-                    .insert_uncovered(gs, ge, Segment::new(Arc::clone(buffer), offset));
-                offset += ge - gs;
-            }
+            let segment = match &staged {
+                Some(Staged::Buffer(buffer)) => Segment::new(Arc::clone(buffer), offset),
+                Some(Staged::Inline(bytes)) => Segment::Inline(*bytes),
+                None => continue,
+            };
+            state.data.insert_uncovered(gs, ge, segment);
+            offset += ge - gs;
         }
     }
     if how == How::Parent && gaps.iter().any(|g| !g.is_empty()) {
@@ -268,6 +299,12 @@ unsafe fn add_entries(cd: CdRef, specs: &[AddrSpec], how: How) -> Result<()> {
     state.stats.absorb(&stats);
     stats.publish();
     Ok(())
+}
+
+/// The bytes an add copied, before they enter the store.
+enum Staged {
+    Buffer(Arc<Buffer>),
+    Inline([u8; INLINE]),
 }
 
 /// Takes the CD's spare buffer if it has exactly `len` bytes, else allocates one.
@@ -553,7 +590,10 @@ pub unsafe fn advance_cd_point_in_time(cd: impl Into<CdRef>) -> Result<AdvanceRe
 /// Keeps a buffer that the advance freed entirely as the spare for the next advance of the
 /// same size, so a steady advance loop reuses two buffers instead of faulting in new pages.
 fn recycle(state: &mut State, replaced: Vec<Segment>, size: usize) {
-    let mut buffers: Vec<Arc<Buffer>> = replaced.iter().map(|s| Arc::clone(s.buffer())).collect();
+    let mut buffers: Vec<Arc<Buffer>> = replaced
+        .iter()
+        .filter_map(|s| s.buffer().cloned())
+        .collect();
     drop(replaced);
     buffers.dedup_by(|a, b| Arc::ptr_eq(a, b));
     for buffer in buffers {

@@ -124,20 +124,52 @@ impl<V: Piece> IntervalMap<V> {
     pub fn fill_gaps(&mut self, start: usize, end: usize, value: &V) -> Vec<(usize, usize)> {
         let gaps = self.gaps(start, end);
         for &(s, e) in &gaps {
-            self.map.insert(s, (e, value.skip(s - start)));
-        }
-        if !gaps.is_empty() {
-            self.merge_window(start, end);
+            self.insert_uncovered(s, e, value.skip(s - start));
         }
         gaps
     }
 
-    /// Inserts `value` over `[start, end)`, which must be uncovered.
+    /// Whether no interval touches `[start, end)`: one descent of the tree.
+    pub fn is_uncovered(&self, start: usize, end: usize) -> bool {
+        match self.map.range(..end).next_back() {
+            Some((_, &(e, _))) => e <= start,
+            None => true,
+        }
+    }
+
+    /// Inserts `value` over `[start, end)`, which must be uncovered, merging it with the
+    /// intervals right before and after it when they continue each other.
     pub fn insert_uncovered(&mut self, start: usize, end: usize, value: V) {
         debug_assert!(start < end);
-        debug_assert!(self.gaps(start, end) == [(start, end)]);
-        self.map.insert(start, (end, value));
-        self.merge_window(start, end);
+        debug_assert!(self.is_uncovered(start, end));
+        // One descent finds both neighbours: the interval starting at `end`, if any, is the
+        // last one starting at or before `end`, and the one before it precedes `start`.
+        let mut around = self.map.range_mut(..=end);
+        let mut last = around.next_back();
+        let next = match last {
+            Some((&k, ref mut slot)) if k == end => {
+                let merges = value.continues(end - start, &slot.1);
+                let next_end = slot.0;
+                last = around.next_back();
+                merges.then_some(next_end)
+            }
+            _ => None,
+        };
+        if let Some((&prev_start, prev)) = last {
+            if prev.0 == start && prev.1.continues(start - prev_start, &value) {
+                prev.0 = next.unwrap_or(end);
+                if next.is_some() {
+                    self.map.remove(&end);
+                }
+                return;
+            }
+        }
+        if let Some(next_end) = next {
+            self.map.remove(&end);
+            self.map.insert(start, (next_end, value));
+        } else {
+            self.map.insert(start, (end, value));
+        }
     }
 
     /// Applies `f` to the value of every interval part inside `[start, end)`, splitting the

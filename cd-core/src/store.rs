@@ -139,46 +139,72 @@ impl Drop for Buffer {
     }
 }
 
-/// Where the saved bytes of one interval are: a buffer and an offset into it.
+/// Saved data up to this size is kept inside the segment itself, without a buffer.
+pub(crate) const INLINE: usize = 16;
+
+/// Where the saved bytes of one interval are: in a shared buffer at an offset, or, for a few
+/// bytes, inline (which spares the two allocations of a buffer for the many tiny ranges of
+/// scalar variables).
 #[derive(Clone)]
-pub(crate) struct Segment {
-    buf: Arc<Buffer>,
-    offset: usize,
+pub(crate) enum Segment {
+    Shared { buf: Arc<Buffer>, offset: usize },
+    Inline([u8; INLINE]),
 }
 
 impl Segment {
     /// A segment starting `offset` bytes into `buf`.
     pub(crate) fn new(buf: Arc<Buffer>, offset: usize) -> Self {
-        Segment { buf, offset }
+        Segment::Shared { buf, offset }
     }
 
     /// The `len` saved bytes of this segment.
     pub(crate) fn bytes(&self, len: usize) -> &[u8] {
-        &self.buf.as_slice()[self.offset..self.offset + len]
+        match self {
+            Segment::Shared { buf, offset } => &buf.as_slice()[*offset..*offset + len],
+            Segment::Inline(bytes) => &bytes[..len],
+        }
     }
 
-    /// The buffer this segment points into.
-    pub(crate) fn buffer(&self) -> &Arc<Buffer> {
-        &self.buf
+    /// The buffer this segment points into, if it has one.
+    pub(crate) fn buffer(&self) -> Option<&Arc<Buffer>> {
+        match self {
+            Segment::Shared { buf, .. } => Some(buf),
+            Segment::Inline(_) => None,
+        }
     }
 }
 
 impl Piece for Segment {
-    fn skip(&self, offset: usize) -> Self {
-        Segment {
-            buf: Arc::clone(&self.buf),
-            offset: self.offset + offset,
+    fn skip(&self, by: usize) -> Self {
+        match self {
+            Segment::Shared { buf, offset } => Segment::Shared {
+                buf: Arc::clone(buf),
+                offset: offset + by,
+            },
+            Segment::Inline(bytes) => {
+                let mut shifted = [0; INLINE];
+                shifted[..INLINE - by].copy_from_slice(&bytes[by..]);
+                Segment::Inline(shifted)
+            }
         }
     }
 
     fn continues(&self, len: usize, next: &Self) -> bool {
-        Arc::ptr_eq(&self.buf, &next.buf) && self.offset + len == next.offset
+        match (self, next) {
+            (Segment::Shared { buf: a, offset: x }, Segment::Shared { buf: b, offset: y }) => {
+                Arc::ptr_eq(a, b) && x + len == *y
+            }
+            _ => false,
+        }
     }
 }
 
 impl std::fmt::Debug for Segment {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Segment({:p}+{})", self.buf.ptr, self.offset)
+        match self {
+            Segment::Shared { buf, offset } => write!(f, "Segment({:p}+{offset})", buf.ptr),
+            Segment::Inline(bytes) => write!(f, "Segment(inline {bytes:?})"),
+        }
     }
 }
 

@@ -2,6 +2,9 @@
 
 use crate::error::{CdError, Result};
 
+/// A list that stays on the stack for the usual handful of address specs.
+pub(crate) type Small<T> = smallvec::SmallVec<[T; 4]>;
+
 /// Whether the application modifies a range (the spec's `addr_type`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Access {
@@ -117,8 +120,8 @@ impl AddrSpec {
 /// Checks a list of specs: non-empty ranges, no null address, no overflow, no two overlapping.
 ///
 /// Returns the `(start, end)` of each spec, in list order.
-pub(crate) fn validate_specs(specs: &[AddrSpec]) -> Result<Vec<(usize, usize)>> {
-    let mut bounds = Vec::with_capacity(specs.len());
+pub(crate) fn validate_specs(specs: &[AddrSpec]) -> Result<Small<(usize, usize)>> {
+    let mut bounds = Small::with_capacity(specs.len());
     for spec in specs {
         if spec.length == 0 {
             return Err(CdError::ZeroLength {
@@ -131,6 +134,9 @@ pub(crate) fn validate_specs(specs: &[AddrSpec]) -> Result<Vec<(usize, usize)>> 
             });
         }
         bounds.push((spec.address, spec.end()?));
+    }
+    if bounds.len() < 2 {
+        return Ok(bounds);
     }
     let mut order: Vec<usize> = (0..specs.len()).collect();
     order.sort_unstable_by_key(|&i| bounds[i].0);
@@ -157,31 +163,33 @@ mod tests {
     #[test]
     fn validate_rejects_bad_ranges() {
         assert_eq!(
-            validate_specs(&[rw(16, 0)]),
-            Err(CdError::ZeroLength { address: 16 })
+            validate_specs(&[rw(16, 0)]).unwrap_err(),
+            CdError::ZeroLength { address: 16 }
         );
         assert_eq!(
-            validate_specs(&[rw(0, 4)]),
-            Err(CdError::NullAddress { length: 4 })
+            validate_specs(&[rw(0, 4)]).unwrap_err(),
+            CdError::NullAddress { length: 4 }
         );
         assert!(matches!(
             validate_specs(&[rw(usize::MAX - 1, 4)]),
             Err(CdError::AddressOverflow { .. })
         ));
         assert_eq!(
-            validate_specs(&[rw(100, 10), rw(50, 10), rw(105, 1)]),
-            Err(CdError::OverlappingList {
+            validate_specs(&[rw(100, 10), rw(50, 10), rw(105, 1)]).unwrap_err(),
+            CdError::OverlappingList {
                 first: 0,
                 second: 2
-            })
+            }
         );
     }
 
     #[test]
     fn validate_accepts_adjacent_ranges() {
         assert_eq!(
-            validate_specs(&[rw(110, 10), rw(100, 10)]).unwrap(),
-            vec![(110, 120), (100, 110)]
+            validate_specs(&[rw(110, 10), rw(100, 10)])
+                .unwrap()
+                .as_slice(),
+            [(110, 120), (100, 110)]
         );
     }
 }

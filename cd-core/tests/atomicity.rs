@@ -129,8 +129,8 @@ fn add_failing_half_way_adds_nothing() {
     let info = cd_info(cd).unwrap();
     assert_eq!((info.ranges, info.stored_bytes, info.stats.adds), (0, 0, 0));
     inject(Fault::Allocation { successes: 0 });
-    // SAFETY: as above.
-    assert!(unsafe { add_to_cd_via_copy(cd, &[mem.rw(0, 10)]) }.is_err());
+    // SAFETY: as above. (100 bytes: up to 16 are kept inline, without an allocation.)
+    assert!(unsafe { add_to_cd_via_copy(cd, &[mem.rw(0, 100)]) }.is_err());
     assert_eq!(cd_info(cd).unwrap().ranges, 0);
     commit_cd(cd).unwrap();
 }
