@@ -305,7 +305,9 @@ fn expand_group_template(raw: &str, rank: usize) -> String {
 pub(crate) fn redset_group_id(rank: usize, ranks: usize, minsize: usize) -> usize {
     let groups = ranks / minsize;
     let remainder_ranks = ranks - groups * minsize;
-    let size = remainder_ranks.checked_div(groups).map_or(ranks, |add| minsize + add);
+    let size = remainder_ranks
+        .checked_div(groups)
+        .map_or(ranks, |add| minsize + add);
     let remainder = ranks % size;
     let cutoff = remainder * (size + 1);
     if rank < cutoff {
