@@ -238,7 +238,7 @@ unsafe fn add_entries(cd: CdRef, specs: &[AddrSpec], how: How) -> Result<()> {
         0
     };
     let staged = if copied > INLINE || (copied > 0 && gaps.iter().flatten().count() > 1) {
-        let mut buffer = take_buffer(&mut state.spare, copied)?;
+        let mut buffer = Buffer::new(copied)?;
         let mut offset = 0;
         for (list, &space) in gaps.iter().zip(&spaces) {
             for &(s, e) in list {
@@ -305,17 +305,6 @@ unsafe fn add_entries(cd: CdRef, specs: &[AddrSpec], how: How) -> Result<()> {
 enum Staged {
     Buffer(Arc<Buffer>),
     Inline([u8; INLINE]),
-}
-
-/// Takes the CD's spare buffer if it has exactly `len` bytes, else allocates one.
-fn take_buffer(spare: &mut Option<Buffer>, len: usize) -> Result<Buffer> {
-    match spare.take() {
-        Some(buffer) if buffer.len() == len => Ok(buffer),
-        other => {
-            *spare = other;
-            Buffer::zeroed(len)
-        }
-    }
 }
 
 /// Checks that every byte of `bounds` resolves, through the nearest ancestor holding it, to
@@ -521,15 +510,12 @@ pub unsafe fn advance_cd_point_in_time(cd: impl Into<CdRef>) -> Result<AdvanceRe
         .collect();
     let total: usize = targets.iter().map(|(s, e, _)| e - s).sum();
     let staged = if total > 0 {
-        let mut buffer = take_buffer(&mut state.spare, total)?;
+        let mut buffer = Buffer::new(total)?;
         let mut offset = 0;
         for &(s, e, space) in &targets {
             let dst = &mut buffer.as_mut_slice()[offset..offset + (e - s)];
             // SAFETY: the range is in the CD, which the caller vouched for.
-            if let Err(err) = unsafe { store::read_app(dst, s, space) } {
-                state.spare = Some(buffer);
-                return Err(err);
-            }
+            unsafe { store::read_app(dst, s, space)? };
             offset += e - s;
         }
         Some(Arc::new(buffer))
@@ -548,11 +534,10 @@ pub unsafe fn advance_cd_point_in_time(cd: impl Into<CdRef>) -> Result<AdvanceRe
         merge_into_parent(parent_state, parent, &mut state, had_siblings);
     }
     drop(parent_state);
-    let mut replaced = Vec::new();
     if let Some(buffer) = staged {
         let mut offset = 0;
         for &(s, e, _) in &targets {
-            replaced.extend(state.data.remove(s, e).into_iter().map(|(_, _, seg)| seg));
+            state.data.remove(s, e);
             state
                 .data
                 .insert_uncovered(s, e, Segment::new(Arc::clone(&buffer), offset));
@@ -572,7 +557,6 @@ pub unsafe fn advance_cd_point_in_time(cd: impl Into<CdRef>) -> Result<AdvanceRe
     }
     state.files.extend(offsets);
     state.log.clear();
-    recycle(&mut state, replaced, total);
 
     let stats = Stats {
         advances: 1,
@@ -585,24 +569,6 @@ pub unsafe fn advance_cd_point_in_time(cd: impl Into<CdRef>) -> Result<AdvanceRe
         bytes_copied: total,
         ranges_copied: targets.len(),
     })
-}
-
-/// Keeps a buffer that the advance freed entirely as the spare for the next advance of the
-/// same size, so a steady advance loop reuses two buffers instead of faulting in new pages.
-fn recycle(state: &mut State, replaced: Vec<Segment>, size: usize) {
-    let mut buffers: Vec<Arc<Buffer>> = replaced
-        .iter()
-        .filter_map(|s| s.buffer().cloned())
-        .collect();
-    drop(replaced);
-    buffers.dedup_by(|a, b| Arc::ptr_eq(a, b));
-    for buffer in buffers {
-        if state.spare.is_none() && buffer.len() == size {
-            if let Ok(buffer) = Arc::try_unwrap(buffer) {
-                state.spare = Some(buffer);
-            }
-        }
-    }
 }
 
 /// Adds an MPI log entry to the CD's FIFO (`add_MPI_log_to_cd`); the CD owns it from now on.

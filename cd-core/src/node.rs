@@ -17,7 +17,7 @@ use crate::regen::Regen;
 use crate::space::SpaceId;
 use crate::stats::Stats;
 use crate::storage_info::StorageInfo;
-use crate::store::{Buffer, Segment};
+use crate::store::Segment;
 use crate::types::{Access, Restoration, Scope};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
@@ -71,8 +71,6 @@ pub(crate) struct State {
     pub(crate) log: Log,
     /// Live children, oldest first.
     pub(crate) children: Vec<Arc<Node>>,
-    /// A buffer freed by the last advance, kept for the next one (double buffering).
-    pub(crate) spare: Option<Buffer>,
     pub(crate) stats: Stats,
 }
 
@@ -205,7 +203,6 @@ impl Node {
         state.data.clear();
         state.files.clear();
         state.log.clear();
-        state.spare = None;
     }
 
     /// Claims the CD for an exclusive operation, or reports the one already running.

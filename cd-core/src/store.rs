@@ -8,7 +8,8 @@
 //! segments to the parent without copying a byte.
 //!
 //! Large buffers are mapped directly with transparent huge pages requested, so that filling a
-//! fresh 1 GiB buffer costs 512 page faults rather than 262,144. Large copies are split across
+//! fresh 1 GiB buffer costs 512 page faults rather than 262,144, and freed mappings go to a
+//! bounded pool for the next buffer of about the same size. Large copies are split across
 //! threads (`CD_COPY_THREADS`, default: the available cores, at most 8): one core does not
 //! saturate the memory bus.
 
@@ -17,7 +18,7 @@ use crate::fault;
 use crate::interval::Piece;
 use crate::space::{self, SpaceId, HOST};
 use std::ptr::NonNull;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Buffers at least this large are mapped with huge pages instead of coming from the heap.
 const MAP_THRESHOLD: usize = 2 << 20;
@@ -28,7 +29,8 @@ const PARALLEL_THRESHOLD: usize = 8 << 20;
 /// No thread gets less than this much of a parallel copy.
 const MIN_PART: usize = 4 << 20;
 
-/// A zero-initialised, fixed-size byte buffer, from the heap or mapped with huge pages.
+/// A fixed-size byte buffer of initialised (but unspecified) bytes, from the heap or, when
+/// large, from a mapping with huge pages that returns to the pool when dropped.
 pub(crate) struct Buffer {
     ptr: NonNull<u8>,
     len: usize,
@@ -38,9 +40,21 @@ pub(crate) struct Buffer {
 enum Origin {
     /// Leaked from a `Box<[u8]>` of `len` bytes.
     Heap,
-    /// Part of an anonymous mapping starting at `base` of `len` bytes.
-    Mapped { base: *mut libc::c_void, len: usize },
+    /// A pooled mapping.
+    Mapped(Mapping),
 }
+
+/// An anonymous mapping: `capacity` usable bytes at `ptr` (2 MiB aligned) inside the mapping
+/// of `map_len` bytes at `base`.
+struct Mapping {
+    base: *mut libc::c_void,
+    map_len: usize,
+    ptr: NonNull<u8>,
+    capacity: usize,
+}
+
+// SAFETY: a Mapping is exclusively owned memory; moving it between threads moves ownership.
+unsafe impl Send for Mapping {}
 
 // SAFETY: a Buffer exclusively owns its memory; shared access (`&Buffer`) only reads it and
 // mutation needs `&mut Buffer`, exactly like `Box<[u8]>`.
@@ -48,30 +62,38 @@ unsafe impl Send for Buffer {}
 // SAFETY: as above: `&Buffer` gives read-only access, so sharing it between threads is sound.
 unsafe impl Sync for Buffer {}
 
-impl Buffer {
-    /// Allocates `len` zeroed bytes, reporting failure instead of aborting.
-    pub(crate) fn zeroed(len: usize) -> Result<Buffer> {
-        fault::on_alloc()?;
-        if len >= MAP_THRESHOLD {
-            return Self::mapped(len);
-        }
-        let mut bytes = Vec::new();
-        bytes
-            .try_reserve_exact(len)
-            .map_err(|_| CdError::OutOfMemory { bytes: len })?;
-        bytes.resize(len, 0);
-        let boxed = bytes.into_boxed_slice();
-        let ptr = NonNull::from(Box::leak(boxed)).cast::<u8>();
-        Ok(Buffer {
-            ptr,
-            len,
-            origin: Origin::Heap,
-        })
-    }
+/// Freed mappings kept for reuse, and their total size.
+///
+/// Filling a fresh mapping costs a page fault (and the kernel zeroing a page) per page, which
+/// halves the speed of a copy into it. CD codes save the same sizes over and over (an advance
+/// loop, a child CD per iteration), so freed mappings are kept and handed out again, up to
+/// `CD_POOL_BYTES` (default: an eighth of physical memory, at most 2 GiB; 0 disables it).
+static POOL: Mutex<(Vec<Mapping>, usize)> = Mutex::new((Vec::new(), 0));
 
-    fn mapped(len: usize) -> Result<Buffer> {
-        let oom = CdError::OutOfMemory { bytes: len };
-        let map_len = len.checked_add(HUGE_PAGE).ok_or(oom.clone())?;
+fn pool_limit() -> usize {
+    static LIMIT: OnceLock<usize> = OnceLock::new();
+    *LIMIT.get_or_init(|| {
+        if let Some(bytes) = std::env::var("CD_POOL_BYTES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+        {
+            return bytes;
+        }
+        // SAFETY: sysconf has no preconditions.
+        let (pages, page) = unsafe {
+            (
+                libc::sysconf(libc::_SC_PHYS_PAGES),
+                libc::sysconf(libc::_SC_PAGESIZE),
+            )
+        };
+        let physical = (pages.max(0) as usize).saturating_mul(page.max(0) as usize);
+        (physical / 8).min(2 << 30)
+    })
+}
+
+impl Mapping {
+    fn new(capacity: usize) -> Option<Mapping> {
+        let map_len = capacity.checked_add(HUGE_PAGE)?;
         // SAFETY: an anonymous private mapping with no address hint has no preconditions; the
         // result is checked against MAP_FAILED before use.
         let base = unsafe {
@@ -85,31 +107,84 @@ impl Buffer {
             )
         };
         if base == libc::MAP_FAILED {
-            return Err(oom);
+            return None;
         }
         let aligned = (base as usize).next_multiple_of(HUGE_PAGE);
-        // SAFETY: `aligned .. aligned + len` lies inside the mapping just made (we mapped
-        // HUGE_PAGE bytes of slack for the alignment). madvise is only a hint; its failure
+        // SAFETY: `aligned .. aligned + capacity` lies inside the mapping just made (HUGE_PAGE
+        // bytes of slack were mapped for the alignment). madvise is only a hint; its failure
         // (no THP support) is harmless and ignored.
         unsafe {
-            libc::madvise(aligned as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+            libc::madvise(aligned as *mut libc::c_void, capacity, libc::MADV_HUGEPAGE);
         }
-        Ok(Buffer {
-            ptr: NonNull::new(aligned as *mut u8).ok_or(oom)?,
-            len,
-            origin: Origin::Mapped { base, len: map_len },
+        Some(Mapping {
+            base,
+            map_len,
+            ptr: NonNull::new(aligned as *mut u8)?,
+            capacity,
         })
     }
 
-    /// The size in bytes.
-    pub(crate) fn len(&self) -> usize {
-        self.len
+    /// A pooled mapping that fits `len` bytes without wasting more than a quarter, if any.
+    fn from_pool(len: usize) -> Option<Mapping> {
+        let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
+        let fits = |m: &Mapping| m.capacity >= len && m.capacity <= len + len / 4 + HUGE_PAGE;
+        let i = pool.0.iter().position(fits)?;
+        let mapping = pool.0.swap_remove(i);
+        pool.1 -= mapping.map_len;
+        Some(mapping)
+    }
+
+    /// Returns the mapping to the pool, or unmaps it if the pool is full.
+    fn release(self) {
+        let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
+        if pool.1 + self.map_len <= pool_limit() {
+            pool.1 += self.map_len;
+            pool.0.push(self);
+            return;
+        }
+        drop(pool);
+        // SAFETY: `base`/`map_len` are exactly the mapping made in `new`, unmapped once; no
+        // Buffer points into it any more.
+        unsafe {
+            libc::munmap(self.base, self.map_len);
+        }
+    }
+}
+
+impl Buffer {
+    /// Allocates `len` bytes, reporting failure instead of aborting. The contents are
+    /// unspecified (zero or left over from an earlier buffer): callers overwrite them.
+    pub(crate) fn new(len: usize) -> Result<Buffer> {
+        fault::on_alloc()?;
+        let oom = CdError::OutOfMemory { bytes: len };
+        if len >= MAP_THRESHOLD {
+            let mapping = match Mapping::from_pool(len) {
+                Some(m) => m,
+                None => Mapping::new(len.checked_next_multiple_of(HUGE_PAGE).ok_or(oom.clone())?)
+                    .ok_or(oom)?,
+            };
+            return Ok(Buffer {
+                ptr: mapping.ptr,
+                len,
+                origin: Origin::Mapped(mapping),
+            });
+        }
+        let mut bytes = Vec::new();
+        bytes.try_reserve_exact(len).map_err(|_| oom)?;
+        bytes.resize(len, 0);
+        let ptr = NonNull::from(Box::leak(bytes.into_boxed_slice())).cast::<u8>();
+        Ok(Buffer {
+            ptr,
+            len,
+            origin: Origin::Heap,
+        })
     }
 
     /// The bytes.
     pub(crate) fn as_slice(&self) -> &[u8] {
-        // SAFETY: `ptr` points to `len` initialised (zeroed at creation) bytes that this
-        // buffer owns for its whole life; `&self` forbids concurrent mutation.
+        // SAFETY: `ptr` points to `len` initialised bytes (zeroed by the allocator or the
+        // kernel, or written since) that this buffer owns for its whole life; `&self` forbids
+        // concurrent mutation.
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
     }
 
@@ -122,7 +197,7 @@ impl Buffer {
 
 impl Drop for Buffer {
     fn drop(&mut self) {
-        match self.origin {
+        match std::mem::replace(&mut self.origin, Origin::Heap) {
             // SAFETY: `ptr`/`len` came from `Box::leak` of a `Box<[u8]>` of exactly `len`
             // bytes, and are given back exactly once, here.
             Origin::Heap => unsafe {
@@ -131,10 +206,7 @@ impl Drop for Buffer {
                     self.len,
                 )));
             },
-            // SAFETY: `base`/`len` are exactly the mapping made in `mapped`, unmapped once.
-            Origin::Mapped { base, len } => unsafe {
-                libc::munmap(base, len);
-            },
+            Origin::Mapped(mapping) => mapping.release(),
         }
     }
 }
@@ -165,13 +237,6 @@ impl Segment {
         }
     }
 
-    /// The buffer this segment points into, if it has one.
-    pub(crate) fn buffer(&self) -> Option<&Arc<Buffer>> {
-        match self {
-            Segment::Shared { buf, .. } => Some(buf),
-            Segment::Inline(_) => None,
-        }
-    }
 }
 
 impl Piece for Segment {
@@ -317,21 +382,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn heap_and_mapped_buffers_are_zeroed_and_writable() {
+    fn heap_and_mapped_buffers_are_writable_and_mappings_are_reused() {
         for len in [1, 4096, MAP_THRESHOLD, MAP_THRESHOLD + 3] {
-            let mut b = Buffer::zeroed(len).unwrap();
-            assert_eq!(b.len(), len);
-            assert!(b.as_slice().iter().all(|&x| x == 0));
+            let mut b = Buffer::new(len).unwrap();
+            assert_eq!(b.as_slice().len(), len);
             b.as_mut_slice()[len - 1] = 7;
             assert_eq!(b.as_slice()[len - 1], 7);
         }
+        let first = Buffer::new(3 * MAP_THRESHOLD).unwrap();
+        let address = first.as_slice().as_ptr();
+        drop(first);
+        let again = Buffer::new(3 * MAP_THRESHOLD - 100).unwrap();
+        assert_eq!(
+            again.as_slice().as_ptr(),
+            address,
+            "the freed mapping came back"
+        );
     }
 
     #[test]
     fn parallel_copy_copies_every_byte() {
         let len = PARALLEL_THRESHOLD * 2 + 12345;
         let src: Vec<u8> = (0..len).map(|i| (i * 31 % 251) as u8).collect();
-        let mut dst = Buffer::zeroed(len).unwrap();
+        let mut dst = Buffer::new(len).unwrap();
         // SAFETY: `src` is a live vector of `len` bytes, nobody writes it.
         unsafe { read_app(dst.as_mut_slice(), src.as_ptr() as usize, HOST).unwrap() };
         assert!(dst.as_slice() == &src[..]);
@@ -340,11 +413,11 @@ mod tests {
     #[test]
     fn huge_allocation_fails_cleanly() {
         assert!(matches!(
-            Buffer::zeroed(usize::MAX - 10),
+            Buffer::new(usize::MAX - 10),
             Err(CdError::OutOfMemory { .. })
         ));
         assert!(matches!(
-            Buffer::zeroed(1 << 60),
+            Buffer::new(1 << 60),
             Err(CdError::OutOfMemory { .. })
         ));
     }
