@@ -295,6 +295,7 @@ fn copy_threads() -> usize {
 /// # Safety
 /// - `src .. src + len` is readable and `dst .. dst + len` writable for the whole call;
 /// - the two ranges do not overlap, and nothing else writes either during the call.
+#[allow(clippy::disallowed_methods)] // the one place raw copies are made
 unsafe fn copy_bytes(dst: *mut u8, src: *const u8, len: usize) {
     let threads = copy_threads().min(len / MIN_PART).max(1);
     if len < PARALLEL_THRESHOLD || threads == 1 {
