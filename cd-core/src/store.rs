@@ -236,7 +236,6 @@ impl Segment {
             Segment::Inline(bytes) => &bytes[..len],
         }
     }
-
 }
 
 impl Piece for Segment {
