@@ -80,7 +80,8 @@ pub(crate) unsafe trait Vector: Copy {
     unsafe fn xor(self, other: Self) -> Self;
 
     /// Hints that the cache line at `p` will be read soon. `p` may point
-    /// anywhere (even past the buffer): a prefetch never faults.
+    /// anywhere (even past the buffer): a prefetch never faults. The default
+    /// does nothing (NEON: the prefetch intrinsic is not stable Rust).
     ///
     /// # Safety
     ///
