@@ -1,7 +1,8 @@
 //! Bandwidth of the GF(2^8) kernels on every code path, against memcpy.
 //!
-//! For 256 MiB and 64 MiB buffers (far beyond the caches, so this measures
-//! memory bandwidth as a checkpoint-sized encode sees it), one thread:
+//! For 256 MiB and 64 MiB buffers (checkpoint-sized; beyond the caches of
+//! most machines, though not necessarily of a server with a very large L3,
+//! see `docs/bench-kernels.md`), one thread:
 //!
 //! * `memcpy`: `copy_from_slice`, the physical reference of the same run;
 //! * `xor/<path>`: [`Kernels::xor_into`] on each path usable on this CPU;
