@@ -71,3 +71,50 @@ global_counters!(
     regen_calls,
     log_entries,
 );
+
+impl std::fmt::Display for Stats {
+    /// One line, e.g. for the per-rank summary printed at `MPI_Finalize`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} created, {} committed, {} adds ({} B copied), {} advances ({} B copied), \
+             {} restores ({} B restored, {} regen calls), {} log entries",
+            self.creates,
+            self.commits,
+            self.adds,
+            self.bytes_added,
+            self.advances,
+            self.bytes_advanced,
+            self.restores,
+            self.bytes_restored,
+            self.regen_calls,
+            self.log_entries
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_line_names_every_counter() {
+        let s = Stats {
+            creates: 1,
+            commits: 2,
+            restores: 3,
+            advances: 4,
+            adds: 5,
+            bytes_added: 6,
+            bytes_advanced: 7,
+            bytes_restored: 8,
+            regen_calls: 9,
+            log_entries: 10,
+        };
+        assert_eq!(
+            s.to_string(),
+            "1 created, 2 committed, 5 adds (6 B copied), 4 advances (7 B copied), \
+             3 restores (8 B restored, 9 regen calls), 10 log entries"
+        );
+    }
+}
