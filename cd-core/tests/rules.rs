@@ -766,3 +766,30 @@ fn many_ranges_stay_separate_and_adjacent_ones_merge() {
     assert_eq!(info.stored_bytes, N * 16);
     commit_cd(cd).unwrap();
 }
+
+/// A restore of a child whose descendants refer (via parent) to data held above the restored
+/// CD: the bytes come from the ancestor's store, which the restore reads but does not restore.
+#[test]
+fn parent_entries_resolve_above_the_restored_cd() {
+    let mem = Mem::new(16);
+    let top = root();
+    mem.fill(0, 16, 1);
+    copy(top, &[mem.rw(0, 16)]).unwrap();
+    mem.fill(0, 16, 2);
+    let middle = child(top);
+    copy(middle, &[mem.rw(8, 8)]).unwrap(); // middle holds 8..16 = 2
+    let leaf = child(middle);
+    add_to_cd_via_parent(leaf, &[mem.rw(0, 16)]).unwrap(); // 0..8 from top, 8..16 from middle
+    mem.fill(0, 16, 3);
+    let report = restore(middle).unwrap();
+    assert_eq!(report.discarded, 1);
+    // The leaf restored 0..8 = 1 (top) and 8..16 = 2 (middle); middle then restored 8..16 = 2.
+    assert_eq!(mem.bytes(0, 16), [[1; 8].as_slice(), &[2; 8]].concat());
+    assert_eq!(
+        saved_u32(top, &mem, 0),
+        0x0101_0101,
+        "top was read, not changed"
+    );
+    commit_cd(middle).unwrap();
+    commit_cd(top).unwrap();
+}
