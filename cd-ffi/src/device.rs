@@ -1,0 +1,145 @@
+//! Device memory (GPU memory) in CDs: the application registers its copy functions once, maps
+//! its device allocations, and from then on adds device addresses to CDs like host addresses.
+//! The CD saves them with `copy_to_host` and restores them with `copy_to_device`.
+
+use crate::boundary::{ffi_int, try_mut};
+use crate::error::Error;
+use cd_core::DeviceMemory;
+use std::ffi::{c_char, c_int, c_void};
+use std::sync::Arc;
+
+/// Copies `n` bytes from device address `src_dev` to host memory `dst`; returns 0 on success.
+pub type cd_copy_to_host_fn = Option<
+    unsafe extern "C" fn(dst: *mut c_void, src_dev: *const c_void, n: usize, ctx: *mut c_void) -> c_int,
+>;
+
+/// Copies `n` bytes from host memory `src` to device address `dst_dev`; returns 0 on success.
+pub type cd_copy_to_device_fn = Option<
+    unsafe extern "C" fn(dst_dev: *mut c_void, src: *const c_void, n: usize, ctx: *mut c_void) -> c_int,
+>;
+
+/// A memory space whose copy functions are C function pointers.
+struct CSpace {
+    name: String,
+    to_host: unsafe extern "C" fn(*mut c_void, *const c_void, usize, *mut c_void) -> c_int,
+    to_device: unsafe extern "C" fn(*mut c_void, *const c_void, usize, *mut c_void) -> c_int,
+    ctx: *mut c_void,
+}
+
+// SAFETY: the registrant promised (cd_register_memory_space's contract) that the functions
+// and `ctx` may be used from any thread; the runtime never dereferences `ctx` itself.
+unsafe impl Send for CSpace {}
+// SAFETY: as above.
+unsafe impl Sync for CSpace {}
+
+impl DeviceMemory for CSpace {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn copy_to_host(&self, dst: &mut [u8], src: usize) -> Result<(), String> {
+        // SAFETY: `dst` is a valid host buffer of `dst.len()` bytes, and `src` lies in a region
+        // the registrant mapped to this space; the function's own contract is the registrant's.
+        let rc = unsafe {
+            (self.to_host)(
+                dst.as_mut_ptr().cast(),
+                src as *const c_void,
+                dst.len(),
+                self.ctx,
+            )
+        };
+        match rc {
+            0 => Ok(()),
+            rc => Err(format!(
+                "copy_to_host of {} bytes at {src:#x} returned {rc}",
+                dst.len()
+            )),
+        }
+    }
+
+    fn copy_to_device(&self, dst: usize, src: &[u8]) -> Result<(), String> {
+        // SAFETY: as in copy_to_host, with the roles swapped.
+        let rc = unsafe {
+            (self.to_device)(
+                dst as *mut c_void,
+                src.as_ptr().cast(),
+                src.len(),
+                self.ctx,
+            )
+        };
+        match rc {
+            0 => Ok(()),
+            rc => Err(format!(
+                "copy_to_device of {} bytes at {dst:#x} returned {rc}",
+                src.len()
+            )),
+        }
+    }
+}
+
+/// Registers a kind of device memory with its copy functions (cudaMemcpy-style) and stores its
+/// id (nonzero; 0 is host memory) in `*space_id`. `name` (may be NULL) appears in messages.
+/// Both functions receive `ctx` unchanged. They run while the runtime holds CD locks and must
+/// not call the CD API.
+///
+/// Returns 0 or an error code.
+///
+/// # Safety
+/// `name` must be NULL or NUL-terminated; `space_id` NULL or writable. The functions and `ctx`
+/// must stay valid for the life of the process and be usable from any thread that adds,
+/// advances or restores CDs holding device ranges.
+#[no_mangle]
+pub unsafe extern "C" fn cd_register_memory_space(
+    name: *const c_char,
+    copy_to_host: cd_copy_to_host_fn,
+    copy_to_device: cd_copy_to_device_fn,
+    ctx: *mut c_void,
+    space_id: *mut c_int,
+) -> c_int {
+    ffi_int!({
+        let to_host = copy_to_host.ok_or(Error::NullPointer("copy_to_host"))?;
+        let to_device = copy_to_device.ok_or(Error::NullPointer("copy_to_device"))?;
+        let space_id = try_mut!(space_id, "space_id");
+        // SAFETY: NULL or NUL-terminated by this function's contract.
+        let name = unsafe { crate::types::opt_str(name, "name")? }.unwrap_or("device");
+        let space = cd_core::register_memory_space(Arc::new(CSpace {
+            name: name.to_owned(),
+            to_host,
+            to_device,
+            ctx,
+        }));
+        let id = c_int::try_from(space).map_err(|_| Error::InvalidEnum("memory space id", -1))?;
+        *space_id = id;
+        Ok(())
+    })
+}
+
+/// Declares that `address .. address + length` (a device allocation) belongs to `space`. A CD
+/// range must lie entirely inside one region or entirely outside all of them.
+///
+/// Returns 0 or an error code (`CD_ERR_UNKNOWN_MEMORY_SPACE`, `CD_ERR_REGION_OVERLAP`, ...).
+#[no_mangle]
+pub extern "C" fn cd_map_device_region(space: c_int, address: *mut c_void, length: usize) -> c_int {
+    ffi_int!({
+        let space =
+            u32::try_from(space).map_err(|_| Error::NegativeCount("space", space.into()))?;
+        if address.is_null() {
+            return Err(Error::NullPointer("address"));
+        }
+        Ok(cd_core::map_device_region(space, address as usize, length)?)
+    })
+}
+
+/// Forgets the device region that starts at `address`; call it before freeing the allocation
+/// (after deleting its ranges from every CD).
+///
+/// Returns 0 or `CD_ERR_REGION_NOT_FOUND`.
+#[no_mangle]
+pub extern "C" fn cd_unmap_device_region(address: *mut c_void) -> c_int {
+    ffi_int!({
+        if address.is_null() {
+            return Err(Error::NullPointer("address"));
+        }
+        Ok(cd_core::unmap_device_region(address as usize)?)
+    })
+}

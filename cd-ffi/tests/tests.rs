@@ -1,0 +1,19 @@
+//! cd-ffi's integration tests, one binary (see each module for what belongs in it).
+//!
+//! - `header`: the checked-in `include/cd.h` is what cbindgen generates from the source.
+//! - `c_programs`: the C programs of `tests/c/` (one per spec use case, plus misuse),
+//!   compiled with `cc -Wall -Werror` against the installed header and library, and run.
+//! - `fortran`: the Fortran programs of `tests/fortran/`, compiled with gfortran against the
+//!   installed module, and run.
+//! - `examples`: `examples/c/` and `examples/fortran/`, run with faults injected.
+//! - `memcheck`: a C program under valgrind: no invalid access, no leak in libcd.
+//! - `install`: what `scripts/install.sh` installs, and `pkg-config --cflags --libs cd`.
+
+mod util;
+
+mod c_programs;
+mod examples;
+mod fortran;
+mod header;
+mod install;
+mod memcheck;

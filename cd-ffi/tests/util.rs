@@ -1,0 +1,146 @@
+//! Shared helpers: install libcd into a prefix once, compile C and Fortran programs against
+//! it, run them and report their output when they fail.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+/// The workspace root.
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("cd-ffi sits in the workspace")
+        .to_path_buf()
+}
+
+/// The directory holding the libcd.so and libcd.a that cargo built for this test run
+/// (`<target>/<profile>`, two levels above the test executable in `deps/`).
+pub fn lib_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>/deps/<test>")
+        .to_path_buf();
+    assert!(
+        dir.join("libcd.so").is_file() && dir.join("libcd.a").is_file(),
+        "libcd.so and libcd.a should be in {} (cargo builds them with the tests)",
+        dir.display()
+    );
+    dir
+}
+
+/// A scratch directory for this test binary's outputs.
+pub fn work_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = lib_dir().join("cd-ffi-tests");
+        std::fs::create_dir_all(&dir).expect("create the scratch directory");
+        dir
+    })
+}
+
+/// The prefix where `scripts/install.sh` installed this run's libcd (installed once).
+pub fn prefix() -> &'static Path {
+    static PREFIX: OnceLock<PathBuf> = OnceLock::new();
+    PREFIX.get_or_init(|| {
+        let prefix = work_dir().join("prefix");
+        let out = Command::new("bash")
+            .arg(workspace().join("scripts/install.sh"))
+            .arg("--prefix")
+            .arg(&prefix)
+            .arg("--lib-dir")
+            .arg(lib_dir())
+            .output()
+            .expect("run scripts/install.sh");
+        check(&out, "scripts/install.sh");
+        prefix
+    })
+}
+
+/// `pkg-config ARGS cd` against the installed prefix, split into arguments.
+pub fn pkg_config(args: &[&str]) -> Vec<String> {
+    let out = Command::new("pkg-config")
+        .args(args)
+        .arg("cd")
+        .env("PKG_CONFIG_PATH", prefix().join("lib/pkgconfig"))
+        .output()
+        .expect("pkg-config is installed (scripts/setup.sh installs it)");
+    check(&out, "pkg-config");
+    String::from_utf8(out.stdout)
+        .expect("UTF-8")
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Panics with the command's output unless it succeeded.
+pub fn check(out: &Output, what: &str) {
+    if !out.status.success() {
+        panic!(
+            "{what} failed ({}):\n--- stdout\n{}\n--- stderr\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// Compiles a C program with `cc -Wall -Wextra -Werror` against the installed header and
+/// library (`pkg-config --cflags --libs cd`, or `--static` for libcd.a).
+pub fn compile_c(source: &Path, name: &str, static_link: bool) -> PathBuf {
+    let exe = work_dir().join(name);
+    let mut cmd = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".to_owned()));
+    cmd.args(["-Wall", "-Wextra", "-Werror", "-std=gnu11", "-g", "-O1"])
+        .arg("-I")
+        .arg(workspace().join("tests/c"))
+        .args(pkg_config(&["--cflags"]))
+        .arg(source)
+        .arg("-o")
+        .arg(&exe);
+    if static_link {
+        // The archive itself, so that the shared library next to it is not picked.
+        cmd.arg(prefix().join("lib/libcd.a"));
+        cmd.args(
+            pkg_config(&["--libs", "--static"])
+                .into_iter()
+                .filter(|a| a != "-lcd" && !a.starts_with("-L")),
+        );
+    } else {
+        cmd.args(pkg_config(&["--libs"]));
+        cmd.arg(format!("-Wl,-rpath,{}", prefix().join("lib").display()));
+    }
+    cmd.arg("-lpthread");
+    let out = cmd.output().expect("run the C compiler");
+    check(&out, &format!("compiling {}", source.display()));
+    exe
+}
+
+/// Compiles a Fortran program with gfortran against the installed module and library.
+pub fn compile_fortran(source: &Path, name: &str) -> PathBuf {
+    let exe = work_dir().join(name);
+    let fmoddir = pkg_config(&["--variable=fmoddir"]);
+    let out = Command::new(std::env::var("FC").unwrap_or_else(|_| "gfortran".to_owned()))
+        .args(["-Wall", "-Werror", "-std=f2008", "-g"])
+        .arg(format!("-I{}", fmoddir[0]))
+        .arg(source)
+        .arg("-o")
+        .arg(&exe)
+        .args(pkg_config(&["--libs"]))
+        .arg(format!("-Wl,-rpath,{}", prefix().join("lib").display()))
+        .output()
+        .expect("gfortran is installed (scripts/setup.sh installs it)");
+    check(&out, &format!("compiling {}", source.display()));
+    exe
+}
+
+/// Runs a program (in the scratch directory) and returns its output; panics on failure.
+pub fn run(exe: &Path, env: &[(&str, &str)]) -> Output {
+    let out = Command::new(exe)
+        .current_dir(work_dir())
+        .envs(env.iter().copied())
+        .output()
+        .expect("run the program");
+    check(&out, &exe.display().to_string());
+    out
+}
