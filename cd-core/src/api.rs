@@ -9,7 +9,7 @@ use crate::callback;
 use crate::error::{CdError, Fate, Result};
 use crate::handle::{self, CdHandle, CdRef};
 use crate::log::LogEntry;
-use crate::node::{merge_into_parent, Entry, Exclusive, How, Node, State};
+use crate::node::{merge_into_parent, resolve_through, Entry, Exclusive, How, Node, State};
 use crate::regen::Regen;
 use crate::space::{self, SpaceId};
 use crate::stats::Stats;
@@ -313,36 +313,10 @@ fn check_parent_holds(node: &Node, bounds: &[(usize, usize)]) -> Result<()> {
     let mut pending: Vec<(usize, usize)> = bounds.to_vec();
     let mut ancestor = node.parent.clone().ok_or(CdError::NoParent)?;
     loop {
-        let mut next = Vec::new();
-        {
-            let state = ancestor.lock();
-            for &(s, e) in &pending {
-                let mut cursor = s;
-                for (os, oe, entry) in state.entries.overlapping(s, e) {
-                    if os > cursor {
-                        next.push((cursor, os));
-                    }
-                    match entry.how {
-                        How::Copy => {}
-                        How::Parent => next.push((os, oe)),
-                        How::Regen(_) => {
-                            return Err(CdError::RegenAncestor {
-                                address: os,
-                                end: oe,
-                            })
-                        }
-                    }
-                    cursor = oe;
-                }
-                if cursor < e {
-                    next.push((cursor, e));
-                }
-            }
-        }
-        if next.is_empty() {
+        pending = resolve_through(&ancestor.lock(), &pending, |_, _| Ok(()))?;
+        if pending.is_empty() {
             return Ok(());
         }
-        pending = next;
         ancestor = match &ancestor.parent {
             Some(parent) => Arc::clone(parent),
             None => {

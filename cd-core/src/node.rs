@@ -272,3 +272,38 @@ pub(crate) fn merge_into_parent(
         parent.log.append(log);
     }
 }
+
+/// One step of resolving PARENT bytes through the ancestors: splits the `pending` ranges over
+/// `ancestor`'s entries. Parts it saved (COPY) are handed to `saved`; parts it also takes from
+/// its parent, or does not hold, are returned to try the next ancestor; a part it regenerates
+/// is an error (descendants may not refer to regen entries).
+pub(crate) fn resolve_through(
+    ancestor: &State,
+    pending: &[(usize, usize)],
+    mut saved: impl FnMut(usize, usize) -> Result<()>,
+) -> Result<Vec<(usize, usize)>> {
+    let mut next = Vec::new();
+    for &(s, e) in pending {
+        let mut cursor = s;
+        for (os, oe, entry) in ancestor.entries.overlapping(s, e) {
+            if os > cursor {
+                next.push((cursor, os));
+            }
+            match entry.how {
+                How::Copy => saved(os, oe)?,
+                How::Parent => next.push((os, oe)),
+                How::Regen(_) => {
+                    return Err(CdError::RegenAncestor {
+                        address: os,
+                        end: oe,
+                    })
+                }
+            }
+            cursor = oe;
+        }
+        if cursor < e {
+            next.push((cursor, e));
+        }
+    }
+    Ok(next)
+}

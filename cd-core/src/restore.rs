@@ -13,7 +13,7 @@
 use crate::callback;
 use crate::error::{CdError, Fate, Result};
 use crate::handle::{self, CdRef};
-use crate::node::{Exclusive, How, Node, State};
+use crate::node::{resolve_through, Exclusive, How, Node, State};
 use crate::space::SpaceId;
 use crate::stats::Stats;
 use crate::store;
@@ -245,31 +245,11 @@ unsafe fn restore_from_ancestors(
     let mut written = 0;
     let mut pending = vec![(s, e)];
     for ancestor in chain {
-        let mut next = Vec::new();
-        for &(ps, pe) in &pending {
-            let mut cursor = ps;
-            for (os, oe, entry) in ancestor.entries.overlapping(ps, pe) {
-                if os > cursor {
-                    next.push((cursor, os));
-                }
-                match entry.how {
-                    // SAFETY: `os .. oe` lies in the PARENT range, which the caller vouched for.
-                    How::Copy => written += unsafe { write_saved(ancestor, os, oe, space)? },
-                    How::Parent => next.push((os, oe)),
-                    How::Regen(_) => {
-                        return Err(CdError::RegenAncestor {
-                            address: os,
-                            end: oe,
-                        })
-                    }
-                }
-                cursor = oe;
-            }
-            if cursor < pe {
-                next.push((cursor, pe));
-            }
-        }
-        pending = next;
+        pending = resolve_through(ancestor, &pending, |os, oe| {
+            // SAFETY: `os .. oe` lies in the PARENT range, which the caller vouched for.
+            written += unsafe { write_saved(ancestor, os, oe, space)? };
+            Ok(())
+        })?;
         if pending.is_empty() {
             return Ok(written);
         }
