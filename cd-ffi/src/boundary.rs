@@ -151,7 +151,10 @@ mod tests {
         }
         let data = [1u32, 2];
         assert_eq!(slice_len(std::ptr::null(), 1), CD_ERR_NULL_POINTER);
-        assert_eq!(slice_len(data.as_ptr(), -1), crate::error::CD_ERR_NEGATIVE_COUNT);
+        assert_eq!(
+            slice_len(data.as_ptr(), -1),
+            crate::error::CD_ERR_NEGATIVE_COUNT
+        );
         assert_eq!(slice_len(data.as_ptr(), 0), crate::error::CD_ERR_EMPTY_LIST);
         assert_eq!(slice_len(data.as_ptr(), 2), SUCCESS);
     }

@@ -10,12 +10,22 @@ use std::sync::Arc;
 
 /// Copies `n` bytes from device address `src_dev` to host memory `dst`; returns 0 on success.
 pub type cd_copy_to_host_fn = Option<
-    unsafe extern "C" fn(dst: *mut c_void, src_dev: *const c_void, n: usize, ctx: *mut c_void) -> c_int,
+    unsafe extern "C" fn(
+        dst: *mut c_void,
+        src_dev: *const c_void,
+        n: usize,
+        ctx: *mut c_void,
+    ) -> c_int,
 >;
 
 /// Copies `n` bytes from host memory `src` to device address `dst_dev`; returns 0 on success.
 pub type cd_copy_to_device_fn = Option<
-    unsafe extern "C" fn(dst_dev: *mut c_void, src: *const c_void, n: usize, ctx: *mut c_void) -> c_int,
+    unsafe extern "C" fn(
+        dst_dev: *mut c_void,
+        src: *const c_void,
+        n: usize,
+        ctx: *mut c_void,
+    ) -> c_int,
 >;
 
 /// A memory space whose copy functions are C function pointers.
@@ -60,12 +70,7 @@ impl DeviceMemory for CSpace {
     fn copy_to_device(&self, dst: usize, src: &[u8]) -> Result<(), String> {
         // SAFETY: as in copy_to_host, with the roles swapped.
         let rc = unsafe {
-            (self.to_device)(
-                dst as *mut c_void,
-                src.as_ptr().cast(),
-                src.len(),
-                self.ctx,
-            )
+            (self.to_device)(dst as *mut c_void, src.as_ptr().cast(), src.len(), self.ctx)
         };
         match rc {
             0 => Ok(()),

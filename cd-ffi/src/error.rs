@@ -118,52 +118,236 @@ pub const CD_ERR_PANIC: c_int = 107;
 /// Each known code: its name and a one-line description (both NUL-terminated).
 const TABLE: &[(c_int, &CStr, &CStr)] = &[
     (SUCCESS, c"SUCCESS", c"success"),
-    (FAILURE, c"FAILURE", c"advance_cd_point_in_time failed; cd_last_error() gives the reason"),
-    (CD_ERR_INVALID_HANDLE, c"CD_ERR_INVALID_HANDLE", c"invalid CD handle: it was never returned by create_cd"),
-    (CD_ERR_STALE_HANDLE, c"CD_ERR_STALE_HANDLE", c"the CD handle is no longer valid: the CD was committed or discarded by a restore"),
-    (CD_ERR_NO_ACTIVE_CD, c"CD_ERR_NO_ACTIVE_CD", c"CURRENT_CD was used but this thread has no active CD"),
-    (CD_ERR_REENTRANT, c"CD_ERR_REENTRANT", c"the CD API was called from inside a regen or device-copy callback"),
-    (CD_ERR_ROOT_INHERITS_LOGGING, c"CD_ERR_ROOT_INHERITS_LOGGING", c"a root CD must choose COMM_LOGGING_ENABLED or COMM_LOGGING_DISABLED"),
-    (CD_ERR_LOGGING_MISMATCH, c"CD_ERR_LOGGING_MISMATCH", c"the child's logging mode contradicts its parent's; use COMM_LOGGING_INHERIT"),
-    (CD_ERR_CHILD_NAMED, c"CD_ERR_CHILD_NAMED", c"only root CDs take a name; pass NULL for child CDs"),
-    (CD_ERR_DUPLICATE_NAME, c"CD_ERR_DUPLICATE_NAME", c"a live root CD already has this name"),
-    (CD_ERR_BAD_NAME, c"CD_ERR_BAD_NAME", c"a root CD name must be non-empty"),
-    (CD_ERR_STORAGE_INFO, c"CD_ERR_STORAGE_INFO", c"storage_info is malformed or names an unknown key"),
-    (CD_ERR_ZERO_LENGTH, c"CD_ERR_ZERO_LENGTH", c"an address range has zero length"),
-    (CD_ERR_NULL_ADDRESS, c"CD_ERR_NULL_ADDRESS", c"an address range starts at the null address"),
-    (CD_ERR_ADDRESS_OVERFLOW, c"CD_ERR_ADDRESS_OVERFLOW", c"address + length overflows the address space"),
-    (CD_ERR_OVERLAPPING_LIST, c"CD_ERR_OVERLAPPING_LIST", c"two ranges of the address list overlap each other"),
-    (CD_ERR_READ_WRITE_REGEN, c"CD_ERR_READ_WRITE_REGEN", c"READ_WRITE ranges cannot be added via regen"),
-    (CD_ERR_PROMOTE_REGEN, c"CD_ERR_PROMOTE_REGEN", c"a READ_WRITE re-add would promote a regen entry"),
-    (CD_ERR_SCOPE_CHANGE, c"CD_ERR_SCOPE_CHANGE", c"the range is already in the CD with another scope; delete it and add it again"),
-    (CD_ERR_NOT_IN_ANCESTOR, c"CD_ERR_NOT_IN_ANCESTOR", c"add_to_cd_via_parent: the range is not in any ancestor CD"),
-    (CD_ERR_REGEN_ANCESTOR, c"CD_ERR_REGEN_ANCESTOR", c"add_to_cd_via_parent: an ancestor restores the range with a regen function"),
-    (CD_ERR_NO_PARENT, c"CD_ERR_NO_PARENT", c"add_to_cd_via_parent needs a parent CD, and this CD is a root"),
-    (CD_ERR_RANGE_NOT_FOUND, c"CD_ERR_RANGE_NOT_FOUND", c"the range is not (entirely) in this CD"),
-    (CD_ERR_STRADDLES_MEMORY_SPACE, c"CD_ERR_STRADDLES_MEMORY_SPACE", c"the range straddles the boundary of a device memory region"),
-    (CD_ERR_REGION_OVERLAP, c"CD_ERR_REGION_OVERLAP", c"the device region overlaps one already mapped"),
-    (CD_ERR_UNKNOWN_MEMORY_SPACE, c"CD_ERR_UNKNOWN_MEMORY_SPACE", c"the memory space was never registered"),
-    (CD_ERR_REGION_NOT_FOUND, c"CD_ERR_REGION_NOT_FOUND", c"no device region starts at this address"),
-    (CD_ERR_FILE_NOT_SEEKABLE, c"CD_ERR_FILE_NOT_SEEKABLE", c"the file descriptor is closed or does not support lseek"),
-    (CD_ERR_FILE_NOT_FOUND, c"CD_ERR_FILE_NOT_FOUND", c"the file descriptor is not in this CD"),
-    (CD_ERR_HAS_CHILDREN, c"CD_ERR_HAS_CHILDREN", c"the CD has uncommitted children; commit them first"),
-    (CD_ERR_CONCURRENT_OPERATION, c"CD_ERR_CONCURRENT_OPERATION", c"another thread runs commit, restore or advance on the same CD"),
-    (CD_ERR_OUT_OF_MEMORY, c"CD_ERR_OUT_OF_MEMORY", c"out of memory for the CD store"),
-    (CD_ERR_DEVICE_COPY, c"CD_ERR_DEVICE_COPY", c"a device copy function failed"),
-    (CD_ERR_REGEN_FAILED, c"CD_ERR_REGEN_FAILED", c"a regen function returned nonzero"),
-    (CD_ERR_PARENT_DATA_MISSING, c"CD_ERR_PARENT_DATA_MISSING", c"a range added via parent is no longer held by any ancestor"),
-    (CD_ERR_INJECTED_FAULT, c"CD_ERR_INJECTED_FAULT", c"a fault injected by the test hook"),
-    (CD_ERR_LOGGING_DISABLED, c"CD_ERR_LOGGING_DISABLED", c"the CD was created with COMM_LOGGING_DISABLED and keeps no MPI log"),
-    (CD_ERR_LOG_REPLAYING, c"CD_ERR_LOG_REPLAYING", c"add_MPI_log_to_cd during replay: consume the log with get_MPI_log_from_cd first"),
-    (CD_ERR_EMPTY_LOG_ENTRY, c"CD_ERR_EMPTY_LOG_ENTRY", c"an MPI log entry must hold at least one byte"),
-    (CD_ERR_NULL_HANDLE, c"CD_ERR_NULL_HANDLE", c"NULL CD handle (NULL means 'no parent' only in create_cd)"),
-    (CD_ERR_NULL_POINTER, c"CD_ERR_NULL_POINTER", c"a required pointer argument is NULL"),
-    (CD_ERR_NEGATIVE_COUNT, c"CD_ERR_NEGATIVE_COUNT", c"a count or length argument is negative"),
-    (CD_ERR_EMPTY_LIST, c"CD_ERR_EMPTY_LIST", c"the address list has no entries (ascount is 0)"),
-    (CD_ERR_INVALID_ENUM, c"CD_ERR_INVALID_ENUM", c"a value is outside its enum (addr_tp, addr_scope, logging mode)"),
-    (CD_ERR_INVALID_STRING, c"CD_ERR_INVALID_STRING", c"a string argument is not valid UTF-8"),
-    (CD_ERR_BUFFER_TOO_SMALL, c"CD_ERR_BUFFER_TOO_SMALL", c"the output array is too small; the count needed was stored"),
-    (CD_ERR_PANIC, c"CD_ERR_PANIC", c"internal error: libcd panicked; the operation did not complete"),
+    (
+        FAILURE,
+        c"FAILURE",
+        c"advance_cd_point_in_time failed; cd_last_error() gives the reason",
+    ),
+    (
+        CD_ERR_INVALID_HANDLE,
+        c"CD_ERR_INVALID_HANDLE",
+        c"invalid CD handle: it was never returned by create_cd",
+    ),
+    (
+        CD_ERR_STALE_HANDLE,
+        c"CD_ERR_STALE_HANDLE",
+        c"the CD handle is no longer valid: the CD was committed or discarded by a restore",
+    ),
+    (
+        CD_ERR_NO_ACTIVE_CD,
+        c"CD_ERR_NO_ACTIVE_CD",
+        c"CURRENT_CD was used but this thread has no active CD",
+    ),
+    (
+        CD_ERR_REENTRANT,
+        c"CD_ERR_REENTRANT",
+        c"the CD API was called from inside a regen or device-copy callback",
+    ),
+    (
+        CD_ERR_ROOT_INHERITS_LOGGING,
+        c"CD_ERR_ROOT_INHERITS_LOGGING",
+        c"a root CD must choose COMM_LOGGING_ENABLED or COMM_LOGGING_DISABLED",
+    ),
+    (
+        CD_ERR_LOGGING_MISMATCH,
+        c"CD_ERR_LOGGING_MISMATCH",
+        c"the child's logging mode contradicts its parent's; use COMM_LOGGING_INHERIT",
+    ),
+    (
+        CD_ERR_CHILD_NAMED,
+        c"CD_ERR_CHILD_NAMED",
+        c"only root CDs take a name; pass NULL for child CDs",
+    ),
+    (
+        CD_ERR_DUPLICATE_NAME,
+        c"CD_ERR_DUPLICATE_NAME",
+        c"a live root CD already has this name",
+    ),
+    (
+        CD_ERR_BAD_NAME,
+        c"CD_ERR_BAD_NAME",
+        c"a root CD name must be non-empty",
+    ),
+    (
+        CD_ERR_STORAGE_INFO,
+        c"CD_ERR_STORAGE_INFO",
+        c"storage_info is malformed or names an unknown key",
+    ),
+    (
+        CD_ERR_ZERO_LENGTH,
+        c"CD_ERR_ZERO_LENGTH",
+        c"an address range has zero length",
+    ),
+    (
+        CD_ERR_NULL_ADDRESS,
+        c"CD_ERR_NULL_ADDRESS",
+        c"an address range starts at the null address",
+    ),
+    (
+        CD_ERR_ADDRESS_OVERFLOW,
+        c"CD_ERR_ADDRESS_OVERFLOW",
+        c"address + length overflows the address space",
+    ),
+    (
+        CD_ERR_OVERLAPPING_LIST,
+        c"CD_ERR_OVERLAPPING_LIST",
+        c"two ranges of the address list overlap each other",
+    ),
+    (
+        CD_ERR_READ_WRITE_REGEN,
+        c"CD_ERR_READ_WRITE_REGEN",
+        c"READ_WRITE ranges cannot be added via regen",
+    ),
+    (
+        CD_ERR_PROMOTE_REGEN,
+        c"CD_ERR_PROMOTE_REGEN",
+        c"a READ_WRITE re-add would promote a regen entry",
+    ),
+    (
+        CD_ERR_SCOPE_CHANGE,
+        c"CD_ERR_SCOPE_CHANGE",
+        c"the range is already in the CD with another scope; delete it and add it again",
+    ),
+    (
+        CD_ERR_NOT_IN_ANCESTOR,
+        c"CD_ERR_NOT_IN_ANCESTOR",
+        c"add_to_cd_via_parent: the range is not in any ancestor CD",
+    ),
+    (
+        CD_ERR_REGEN_ANCESTOR,
+        c"CD_ERR_REGEN_ANCESTOR",
+        c"add_to_cd_via_parent: an ancestor restores the range with a regen function",
+    ),
+    (
+        CD_ERR_NO_PARENT,
+        c"CD_ERR_NO_PARENT",
+        c"add_to_cd_via_parent needs a parent CD, and this CD is a root",
+    ),
+    (
+        CD_ERR_RANGE_NOT_FOUND,
+        c"CD_ERR_RANGE_NOT_FOUND",
+        c"the range is not (entirely) in this CD",
+    ),
+    (
+        CD_ERR_STRADDLES_MEMORY_SPACE,
+        c"CD_ERR_STRADDLES_MEMORY_SPACE",
+        c"the range straddles the boundary of a device memory region",
+    ),
+    (
+        CD_ERR_REGION_OVERLAP,
+        c"CD_ERR_REGION_OVERLAP",
+        c"the device region overlaps one already mapped",
+    ),
+    (
+        CD_ERR_UNKNOWN_MEMORY_SPACE,
+        c"CD_ERR_UNKNOWN_MEMORY_SPACE",
+        c"the memory space was never registered",
+    ),
+    (
+        CD_ERR_REGION_NOT_FOUND,
+        c"CD_ERR_REGION_NOT_FOUND",
+        c"no device region starts at this address",
+    ),
+    (
+        CD_ERR_FILE_NOT_SEEKABLE,
+        c"CD_ERR_FILE_NOT_SEEKABLE",
+        c"the file descriptor is closed or does not support lseek",
+    ),
+    (
+        CD_ERR_FILE_NOT_FOUND,
+        c"CD_ERR_FILE_NOT_FOUND",
+        c"the file descriptor is not in this CD",
+    ),
+    (
+        CD_ERR_HAS_CHILDREN,
+        c"CD_ERR_HAS_CHILDREN",
+        c"the CD has uncommitted children; commit them first",
+    ),
+    (
+        CD_ERR_CONCURRENT_OPERATION,
+        c"CD_ERR_CONCURRENT_OPERATION",
+        c"another thread runs commit, restore or advance on the same CD",
+    ),
+    (
+        CD_ERR_OUT_OF_MEMORY,
+        c"CD_ERR_OUT_OF_MEMORY",
+        c"out of memory for the CD store",
+    ),
+    (
+        CD_ERR_DEVICE_COPY,
+        c"CD_ERR_DEVICE_COPY",
+        c"a device copy function failed",
+    ),
+    (
+        CD_ERR_REGEN_FAILED,
+        c"CD_ERR_REGEN_FAILED",
+        c"a regen function returned nonzero",
+    ),
+    (
+        CD_ERR_PARENT_DATA_MISSING,
+        c"CD_ERR_PARENT_DATA_MISSING",
+        c"a range added via parent is no longer held by any ancestor",
+    ),
+    (
+        CD_ERR_INJECTED_FAULT,
+        c"CD_ERR_INJECTED_FAULT",
+        c"a fault injected by the test hook",
+    ),
+    (
+        CD_ERR_LOGGING_DISABLED,
+        c"CD_ERR_LOGGING_DISABLED",
+        c"the CD was created with COMM_LOGGING_DISABLED and keeps no MPI log",
+    ),
+    (
+        CD_ERR_LOG_REPLAYING,
+        c"CD_ERR_LOG_REPLAYING",
+        c"add_MPI_log_to_cd during replay: consume the log with get_MPI_log_from_cd first",
+    ),
+    (
+        CD_ERR_EMPTY_LOG_ENTRY,
+        c"CD_ERR_EMPTY_LOG_ENTRY",
+        c"an MPI log entry must hold at least one byte",
+    ),
+    (
+        CD_ERR_NULL_HANDLE,
+        c"CD_ERR_NULL_HANDLE",
+        c"NULL CD handle (NULL means 'no parent' only in create_cd)",
+    ),
+    (
+        CD_ERR_NULL_POINTER,
+        c"CD_ERR_NULL_POINTER",
+        c"a required pointer argument is NULL",
+    ),
+    (
+        CD_ERR_NEGATIVE_COUNT,
+        c"CD_ERR_NEGATIVE_COUNT",
+        c"a count or length argument is negative",
+    ),
+    (
+        CD_ERR_EMPTY_LIST,
+        c"CD_ERR_EMPTY_LIST",
+        c"the address list has no entries (ascount is 0)",
+    ),
+    (
+        CD_ERR_INVALID_ENUM,
+        c"CD_ERR_INVALID_ENUM",
+        c"a value is outside its enum (addr_tp, addr_scope, logging mode)",
+    ),
+    (
+        CD_ERR_INVALID_STRING,
+        c"CD_ERR_INVALID_STRING",
+        c"a string argument is not valid UTF-8",
+    ),
+    (
+        CD_ERR_BUFFER_TOO_SMALL,
+        c"CD_ERR_BUFFER_TOO_SMALL",
+        c"the output array is too small; the count needed was stored",
+    ),
+    (
+        CD_ERR_PANIC,
+        c"CD_ERR_PANIC",
+        c"internal error: libcd panicked; the operation did not complete",
+    ),
 ];
 
 const UNKNOWN: &CStr = c"unknown CD error code";
@@ -310,7 +494,9 @@ pub extern "C" fn cd_error_string(code: c_int) -> *const c_char {
 /// and NUL-terminated; `"CD_ERR_UNKNOWN"` for a number this library never returns.
 #[no_mangle]
 pub extern "C" fn cd_error_name(code: c_int) -> *const c_char {
-    lookup(code).map_or(c"CD_ERR_UNKNOWN", |(_, n, _)| n).as_ptr()
+    lookup(code)
+        .map_or(c"CD_ERR_UNKNOWN", |(_, n, _)| n)
+        .as_ptr()
 }
 
 /// Copies the description of `code` into `buf` without allocating: at most `len - 1` bytes
@@ -405,7 +591,10 @@ mod tests {
                 },
                 CD_ERR_OVERLAPPING_LIST,
             ),
-            (CdError::ReadWriteRegen { address: 1 }, CD_ERR_READ_WRITE_REGEN),
+            (
+                CdError::ReadWriteRegen { address: 1 },
+                CD_ERR_READ_WRITE_REGEN,
+            ),
             (CdError::PromoteRegen { address: 1 }, CD_ERR_PROMOTE_REGEN),
             (
                 CdError::ScopeChange {

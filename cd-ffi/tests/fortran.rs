@@ -76,8 +76,15 @@ fn module_constants_equal_the_header() {
         if name.starts_with("CD_ERR_")
             || name.starts_with("COMM_LOGGING_")
             || name.starts_with("MPI_LOGGING_")
-            || ["SUCCESS", "FAILURE", "READ_ONLY", "READ_WRITE", "GLOBAL", "CONSTRAINED"]
-                .contains(&name.as_str())
+            || [
+                "SUCCESS",
+                "FAILURE",
+                "READ_ONLY",
+                "READ_WRITE",
+                "GLOBAL",
+                "CONSTRAINED",
+            ]
+            .contains(&name.as_str())
         {
             assert_eq!(
                 fortran.get(name),

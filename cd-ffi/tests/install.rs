@@ -17,11 +17,20 @@ fn installs_library_header_module_and_pkg_config() {
         assert!(p.join(file).is_file(), "{file} was not installed");
     }
     let flags = pkg_config(&["--cflags", "--libs"]);
-    assert!(flags.contains(&format!("-I{}", p.join("include").display())), "{flags:?}");
-    assert!(flags.contains(&format!("-L{}", p.join("lib").display())), "{flags:?}");
+    assert!(
+        flags.contains(&format!("-I{}", p.join("include").display())),
+        "{flags:?}"
+    );
+    assert!(
+        flags.contains(&format!("-L{}", p.join("lib").display())),
+        "{flags:?}"
+    );
     assert!(flags.contains(&"-lcd".to_owned()), "{flags:?}");
     let version = pkg_config(&["--modversion"]);
     assert_eq!(version, [env!("CARGO_PKG_VERSION")]);
     let header = std::fs::read_to_string(p.join("include/cd.h")).unwrap();
-    assert!(header.contains(&format!("#define CD_VERSION \"{}\"", env!("CARGO_PKG_VERSION"))));
+    assert!(header.contains(&format!(
+        "#define CD_VERSION \"{}\"",
+        env!("CARGO_PKG_VERSION")
+    )));
 }

@@ -103,9 +103,9 @@ program simple_gpu
   call must(cd_register_memory_space(c_null_ptr, c_funloc(copy_to_host), &
                                      c_funloc(copy_to_device), c_null_ptr, space), 'register')
   call must(cd_map_device_region(space, c_loc(device_memory), &
-                                 int(c_sizeof(device_memory), c_size_t)), 'map')
+                                 int(state_words, c_size_t) * 8_c_size_t), 'map')
 
-  as(1) = cd_addrspec(c_loc(device_memory), int(c_sizeof(device_memory), c_size_t), &
+  as(1) = cd_addrspec(c_loc(device_memory), int(state_words, c_size_t) * 8_c_size_t, &
                       READ_WRITE, GLOBAL)
   as(2) = cd_addrspec(c_loc(node_copy_of_result), 8_c_size_t, READ_WRITE, GLOBAL)
   as(3) = cd_addrspec(c_loc(i), 8_c_size_t, READ_WRITE, GLOBAL)
