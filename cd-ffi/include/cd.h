@@ -16,13 +16,19 @@
  * has one == and no value equals several codes, so either FAILURE is a single value that
  * advance returns, or the spec's test misses failures. The specific reason is then
  * cd_last_error(), which every function of the library sets for the calling thread (0 after
- * a success); cd_last_error_message() gives the detailed text. Functions returning a
+ * a success; the error and version queries leave it alone); cd_last_error_message() gives
+ * the detailed text. Functions returning a
  * pointer (create_cd, get_MPI_log_from_cd) return NULL on error and store the code in their
  * `int *error` argument (which may be NULL) and in cd_last_error().
  *
  * Handles. A cd_handle is an opaque value, never dereferenced: NULL, committed, discarded,
  * restored-away and made-up handles give CD_ERR_NULL_HANDLE, CD_ERR_STALE_HANDLE or
  * CD_ERR_INVALID_HANDLE. CURRENT_CD names the calling thread's active CD.
+ *
+ * Threads. The active CD (CURRENT_CD) is per thread. create_cd, add_to_cd_via_* and
+ * add_file_to_cd may be called concurrently with one handle; commit_cd, restore_cd and
+ * advance_cd_point_in_time may not (a second concurrent one gets CD_ERR_CONCURRENT_OPERATION).
+ * Regen and device-copy callbacks must not call the library (CD_ERR_REENTRANT).
  *
  * Error code ranges: 1..99 from the CD runtime (cd-core), 100..199 from this C layer.
  * Codes are never reused.
@@ -753,7 +759,9 @@ int cd_error_message(int code, char *buf, size_t len, size_t *out_n);
 /**
  * The code of the calling thread's most recent CD call (0 if it succeeded). This is how to
  * learn why `advance_cd_point_in_time` returned `FAILURE`, and why `create_cd` or
- * `get_MPI_log_from_cd` returned NULL when no `error` pointer was given.
+ * `get_MPI_log_from_cd` returned NULL when no `error` pointer was given. Every function sets
+ * it except the queries that never fail: `cd_last_error`, `cd_last_error_message`,
+ * `cd_error_string`, `cd_error_name`, `cd_error_message` and `cd_version`.
  */
 int cd_last_error(void);
 

@@ -519,7 +519,9 @@ pub unsafe extern "C" fn cd_error_message(
 
 /// The code of the calling thread's most recent CD call (0 if it succeeded). This is how to
 /// learn why `advance_cd_point_in_time` returned `FAILURE`, and why `create_cd` or
-/// `get_MPI_log_from_cd` returned NULL when no `error` pointer was given.
+/// `get_MPI_log_from_cd` returned NULL when no `error` pointer was given. Every function sets
+/// it except the queries that never fail: `cd_last_error`, `cd_last_error_message`,
+/// `cd_error_string`, `cd_error_name`, `cd_error_message` and `cd_version`.
 #[no_mangle]
 pub extern "C" fn cd_last_error() -> c_int {
     LAST_CODE.with(Cell::get)

@@ -55,7 +55,7 @@ static void run_gpu_kernel(uint32_t i, uint32_t j) {
     uint32_t result = 0;
     for (uint32_t k = 0; k < STATE_WORDS; k++) {
         gpu_state[k] = gpu_state[k] * 1664525u + (i * 1000u + j + k);
-        result ^= gpu_state[k];
+        result = result * 31u + gpu_state[k];
     }
     *gpu_result = result;
     if (fault_rate > 0 && random_unit() < fault_rate) {
@@ -81,9 +81,9 @@ static uint32_t fault_free_run(void) {
             uint32_t r = 0;
             for (uint32_t k = 0; k < STATE_WORDS; k++) {
                 state[k] = state[k] * 1664525u + (i * 1000u + j + k);
-                r ^= state[k];
+                r = r * 31u + state[k];
             }
-            result ^= r + i;
+            result = result * 7u + (r ^ i);
         }
     free(state);
     return result;
@@ -142,7 +142,7 @@ int main(void) {
                 break;
             }
             /* MPI_Send(node_copy_of_result); MPI_Recv(....); -- here: fold it locally */
-            checksum ^= node_copy_of_result + i;
+            checksum = checksum * 7u + (node_copy_of_result ^ i);
         }
         if (!error) {
             i++; /* this outer iteration is done: the advance saves the next one's start */

@@ -63,7 +63,7 @@ contains
     do k = 1, state_words
       device_memory(k) = mod(device_memory(k) * 1103_c_int64_t + i * 1000 + j + k, &
                              2147483647_c_int64_t)
-      gpu_result = ieor(gpu_result, device_memory(k))
+      gpu_result = mod(gpu_result * 31_c_int64_t + device_memory(k), 2147483647_c_int64_t)
     end do
     if (random_unit() < fault_rate) then
       device_memory = -559038737_c_int64_t   ! garbage
@@ -127,7 +127,8 @@ program simple_gpu
         call must(restore_cd(cd), 'restore_cd')
         exit
       end if
-      checksum = ieor(checksum, node_copy_of_result + i)  ! instead of MPI_Send/MPI_Recv
+      ! instead of MPI_Send/MPI_Recv: fold the result into a checksum
+      checksum = mod(checksum * 7_c_int64_t + ieor(node_copy_of_result, i), 2147483647_c_int64_t)
     end do
     if (.not. failed) then
       i = i + 1
@@ -151,9 +152,9 @@ program simple_gpu
       r = 0
       do k = 1, state_words
         state(k) = mod(state(k) * 1103_c_int64_t + i * 1000 + j + k, 2147483647_c_int64_t)
-        r = ieor(r, state(k))
+        r = mod(r * 31_c_int64_t + state(k), 2147483647_c_int64_t)
       end do
-      expected = ieor(expected, r + i)
+      expected = mod(expected * 7_c_int64_t + ieor(r, i), 2147483647_c_int64_t)
     end do
   end do
   print '(a,i0,a,i0,a,i0,a)', 'simple_gpu: ', faults, ' faults met, ', st%restores, &
