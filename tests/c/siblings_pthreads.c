@@ -1,9 +1,11 @@
 /* Sibling CDs (spec use case), with pthreads instead of fork: each thread creates a child of
  * the root, saves its row, recovers from its own error in isolation, and commits the row's
  * initial data into the root. Then the root restores everything. Siblings' MPI logs are
- * discarded on commit; concurrent adds on one handle are safe. */
+ * discarded on commit; concurrent adds on one handle are safe; concurrent commit, restore or
+ * advance on one handle are refused with CD_ERR_CONCURRENT_OPERATION. */
 #include "check.h"
 #include <pthread.h>
+#include <semaphore.h>
 #include <string.h>
 
 #define NUM_ROWS 8
@@ -48,6 +50,44 @@ static void *calculator(void *arg) {
     OK(commit_cd(child));
     CHECK(cd_current() == NULL);
     return NULL;
+}
+
+/* Concurrent exclusive operations on one handle: a restore is held inside its regen callback
+ * while another thread tries to advance, restore and commit the same CD. */
+static cd_handle busy_cd;
+static sem_t in_regen, release_regen;
+static int blocker[4];
+
+static int blocking_regen(struct cd_addrspec addrlist[], int ascount) {
+    (void)addrlist;
+    (void)ascount;
+    sem_post(&in_regen);
+    sem_wait(&release_regen);
+    return 0;
+}
+
+static void *restorer(void *arg) {
+    (void)arg;
+    OK(restore_cd(busy_cd));
+    return NULL;
+}
+
+static void concurrent_exclusive_operations(void) {
+    CHECK(sem_init(&in_regen, 0, 0) == 0 && sem_init(&release_regen, 0, 0) == 0);
+    busy_cd = must_create(NULL, COMM_LOGGING_DISABLED, "busy");
+    struct cd_addrspec ab[1] = {{blocker, sizeof blocker, READ_ONLY, GLOBAL}};
+    OK(add_to_cd_via_regen(busy_cd, ab, 1, blocking_regen));
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, restorer, NULL) == 0);
+    sem_wait(&in_regen); /* the restore is running */
+    CHECK(advance_cd_point_in_time(busy_cd) == FAILURE);
+    CHECK(cd_last_error() == CD_ERR_CONCURRENT_OPERATION);
+    EXPECT(CD_ERR_CONCURRENT_OPERATION, restore_cd(busy_cd));
+    EXPECT(CD_ERR_CONCURRENT_OPERATION, commit_cd(busy_cd));
+    sem_post(&release_regen);
+    CHECK(pthread_join(t, NULL) == 0);
+    OK(advance_cd_point_in_time(busy_cd)); /* once it finished, all is well */
+    OK(commit_cd(busy_cd));
 }
 
 int main(void) {
@@ -108,6 +148,7 @@ int main(void) {
 
     /* Discard the root CD via commit_cd. */
     OK(commit_cd(root));
+    concurrent_exclusive_operations();
     printf("siblings_pthreads: ok\n");
     return 0;
 }
