@@ -1,22 +1,77 @@
-//! Small collective helpers over rsmpi: byte exchanges and collective error agreement.
+//! Small collective helpers over rsmpi: byte exchanges, collective error agreement, and how
+//! the crate waits for MPI requests.
 //!
 //! Metadata (descriptors, headers, CRC lists) travel as packed kvtrees in a handful of
 //! collectives; bulk data use the point-to-point pipelines of the schemes. Every collective
 //! operation of the crate ends with [`agree`], so that all ranks return an error when one fails
 //! instead of some ranks waiting forever in a later collective.
+//!
+//! Every wait goes through [`wait`] / [`wait_all`]: nonblocking collectives and messages are
+//! completed with `MPI_Test` and `sched_yield` (see [`crate::prof`]) unless the caller chose
+//! blocking waits, and the time is counted in the `mpi` phase.
+
+use std::time::Instant;
 
 use mpi::collective::SystemOperation;
 use mpi::datatype::{Partition, PartitionMut};
+use mpi::request::{Request, Scope};
 use mpi::traits::*;
 
 use crate::error::{Error, Result};
+use crate::prof::{self, Phase};
+
+/// Completes `req`: `MPI_Test` then yield the core until done, or `MPI_Wait` when the
+/// operation runs with blocking waits.
+pub(crate) fn wait<'a, D: ?Sized, S: Scope<'a>>(req: Request<'a, D, S>) {
+    let t = Instant::now();
+    if prof::yielding() {
+        let mut req = req;
+        loop {
+            match req.test() {
+                Ok(_) => break,
+                Err(r) => {
+                    req = r;
+                    std::thread::yield_now();
+                }
+            }
+        }
+    } else {
+        req.wait_without_status();
+    }
+    prof::add(Phase::Mpi, t.elapsed());
+}
+
+/// Completes every request of `reqs` (in any order), as [`wait`] does.
+pub(crate) fn wait_all<'a, D: ?Sized, S: Scope<'a>>(reqs: Vec<Request<'a, D, S>>) {
+    let t = Instant::now();
+    if prof::yielding() {
+        let mut pending = reqs;
+        while !pending.is_empty() {
+            let mut still = Vec::with_capacity(pending.len());
+            for r in pending {
+                if let Err(r) = r.test() {
+                    still.push(r);
+                }
+            }
+            pending = still;
+            if !pending.is_empty() {
+                std::thread::yield_now();
+            }
+        }
+    } else {
+        for r in reqs {
+            r.wait_without_status();
+        }
+    }
+    prof::add(Phase::Mpi, t.elapsed());
+}
 
 /// Gathers a byte string from every rank; element `i` is rank `i`'s.
 pub(crate) fn allgather_bytes<C: Communicator>(comm: &C, mine: &[u8]) -> Vec<Vec<u8>> {
     let n = comm.size() as usize;
     let len = i32::try_from(mine.len()).expect("metadata message larger than 2 GiB");
     let mut counts = vec![0i32; n];
-    comm.all_gather_into(&len, &mut counts[..]);
+    mpi::request::scope(|sc| wait(comm.immediate_all_gather_into(sc, &len, &mut counts[..])));
     let displs: Vec<i32> = counts
         .iter()
         .scan(0i32, |acc, &c| {
@@ -29,7 +84,9 @@ pub(crate) fn allgather_bytes<C: Communicator>(comm: &C, mine: &[u8]) -> Vec<Vec
     let mut buf = vec![0u8; total];
     {
         let mut part = PartitionMut::new(&mut buf[..], &counts[..], &displs[..]);
-        comm.all_gather_varcount_into(mine, &mut part);
+        mpi::request::scope(|sc| {
+            wait(comm.immediate_all_gather_varcount_into(sc, mine, &mut part));
+        });
     }
     counts
         .iter()
@@ -44,7 +101,9 @@ pub(crate) fn alltoall_bytes<C: Communicator>(comm: &C, out: &[Vec<u8>]) -> Vec<
     assert_eq!(out.len(), n);
     let scounts: Vec<i32> = out.iter().map(|v| v.len() as i32).collect();
     let mut rcounts = vec![0i32; n];
-    comm.all_to_all_into(&scounts[..], &mut rcounts[..]);
+    mpi::request::scope(|sc| {
+        wait(comm.immediate_all_to_all_into(sc, &scounts[..], &mut rcounts[..]));
+    });
     let prefix = |c: &[i32]| -> Vec<i32> {
         c.iter()
             .scan(0i32, |a, &x| {
@@ -61,7 +120,9 @@ pub(crate) fn alltoall_bytes<C: Communicator>(comm: &C, out: &[Vec<u8>]) -> Vec<
     {
         let spart = Partition::new(&sbuf[..], &scounts[..], &sdispl[..]);
         let mut rpart = PartitionMut::new(&mut rbuf[..], &rcounts[..], &rdispl[..]);
-        comm.all_to_all_varcount_into(&spart, &mut rpart);
+        mpi::request::scope(|sc| {
+            wait(comm.immediate_all_to_all_varcount_into(sc, &spart, &mut rpart));
+        });
     }
     rcounts
         .iter()
@@ -73,14 +134,16 @@ pub(crate) fn alltoall_bytes<C: Communicator>(comm: &C, out: &[Vec<u8>]) -> Vec<
 /// Gathers one `u64` per rank.
 pub(crate) fn allgather_u64<C: Communicator>(comm: &C, v: u64) -> Vec<u64> {
     let mut out = vec![0u64; comm.size() as usize];
-    comm.all_gather_into(&v, &mut out[..]);
+    mpi::request::scope(|sc| wait(comm.immediate_all_gather_into(sc, &v, &mut out[..])));
     out
 }
 
 /// Maximum of a `u64` over the ranks.
 pub(crate) fn allreduce_max_u64<C: Communicator>(comm: &C, v: u64) -> u64 {
     let mut out = 0u64;
-    comm.all_reduce_into(&v, &mut out, SystemOperation::max());
+    mpi::request::scope(|sc| {
+        wait(comm.immediate_all_reduce_into(sc, &v, &mut out, SystemOperation::max()));
+    });
     out
 }
 
@@ -88,7 +151,9 @@ pub(crate) fn allreduce_max_u64<C: Communicator>(comm: &C, v: u64) -> u64 {
 pub(crate) fn all_true<C: Communicator>(comm: &C, v: bool) -> bool {
     let mine = i32::from(!v);
     let mut sum = 0i32;
-    comm.all_reduce_into(&mine, &mut sum, SystemOperation::sum());
+    mpi::request::scope(|sc| {
+        wait(comm.immediate_all_reduce_into(sc, &mine, &mut sum, SystemOperation::sum()));
+    });
     sum == 0
 }
 
@@ -109,9 +174,10 @@ pub(crate) fn agree<C: Communicator, T>(comm: &C, local: Result<T>) -> Result<T>
         _ => Vec::new(),
     };
     let mut len = msg.len() as u64;
-    comm.process_at_rank(first).broadcast_into(&mut len);
+    let root = comm.process_at_rank(first);
+    mpi::request::scope(|sc| wait(root.immediate_broadcast_into(sc, &mut len)));
     msg.resize(len as usize, 0);
-    comm.process_at_rank(first).broadcast_into(&mut msg[..]);
+    mpi::request::scope(|sc| wait(root.immediate_broadcast_into(sc, &mut msg[..])));
     match local {
         Err(e) => Err(e),
         Ok(_) => Err(Error::Remote {

@@ -104,8 +104,8 @@ pub(crate) fn crc_of_range(lf: &LogicalFile, off: u64, len: u64, buf: &mut [u8])
     let mut pos = off;
     while pos < end {
         let n = ((end - pos) as usize).min(buf.len());
-        lf.read_at(pos, &mut buf[..n])?;
-        crc = crc32c::crc32c_append(crc, &buf[..n]);
+        crate::prof::timed(crate::prof::Phase::Read, || lf.read_at(pos, &mut buf[..n]))?;
+        crc = crate::pipeline::crc(crc, &buf[..n]);
         pos += n as u64;
     }
     Ok(crc)

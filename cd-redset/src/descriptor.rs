@@ -138,6 +138,10 @@ pub struct Options {
     /// Bytes covered by each data CRC32C for SINGLE and PARTNER (XOR and RS use their chunk
     /// size). Default 16 MiB.
     pub crc_chunk: u64,
+    /// Wait for MPI with `MPI_Test` and `sched_yield` instead of `MPI_Wait`. Default on: MPI
+    /// libraries busy-poll in `MPI_Wait`, which starves the other ranks of a shared core; on a
+    /// dedicated core both cost the same.
+    pub yield_while_waiting: bool,
 }
 
 impl Default for Options {
@@ -147,6 +151,7 @@ impl Default for Options {
             fsync: true,
             verify: true,
             crc_chunk: 16 << 20,
+            yield_while_waiting: true,
         }
     }
 }
@@ -261,6 +266,8 @@ pub struct Redset {
     /// Parent rank of each set member.
     pub(crate) group_map: Vec<usize>,
     pub(crate) opts: Options,
+    /// Phase times of the last `apply` on this rank.
+    pub(crate) last_times: std::sync::Mutex<crate::prof::PhaseTimes>,
 }
 
 /// Resolves the failure-group name: the argument, else [`FAILURE_GROUP_ENV`], else the host.
@@ -384,6 +391,7 @@ impl Redset {
     ) -> Result<Redset> {
         let span = tracing::debug_span!("redset_create", scheme = scheme.type_str(), set_size);
         let _g = span.enter();
+        let _op = crate::prof::Op::begin(opts.yield_while_waiting);
         let parent = comm.duplicate();
         let wrank = parent.rank() as usize;
         let wranks = parent.size() as usize;
@@ -459,6 +467,7 @@ impl Redset {
             comm,
             group_map,
             opts,
+            last_times: Default::default(),
         })
     }
 

@@ -81,6 +81,7 @@ mod parity;
 pub use parity::serial_payloads;
 mod partner;
 mod pipeline;
+pub mod prof;
 mod recover;
 mod rs_scheme;
 mod single;
@@ -95,6 +96,7 @@ pub use dataset::{FileEntry, RankFiles};
 pub use descriptor::{Options, Redset, Scheme, SetInfo, FAILURE_GROUP_ENV};
 pub use error::{Error, Result};
 pub use meta::FileMeta;
+pub use prof::PhaseTimes;
 
 use header::RedFile;
 use kvtree::KvTree;
@@ -112,6 +114,8 @@ pub struct RecoverReport {
     pub descriptor_rebuilt: bool,
     /// Group ranks of this rank's set that were rebuilt.
     pub set_rebuilt: Vec<usize>,
+    /// Where this rank's time went.
+    pub times: PhaseTimes,
 }
 
 impl Redset {
@@ -124,6 +128,16 @@ impl Redset {
         let span =
             tracing::info_span!("redset_apply", scheme = self.info.scheme.type_str(), prefix);
         let _g = span.enter();
+        let op = prof::Op::begin(self.opts.yield_while_waiting);
+        let res = self.apply_inner(files, prefix);
+        *self
+            .last_times
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = op.finish();
+        res
+    }
+
+    fn apply_inner<P: AsRef<Path>>(&self, files: &[P], prefix: &str) -> Result<()> {
         let paths: Vec<PathBuf> = files.iter().map(|p| p.as_ref().to_owned()).collect();
         let rf = comm::agree(&self.parent, RankFiles::stat(&paths))?;
         comm::agree(&self.parent, self.write_descriptor_file(prefix))?;
@@ -133,6 +147,14 @@ impl Redset {
             Scheme::Xor | Scheme::Rs { .. } => parity::apply(self, &rf, prefix),
         };
         comm::agree(&self.parent, res)
+    }
+
+    /// Where this rank's time went in the last [`Redset::apply`] (all zero before the first).
+    pub fn last_times(&self) -> PhaseTimes {
+        *self
+            .last_times
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The descriptors this rank's descriptor file carries: its own and those of the left
@@ -152,10 +174,12 @@ impl Redset {
 
     fn write_descriptor_file(&self, prefix: &str) -> Result<()> {
         let t = header::descriptor_tree(&self.descriptor_entries());
-        t.write_file(
-            &header::descriptor_file(prefix, self.info.wrank),
-            self.opts.fsync,
-        )
+        prof::timed(prof::Phase::Write, || {
+            t.write_file(
+                &header::descriptor_file(prefix, self.info.wrank),
+                self.opts.fsync,
+            )
+        })
     }
 
     /// Re-creates the descriptor stored under `prefix` and rebuilds every rank's missing or
@@ -171,6 +195,20 @@ impl Redset {
     ) -> Result<(Redset, RecoverReport)> {
         let span = tracing::info_span!("redset_recover", prefix);
         let _g = span.enter();
+        let op = prof::Op::begin(opts.yield_while_waiting);
+        let res = Self::recover_inner(comm, prefix, opts);
+        let times = op.finish();
+        res.map(|(rs, mut report)| {
+            report.times = times;
+            (rs, report)
+        })
+    }
+
+    fn recover_inner<C: Communicator>(
+        comm: &C,
+        prefix: &str,
+        opts: Options,
+    ) -> Result<(Redset, RecoverReport)> {
         let parent = comm.duplicate();
         let w = parent.rank() as usize;
         let size = parent.size() as usize;
@@ -315,6 +353,7 @@ impl Redset {
     pub fn unapply(&self, prefix: &str) -> Result<()> {
         let span = tracing::info_span!("redset_unapply", prefix);
         let _g = span.enter();
+        let _op = prof::Op::begin(self.opts.yield_while_waiting);
         let mut res = Ok(());
         for p in self.redundancy_files(prefix) {
             match std::fs::remove_file(&p) {

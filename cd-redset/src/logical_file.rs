@@ -138,9 +138,7 @@ impl LogicalFile {
     /// Flushes every file to stable storage.
     pub fn sync(&self) -> Result<()> {
         for p in &self.parts {
-            p.file
-                .sync_all()
-                .map_err(|e| Error::io("fsync", &p.path, e))?;
+            crate::pipeline::sync_file(&p.file, &p.path)?;
         }
         Ok(())
     }

@@ -118,8 +118,8 @@ fn finish_file(
         return;
     }
     if fsync {
-        if let Err(e) = out.sync_all() {
-            err.set(Error::io("fsync", tmp, e));
+        if let Err(e) = crate::pipeline::sync_file(out, tmp) {
+            err.set(e);
             return;
         }
     }

@@ -93,9 +93,7 @@ fn finish(
     }
     err.keep(util::write_all_at(out, tmp, &bytes, 0));
     if fsync {
-        if let Err(e) = out.sync_all() {
-            err.set(Error::io("fsync", tmp, e));
-        }
+        err.keep(crate::pipeline::sync_file(out, tmp));
     }
     if !err.is_err() {
         if let Err(e) = std::fs::rename(tmp, path) {
@@ -171,7 +169,7 @@ pub(crate) fn apply(rs: &Redset, rf: &RankFiles, prefix: &str) -> Result<()> {
                     &rb_prev[d][..len],
                     err,
                 );
-                block_crc[d] = crc32c::crc32c_append(block_crc[d], &rb_prev[d][..len]);
+                block_crc[d] = crate::pipeline::crc(block_crc[d], &rb_prev[d][..len]);
             }
         }
     };
@@ -199,9 +197,7 @@ pub(crate) fn apply(rs: &Redset, rf: &RankFiles, prefix: &str) -> Result<()> {
                 let real = read_lf(lf.as_ref(), o, &mut nbuf[..len], &mut err);
                 my_crc.feed(&nbuf[..real]);
             }
-            for rq in reqs {
-                rq.wait();
-            }
+            crate::comm::wait_all(reqs);
         });
         std::mem::swap(&mut rb, &mut rb_prev);
         prev_round = Some(q);
@@ -354,13 +350,19 @@ pub(crate) fn rebuild(rs: &Redset, sv: &Survey, prefix: &str) -> Result<Vec<Path
                         None => b.fill(0),
                     }
                 }
-                rs.comm
-                    .process_at_rank(t.dst as i32)
-                    .send_with_tag(&b[..], TAG_DATA);
+                let to = rs.comm.process_at_rank(t.dst as i32);
+                mpi::request::scope(|sc| {
+                    crate::comm::wait(to.immediate_send_with_tag(sc, &b[..], TAG_DATA));
+                });
             } else {
-                rs.comm
-                    .process_at_rank(t.src as i32)
-                    .receive_into_with_tag(b, TAG_DATA);
+                let from = rs.comm.process_at_rank(t.src as i32);
+                mpi::request::scope(|sc| {
+                    crate::comm::wait(from.immediate_receive_into_with_tag(
+                        sc,
+                        &mut b[..],
+                        TAG_DATA,
+                    ));
+                });
                 match t.block {
                     None => {
                         write_lf(target_lf.as_ref(), o, b, &mut err);
@@ -374,7 +376,7 @@ pub(crate) fn rebuild(rs: &Redset, sv: &Survey, prefix: &str) -> Result<Vec<Path
                             b,
                             &mut err,
                         );
-                        block_crc[d - 1] = crc32c::crc32c_append(block_crc[d - 1], b);
+                        block_crc[d - 1] = crate::pipeline::crc(block_crc[d - 1], b);
                     }
                 }
             }

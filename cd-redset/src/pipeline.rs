@@ -9,6 +9,7 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::logical_file::LogicalFile;
+use crate::prof::{timed, Phase};
 
 /// Message tags of the pipelines (each pipeline runs alone on the set communicator).
 pub(crate) const TAG_DATA: i32 = 4401;
@@ -69,6 +70,10 @@ pub(crate) fn read_lf(
     buf: &mut [u8],
     err: &mut ErrSlot,
 ) -> usize {
+    timed(Phase::Read, || read_lf_untimed(lf, off, buf, err))
+}
+
+fn read_lf_untimed(lf: Option<&LogicalFile>, off: u64, buf: &mut [u8], err: &mut ErrSlot) -> usize {
     match lf {
         Some(lf) => match lf.read_at(off, buf) {
             Ok(n) => n,
@@ -88,7 +93,7 @@ pub(crate) fn read_lf(
 /// Writes logical bytes if the file is available.
 pub(crate) fn write_lf(lf: Option<&LogicalFile>, off: u64, buf: &[u8], err: &mut ErrSlot) {
     if let Some(lf) = lf {
-        if let Err(e) = lf.write_at(off, buf) {
+        if let Err(e) = timed(Phase::Write, || lf.write_at(off, buf)) {
             err.set(e);
         }
     }
@@ -104,7 +109,9 @@ pub(crate) fn read_file(
 ) {
     match f {
         Some(f) => {
-            if let Err(e) = crate::util::read_exact_at(f, path, buf, off) {
+            if let Err(e) = timed(Phase::Read, || {
+                crate::util::read_exact_at(f, path, buf, off)
+            }) {
                 err.set(e);
                 buf.fill(0);
             }
@@ -116,10 +123,36 @@ pub(crate) fn read_file(
 /// Writes bytes of a redundancy file if it is open.
 pub(crate) fn write_file(f: Option<&File>, path: &Path, off: u64, buf: &[u8], err: &mut ErrSlot) {
     if let Some(f) = f {
-        if let Err(e) = crate::util::write_all_at(f, path, buf, off) {
+        if let Err(e) = timed(Phase::Write, || {
+            crate::util::write_all_at(f, path, buf, off)
+        }) {
             err.set(e);
         }
     }
+}
+
+/// CRC32C of `data` appended to `crc` (timed).
+pub(crate) fn crc(crc: u32, data: &[u8]) -> u32 {
+    timed(Phase::Crc, || crc32c::crc32c_append(crc, data))
+}
+
+/// `dst ^= src` with the selected kernel (timed).
+pub(crate) fn xor_into(dst: &mut [u8], src: &[u8]) {
+    timed(Phase::Kernel, || {
+        crate::kernels::selected().xor_into(dst, src)
+    });
+}
+
+/// `dst ^= c * src` over GF(2^8) with the selected kernel (timed).
+pub(crate) fn mul_xor_into(dst: &mut [u8], src: &[u8], c: u8) {
+    timed(Phase::Kernel, || {
+        crate::kernels::selected().mul_xor_into(dst, src, c)
+    });
+}
+
+/// fsync (timed).
+pub(crate) fn sync_file(f: &File, path: &Path) -> Result<()> {
+    timed(Phase::Sync, || f.sync_all()).map_err(|e| Error::io("fsync", path, e))
 }
 
 /// redset's chunk size: the smallest chunk such that `segments` chunks hold `max_bytes`,
@@ -152,7 +185,7 @@ impl SeqCrc {
             let room = (self.chunk - self.pos % self.chunk) as usize;
             let n = room.min(data.len());
             if let Some(c) = self.crcs.get_mut(idx) {
-                *c = crc32c::crc32c_append(*c, &data[..n]);
+                *c = crc(*c, &data[..n]);
             }
             self.pos += n as u64;
             data = &data[n..];

@@ -69,7 +69,6 @@ fn encode_with(
     err: &mut ErrSlot,
 ) -> (Vec<u32>, Vec<u32>) {
     let (p, r, k) = (rs.info.ranks, rs.info.rank, k_of(rs));
-    let kern = crate::kernels::selected();
     let piece = rs.opts.piece_size.min(chunk as usize).max(1);
     let mut data_crcs = vec![0u32; p - k];
     let mut cks_crcs = vec![0u32; k];
@@ -87,7 +86,7 @@ fn encode_with(
     let mut read_step = |buf: &mut [u8], o: u64, t: usize, err: &mut ErrSlot| {
         let idx = own_chunk(t);
         let real = read_lf(lf, idx as u64 * chunk + o, buf, err);
-        data_crcs[idx] = crc32c::crc32c_append(data_crcs[idx], &buf[..real]);
+        data_crcs[idx] = crate::pipeline::crc(data_crcs[idx], &buf[..real]);
     };
     let mut sbuf = vec![0u8; piece];
     let mut nbuf = vec![0u8; piece];
@@ -102,12 +101,12 @@ fn encode_with(
                       err: &mut ErrSlot| {
         for i in 0..k {
             let sender = (r + p - pt + i) % p;
-            kern.mul_xor_into(&mut acc[i][..pn], &rb_prev[i][..pn], coef(i, sender));
+            crate::pipeline::mul_xor_into(&mut acc[i][..pn], &rb_prev[i][..pn], coef(i, sender));
         }
         if pt == k {
             for (i, a) in acc.iter_mut().enumerate() {
                 write_file(out, out_path, hlen + i as u64 * chunk + po, &a[..pn], err);
-                cks_crcs[i] = crc32c::crc32c_append(cks_crcs[i], &a[..pn]);
+                cks_crcs[i] = crate::pipeline::crc(cks_crcs[i], &a[..pn]);
                 a[..pn].fill(0);
             }
         }
@@ -137,12 +136,8 @@ fn encode_with(
             if let Some((no, nn, nt)) = next {
                 read_step(&mut nbuf[..nn], no, nt, err);
             }
-            for q in sreqs {
-                q.wait();
-            }
-            for q in reqs {
-                q.wait();
-            }
+            crate::comm::wait_all(sreqs);
+            crate::comm::wait_all(reqs);
         });
         std::mem::swap(&mut rb, &mut rb_prev);
         prev = Some((o, n, t));
@@ -187,7 +182,6 @@ pub(crate) fn rebuild(
     err: &mut ErrSlot,
 ) -> (Vec<u32>, Vec<u32>) {
     let (p, r, k) = (rs.info.ranks, rs.info.rank, k_of(rs));
-    let kern = crate::kernels::selected();
     let piece = rs.opts.piece_size.min(chunk as usize).max(1);
     let me_lost = lost.contains(&r);
     // the decoder of every stripe (each rank needs to know whom to send to)
@@ -245,7 +239,11 @@ pub(crate) fn rebuild(
         if let Some(d) = my_dec {
             if let Some(idx) = needed(h, r) {
                 for (u, out) in outs.iter_mut().enumerate() {
-                    kern.mul_xor_into(&mut out[..sym.len()], sym, d.coefficient(u, idx));
+                    crate::pipeline::mul_xor_into(
+                        &mut out[..sym.len()],
+                        sym,
+                        d.coefficient(u, idx),
+                    );
                 }
             }
         }
@@ -292,10 +290,10 @@ pub(crate) fn rebuild(
                     read_symbol(&mut nbuf[..n], next_to, o, err);
                 }
                 if let Some(q) = sreq {
-                    q.wait();
+                    crate::comm::wait(q);
                 }
                 if let Some(q) = rreq {
-                    q.wait();
+                    crate::comm::wait(q);
                 }
             });
             if recv {
@@ -332,9 +330,7 @@ pub(crate) fn rebuild(
                     ));
                 }
             }
-            for q in reqs {
-                q.wait();
-            }
+            crate::comm::wait_all(reqs);
         });
         if me_lost {
             let t = target.expect("lost member has a target");
@@ -349,7 +345,7 @@ pub(crate) fn rebuild(
                             .lf
                             .as_ref()
                             .map_or(0, |lf| lf.len().saturating_sub(off).min(n as u64) as usize);
-                        data_crcs[idx] = crc32c::crc32c_append(data_crcs[idx], &g[..real]);
+                        data_crcs[idx] = crate::pipeline::crc(data_crcs[idx], &g[..real]);
                     }
                     ChunkRole::Checksum { row } => {
                         write_file(
@@ -359,7 +355,7 @@ pub(crate) fn rebuild(
                             &g[..n],
                             err,
                         );
-                        cks_crcs[row] = crc32c::crc32c_append(cks_crcs[row], &g[..n]);
+                        cks_crcs[row] = crate::pipeline::crc(cks_crcs[row], &g[..n]);
                     }
                 }
             }

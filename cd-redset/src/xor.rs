@@ -43,7 +43,6 @@ pub(crate) fn encode(
     err: &mut ErrSlot,
 ) -> (Vec<u32>, Vec<u32>) {
     let (p, r) = (rs.info.ranks, rs.info.rank);
-    let kern = crate::kernels::selected();
     let piece = rs.opts.piece_size.min(chunk as usize).max(1);
     let right = rs.comm.process_at_rank(rs.rhs(1) as i32);
     let left = rs.comm.process_at_rank(rs.lhs(1) as i32);
@@ -64,7 +63,7 @@ pub(crate) fn encode(
     let mut read_step = |buf: &mut [u8], o: u64, c: usize, err: &mut ErrSlot| {
         let idx = own_chunk(c);
         let real = read_lf(lf, idx as u64 * chunk + o, buf, err);
-        data_crcs[idx] = crc32c::crc32c_append(data_crcs[idx], &buf[..real]);
+        data_crcs[idx] = crate::pipeline::crc(data_crcs[idx], &buf[..real]);
     };
 
     let mut a = vec![0u8; piece]; // to send
@@ -83,20 +82,20 @@ pub(crate) fn encode(
             let rreq = left.immediate_receive_into_with_tag(sc, &mut b[..n], TAG_DATA);
             if let Some((wo, wn)) = pending.take() {
                 write_file(out, out_path, hlen + wo, &w[..wn], err);
-                parity_crc = crc32c::crc32c_append(parity_crc, &w[..wn]);
+                parity_crc = crate::pipeline::crc(parity_crc, &w[..wn]);
             }
             if let Some((no, nn, nc)) = next {
                 read_step(&mut c_buf[..nn], no, nc, err);
             }
-            sreq.wait();
-            rreq.wait();
+            crate::comm::wait(sreq);
+            crate::comm::wait(rreq);
         });
         if c == 1 {
             // b holds the parity piece of stripe r
             std::mem::swap(&mut b, &mut w);
             pending = Some((o, n));
         } else {
-            kern.xor_into(&mut c_buf[..n], &b[..n]);
+            crate::pipeline::xor_into(&mut c_buf[..n], &b[..n]);
         }
         if next.is_some() {
             std::mem::swap(&mut a, &mut c_buf);
@@ -104,7 +103,7 @@ pub(crate) fn encode(
     }
     if let Some((wo, wn)) = pending {
         write_file(out, out_path, hlen + wo, &w[..wn], err);
-        parity_crc = crc32c::crc32c_append(parity_crc, &w[..wn]);
+        parity_crc = crate::pipeline::crc(parity_crc, &w[..wn]);
     }
     (data_crcs, vec![parity_crc])
 }
@@ -120,7 +119,6 @@ pub(crate) fn rebuild(
     err: &mut ErrSlot,
 ) -> (Vec<u32>, Vec<u32>) {
     let (p, r) = (rs.info.ranks, rs.info.rank);
-    let kern = crate::kernels::selected();
     let piece = rs.opts.piece_size.min(chunk as usize).max(1);
     let left_r = rs.lhs(1);
     let right = rs.comm.process_at_rank(rs.rhs(1) as i32);
@@ -151,11 +149,11 @@ pub(crate) fn rebuild(
                         .saturating_sub(idx as u64 * chunk + o)
                         .min(buf.len() as u64) as usize
                 });
-                data_crcs[idx] = crc32c::crc32c_append(data_crcs[idx], &buf[..real]);
+                data_crcs[idx] = crate::pipeline::crc(data_crcs[idx], &buf[..real]);
             }
             ChunkRole::Checksum { .. } => {
                 write_file(t.out.as_ref(), &t.tmp, t.hlen + o, buf, err);
-                parity_crc = crc32c::crc32c_append(parity_crc, buf);
+                parity_crc = crate::pipeline::crc(parity_crc, buf);
             }
         };
         for &(st, o, n) in &steps {
@@ -164,7 +162,7 @@ pub(crate) fn rebuild(
                 if let Some((pst, po, pn)) = pending.take() {
                     write(&a[..pn], pst, po, err);
                 }
-                rreq.wait();
+                crate::comm::wait(rreq);
             });
             std::mem::swap(&mut a, &mut b);
             pending = Some((st, o, n));
@@ -197,20 +195,22 @@ pub(crate) fn rebuild(
                 .then(|| left.immediate_receive_into_with_tag(sc, &mut b[..n], TAG_DATA));
             read_own(&mut c_buf[..n], st, o, err);
             if let Some(q) = sreq {
-                q.wait();
+                crate::comm::wait(q);
             }
             if let Some(q) = rreq {
-                q.wait();
+                crate::comm::wait(q);
             }
         });
         if !starts_chain {
-            kern.xor_into(&mut c_buf[..n], &b[..n]);
+            crate::pipeline::xor_into(&mut c_buf[..n], &b[..n]);
         }
         std::mem::swap(&mut a, &mut c_buf);
         to_send = Some(n);
     }
     if let Some(sn) = to_send {
-        right.send_with_tag(&a[..sn], TAG_DATA);
+        mpi::request::scope(|sc| {
+            crate::comm::wait(right.immediate_send_with_tag(sc, &a[..sn], TAG_DATA));
+        });
     }
     (Vec::new(), Vec::new())
 }

@@ -1,4 +1,4 @@
-//! Multi-rank test driver for cd-redset, run under `mpirun` by `tests/mpi.rs`.
+//! The multi-rank test driver: what each rank runs under `mpirun` (see `main.rs`).
 //!
 //! One launch runs many scenarios (MPI start-up is slow and MPICH busy-polls when ranks
 //! outnumber cores): for each scheme and dataset, `apply` once, then for every combination of
@@ -7,9 +7,9 @@
 //! and its metadata with the original, or expect an error on every rank with no file changed.
 //! Then flip a byte in a data file, a payload and a header, and expect a rebuild.
 //!
-//! Usage: `cd-redset-testdriver DIR [--schemes xor,rs2,...] [--unit N] [--set-size N]
-//! [--datasets mixed,empty,one] [--quick]`. Prints `N passed, M failed` on rank 0 and exits
-//! non-zero when anything failed.
+//! Arguments: `DIR [--schemes xor,rs2,...] [--unit N] [--set-size N]
+//! [--datasets mixed,empty,one] [--quick] [--lean] [--piece N]`. Prints `N passed, M failed` on
+//! rank 0 and exits non-zero when anything failed.
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
@@ -285,6 +285,7 @@ fn run_scheme(ctx: &mut Ctx, name: &str, dataset: &str) {
         fsync: false,
         verify: true,
         crc_chunk: 50_000,
+        ..Options::default()
     };
     let origs = make_files(ctx, &tag, dataset);
     let paths: Vec<PathBuf> = origs.iter().map(|o| o.path.clone()).collect();
@@ -522,14 +523,12 @@ fn run_scheme(ctx: &mut Ctx, name: &str, dataset: &str) {
     }
 }
 
-fn main() {
+/// Runs the scenarios named by the command line (`DIR [options]`) and exits.
+pub fn main() {
     let universe = mpi::initialize().expect("MPI init");
     let world = universe.world();
     let args: Vec<String> = std::env::args().collect();
-    let dir = PathBuf::from(
-        args.get(1)
-            .expect("usage: cd-redset-testdriver DIR [options]"),
-    );
+    let dir = PathBuf::from(args.get(1).expect("usage: mpi DIR [options]"));
     let mut schemes = "single,partner1,partner2,xor,rs2,rs3".to_string();
     let mut datasets = "mixed,empty,one".to_string();
     let mut unit = 1;

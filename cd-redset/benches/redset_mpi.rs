@@ -1,0 +1,298 @@
+//! Multi-rank benchmark of cd-redset: encode (`apply`) and rebuild (`recover`) throughput per
+//! rank, next to memcpy, raw file-write and MPI ring-exchange bandwidth measured in the same run.
+//!
+//! Built by `cargo bench` (it is not installed with the crate); run it under `mpirun`:
+//!
+//! ```text
+//! cargo build --release -p cd-redset --benches      # or: cargo bench -p cd-redset --no-run
+//! mpirun -np 4 target/release/deps/redset_mpi-<hash> DIR [--sizes 64,256]
+//!     [--schemes xor,rs2,rs3] [--piece BYTES] [--reps N] [--block] [--phases]
+//! ```
+//!
+//! Every rank works at once (as in production), so with more ranks than cores the baselines
+//! are per-rank shares too. Times are the slowest rank's, between barriers; each figure is the
+//! best of `--reps` runs (default 3), to filter out other users of a shared machine. Rebuild loses the
+//! scheme's limit (1 rank for XOR and PARTNER, k for RS): data and redundancy files. It is
+//! measured with the default CRC32C verification and without it (`verify: false`).
+//!
+//! The MPI ring passes each rank's buffer to its right neighbour in `piece`-sized nonblocking
+//! messages, once completing them with `MPI_Wait` (busy-polling) and once with `MPI_Test` and
+//! `sched_yield` (what cd-redset does by default). `--block` runs cd-redset with blocking
+//! waits too. `--phases` prints where each rank's time went (mean over ranks, ms).
+//!
+//! Started without `mpirun` (as `cargo bench` does), it prints this usage and exits.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use cd_redset::{Options, PhaseTimes, Redset, Scheme};
+use mpi::collective::SystemOperation;
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
+
+fn max_time(world: &SimpleCommunicator, t: f64) -> f64 {
+    let mut m = 0.0f64;
+    world.all_reduce_into(&t, &mut m, SystemOperation::max());
+    m
+}
+
+fn timed(world: &SimpleCommunicator, f: impl FnOnce()) -> f64 {
+    world.barrier();
+    let t = Instant::now();
+    f();
+    max_time(world, t.elapsed().as_secs_f64())
+}
+
+fn fill(buf: &mut [u8], seed: u64) {
+    let mut x = seed | 1;
+    for c in buf.chunks_mut(8) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let b = x.to_le_bytes();
+        c.copy_from_slice(&b[..c.len()]);
+    }
+}
+
+/// Ring exchange of `src` in `piece` messages; `polite` completes them with test + yield.
+fn ring(world: &SimpleCommunicator, src: &[u8], piece: usize, polite: bool) -> f64 {
+    let (rank, np) = (world.rank() as usize, world.size() as usize);
+    let right = world.process_at_rank(((rank + 1) % np) as i32);
+    let left = world.process_at_rank(((rank + np - 1) % np) as i32);
+    let mut rbuf = vec![0u8; piece];
+    rbuf.fill(1);
+    timed(world, || {
+        for off in (0..src.len()).step_by(piece) {
+            let n = piece.min(src.len() - off);
+            mpi::request::scope(|sc| {
+                let s = right.immediate_send(sc, &src[off..off + n]);
+                let r = left.immediate_receive_into(sc, &mut rbuf[..n]);
+                if polite {
+                    let mut pending = vec![s, r];
+                    while !pending.is_empty() {
+                        let mut still = Vec::new();
+                        for q in pending {
+                            if let Err(q) = q.test() {
+                                still.push(q);
+                            }
+                        }
+                        pending = still;
+                        if !pending.is_empty() {
+                            std::thread::yield_now();
+                        }
+                    }
+                } else {
+                    s.wait();
+                    r.wait();
+                }
+            });
+        }
+    })
+}
+
+/// Mean over ranks of each phase, in ms.
+fn mean_phases(world: &SimpleCommunicator, t: &PhaseTimes) -> Vec<(&'static str, f64)> {
+    let named = t.named();
+    let mine: Vec<f64> = named.iter().map(|(_, d)| d.as_secs_f64() * 1e3).collect();
+    let mut sum = vec![0.0f64; mine.len()];
+    world.all_reduce_into(&mine[..], &mut sum[..], SystemOperation::sum());
+    let np = world.size() as f64;
+    named
+        .iter()
+        .zip(sum)
+        .map(|((n, _), s)| (*n, s / np))
+        .collect()
+}
+
+fn print_phases(label: &str, p: &[(&'static str, f64)]) {
+    let body: Vec<String> = p.iter().map(|(n, v)| format!("{n} {v:.1}")).collect();
+    println!("  {label:<14} ms: {}", body.join(", "));
+}
+
+fn usage() -> &'static str {
+    "usage: mpirun -np N redset_mpi DIR [--sizes 64,256] [--schemes xor,rs2,rs3,partner1] \
+     [--piece BYTES] [--reps N] [--block] [--phases]"
+}
+
+fn main() {
+    let universe = mpi::initialize().expect("MPI init");
+    let world = universe.world();
+    let args: Vec<String> = std::env::args().collect();
+    let dir = match args.get(1) {
+        Some(d) if !d.starts_with('-') && world.size() > 1 => PathBuf::from(d),
+        _ => {
+            if world.rank() == 0 {
+                println!(
+                    "redset_mpi: needs at least 2 ranks and a directory\n{}",
+                    usage()
+                );
+            }
+            return;
+        }
+    };
+    let mut sizes = vec![64usize, 256];
+    let mut schemes = vec!["xor".to_string(), "rs2".into(), "rs3".into()];
+    let mut piece = Options::default().piece_size;
+    let mut block = false;
+    let mut phases = false;
+    let mut reps = 3usize;
+    let mut i = 2;
+    while i < args.len() {
+        let val = || args.get(i + 1).unwrap_or_else(|| panic!("{}", usage()));
+        match args[i].as_str() {
+            "--sizes" => sizes = val().split(',').map(|s| s.parse().unwrap()).collect(),
+            "--schemes" => schemes = val().split(',').map(str::to_owned).collect(),
+            "--piece" => piece = val().parse().unwrap(),
+            "--reps" => reps = val().parse::<usize>().unwrap().max(1),
+            "--block" => {
+                block = true;
+                i -= 1;
+            }
+            "--phases" => {
+                phases = true;
+                i -= 1;
+            }
+            "--bench" => i -= 1, // passed by `cargo bench`
+            other => panic!("unknown argument {other}\n{}", usage()),
+        }
+        i += 2;
+    }
+    let rank = world.rank() as usize;
+    let np = world.size() as usize;
+    let opts = Options {
+        piece_size: piece,
+        yield_while_waiting: !block,
+        ..Options::default()
+    };
+    if rank == 0 {
+        std::fs::create_dir_all(&dir).unwrap();
+        println!(
+            "redset_mpi: {np} ranks, piece {} KiB, kernel path {}, {} waits, MiB/s per rank (slowest rank)",
+            piece >> 10,
+            cd_redset::kernels::selected_path(),
+            if block { "blocking" } else { "yielding" }
+        );
+    }
+    world.barrier();
+    for &mib in &sizes {
+        let bytes = mib << 20;
+        let mut src = vec![0u8; bytes];
+        fill(&mut src, rank as u64 + 1);
+        let mut dst = vec![0u8; bytes];
+        dst.copy_from_slice(&src); // fault the pages in
+        let mut memcpy = f64::MAX;
+        for _ in 0..reps {
+            memcpy = memcpy.min(timed(&world, || dst.copy_from_slice(&src)));
+        }
+        drop(dst);
+        let data = dir.join(format!("data_r{rank}.bin"));
+        let mut write = f64::MAX;
+        for _ in 0..reps {
+            let _ = std::fs::remove_file(&data);
+            write = write.min(timed(&world, || std::fs::write(&data, &src).unwrap()));
+        }
+        let (mut ring_block, mut ring_yield) = (f64::MAX, f64::MAX);
+        for _ in 0..reps {
+            ring_block = ring_block.min(ring(&world, &src, piece, false));
+            ring_yield = ring_yield.min(ring(&world, &src, piece, true));
+        }
+        drop(src);
+        let rate = |t: f64| bytes as f64 / t / (1 << 20) as f64;
+        let (memcpy_bw, write_bw, ring_bw) = (rate(memcpy), rate(write), rate(ring_yield));
+        if rank == 0 {
+            println!(
+                "\n{mib} MiB per rank: memcpy {memcpy_bw:.0} MiB/s, file write {write_bw:.0} MiB/s, \
+                 MPI ring {ring_bw:.0} MiB/s (test+yield), {:.0} MiB/s (MPI_Wait)",
+                rate(ring_block)
+            );
+            println!(
+                "{:<9} {:>11} {:>8} {:>7} {:>6} {:>12} {:>8} {:>15}",
+                "scheme",
+                "encode",
+                "/memcpy",
+                "/write",
+                "/ring",
+                "rebuild",
+                "/encode",
+                "rebuild no-CRC"
+            );
+        }
+        for name in &schemes {
+            let (scheme, lose) = match name.as_str() {
+                "xor" => (Scheme::Xor, 1),
+                "rs1" => (Scheme::Rs { checksums: 1 }, 1),
+                "rs2" => (Scheme::Rs { checksums: 2 }, 2),
+                "rs3" => (Scheme::Rs { checksums: 3 }, 3),
+                "partner1" => (Scheme::Partner { replicas: 1 }, 1),
+                "partner2" => (Scheme::Partner { replicas: 2 }, 2),
+                other => panic!("unknown scheme {other}"),
+            };
+            let rs = Redset::create(&world, scheme, 8, None, opts).expect("create");
+            let prefix = format!("{}/bench_{name}.", dir.display());
+            let files = [data.clone()];
+            let (mut enc, mut enc_phases) = (f64::MAX, Vec::new());
+            for _ in 0..reps {
+                let t = timed(&world, || rs.apply(&files, &prefix).expect("apply"));
+                let p = mean_phases(&world, &rs.last_times());
+                if t < enc {
+                    (enc, enc_phases) = (t, p);
+                }
+            }
+            let lost = rank >= np - lose;
+            let drop_files = |rs: &Redset| {
+                world.barrier();
+                if lost {
+                    std::fs::remove_file(&data).unwrap();
+                    for p in rs.redundancy_files(&prefix) {
+                        let _ = std::fs::remove_file(p);
+                    }
+                }
+            };
+            let (mut reb, mut reb_phases, mut reb_nocrc) = (f64::MAX, Vec::new(), f64::MAX);
+            for _ in 0..reps {
+                drop_files(&rs);
+                let mut times = PhaseTimes::default();
+                let t = timed(&world, || {
+                    times = Redset::recover(&world, &prefix, opts)
+                        .expect("recover")
+                        .1
+                        .times;
+                });
+                let p = mean_phases(&world, &times);
+                if t < reb {
+                    (reb, reb_phases) = (t, p);
+                }
+                drop_files(&rs);
+                let o = Options {
+                    verify: false,
+                    ..opts
+                };
+                reb_nocrc = reb_nocrc.min(timed(&world, || {
+                    Redset::recover(&world, &prefix, o).expect("recover");
+                }));
+            }
+            if rank == 0 {
+                println!(
+                    "{name:<9} {:>5.0} MiB/s {:>7.2}x {:>6.2}x {:>5.2}x {:>6.0} MiB/s {:>7.2}x {:>9.0} MiB/s",
+                    rate(enc),
+                    rate(enc) / memcpy_bw,
+                    rate(enc) / write_bw,
+                    rate(enc) / ring_bw,
+                    rate(reb),
+                    enc / reb,
+                    rate(reb_nocrc)
+                );
+                if phases {
+                    print_phases("encode", &enc_phases);
+                    print_phases("rebuild", &reb_phases);
+                }
+            }
+            rs.unapply(&prefix).expect("unapply");
+        }
+        let _ = std::fs::remove_file(&data);
+    }
+    world.barrier();
+    if rank == 0 {
+        let _ = std::fs::remove_dir_all(Path::new(&dir));
+    }
+}

@@ -1,0 +1,189 @@
+//! Multi-rank tests: this program launches itself under MPICH's `mpirun` as the test driver
+//! and checks the driver's verdict.
+//!
+//! Run by `cargo test` without a harness (`harness = false`): `main` runs each launch below in
+//! turn with `mpirun -np N <this program> DIR ARGS` and the environment variable
+//! `CD_REDSET_DRIVER=1`, under which `main` runs the driver (`driver.rs`) instead. Each launch
+//! runs many scenarios inside one job; ranks outnumber the cores here, and MPICH busy-polls, so
+//! launches are few, one at a time, the 8-rank ones use large pieces, and every launch has
+//! `MPIEXEC_TIMEOUT`. Failure groups are simulated with `CD_REDSET_FAILURE_GROUP`. A missing
+//! `mpirun` fails the tests (CI installs MPI); they never pass silently.
+//!
+//! Arguments that do not start with `-` select the launches whose name contains one of them
+//! (`cargo test -p cd-redset --test mpi -- eight_ranks`).
+
+mod driver;
+
+use std::path::PathBuf;
+use std::process::{Command, ExitCode};
+
+/// Set in the environment of the ranks: run the driver, not the launcher.
+const DRIVER_ENV: &str = "CD_REDSET_DRIVER";
+
+fn mpirun() -> String {
+    std::env::var("MPIRUN").unwrap_or_else(|_| "mpirun".to_string())
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let base = if std::path::Path::new("/dev/shm").is_dir() {
+        PathBuf::from("/dev/shm")
+    } else {
+        std::env::temp_dir()
+    };
+    base.join(format!("cd-redset-test-{}-{name}", std::process::id()))
+}
+
+/// One `mpirun` job of the driver.
+struct Launch {
+    /// Test name.
+    name: &'static str,
+    /// What it covers.
+    doc: &'static str,
+    /// Number of ranks.
+    np: usize,
+    /// `CD_REDSET_FAILURE_GROUP` template.
+    groups: &'static str,
+    /// Driver arguments after the scratch directory.
+    args: &'static [&'static str],
+}
+
+const LAUNCHES: &[Launch] = &[
+    Launch {
+        name: "four_ranks_all_schemes_full_matrix",
+        doc: "every scheme at 4 ranks (one failure group each): every combination of lost \
+              ranks at the scheme's limit and one beyond, both loss modes, three datasets, \
+              small pieces",
+        np: 4,
+        groups: "node{rank}",
+        args: &["--schemes", "single,partner1,partner2,xor,rs2,rs3"],
+    },
+    Launch {
+        name: "eight_ranks_full_matrix",
+        doc: "8 ranks, every combination of lost ranks for XOR and RS k=2 (the limit in both \
+              loss modes, one beyond in the data-plus-redundancy mode); larger pieces",
+        np: 8,
+        groups: "node{rank}",
+        args: &[
+            "--lean",
+            "--schemes",
+            "xor,rs2",
+            "--datasets",
+            "mixed",
+            "--piece",
+            "1048576",
+        ],
+    },
+    Launch {
+        name: "eight_ranks_sampled",
+        doc: "8 ranks, RS k=3, PARTNER R=1 and R=2 and SINGLE: sampled loss patterns (two at \
+              the limit, two beyond) and every dataset",
+        np: 8,
+        groups: "node{rank}",
+        args: &[
+            "--schemes",
+            "rs3,partner1,partner2,single",
+            "--quick",
+            "--piece",
+            "1048576",
+        ],
+    },
+    Launch {
+        name: "eight_ranks_two_per_node_lose_nodes",
+        doc: "8 ranks on 4 simulated nodes of 2: sets never hold two ranks of one node, so \
+              losing a whole node is one loss per set and XOR rebuilds it; losing two nodes \
+              is beyond XOR",
+        np: 8,
+        groups: "node{rank/2}",
+        args: &[
+            "--schemes",
+            "xor,rs2",
+            "--datasets",
+            "mixed",
+            "--unit",
+            "2",
+            "--set-size",
+            "4",
+            "--piece",
+            "1048576",
+        ],
+    },
+];
+
+/// Runs the driver for `l`; on failure returns its output.
+fn run(l: &Launch) -> Result<(), String> {
+    let dir = scratch(l.name);
+    let _ = std::fs::remove_dir_all(&dir);
+    let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
+    let started = std::time::Instant::now();
+    let out = Command::new(mpirun())
+        .args(["-np", &l.np.to_string()])
+        .arg(&exe)
+        .arg(&dir)
+        .args(l.args)
+        .env(DRIVER_ENV, "1")
+        .env("MPIEXEC_TIMEOUT", "280")
+        .env("CD_REDSET_FAILURE_GROUP", l.groups)
+        .output()
+        .map_err(|e| {
+            format!(
+                "cannot run `{}` ({e}): the multi-rank tests need MPI (MPICH) installed",
+                mpirun()
+            )
+        })?;
+    let _ = std::fs::remove_dir_all(&dir);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!(
+        "{}: {} ranks, {:.1}s\n{stdout}",
+        l.name,
+        l.np,
+        started.elapsed().as_secs_f64()
+    );
+    let verdict = stdout
+        .lines()
+        .rev()
+        .find(|line| line.contains(" passed, "))
+        .unwrap_or("");
+    if out.status.success() && verdict.ends_with(", 0 failed") {
+        Ok(())
+    } else {
+        Err(format!(
+            "status {:?}\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+            out.status
+        ))
+    }
+}
+
+fn main() -> ExitCode {
+    if std::env::var_os(DRIVER_ENV).is_some() {
+        driver::main();
+        return ExitCode::SUCCESS;
+    }
+    let filters: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let chosen: Vec<&Launch> = LAUNCHES
+        .iter()
+        .filter(|l| filters.is_empty() || filters.iter().any(|f| l.name.contains(f.as_str())))
+        .collect();
+    println!("\nrunning {} mpirun launches", chosen.len());
+    let mut failed = Vec::new();
+    for l in chosen {
+        println!("test {} ({}) ...", l.name, l.doc);
+        match run(l) {
+            Ok(()) => println!("test {} ... ok", l.name),
+            Err(why) => {
+                println!("test {} ... FAILED\n{why}", l.name);
+                failed.push(l.name);
+            }
+        }
+    }
+    if failed.is_empty() {
+        println!("\nmpi tests: ok");
+        ExitCode::SUCCESS
+    } else {
+        println!("\nmpi tests FAILED: {}", failed.join(", "));
+        ExitCode::FAILURE
+    }
+}
