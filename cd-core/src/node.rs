@@ -203,6 +203,9 @@ impl Node {
         state.data.clear();
         state.files.clear();
         state.log.clear();
+        // Children hold their parent's `Arc`: dropping ours breaks the cycle, so a discarded
+        // subtree is freed.
+        state.children.clear();
     }
 
     /// Claims the CD for an exclusive operation, or reports the one already running.

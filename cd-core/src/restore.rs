@@ -274,3 +274,25 @@ fn finish(tree: &Subtree, states: &mut [MutexGuard<'_, State>]) {
     states[0].children.clear();
     states[0].log.start_replay();
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{create_cd, LoggingMode};
+
+    /// Discarded subtrees are freed: no parent/children reference cycle keeps their nodes.
+    #[test]
+    fn discarded_subtrees_are_freed() {
+        let top = create_cd(None, None, LoggingMode::Disabled, Some("restore-frees")).unwrap();
+        let kid = create_cd(Some(top.into()), None, LoggingMode::Inherit, None).unwrap();
+        let grandkid = create_cd(Some(kid.into()), None, LoggingMode::Inherit, None).unwrap();
+        let nodes = [kid, grandkid].map(|h| Arc::downgrade(&handle::lookup(h).unwrap()));
+        // SAFETY: the CDs hold no memory.
+        unsafe { restore_cd(top).unwrap() };
+        assert!(
+            nodes.iter().all(|w| w.upgrade().is_none()),
+            "discarded nodes were freed"
+        );
+        crate::commit_cd(top).unwrap();
+    }
+}
