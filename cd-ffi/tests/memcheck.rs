@@ -52,12 +52,9 @@ fn cycles_under_valgrind() {
     valgrind("cycles", &["10"]);
 }
 
-/// The MPI-log program also restores a CD whose child has a child. That leaks today: cd-core's
-/// `Node::mark_retired` keeps the discarded child's `children` list, so the child and the
-/// grandchild (which holds its parent) keep each other alive. The fix belongs in cd-core
-/// (`state.children.clear()` in `mark_retired`); run with `--ignored` to see the report.
+/// The MPI-log program also restores a CD whose child has a child: the discarded subtree must
+/// be freed (a parent/children reference cycle once leaked it).
 #[test]
-#[ignore = "cd-core leaks a restored-away subtree (Arc cycle); fix in cd-core Node::mark_retired"]
 fn mpi_log_under_valgrind() {
     valgrind("mpi_log", &[]);
 }

@@ -13,21 +13,27 @@ pub fn workspace() -> PathBuf {
         .to_path_buf()
 }
 
-/// The directory holding the libcd.so and libcd.a that cargo built for this test run
-/// (`<target>/<profile>`, two levels above the test executable in `deps/`).
+/// The directory holding the libcd.so and libcd.a that cargo built for this test run.
+///
+/// `cargo test` leaves them next to the test executable, in `<target>/<profile>/deps`; only
+/// `cargo build` copies them up to `<target>/<profile>`, so look there second.
 pub fn lib_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
-    let dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>/deps/<test>")
-        .to_path_buf();
-    assert!(
-        dir.join("libcd.so").is_file() && dir.join("libcd.a").is_file(),
-        "libcd.so and libcd.a should be in {} (cargo builds them with the tests)",
-        dir.display()
-    );
-    dir
+    let deps = exe.parent().expect("target/<profile>/deps").to_path_buf();
+    let has_libs = |dir: &Path| dir.join("libcd.so").is_file() && dir.join("libcd.a").is_file();
+    let candidates = [
+        deps.clone(),
+        deps.parent().map(Path::to_path_buf).unwrap_or_default(),
+    ];
+    candidates
+        .into_iter()
+        .find(|dir| has_libs(dir))
+        .unwrap_or_else(|| {
+            panic!(
+                "libcd.so and libcd.a should be in {} or its parent (cargo builds them with the tests)",
+                deps.display()
+            )
+        })
 }
 
 /// A scratch directory for this test binary's outputs.
