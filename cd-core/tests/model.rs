@@ -8,7 +8,9 @@ use cd_core::*;
 use proptest::prelude::*;
 use std::mem::discriminant;
 
-const SIZE: usize = 48;
+/// Ranges up to 24 bytes: adds of up to 16 bytes keep their data inline, longer ones (and
+/// every advance) use shared buffers; both paths are exercised.
+const SIZE: usize = 64;
 const REGENS: u8 = 3;
 
 /// What a regen function with `id` writes at byte `offset`.
@@ -58,7 +60,7 @@ enum Op {
 }
 
 fn range() -> impl Strategy<Value = (usize, usize)> {
-    (0..SIZE - 1).prop_flat_map(|s| (Just(s), 1..=(SIZE - s).min(12)))
+    (0..SIZE - 1).prop_flat_map(|s| (Just(s), 1..=(SIZE - s).min(24)))
 }
 
 fn op() -> impl Strategy<Value = Op> {
