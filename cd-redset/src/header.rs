@@ -11,8 +11,15 @@
 //! left partners' logical files one after another (PARTNER), one chunk (XOR) or `k` chunks (RS).
 //! Header keys as redset writes them: `RANK` (group rank), `DESC/<group rank>` (file lists of the
 //! rank and of the neighbours it protects), `GROUP/RANKS` and `GROUP/RANK/<i> = <parent rank>`
-//! (XOR, RS), `CHUNK` (XOR, RS). We add `PAYLOAD_CRC32C` (`COUNT` and one 8-hex-digit CRC32C
-//! per payload block), which redset ignores.
+//! (XOR, RS), `CHUNK` (XOR, RS). We add `PAYLOAD_CRC32C` (`COUNT`, `RANK` = the group rank of
+//! the file's owner, and one 8-hex-digit CRC32C per payload block), which redset ignores.
+//!
+//! redset 0.4 rebuilds a lost redundancy file's header from a neighbour's header (XOR: the right
+//! neighbour's; RS and PARTNER: any survivor's), so a set that redset rebuilt carries the
+//! neighbour's `PAYLOAD_CRC32C` verbatim. The CRCs are therefore only trusted when
+//! `PAYLOAD_CRC32C/RANK` names the file's own group rank (from its file name); otherwise the
+//! file is checked like one written by redset (lengths only). Per-rank data CRCs
+//! (`DESC/<r>/CRC32C`) travel with rank `r`'s own file list and stay valid.
 //!
 //! Because every CRC is printed with 8 hex digits, the header's size is known before the
 //! payload is computed: we write the payload after a header-sized gap and the header last, then
@@ -136,6 +143,7 @@ impl HeaderSpec {
         if !self.payload_crcs.is_empty() {
             let p = h.entry("PAYLOAD_CRC32C");
             p.set_kv("COUNT", self.payload_crcs.len());
+            p.set_kv("RANK", self.rank);
             for (i, c) in self.payload_crcs.iter().enumerate() {
                 p.set_kv(i.to_string(), crc_hex(*c));
             }
@@ -152,11 +160,17 @@ pub(crate) fn header_rank_files(h: &KvTree, r: usize) -> Result<Option<RankFiles
     }
 }
 
-/// The payload CRCs of a header (empty if it has none, e.g. one written by redset).
-pub(crate) fn payload_crcs(h: &KvTree) -> Result<Vec<u32>> {
+/// The payload CRCs of a header for the file of group rank `owner` (empty if it has none, e.g.
+/// one written by redset, or if they belong to another member: see the module docs).
+pub(crate) fn payload_crcs(h: &KvTree, owner: Option<usize>) -> Result<Vec<u32>> {
     let Some(p) = h.get("PAYLOAD_CRC32C") else {
         return Ok(Vec::new());
     };
+    let tagged = p.get_u64("RANK").map(|r| r as usize);
+    if owner.is_none() || tagged != owner {
+        // a neighbour's header copied by a redset rebuild (or an untagged one): unverifiable
+        return Ok(Vec::new());
+    }
     let n = p.require_u64("COUNT", "PAYLOAD_CRC32C/")? as usize;
     if n > p.len() {
         return Err(Error::header(
@@ -207,6 +221,16 @@ impl RedFile {
         })
     }
 
+    /// The group rank of the file's owner: from its name, else from a single-valued `RANK`.
+    fn owner_rank(&self) -> Option<usize> {
+        self.path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(parse_redundancy_name)
+            .map(|p| p.rank)
+            .or_else(|| self.header.get_u64("RANK").map(|r| r as usize))
+    }
+
     /// Checks that the payload has the expected block lengths and, if `verify`, that each block
     /// matches its recorded CRC32C. Returns a reason on failure.
     pub fn check_payload(
@@ -226,10 +250,10 @@ impl RedFile {
         if !verify {
             return Ok(());
         }
-        let crcs =
-            payload_crcs(&self.header).map_err(|e| format!("{}: {e}", self.path.display()))?;
+        let crcs = payload_crcs(&self.header, self.owner_rank())
+            .map_err(|e| format!("{}: {e}", self.path.display()))?;
         if crcs.is_empty() {
-            return Ok(()); // written by redset: nothing to check
+            return Ok(()); // written (or rebuilt) by redset: nothing to check
         }
         if crcs.len() != blocks.len() {
             return Err(format!(
@@ -286,6 +310,53 @@ pub fn check_payload_file(
 mod tests {
     use super::*;
     use crate::descriptor::Scheme;
+
+    /// redset 0.4 rebuilds a lost member's header from a neighbour's (XOR: the right one), so the
+    /// rebuilt file carries the neighbour's payload CRCs: they must not be checked against it.
+    #[test]
+    fn payload_crcs_are_only_trusted_for_their_owner() {
+        let crc = crc32c::crc32c(&[7]);
+        let spec = HeaderSpec {
+            rank: 2,
+            descs: Vec::new(),
+            group_map: Some(vec![0, 1, 2, 3]),
+            chunk: Some(1),
+            payload_crcs: vec![crc],
+        };
+        let h = spec.to_kvtree();
+        assert_eq!(
+            h.get("PAYLOAD_CRC32C").and_then(|p| p.get_u64("RANK")),
+            Some(2)
+        );
+        assert_eq!(payload_crcs(&h, Some(2)).unwrap(), vec![crc]);
+        assert!(payload_crcs(&h, Some(1)).unwrap().is_empty());
+        assert!(payload_crcs(&h, None).unwrap().is_empty());
+        let mut untagged = h.clone();
+        untagged.entry("PAYLOAD_CRC32C").unset("RANK");
+        assert!(payload_crcs(&untagged, Some(2)).unwrap().is_empty());
+
+        // member 2's header as redset's XOR rebuild leaves it in member 1's file (RANK replaced),
+        // in front of member 1's payload: lengths are checked, the foreign CRC is not
+        let dir = tempfile::tempdir().unwrap();
+        let mut copied = h.clone();
+        copied.set_kv("RANK", 1);
+        let write = |name: &str, t: &KvTree, payload: &[u8]| {
+            let p = dir.path().join(name);
+            let mut b = t.to_file_bytes();
+            b.extend_from_slice(payload);
+            std::fs::write(&p, b).unwrap();
+            RedFile::open(&p).unwrap()
+        };
+        let mut buf = vec![0u8; 16];
+        let rebuilt = write("ds.1.xor.grp_1_of_1.mem_2_of_4.redset", &copied, &[9]);
+        assert_eq!(rebuilt.check_payload(&[1], true, &mut buf), Ok(()));
+        assert!(rebuilt.check_payload(&[2], true, &mut buf).is_err());
+        // the owner's own file is still checked
+        let own = write("ds.2.xor.grp_1_of_1.mem_3_of_4.redset", &h, &[9]);
+        assert!(own.check_payload(&[1], true, &mut buf).is_err());
+        let own = write("ds.2.xor.grp_1_of_1.mem_3_of_4.redset", &h, &[7]);
+        assert_eq!(own.check_payload(&[1], true, &mut buf), Ok(()));
+    }
 
     #[test]
     fn names_roundtrip() {

@@ -26,6 +26,21 @@
 //! The parser never trusts the input: lengths are checked against the buffer, element counts
 //! against the bytes left, nesting depth is bounded, and keys must be UTF-8 without NUL.
 //! Duplicate keys (legal in the C list) are merged, as `kvtree_merge` does on read.
+//!
+//! # Checked against KVTree 1.5.0
+//!
+//! Headers and descriptor files written by the real redset 0.4.0 / KVTree 1.5.0 parse into the
+//! same trees and [`KvTree::to_file_bytes`] reproduces them byte for byte (`docs/compat.md`,
+//! `tests/formats.rs`). Known differences, none of which redset's own files exercise:
+//!
+//! * keys are UTF-8 here; KVTree takes any bytes, so a file name that is not UTF-8 makes a
+//!   redset header unreadable to us;
+//! * values are parsed as decimal; KVTree's `strtoul(.., 0)` also reads `0x..` (hex) and a
+//!   leading `0` (octal), which redset never writes;
+//! * an empty file is an error here; `kvtree_read_file` returns an empty tree for it;
+//! * a multi-valued key (`RANK` after a redset 0.4 PARTNER rebuild holds the old and the new
+//!   rank) has no [`KvTree::get_val`] here, like `kvtree_get_val`; redset's own
+//!   `kvtree_util_get_int` would take the first value.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
