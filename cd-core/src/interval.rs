@@ -46,11 +46,6 @@ impl<V> Default for IntervalMap<V> {
 }
 
 impl<V: Piece> IntervalMap<V> {
-    /// An empty map.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     /// The number of intervals.
     pub fn len(&self) -> usize {
         self.map.len()
@@ -105,18 +100,6 @@ impl<V: Piece> IntervalMap<V> {
             gaps.push((cursor, end));
         }
         gaps
-    }
-
-    /// Whether every byte of `[start, end)` is covered.
-    pub fn covers(&self, start: usize, end: usize) -> bool {
-        let mut cursor = start;
-        for (s, e, _) in self.overlapping_raw(start, end) {
-            if s > cursor {
-                return false;
-            }
-            cursor = cursor.max(e);
-        }
-        cursor >= end
     }
 
     /// Fills the uncovered parts of `[start, end)` with `value` (skipped to each gap's offset
@@ -300,7 +283,7 @@ mod tests {
     #[test]
     fn overlap_keeps_old_value_and_fills_the_rest() {
         // The spec's diagram: 0..10 of 1's, then 5..15 of 2's: only 10..15 gets 2's.
-        let mut m = IntervalMap::new();
+        let mut m = IntervalMap::default();
         m.fill_gaps(0, 10, &Label(1));
         let filled = m.fill_gaps(5, 15, &Label(2));
         assert_eq!(filled, vec![(10, 15)]);
@@ -309,7 +292,7 @@ mod tests {
 
     #[test]
     fn adjacent_equal_values_merge() {
-        let mut m = IntervalMap::new();
+        let mut m = IntervalMap::default();
         m.fill_gaps(10, 20, &Label(1));
         m.fill_gaps(30, 40, &Label(1));
         m.fill_gaps(20, 30, &Label(1));
@@ -320,7 +303,7 @@ mod tests {
 
     #[test]
     fn partial_update_splits_then_merges_back() {
-        let mut m = IntervalMap::new();
+        let mut m = IntervalMap::default();
         m.fill_gaps(0, 100, &Label(0));
         m.update(40, 49, |v| v.0 = 1);
         assert_eq!(
@@ -333,7 +316,7 @@ mod tests {
 
     #[test]
     fn split_data_runs_stay_contiguous_and_remerge() {
-        let mut m = IntervalMap::new();
+        let mut m = IntervalMap::default();
         m.fill_gaps(100, 200, &Run(1000));
         let removed = m.remove(150, 160);
         assert_eq!(removed, vec![(150, 160, Run(1050))]);
@@ -350,15 +333,14 @@ mod tests {
     }
 
     #[test]
-    fn gaps_and_covers() {
-        let mut m = IntervalMap::new();
+    fn gaps() {
+        let mut m = IntervalMap::default();
         m.fill_gaps(10, 20, &Label(0));
         m.fill_gaps(30, 40, &Label(1));
         assert_eq!(m.gaps(0, 50), vec![(0, 10), (20, 30), (40, 50)]);
         assert_eq!(m.gaps(12, 18), vec![]);
-        assert!(m.covers(10, 20));
-        assert!(!m.covers(10, 31));
-        assert!(m.covers(31, 35));
+        assert_eq!(m.gaps(31, 35), vec![]);
+        assert_eq!(m.gaps(10, 31), vec![(20, 30)]);
     }
 
     /// Operations of the property test.
@@ -382,7 +364,7 @@ mod tests {
         /// The map agrees with a byte-per-slot model after every operation, and stays merged.
         #[test]
         fn agrees_with_a_byte_model(ops in proptest::collection::vec(op(), 1..40)) {
-            let mut m = IntervalMap::new();
+            let mut m = IntervalMap::default();
             let mut model: Vec<Option<u8>> = vec![None; 96];
             for op in ops {
                 match op {
