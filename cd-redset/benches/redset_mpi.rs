@@ -18,7 +18,8 @@
 //! The MPI ring passes each rank's buffer to its right neighbour in `piece`-sized nonblocking
 //! messages, once completing them with `MPI_Wait` (busy-polling) and once with `MPI_Test` and
 //! `sched_yield` (what cd-redset does by default). `--block` runs cd-redset with blocking
-//! waits too. `--phases` prints where each rank's time went (mean over ranks, ms).
+//! waits too. `--phases` prints where the time went (ms, mean over the ranks; for rebuild
+//! separately over the ranks that kept their files and those that lost them).
 //!
 //! Started without `mpirun` (as `cargo bench` does), it prints this usage and exits.
 
@@ -90,23 +91,31 @@ fn ring(world: &SimpleCommunicator, src: &[u8], piece: usize, polite: bool) -> f
     })
 }
 
-/// Mean over ranks of each phase, in ms.
-fn mean_phases(world: &SimpleCommunicator, t: &PhaseTimes) -> Vec<(&'static str, f64)> {
+/// Mean of each phase, in ms, over the ranks where `member` is true.
+fn mean_phases(
+    world: &SimpleCommunicator,
+    t: &PhaseTimes,
+    member: bool,
+) -> Vec<(&'static str, f64)> {
     let named = t.named();
-    let mine: Vec<f64> = named.iter().map(|(_, d)| d.as_secs_f64() * 1e3).collect();
+    let mut mine: Vec<f64> = named
+        .iter()
+        .map(|(_, d)| if member { d.as_secs_f64() * 1e3 } else { 0.0 })
+        .collect();
+    mine.push(if member { 1.0 } else { 0.0 });
     let mut sum = vec![0.0f64; mine.len()];
     world.all_reduce_into(&mine[..], &mut sum[..], SystemOperation::sum());
-    let np = world.size() as f64;
+    let count = sum.pop().unwrap_or(1.0).max(1.0);
     named
         .iter()
         .zip(sum)
-        .map(|((n, _), s)| (*n, s / np))
+        .map(|((n, _), s)| (*n, s / count))
         .collect()
 }
 
 fn print_phases(label: &str, p: &[(&'static str, f64)]) {
     let body: Vec<String> = p.iter().map(|(n, v)| format!("{n} {v:.1}")).collect();
-    println!("  {label:<14} ms: {}", body.join(", "));
+    println!("  {label:<15} ms: {}", body.join(", "));
 }
 
 fn usage() -> &'static str {
@@ -233,7 +242,7 @@ fn main() {
             let (mut enc, mut enc_phases) = (f64::MAX, Vec::new());
             for _ in 0..reps {
                 let t = timed(&world, || rs.apply(&files, &prefix).expect("apply"));
-                let p = mean_phases(&world, &rs.last_times());
+                let p = mean_phases(&world, &rs.last_times(), true);
                 if t < enc {
                     (enc, enc_phases) = (t, p);
                 }
@@ -258,7 +267,10 @@ fn main() {
                         .1
                         .times;
                 });
-                let p = mean_phases(&world, &times);
+                let p = vec![
+                    mean_phases(&world, &times, !lost),
+                    mean_phases(&world, &times, lost),
+                ];
                 if t < reb {
                     (reb, reb_phases) = (t, p);
                 }
@@ -284,7 +296,8 @@ fn main() {
                 );
                 if phases {
                     print_phases("encode", &enc_phases);
-                    print_phases("rebuild", &reb_phases);
+                    print_phases("rebuild (kept)", &reb_phases[0]);
+                    print_phases("rebuild (lost)", &reb_phases[1]);
                 }
             }
             rs.unapply(&prefix).expect("unapply");

@@ -66,6 +66,14 @@ pub(crate) fn wait_all<'a, D: ?Sized, S: Scope<'a>>(reqs: Vec<Request<'a, D, S>>
     prof::add(Phase::Mpi, t.elapsed());
 }
 
+/// `MPI_Comm_dup` and `MPI_Comm_split` block and busy-poll until every rank arrived: a
+/// yielding barrier first lets the ranks arrive together, so the blocking call spins briefly.
+/// Runs `f` (such a call) after the barrier, counting both in the `mpi` phase.
+pub(crate) fn after_barrier<C: Communicator, T>(comm: &C, f: impl FnOnce() -> T) -> T {
+    wait(comm.immediate_barrier());
+    prof::timed(Phase::Mpi, f)
+}
+
 /// Gathers a byte string from every rank; element `i` is rank `i`'s.
 pub(crate) fn allgather_bytes<C: Communicator>(comm: &C, mine: &[u8]) -> Vec<Vec<u8>> {
     let n = comm.size() as usize;

@@ -165,6 +165,17 @@ impl RankFiles {
         LogicalFile::create(&self.paths())
     }
 
+    /// Creates the files under their rebuild temporary names
+    /// ([`crate::pipeline::Staged`] moves them into place).
+    pub(crate) fn create_tmp(&self) -> Result<LogicalFile> {
+        let tmp: Vec<(PathBuf, u64)> = self
+            .paths()
+            .into_iter()
+            .map(|(p, s)| (crate::util::rebuild_tmp_name(&p), s))
+            .collect();
+        LogicalFile::create(&tmp)
+    }
+
     /// Restores recorded metadata on every file.
     pub fn apply_meta(&self) -> Result<()> {
         for f in &self.files {

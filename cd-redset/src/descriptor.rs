@@ -129,7 +129,9 @@ impl Scheme {
 /// Tunables of the data pipelines.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Options {
-    /// Bytes moved per pipeline step (per message). Default 4 MiB.
+    /// Bytes moved per pipeline step (per message). Default 256 KiB: the pipelines keep a few
+    /// pieces per rank in flight and a piece is read, checked, combined and sent while it is in
+    /// the core's cache (see `docs/bench-mpi.md`).
     pub piece_size: usize,
     /// fsync redundancy files and rebuilt files before returning. Default on.
     pub fsync: bool,
@@ -147,7 +149,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
-            piece_size: 4 << 20,
+            piece_size: 256 << 10,
             fsync: true,
             verify: true,
             crc_chunk: 16 << 20,
@@ -392,7 +394,7 @@ impl Redset {
         let span = tracing::debug_span!("redset_create", scheme = scheme.type_str(), set_size);
         let _g = span.enter();
         let _op = crate::prof::Op::begin(opts.yield_while_waiting);
-        let parent = comm.duplicate();
+        let parent = comm::after_barrier(comm, || comm.duplicate());
         let wrank = parent.rank() as usize;
         let wranks = parent.size() as usize;
         let name = failure_group_name(failure_group, wrank);
@@ -436,12 +438,15 @@ impl Redset {
         info: SetInfo,
         opts: Options,
     ) -> Result<Redset> {
-        let comm = if info.scheme == Scheme::Single {
-            // redset duplicates MPI_COMM_SELF; the split below gives the same one-rank group
-            parent.split_by_color_with_key(Color::with_value(info.wrank as i32), 0)
-        } else {
-            parent.split_by_color_with_key(Color::with_value(info.group as i32), info.rank as i32)
-        }
+        let comm = comm::after_barrier(&parent, || {
+            if info.scheme == Scheme::Single {
+                // redset duplicates MPI_COMM_SELF; the split below gives the same one-rank group
+                parent.split_by_color_with_key(Color::with_value(info.wrank as i32), 0)
+            } else {
+                parent
+                    .split_by_color_with_key(Color::with_value(info.group as i32), info.rank as i32)
+            }
+        })
         .ok_or_else(|| {
             Error::InvalidArgument("communicator split returned no communicator".into())
         })?;

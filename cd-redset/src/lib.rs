@@ -73,6 +73,7 @@ pub mod comm;
 pub mod dataset;
 pub mod descriptor;
 pub mod error;
+mod flight;
 pub mod header;
 pub mod kvtree;
 pub mod logical_file;
@@ -100,6 +101,7 @@ pub use prof::PhaseTimes;
 
 use header::RedFile;
 use kvtree::KvTree;
+use pipeline::Staged;
 
 /// What [`Redset::recover`] did on this rank.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -209,7 +211,7 @@ impl Redset {
         prefix: &str,
         opts: Options,
     ) -> Result<(Redset, RecoverReport)> {
-        let parent = comm.duplicate();
+        let parent = comm::after_barrier(comm, || comm.duplicate());
         let w = parent.rank() as usize;
         let size = parent.size() as usize;
         let mut report = RecoverReport::default();
@@ -269,24 +271,17 @@ impl Redset {
         info.wranks = size;
         let rs = Redset::from_info(parent, info, opts)?;
 
-        // 2. survey the set and decide whether it can be rebuilt, before writing anything
-        let sv = recover::survey(&rs, prefix);
-        let lost = sv.lost_ranks();
-        report.set_rebuilt = lost.clone();
-        let feasible = rs.feasibility(&sv);
-        comm::agree(&rs.parent, feasible)?;
+        // 2. survey the set (headers, presence, sizes) and decide whether it can be rebuilt,
+        //    before writing anything
+        let mut sv = recover::survey(&rs, prefix);
+        comm::agree(&rs.parent, rs.feasibility(&sv))?;
 
-        // 3. rebuild
-        let res = if lost.is_empty() {
-            Ok(Vec::new())
-        } else {
-            match rs.info.scheme {
-                Scheme::Single => Ok(Vec::new()),
-                Scheme::Partner { .. } => partner::rebuild(&rs, &sv, prefix),
-                Scheme::Xor | Scheme::Rs { .. } => parity::rebuild(&rs, &sv, prefix),
-            }
-        };
-        let files = comm::agree(&rs.parent, res)?;
+        // 3. rebuild into temporary files, in rounds while survivors turn out damaged (see
+        //    `recover`); move everything into place only when every set succeeded
+        let outcome = rs.rebuild_rounds(&mut sv, prefix);
+        let staged = comm::agree(&rs.parent, outcome)?;
+        let files = comm::agree(&rs.parent, staged.commit())?;
+        report.set_rebuilt = sv.lost_ranks();
         report.rebuilt = sv.lost[rs.info.rank];
         report.reason = sv.reasons[rs.info.rank].clone();
         report.files = files;
@@ -300,6 +295,33 @@ impl Redset {
         };
         comm::agree(&rs.parent, res)?;
         Ok((rs, report))
+    }
+
+    /// Rebuilds the set's lost members (collective over the set, every member returns the same
+    /// outcome): verifies a set that lost nobody, rebuilds one that did, and starts again with
+    /// more losses when survivors turn out damaged on the way.
+    fn rebuild_rounds(&self, sv: &mut recover::Survey, prefix: &str) -> Result<Staged> {
+        loop {
+            if sv.lost_ranks().is_empty() {
+                if !self.opts.verify || sv.verified {
+                    return Ok(Staged::none());
+                }
+                recover::verify_all(self, sv);
+                if sv.lost_ranks().is_empty() {
+                    return Ok(Staged::none());
+                }
+            }
+            self.feasibility(sv)?;
+            let attempt = match self.info.scheme {
+                Scheme::Single => return Ok(Staged::none()),
+                Scheme::Partner { .. } => partner::rebuild(self, sv, prefix)?,
+                Scheme::Xor | Scheme::Rs { .. } => parity::rebuild(self, sv, prefix)?,
+            };
+            if attempt.failures.is_empty() {
+                return Ok(attempt.staged);
+            }
+            recover::mark_lost(sv, self, &attempt.failures);
+        }
     }
 
     fn feasibility(&self, sv: &recover::Survey) -> Result<()> {

@@ -19,8 +19,8 @@ use crate::error::{Error, Result};
 use crate::header::{self, HeaderSpec};
 use crate::kvtree::KvTree;
 use crate::logical_file::LogicalFile;
-use crate::pipeline::{chunk_size, ErrSlot};
-use crate::recover::Survey;
+use crate::pipeline::{chunk_size, ErrSlot, Staged};
+use crate::recover::{self, Survey, Verifier};
 use crate::rs::{ChunkRole, RsCode};
 use crate::util;
 
@@ -90,19 +90,17 @@ fn crc_from_bytes(b: &[u8]) -> Vec<u32> {
         .collect()
 }
 
-/// Writes the final header at offset 0 and moves the file into place.
-fn finish_file(
+/// Writes the final header at offset 0 of the file being written at `tmp` (and fsyncs it).
+pub(crate) fn write_header(
     spec: &HeaderSpec,
     hlen: u64,
     out: Option<&std::fs::File>,
     tmp: &Path,
-    path: &Path,
     fsync: bool,
     err: &mut ErrSlot,
 ) {
     let Some(out) = out else { return };
     if err.is_err() {
-        let _ = std::fs::remove_file(tmp);
         return;
     }
     let bytes = spec.to_kvtree().to_file_bytes();
@@ -113,15 +111,34 @@ fn finish_file(
         )));
         return;
     }
-    if let Err(e) = util::write_all_at(out, tmp, &bytes, 0) {
+    if let Err(e) = crate::prof::timed(crate::prof::Phase::Write, || {
+        util::write_all_at(out, tmp, &bytes, 0)
+    }) {
         err.set(e);
         return;
     }
     if fsync {
-        if let Err(e) = crate::pipeline::sync_file(out, tmp) {
-            err.set(e);
-            return;
-        }
+        err.keep(crate::pipeline::sync_file(out, tmp));
+    }
+}
+
+/// Writes the final header at offset 0 and moves the file into place.
+fn finish_file(
+    spec: &HeaderSpec,
+    hlen: u64,
+    out: Option<&std::fs::File>,
+    tmp: &Path,
+    path: &Path,
+    fsync: bool,
+    err: &mut ErrSlot,
+) {
+    if out.is_none() {
+        return;
+    }
+    write_header(spec, hlen, out, tmp, fsync, err);
+    if err.is_err() {
+        let _ = std::fs::remove_file(tmp);
+        return;
     }
     if let Err(e) = std::fs::rename(tmp, path) {
         err.set(Error::io("rename", path, e));
@@ -210,9 +227,19 @@ pub(crate) struct RebuildTarget {
     pub hlen: u64,
 }
 
-/// XOR / RS rebuild of the lost members (collective over the set). Returns the rebuilt files
-/// of this rank (empty if it lost nothing).
-pub(crate) fn rebuild(rs: &Redset, sv: &Survey, prefix: &str) -> Result<Vec<PathBuf>> {
+/// One rebuild attempt: the files it staged on this rank and the survivors whose own bytes
+/// failed their CRC32C check on the way (the same list on every member).
+pub(crate) struct Attempt {
+    /// This rank's rebuilt files, under temporary names.
+    pub staged: Staged,
+    /// `(member, reason)` of each survivor found damaged; the attempt is void if not empty.
+    pub failures: Vec<(usize, String)>,
+}
+
+/// XOR / RS rebuild of the lost members (collective over the set; the members agree on the
+/// outcome). The rebuilt files are staged (see [`Staged`]); survivors verify their own bytes
+/// as they stream them unless the set was verified already.
+pub(crate) fn rebuild(rs: &Redset, sv: &Survey, prefix: &str) -> Result<Attempt> {
     let (r, k) = (rs.info.rank, k_of(rs));
     let lost = sv.lost_ranks();
     let chunk = sv
@@ -221,8 +248,10 @@ pub(crate) fn rebuild(rs: &Redset, sv: &Survey, prefix: &str) -> Result<Vec<Path
     let mut err = ErrSlot::default();
     let me_lost = sv.lost[r];
     let path = header::redundancy_file(prefix, &rs.info);
+    let mut staged = Staged::none();
     let mut target = None;
     let mut src_lf = None;
+    let mut verifier = None;
     if me_lost {
         let files = sv.files[r]
             .as_ref()
@@ -231,8 +260,10 @@ pub(crate) fn rebuild(rs: &Redset, sv: &Survey, prefix: &str) -> Result<Vec<Path
         let spec = err.keep(spec);
         let hlen = spec.map(|s| s.to_kvtree().file_size() as u64).unwrap_or(0);
         let tmp = util::tmp_name(&path);
+        staged.data(files);
+        staged.file(tmp.clone(), path.clone());
         target = Some(RebuildTarget {
-            lf: err.keep(files.create()),
+            lf: err.keep(files.create_tmp()),
             out: err.keep(util::create_rw(&tmp)),
             tmp,
             hlen,
@@ -244,6 +275,9 @@ pub(crate) fn rebuild(rs: &Redset, sv: &Survey, prefix: &str) -> Result<Vec<Path
                 .expect("present when not lost")
                 .open_read(),
         );
+        if rs.opts.verify && !sv.verified {
+            verifier = Some(Verifier::new(rs, sv));
+        }
     }
     let span = tracing::debug_span!("rebuild", scheme = rs.info.scheme.type_str(), ?lost);
     let (data_crcs, payload_crcs) = span.in_scope(|| match rs.info.scheme {
@@ -254,6 +288,7 @@ pub(crate) fn rebuild(rs: &Redset, sv: &Survey, prefix: &str) -> Result<Vec<Path
             chunk,
             src_lf.as_ref(),
             target.as_ref(),
+            verifier.as_mut(),
             &mut err,
         ),
         _ => {
@@ -268,13 +303,13 @@ pub(crate) fn rebuild(rs: &Redset, sv: &Survey, prefix: &str) -> Result<Vec<Path
                     chunk,
                     src_lf.as_ref(),
                     target.as_ref(),
+                    verifier.as_mut(),
                     &mut err,
                 ),
                 None => (Vec::new(), Vec::new()),
             }
         }
     });
-    let mut rebuilt = Vec::new();
     if let Some(t) = target {
         let files = sv.files[r].as_ref().expect("checked");
         if let Some(want) = &files.crc {
@@ -286,29 +321,28 @@ pub(crate) fn rebuild(rs: &Redset, sv: &Survey, prefix: &str) -> Result<Vec<Path
             }
         }
         if let Some(lf) = &t.lf {
-            if rs.opts.fsync {
+            if rs.opts.fsync && !err.is_err() {
                 err.keep(lf.sync());
             }
         }
-        drop(t.lf);
-        if !err.is_err() {
-            err.keep(files.apply_meta());
-        }
         if let Some(spec) = err.keep(header_spec(rs, r, &sv.files, chunk, payload_crcs)) {
-            finish_file(
+            write_header(
                 &spec,
                 t.hlen,
                 t.out.as_ref(),
                 &t.tmp,
-                &path,
                 rs.opts.fsync,
                 &mut err,
             );
         }
-        rebuilt = files.files.iter().map(|f| PathBuf::from(&f.name)).collect();
-        rebuilt.push(path);
     }
-    err.into_result().map(|()| rebuilt)
+    let mine = match verifier {
+        Some(v) if !err.is_err() => v.finish(rs, sv).err(),
+        _ => None,
+    };
+    comm::agree(&rs.comm, err.into_result())?;
+    let failures = recover::gather_failures(rs, mine);
+    Ok(Attempt { staged, failures })
 }
 
 /// Serial reference of the XOR / RS redundancy payloads: given every member's logical file

@@ -11,8 +11,6 @@
 //! file from surviving copies of its left neighbours' data, never from data being rebuilt, so
 //! the transfers need no ordering among themselves.
 
-use std::path::PathBuf;
-
 use mpi::traits::*;
 
 use crate::comm;
@@ -21,10 +19,11 @@ use crate::descriptor::{Redset, Scheme};
 use crate::error::{Error, Result};
 use crate::header::{self, HeaderSpec};
 use crate::kvtree::KvTree;
+use crate::parity::{write_header, Attempt};
 use crate::pipeline::{
-    pieces, read_file, read_lf, write_file, write_lf, ErrSlot, SeqCrc, TAG_DATA,
+    crc, pieces, read_file, read_lf, write_file, write_lf, ErrSlot, SeqCrc, Staged, TAG_DATA,
 };
-use crate::recover::Survey;
+use crate::recover::{self, Survey, Verifier};
 use crate::util;
 
 fn replicas(rs: &Redset) -> usize {
@@ -280,8 +279,24 @@ fn source_of(owner: usize, rep: usize, lost: &[bool]) -> Option<usize> {
     (1..=rep).map(|d| (owner + d) % n).find(|&h| !lost[h])
 }
 
-/// PARTNER rebuild (collective over the set).
-pub(crate) fn rebuild(rs: &Redset, sv: &Survey, prefix: &str) -> Result<Vec<PathBuf>> {
+/// One transfer of the plan as seen by one of its ends.
+struct Stream<'p> {
+    t: &'p Transfer,
+    /// Whether this rank sends (else it receives).
+    send: bool,
+    /// `(offset, length)` of each piece.
+    pieces: Vec<(u64, usize)>,
+}
+
+/// PARTNER rebuild (collective over the set; the members agree on the outcome).
+///
+/// Every transfer of the plan that involves this rank runs at once: in each round, every stream
+/// posts its next piece (a nonblocking send of a piece read in the previous round, or a
+/// nonblocking receive), and while those are in flight the rank writes the pieces received in
+/// the previous round and reads the pieces of the next. Both ends post the streams of a pair in
+/// plan order, so messages match without extra tags. Rebuilt files are staged (see
+/// [`Staged`]); survivors verify the bytes they send unless the set was verified already.
+pub(crate) fn rebuild(rs: &Redset, sv: &Survey, prefix: &str) -> Result<Attempt> {
     let (n, r, rep) = (rs.info.ranks, rs.info.rank, replicas(rs));
     let lost = &sv.lost;
     let mut plan = Vec::new();
@@ -311,78 +326,120 @@ pub(crate) fn rebuild(rs: &Redset, sv: &Survey, prefix: &str) -> Result<Vec<Path
     let path = header::redundancy_file(prefix, &rs.info);
     let tmp = util::tmp_name(&path);
     let my_files = sv.files[r].as_ref();
+    let mut staged = Staged::none();
     let (mut out, mut target_lf, mut hlen, mut src_lf) = (None, None, 0u64, None);
+    let mut verifier = None;
     if me_lost {
         let f = my_files.expect("feasibility checked");
-        target_lf = err.keep(f.create());
+        staged.data(f);
+        staged.file(tmp.clone(), path.clone());
+        target_lf = err.keep(f.create_tmp());
         out = err.keep(util::create_rw(&tmp));
         hlen = err
             .keep(header_spec(rs, r, &sv.files, vec![0; rep]))
             .map_or(0, |s| s.to_kvtree().file_size() as u64);
     } else {
         src_lf = my_files.and_then(|f| err.keep(f.open_read()));
+        if rs.opts.verify && !sv.verified {
+            verifier = Some(Verifier::new(rs, sv));
+        }
     }
     let my_offsets = block_offsets(rs, r, &sv.files);
     let mut block_crc = vec![0u32; rep];
     let mut data_crc = SeqCrc::new(rs.opts.crc_chunk, my_files.map_or(0, |f| f.total()));
-    let mut buf = vec![0u8; rs.opts.piece_size];
-    for t in &plan {
-        if r != t.src && r != t.dst {
-            continue;
+
+    // this rank's streams, in plan order
+    let piece = rs.opts.piece_size;
+    let streams: Vec<Stream> = plan
+        .iter()
+        .filter(|t| t.src == r || t.dst == r)
+        .map(|t| {
+            let size = sv.files[t.owner].as_ref().map_or(0, |f| f.total());
+            Stream {
+                t,
+                send: t.src == r,
+                pieces: pieces(size, piece),
+            }
+        })
+        .collect();
+    let rounds = streams.iter().map(|s| s.pieces.len()).max().unwrap_or(0);
+    let buf_len = |s: &Stream| s.pieces.first().map_or(0, |p| p.1);
+    let mut cur: Vec<Vec<u8>> = streams.iter().map(|s| vec![0u8; buf_len(s)]).collect();
+    let mut oth: Vec<Vec<u8>> = streams.iter().map(|s| vec![0u8; buf_len(s)]).collect();
+
+    let own = sv.own.as_ref();
+    let mut read_piece = |t: &Transfer, o: u64, b: &mut [u8], err: &mut ErrSlot| {
+        if t.src == t.owner {
+            let real = read_lf(src_lf.as_ref(), o, b, err);
+            if let Some(v) = verifier.as_mut() {
+                v.data(o, &b[..real]);
+            }
+        } else {
+            // block (src - owner) of our partner file
+            let d = (t.src + n - t.owner) % n;
+            match own {
+                Some(f) => {
+                    let at = f.header_len + my_offsets[d - 1] + o;
+                    read_file(Some(&f.file), &f.path, at, b, err);
+                    if let Some(v) = verifier.as_mut() {
+                        v.payload(d - 1, o, b);
+                    }
+                }
+                None => b.fill(0),
+            }
         }
-        let size = sv.files[t.owner].as_ref().map_or(0, |f| f.total());
-        for (o, len) in pieces(size, rs.opts.piece_size) {
-            let b = &mut buf[..len];
-            if r == t.src {
-                if t.src == t.owner {
-                    read_lf(src_lf.as_ref(), o, b, &mut err);
+    };
+    let mut write_piece = |t: &Transfer, o: u64, b: &[u8], err: &mut ErrSlot| match t.block {
+        None => {
+            write_lf(target_lf.as_ref(), o, b, err);
+            data_crc.feed(b);
+        }
+        Some(d) => {
+            write_file(out.as_ref(), &tmp, hlen + my_offsets[d - 1] + o, b, err);
+            block_crc[d - 1] = crc(block_crc[d - 1], b);
+        }
+    };
+    for (i, s) in streams.iter().enumerate() {
+        if let (true, Some(&(o, len))) = (s.send, s.pieces.first()) {
+            read_piece(s.t, o, &mut cur[i][..len], &mut err);
+        }
+    }
+    for q in 0..rounds {
+        mpi::request::scope(|sc| {
+            let mut reqs = Vec::new();
+            for (s, b) in streams.iter().zip(cur.iter_mut()) {
+                let Some(&(_, len)) = s.pieces.get(q) else {
+                    continue;
+                };
+                if s.send {
+                    let to = rs.comm.process_at_rank(s.t.dst as i32);
+                    reqs.push(to.immediate_send_with_tag(sc, &b[..len], TAG_DATA));
                 } else {
-                    // block (src - owner) of our partner file
-                    let d = (t.src + n - t.owner) % n;
-                    match sv.own.as_ref() {
-                        Some(f) => read_file(
-                            Some(&f.file),
-                            &f.path,
-                            f.header_len + my_offsets[d - 1] + o,
-                            b,
-                            &mut err,
-                        ),
-                        None => b.fill(0),
-                    }
+                    let from = rs.comm.process_at_rank(s.t.src as i32);
+                    reqs.push(from.immediate_receive_into_with_tag(sc, &mut b[..len], TAG_DATA));
                 }
-                let to = rs.comm.process_at_rank(t.dst as i32);
-                mpi::request::scope(|sc| {
-                    crate::comm::wait(to.immediate_send_with_tag(sc, &b[..], TAG_DATA));
-                });
-            } else {
-                let from = rs.comm.process_at_rank(t.src as i32);
-                mpi::request::scope(|sc| {
-                    crate::comm::wait(from.immediate_receive_into_with_tag(
-                        sc,
-                        &mut b[..],
-                        TAG_DATA,
-                    ));
-                });
-                match t.block {
-                    None => {
-                        write_lf(target_lf.as_ref(), o, b, &mut err);
-                        data_crc.feed(b);
+            }
+            for (i, s) in streams.iter().enumerate() {
+                if s.send {
+                    if let Some(&(o, len)) = s.pieces.get(q + 1) {
+                        read_piece(s.t, o, &mut oth[i][..len], &mut err);
                     }
-                    Some(d) => {
-                        write_file(
-                            out.as_ref(),
-                            &tmp,
-                            hlen + my_offsets[d - 1] + o,
-                            b,
-                            &mut err,
-                        );
-                        block_crc[d - 1] = crate::pipeline::crc(block_crc[d - 1], b);
-                    }
+                } else if let Some(&(o, len)) = q.checked_sub(1).and_then(|pq| s.pieces.get(pq)) {
+                    write_piece(s.t, o, &oth[i][..len], &mut err);
                 }
+            }
+            crate::comm::wait_all(reqs);
+        });
+        std::mem::swap(&mut cur, &mut oth);
+    }
+    // the last receipts of each stream
+    for (i, s) in streams.iter().enumerate() {
+        if let (false, Some(&(o, len))) = (s.send, s.pieces.last()) {
+            if s.pieces.len() == rounds {
+                write_piece(s.t, o, &oth[i][..len], &mut err);
             }
         }
     }
-    let mut rebuilt = Vec::new();
     if me_lost {
         let f = my_files.expect("checked");
         if let (Some(want), false) = (&f.crc, err.is_err()) {
@@ -395,29 +452,21 @@ pub(crate) fn rebuild(rs: &Redset, sv: &Survey, prefix: &str) -> Result<Vec<Path
             }
         }
         if let Some(lf) = &target_lf {
-            if rs.opts.fsync {
+            if rs.opts.fsync && !err.is_err() {
                 err.keep(lf.sync());
             }
         }
-        drop(target_lf);
-        if !err.is_err() {
-            err.keep(f.apply_meta());
-        }
         if let Some(spec) = err.keep(header_spec(rs, r, &sv.files, block_crc)) {
-            finish(
-                &spec,
-                hlen,
-                out.as_ref(),
-                &tmp,
-                &path,
-                rs.opts.fsync,
-                &mut err,
-            );
+            write_header(&spec, hlen, out.as_ref(), &tmp, rs.opts.fsync, &mut err);
         }
-        rebuilt = f.files.iter().map(|e| PathBuf::from(&e.name)).collect();
-        rebuilt.push(path);
     }
-    err.into_result().map(|()| rebuilt)
+    let mine = match verifier {
+        Some(v) if !err.is_err() => v.finish(rs, sv).err(),
+        _ => None,
+    };
+    comm::agree(&rs.comm, err.into_result())?;
+    let failures = recover::gather_failures(rs, mine);
+    Ok(Attempt { staged, failures })
 }
 
 #[cfg(test)]

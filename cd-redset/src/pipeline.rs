@@ -5,7 +5,7 @@
 //! operation ends with a collective agreement on success.
 
 use std::fs::File;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::logical_file::LogicalFile;
@@ -47,6 +47,72 @@ impl ErrSlot {
         match self.0 {
             None => Ok(()),
             Some(e) => Err(e),
+        }
+    }
+}
+
+/// Files a rebuild wrote under temporary names, moved into place only when every rank of the
+/// parent communicator succeeded ([`Staged::commit`]); dropped uncommitted, they are removed, so
+/// a failed recover leaves every file as it was.
+#[derive(Default)]
+pub(crate) struct Staged {
+    /// `(temporary, final)` paths, data files first.
+    moves: Vec<(PathBuf, PathBuf)>,
+    /// Metadata to give the data files once in place.
+    meta: Option<crate::dataset::RankFiles>,
+    committed: bool,
+}
+
+impl Staged {
+    /// Nothing staged.
+    pub fn none() -> Staged {
+        Staged::default()
+    }
+
+    /// Stages the rebuilt data files of `files` (written at [`crate::util::rebuild_tmp_name`]).
+    pub fn data(&mut self, files: &crate::dataset::RankFiles) {
+        for (p, _) in files.paths() {
+            self.moves.push((crate::util::rebuild_tmp_name(&p), p));
+        }
+        self.meta = Some(files.clone());
+    }
+
+    /// Stages one file written at `tmp`.
+    pub fn file(&mut self, tmp: PathBuf, path: PathBuf) {
+        self.moves.push((tmp, path));
+    }
+
+    /// Moves every file into place and restores the data files' metadata; returns the final
+    /// paths.
+    pub fn commit(mut self) -> Result<Vec<PathBuf>> {
+        self.committed = true;
+        let moves = std::mem::take(&mut self.moves);
+        let mut done = Vec::with_capacity(moves.len());
+        let mut res = Ok(());
+        for (tmp, path) in moves {
+            if res.is_ok() {
+                res = std::fs::rename(&tmp, &path).map_err(|e| Error::io("rename", &path, e));
+                if res.is_ok() {
+                    done.push(path);
+                    continue;
+                }
+            }
+            let _ = std::fs::remove_file(&tmp);
+        }
+        res?;
+        if let Some(files) = self.meta.take() {
+            files.apply_meta()?;
+        }
+        Ok(done)
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if !self.committed {
+            for (tmp, _) in &self.moves {
+                let _ = std::fs::remove_file(tmp);
+            }
         }
     }
 }

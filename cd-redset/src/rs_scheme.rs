@@ -29,11 +29,15 @@ use std::path::Path;
 use mpi::traits::*;
 
 use crate::descriptor::Redset;
+use crate::flight::Flight;
 use crate::logical_file::LogicalFile;
 use crate::parity::{k_of, role, RebuildTarget};
-use crate::pipeline::{pieces, read_file, read_lf, write_file, write_lf, ErrSlot, TAG_DATA};
-use crate::recover::Survey;
+use crate::pipeline::{
+    crc, mul_xor_into, pieces, read_file, read_lf, write_file, write_lf, ErrSlot, TAG_DATA,
+};
+use crate::recover::{Survey, Verifier};
 use crate::rs::{ChunkRole, Decoder, RsCode};
+use crate::xor::WINDOW;
 
 /// Encodes; returns the CRC32C of this rank's `p-k` data chunks and of its `k` checksum chunks.
 pub(crate) fn encode(
@@ -73,6 +77,7 @@ fn encode_with(
     let mut data_crcs = vec![0u32; p - k];
     let mut cks_crcs = vec![0u32; k];
     let coef = |i: usize, s: usize| code.map_or(0, |c| c.checksum_row(i)[s]);
+    // (piece offset, piece length, step t), the same order on every rank
     let steps: Vec<(u64, usize, usize)> = pieces(chunk, piece)
         .into_iter()
         .flat_map(|(o, n)| (k..p).rev().map(move |t| (o, n, t)))
@@ -83,71 +88,50 @@ fn encode_with(
             unreachable!("stripe r + t (k <= t < p) is a data stripe of r")
         }
     };
-    let mut read_step = |buf: &mut [u8], o: u64, t: usize, err: &mut ErrSlot| {
-        let idx = own_chunk(t);
-        let real = read_lf(lf, idx as u64 * chunk + o, buf, err);
-        data_crcs[idx] = crate::pipeline::crc(data_crcs[idx], &buf[..real]);
-    };
-    let mut sbuf = vec![0u8; piece];
-    let mut nbuf = vec![0u8; piece];
-    let mut rb: Vec<Vec<u8>> = (0..k).map(|_| vec![0u8; piece]).collect();
-    let mut rb_prev: Vec<Vec<u8>> = (0..k).map(|_| vec![0u8; piece]).collect();
-    let mut acc: Vec<Vec<u8>> = (0..k).map(|_| vec![0u8; piece]).collect();
-    let mut prev: Option<(u64, usize, usize)> = None;
-    // consume the receipts of step (po, pn, pt); write the checksums when the piece is done
-    let mut absorb = |rb_prev: &[Vec<u8>],
-                      acc: &mut [Vec<u8>],
-                      (po, pn, pt): (u64, usize, usize),
-                      err: &mut ErrSlot| {
+    // rank at distance `p - t + i` to the right sends us its piece of stripe r + i at step t
+    let from = |t: usize, i: usize| (r + (p - t + i) % p) % p;
+    let to = |t: usize, i: usize| (r + p - (p - t + i) % p) % p;
+    let w = WINDOW.min(steps.len()).max(1);
+    // slots 0..w: own data piece (sent to k ranks); w + s*k + i: receipt i of step slot s
+    let mut fl = Flight::new(&rs.comm, w + w * k, piece);
+    let post_receives = |fl: &mut Flight, s: usize| {
+        let (_, n, t) = steps[s];
         for i in 0..k {
-            let sender = (r + p - pt + i) % p;
-            crate::pipeline::mul_xor_into(&mut acc[i][..pn], &rb_prev[i][..pn], coef(i, sender));
-        }
-        if pt == k {
-            for (i, a) in acc.iter_mut().enumerate() {
-                write_file(out, out_path, hlen + i as u64 * chunk + po, &a[..pn], err);
-                cks_crcs[i] = crate::pipeline::crc(cks_crcs[i], &a[..pn]);
-                a[..pn].fill(0);
-            }
+            fl.recv(w + (s % w) * k + i, n, from(t, i));
         }
     };
-    if let Some(&(o, n, t)) = steps.first() {
-        read_step(&mut sbuf[..n], o, t, err);
+    for s in 0..w {
+        post_receives(&mut fl, s);
     }
-    for s in 0..steps.len() {
-        let (o, n, t) = steps[s];
-        let next = steps.get(s + 1).copied();
-        mpi::request::scope(|sc| {
-            let mut reqs = Vec::with_capacity(2 * k);
-            for (i, buf) in rb.iter_mut().enumerate() {
-                let dist = p - t + i;
-                let from = rs.comm.process_at_rank(((r + dist) % p) as i32);
-                reqs.push(from.immediate_receive_into_with_tag(sc, &mut buf[..n], TAG_DATA));
+    let mut acc: Vec<Vec<u8>> = (0..k).map(|_| vec![0u8; piece]).collect();
+    for (s, &(o, n, t)) in steps.iter().enumerate() {
+        let slot = s % w;
+        fl.wait(slot);
+        let idx = own_chunk(t);
+        let b = &mut fl.buf(slot)[..n];
+        let real = read_lf(lf, idx as u64 * chunk + o, b, err);
+        data_crcs[idx] = crc(data_crcs[idx], &b[..real]);
+        for i in 0..k {
+            fl.send(slot, n, to(t, i));
+        }
+        for (i, a) in acc.iter_mut().enumerate() {
+            let rs_slot = w + slot * k + i;
+            fl.wait(rs_slot);
+            mul_xor_into(&mut a[..n], &fl.buf(rs_slot)[..n], coef(i, from(t, i)));
+        }
+        if s + w < steps.len() {
+            post_receives(&mut fl, s + w);
+        }
+        if t == k {
+            // the last step of this offset: the accumulators are checksum pieces
+            for (i, a) in acc.iter_mut().enumerate() {
+                write_file(out, out_path, hlen + i as u64 * chunk + o, &a[..n], err);
+                cks_crcs[i] = crc(cks_crcs[i], &a[..n]);
+                a[..n].fill(0);
             }
-            let mut sreqs = Vec::with_capacity(k);
-            for i in 0..k {
-                let dist = p - t + i;
-                let to = rs.comm.process_at_rank(((r + p - dist % p) % p) as i32);
-                sreqs.push(to.immediate_send_with_tag(sc, &sbuf[..n], TAG_DATA));
-            }
-            if let Some(pv) = prev {
-                absorb(&rb_prev, &mut acc, pv, err);
-            }
-            if let Some((no, nn, nt)) = next {
-                read_step(&mut nbuf[..nn], no, nt, err);
-            }
-            crate::comm::wait_all(sreqs);
-            crate::comm::wait_all(reqs);
-        });
-        std::mem::swap(&mut rb, &mut rb_prev);
-        prev = Some((o, n, t));
-        if next.is_some() {
-            std::mem::swap(&mut sbuf, &mut nbuf);
         }
     }
-    if let Some(pv) = prev {
-        absorb(&rb_prev, &mut acc, pv, err);
-    }
+    fl.wait_all();
     (data_crcs, cks_crcs)
 }
 
@@ -179,6 +163,7 @@ pub(crate) fn rebuild(
     chunk: u64,
     src: Option<&LogicalFile>,
     target: Option<&RebuildTarget>,
+    mut verifier: Option<&mut Verifier>,
     err: &mut ErrSlot,
 ) -> (Vec<u32>, Vec<u32>) {
     let (p, r, k) = (rs.info.ranks, rs.info.rank, k_of(rs));
@@ -204,21 +189,26 @@ pub(crate) fn rebuild(
         (holder(p, k, pos, j) == Some(h) && !lost.contains(&h)).then_some(idx)
     };
     let own = sv.own.as_ref();
-    let read_symbol = |buf: &mut [u8], j: usize, o: u64, err: &mut ErrSlot| match role(p, k, r, j) {
-        ChunkRole::Data { chunk: idx } => {
-            read_lf(src, idx as u64 * chunk + o, buf, err);
-        }
-        ChunkRole::Checksum { row } => match own {
-            Some(f) => read_file(
-                Some(&f.file),
-                &f.path,
-                f.header_len + row as u64 * chunk + o,
-                buf,
-                err,
-            ),
-            None => buf.fill(0),
-        },
-    };
+    let mut read_symbol =
+        |buf: &mut [u8], j: usize, o: u64, err: &mut ErrSlot| match role(p, k, r, j) {
+            ChunkRole::Data { chunk: idx } => {
+                let off = idx as u64 * chunk + o;
+                let real = read_lf(src, off, buf, err);
+                if let Some(v) = verifier.as_deref_mut() {
+                    v.data(off, &buf[..real]);
+                }
+            }
+            ChunkRole::Checksum { row } => match own {
+                Some(f) => {
+                    let off = f.header_len + row as u64 * chunk + o;
+                    read_file(Some(&f.file), &f.path, off, buf, err);
+                    if let Some(v) = verifier.as_deref_mut() {
+                        v.payload(row, o, buf);
+                    }
+                }
+                None => buf.fill(0),
+            },
+        };
     let m = lost.len();
     let my_dec = decoders[r].as_ref();
     let mut outs: Vec<Vec<u8>> = (0..m).map(|_| vec![0u8; piece]).collect();

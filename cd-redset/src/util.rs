@@ -28,6 +28,14 @@ pub(crate) fn tmp_name(path: &Path) -> PathBuf {
     PathBuf::from(s)
 }
 
+/// The temporary name of a data file while a rebuild writes it (a suffix no application is
+/// likely to use, so that no user file is overwritten).
+pub(crate) fn rebuild_tmp_name(path: &Path) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(".cd-redset-rebuild");
+    PathBuf::from(s)
+}
+
 /// Creates (truncating) a file for writing.
 pub(crate) fn create_rw(path: &Path) -> Result<File> {
     OpenOptions::new()

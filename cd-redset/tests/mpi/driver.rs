@@ -504,6 +504,80 @@ fn run_scheme(ctx: &mut Ctx, name: &str, dataset: &str) {
             }
         }
     }
+    // a lost rank plus silent corruption of a survivor, which only the rebuild's streaming
+    // verification sees: the rebuild must start again with both lost (or fail, changing nothing)
+    let lost_rank = 0;
+    ctx.barrier();
+    let flipped = u64::from(
+        ctx.rank == victim
+            && ds
+                .origs
+                .iter()
+                .find(|o| !o.data.is_empty())
+                .is_some_and(|o| flip_byte(&o.path, o.data.len() as u64 / 3)),
+    );
+    let mut any = 0u64;
+    ctx.world
+        .all_reduce_into(&flipped, &mut any, SystemOperation::sum());
+    if any > 0 {
+        let both = [lost_rank, victim];
+        let label = format!("{tag} lost [{lost_rank}] and corrupt data of rank {victim}");
+        if ctx.rank == lost_rank {
+            for o in &ds.origs {
+                let _ = std::fs::remove_file(&o.path);
+            }
+        }
+        let before = snapshot(&ds.all_paths());
+        ctx.barrier();
+        let res = Redset::recover(&ctx.world, &ds.prefix, opts);
+        let me = both.contains(&ctx.rank);
+        match (&res, feasible_for(&both)) {
+            (Ok((_, rep)), true) => {
+                ctx.check(rep.rebuilt == me, || {
+                    format!("{label}: rebuilt {} != {me}", rep.rebuilt)
+                });
+                if ctx.rank == victim {
+                    ctx.check(rep.reason.contains("CRC"), || {
+                        format!("{label}: reason does not name the damage: {}", rep.reason)
+                    });
+                }
+                verify_intact(ctx, &ds, me, &label);
+            }
+            (Err(e), false) => {
+                ctx.check(
+                    matches!(e, Error::Unrecoverable(_) | Error::Remote { .. }),
+                    || format!("{label}: {e}"),
+                );
+                if ctx.rank == 0 {
+                    println!("  expected error ({label}): {e}");
+                }
+                let after = snapshot(&ds.all_paths());
+                ctx.check(before == after, || {
+                    format!("{label}: a file changed although recover failed")
+                });
+                ds.restore();
+            }
+            (r, want) => {
+                ctx.check(false, || {
+                    format!("{label}: ok={} but feasible={want}", r.is_ok())
+                });
+                ds.restore();
+            }
+        }
+        let stray = std::fs::read_dir(&ctx.dir)
+            .map(|d| {
+                d.filter_map(|e| e.ok())
+                    .filter(|e| {
+                        let n = e.file_name().to_string_lossy().into_owned();
+                        n.ends_with(".tmp") || n.ends_with(".cd-redset-rebuild")
+                    })
+                    .count()
+            })
+            .unwrap_or(0);
+        ctx.check(stray == 0, || {
+            format!("{label}: {stray} temporary file(s) left behind")
+        });
+    }
     let corrupt_secs = t2.elapsed().as_secs_f64();
 
     // unapply removes the redundancy data
