@@ -41,6 +41,8 @@ pin mpi-x86_64-linux-gnu /usr/include/x86_64-linux-gnu/mpich
 if ! command -v cargo >/dev/null; then
     [ -x "$HOME/.cargo/bin/cargo" ] || {
         echo "setup: installing Rust with rustup"
+        command -v curl >/dev/null ||
+            as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq curl ca-certificates >/dev/null
         curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal -c rustfmt,clippy
     }
     export PATH="$HOME/.cargo/bin:$PATH"
