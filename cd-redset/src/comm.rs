@@ -3,10 +3,10 @@
 //!
 //! Metadata (descriptors, headers, CRC lists) travel as packed kvtrees in a handful of
 //! collectives; bulk data use the point-to-point pipelines of the schemes. Every collective
-//! operation of the crate ends with [`agree`], so that all ranks return an error when one fails
+//! operation of the crate ends with `agree`, so that all ranks return an error when one fails
 //! instead of some ranks waiting forever in a later collective.
 //!
-//! Every wait goes through [`wait`] / [`wait_all`]: nonblocking collectives and messages are
+//! Every wait goes through `wait` / `wait_all`: nonblocking collectives and messages are
 //! completed with `MPI_Test` and `sched_yield` (see [`crate::prof`]) unless the caller chose
 //! blocking waits, and the time is counted in the `mpi` phase.
 

@@ -79,7 +79,7 @@ impl Scheme {
     }
 
     /// How many members of a set may be lost (for PARTNER: any `replicas` losses; some larger
-    /// patterns are recoverable too, see [`crate::partner`]).
+    /// patterns are recoverable too: every lost member needs a surviving partner to its right).
     pub fn tolerance(&self) -> usize {
         match self {
             Scheme::Single => 0,

@@ -38,10 +38,16 @@
 //!   its payload, and the file is renamed into place only when complete.
 //! * **Errors, never aborts.** Every collective step ends with an agreement, so a failure on one
 //!   rank is an error on all ranks rather than a hang or an `MPI_Abort`. A recover that asks for
-//!   more than the scheme can rebuild fails on every rank before any file is written.
-//! * **Speed.** Pipelines move large pieces with nonblocking messages and overlap reading,
-//!   computing and writing with communication; XOR and GF(2^8) arithmetic use SIMD kernels
-//!   chosen at run time; each byte of data is read once and each redundancy byte written once.
+//!   more than the scheme can rebuild fails on every rank and changes no file: rebuilt files are
+//!   written under temporary names and moved into place only when every rank succeeded.
+//! * **Speed.** The pipelines keep several 256 KiB pieces in flight per rank with nonblocking
+//!   messages ([`Options::piece_size`]), so reading, CRC32C, the XOR / GF(2^8) SIMD kernels
+//!   (chosen at run time) and writing work on bytes that are still in the core's cache while
+//!   other pieces travel; each byte of data is read once and each redundancy byte written once.
+//!   A rebuild checks the survivors' CRC32C on the bytes it streams anyway instead of reading
+//!   everything twice. MPI waits yield the core ([`Options::yield_while_waiting`]): MPI
+//!   libraries busy-poll, which with more ranks than cores starves the ranks that have work.
+//!   [`PhaseTimes`] says where each rank's time went (`docs/bench-mpi.md` has measurements).
 //!
 //! # Example
 //!
@@ -188,8 +194,12 @@ impl Redset {
     /// damaged files (collective over `comm`, which must have the size of the communicator used
     /// at `apply`).
     ///
-    /// Returns an error on every rank, without writing any file, when some set lost more than
-    /// its scheme can rebuild or when a rank's descriptor is lost everywhere.
+    /// Returns an error on every rank, without changing any file, when some set lost more than
+    /// its scheme can rebuild (including survivors whose CRC32C damage only shows while the
+    /// rebuild reads them: the rebuild then starts again with them lost) or when a rank's
+    /// descriptor is lost
+    /// everywhere. With [`Options::verify`], a set that lost nobody is read once in full to
+    /// find silent corruption; [`RecoverReport::times`] says where the time went.
     pub fn recover<C: Communicator>(
         comm: &C,
         prefix: &str,

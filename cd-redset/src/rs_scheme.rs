@@ -1,6 +1,6 @@
 //! Reed-Solomon pipelines over GF(2^8) with redset 0.4's chunk placement and matrix.
 //!
-//! # Encode (redset's `redset_reedsolomon_encode`, overlapped)
+//! # Encode (redset's `redset_reedsolomon_encode`, pipelined)
 //!
 //! For each piece offset, rank `r` runs `p - k` steps. At step `t` (from `p - 1` down to `k`)
 //! it reads its data piece of stripe `r + t` and sends it to the `k` ranks at distances
@@ -9,16 +9,19 @@
 //! `coefficient(row i, sender) * piece` into checksum accumulator `i`. After the last step the
 //! `k` accumulators are this rank's checksum pieces.
 //!
-//! Receipts of step `t` are multiplied in while step `t+1`'s messages are in flight, together
-//! with the read of the next data piece and the write of the previous checksum pieces.
+//! No step depends on another rank's earlier step, so receives are posted
+//! [`WINDOW`](crate::xor::WINDOW) steps ahead and each step's read, multiplications and
+//! checksum writes run while the next steps' messages travel (see [`crate::flight`]).
 //!
-//! # Rebuild (redset's `redset_reedsolomon_decode`)
+//! # Rebuild (redset's `redset_reedsolomon_decode`, pipelined)
 //!
 //! With the set `L` of lost members (`|L| <= k`), rank `j` solves stripe `j`: every surviving
-//! member that holds a symbol the decoder of stripe `j` reads sends it to `j` (ring order,
-//! overlapped as above); `j` multiplies each by the decoder coefficients and sums into one
-//! output per lost member; then each output goes to its lost member, which writes it to its
-//! data file or checksum chunk. All members share the decoding work equally.
+//! member that holds a symbol the decoder of stripe `j` reads sends it to `j` (phase A); `j`
+//! multiplies each by the decoder coefficients and sums into one output per lost member; then
+//! each output goes to its lost member (phase B), which writes it to its data file or checksum
+//! chunk. All members share the decoding work equally. The receives of the next piece offset
+//! are posted while the current one is worked on (two banks of buffers). Survivors hand the
+//! symbols they read to the [`Verifier`], which reads the rest of their bytes at the end.
 //!
 //! The inner loops call [`crate::kernels`] (`mul_xor_into`, `xor_into`): SIMD on x86-64
 //! (SSSE3/AVX2/GFNI) and aarch64 (NEON), chosen at run time.
@@ -26,14 +29,12 @@
 use std::fs::File;
 use std::path::Path;
 
-use mpi::traits::*;
-
 use crate::descriptor::Redset;
 use crate::flight::Flight;
 use crate::logical_file::LogicalFile;
 use crate::parity::{k_of, role, RebuildTarget};
 use crate::pipeline::{
-    crc, mul_xor_into, pieces, read_file, read_lf, write_file, write_lf, ErrSlot, TAG_DATA,
+    crc, mul_xor_into, pieces, read_file, read_lf, write_file, write_lf, ErrSlot,
 };
 use crate::recover::{Survey, Verifier};
 use crate::rs::{ChunkRole, Decoder, RsCode};
@@ -211,145 +212,110 @@ pub(crate) fn rebuild(
         };
     let m = lost.len();
     let my_dec = decoders[r].as_ref();
-    let mut outs: Vec<Vec<u8>> = (0..m).map(|_| vec![0u8; piece]).collect();
-    let mut sbuf = vec![0u8; piece];
-    let mut nbuf = vec![0u8; piece];
-    let mut rbuf = vec![0u8; piece];
-    let mut rprev = vec![0u8; piece];
-    let mut gathered: Vec<Vec<u8>> = if me_lost {
-        (0..p).map(|_| vec![0u8; piece]).collect()
-    } else {
-        Vec::new()
+    let offsets = pieces(chunk, piece);
+    // Slots of one offset ("bank"); two banks, so that the next offset's receives are posted
+    // while this one is worked on. Phase A sends and receives are indexed by the ring step t.
+    let bank = 2 * (p - 1) + p + m;
+    let banks = offsets.len().clamp(1, 2);
+    let a_send = |b: usize, t: usize| b * bank + (t - 1);
+    let a_recv = |b: usize, t: usize| b * bank + (p - 1) + (t - 1);
+    let b_recv = |b: usize, j: usize| b * bank + 2 * (p - 1) + j;
+    let out = |b: usize, u: usize| b * bank + 2 * (p - 1) + p + u;
+    let mut fl = Flight::new(&rs.comm, bank * banks, piece);
+    // per source, phase A before phase B and offsets in order: the order the senders use
+    let post_receives = |fl: &mut Flight, oi: usize| {
+        let (b, n) = (oi % banks, offsets[oi].1);
+        for t in 1..p {
+            let from = (r + p - t) % p;
+            if needed(from, r).is_some() {
+                fl.recv(a_recv(b, t), n, from);
+            }
+        }
+        if me_lost {
+            for j in (0..p).filter(|&j| j != r) {
+                fl.recv(b_recv(b, j), n, j);
+            }
+        }
     };
+    // multiply-accumulate the symbol in slot `sym` (sent by `h`) into the outputs of bank `b`
+    let absorb = |fl: &mut Flight, b: usize, sym: usize, h: usize, n: usize| {
+        if let (Some(d), Some(idx)) = (my_dec, needed(h, r)) {
+            for u in 0..m {
+                let (o, s) = fl.pair(out(b, u), sym);
+                mul_xor_into(&mut o[..n], &s[..n], d.coefficient(u, idx));
+            }
+        }
+    };
+    let mut own_sym = vec![0u8; piece];
     let mut data_crcs = vec![0u32; p - k];
     let mut cks_crcs = vec![0u32; k];
-
-    // multiply-accumulate the symbol of sender `h` into the outputs
-    let absorb = |outs: &mut [Vec<u8>], sym: &[u8], h: usize| {
-        if let Some(d) = my_dec {
-            if let Some(idx) = needed(h, r) {
-                for (u, out) in outs.iter_mut().enumerate() {
-                    crate::pipeline::mul_xor_into(
-                        &mut out[..sym.len()],
-                        sym,
-                        d.coefficient(u, idx),
-                    );
-                }
-            }
+    post_receives(&mut fl, 0);
+    for (oi, &(o, n)) in offsets.iter().enumerate() {
+        let b = oi % banks;
+        if oi + 1 < offsets.len() {
+            post_receives(&mut fl, oi + 1);
         }
-    };
-
-    for (o, n) in pieces(chunk, piece) {
-        for out in outs.iter_mut() {
-            out[..n].fill(0);
+        for u in 0..m {
+            fl.wait(out(b, u));
+            fl.buf(out(b, u))[..n].fill(0);
         }
-        // phase A: gather the symbols of stripe r, ring order; step t sends to r+t, gets from r-t
-        if needed(r, r).is_some() {
-            read_symbol(&mut sbuf[..n], r, o, err);
-            absorb(&mut outs, &sbuf[..n], r);
-        }
-        let mut prev_from: Option<usize> = None;
-        let first_send = (r + 1) % p;
-        if p > 1 && needed(r, first_send).is_some() {
-            read_symbol(&mut sbuf[..n], first_send, o, err);
-        }
+        // phase A: send my symbols to the ranks decoding their stripes, absorb my own and
+        // those of the others for stripe r (step t sends to r+t, receives from r-t)
         for t in 1..p {
             let to = (r + t) % p;
+            if needed(r, to).is_some() {
+                let sl = a_send(b, t);
+                fl.wait(sl);
+                read_symbol(&mut fl.buf(sl)[..n], to, o, err);
+                fl.send(sl, n, to);
+            }
+        }
+        if let (Some(d), Some(idx)) = (my_dec, needed(r, r)) {
+            read_symbol(&mut own_sym[..n], r, o, err);
+            for u in 0..m {
+                let c = d.coefficient(u, idx);
+                mul_xor_into(&mut fl.buf(out(b, u))[..n], &own_sym[..n], c);
+            }
+        }
+        for t in 1..p {
             let from = (r + p - t) % p;
-            let send = needed(r, to).is_some();
-            let recv = needed(from, r).is_some();
-            let next_to = (r + t + 1) % p;
-            let next_send = t + 1 < p && needed(r, next_to).is_some();
-            mpi::request::scope(|sc| {
-                let sreq = send.then(|| {
-                    rs.comm.process_at_rank(to as i32).immediate_send_with_tag(
-                        sc,
-                        &sbuf[..n],
-                        TAG_DATA,
-                    )
-                });
-                let rreq = recv.then(|| {
-                    rs.comm
-                        .process_at_rank(from as i32)
-                        .immediate_receive_into_with_tag(sc, &mut rbuf[..n], TAG_DATA)
-                });
-                if let Some(h) = prev_from.take() {
-                    absorb(&mut outs, &rprev[..n], h);
-                }
-                if next_send {
-                    read_symbol(&mut nbuf[..n], next_to, o, err);
-                }
-                if let Some(q) = sreq {
-                    crate::comm::wait(q);
-                }
-                if let Some(q) = rreq {
-                    crate::comm::wait(q);
-                }
-            });
-            if recv {
-                std::mem::swap(&mut rbuf, &mut rprev);
-                prev_from = Some(from);
-            }
-            if next_send {
-                std::mem::swap(&mut sbuf, &mut nbuf);
+            if needed(from, r).is_some() {
+                fl.wait(a_recv(b, t));
+                absorb(&mut fl, b, a_recv(b, t), from, n);
             }
         }
-        if let Some(h) = prev_from.take() {
-            absorb(&mut outs, &rprev[..n], h);
+        // phase B: the outputs go to the lost members, which write them
+        for (u, &x) in lost.iter().enumerate() {
+            if x != r {
+                fl.send(out(b, u), n, x);
+            }
         }
-        // phase B: every rank sends its outputs to the lost members
-        mpi::request::scope(|sc| {
-            let mut reqs = Vec::new();
-            if me_lost {
-                for (j, g) in gathered.iter_mut().enumerate() {
-                    if j != r {
-                        reqs.push(
-                            rs.comm
-                                .process_at_rank(j as i32)
-                                .immediate_receive_into_with_tag(sc, &mut g[..n], TAG_DATA),
-                        );
-                    }
-                }
-            }
-            for (u, &x) in lost.iter().enumerate() {
-                if x != r {
-                    reqs.push(rs.comm.process_at_rank(x as i32).immediate_send_with_tag(
-                        sc,
-                        &outs[u][..n],
-                        TAG_DATA,
-                    ));
-                }
-            }
-            crate::comm::wait_all(reqs);
-        });
         if me_lost {
             let t = target.expect("lost member has a target");
             let u_me = lost.iter().position(|&x| x == r).expect("in lost");
-            gathered[r][..n].copy_from_slice(&outs[u_me][..n]);
-            for (j, g) in gathered.iter().enumerate() {
+            for j in 0..p {
+                let sl = if j == r { out(b, u_me) } else { b_recv(b, j) };
+                fl.wait(sl);
+                let g = &fl.buf(sl)[..n];
                 match role(p, k, r, j) {
                     ChunkRole::Data { chunk: idx } => {
                         let off = idx as u64 * chunk + o;
-                        write_lf(t.lf.as_ref(), off, &g[..n], err);
+                        write_lf(t.lf.as_ref(), off, g, err);
                         let real = t
                             .lf
                             .as_ref()
                             .map_or(0, |lf| lf.len().saturating_sub(off).min(n as u64) as usize);
-                        data_crcs[idx] = crate::pipeline::crc(data_crcs[idx], &g[..real]);
+                        data_crcs[idx] = crc(data_crcs[idx], &g[..real]);
                     }
                     ChunkRole::Checksum { row } => {
-                        write_file(
-                            t.out.as_ref(),
-                            &t.tmp,
-                            t.hlen + row as u64 * chunk + o,
-                            &g[..n],
-                            err,
-                        );
-                        cks_crcs[row] = crate::pipeline::crc(cks_crcs[row], &g[..n]);
+                        let at = t.hlen + row as u64 * chunk + o;
+                        write_file(t.out.as_ref(), &t.tmp, at, g, err);
+                        cks_crcs[row] = crc(cks_crcs[row], g);
                     }
                 }
             }
         }
     }
+    fl.wait_all();
     (data_crcs, cks_crcs)
 }
