@@ -13,6 +13,9 @@ pub enum Fate {
     Committed,
     /// The CD was a descendant of a CD that was restored, and was discarded.
     DiscardedByRestore,
+    /// The CD was committed or discarded, and its slot has been reused since (which of the two
+    /// is no longer recorded).
+    Gone,
 }
 
 impl std::fmt::Display for Fate {
@@ -20,6 +23,7 @@ impl std::fmt::Display for Fate {
         f.write_str(match self {
             Fate::Committed => "it was committed",
             Fate::DiscardedByRestore => "it was discarded when an ancestor was restored",
+            Fate::Gone => "it was committed or discarded",
         })
     }
 }

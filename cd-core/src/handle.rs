@@ -117,10 +117,16 @@ pub(crate) fn lookup(handle: CdHandle) -> Result<Arc<Node>> {
         .ok_or(CdError::InvalidHandle(handle))?;
     match &slot.node {
         Some(node) if slot.generation == handle.generation => Ok(Arc::clone(node)),
-        _ if handle.generation != 0 && next_generation(handle.generation) == slot.generation => {
+        // Generations only grow (wrapping after 2^32 reuses of one slot), so an older one was
+        // issued and has been retired; the fate is recorded for the latest retirement only.
+        _ if handle.generation != 0 && handle.generation < slot.generation => {
+            let latest = next_generation(handle.generation) == slot.generation;
             Err(CdError::StaleHandle {
                 handle,
-                fate: slot.retired.unwrap_or(Fate::Committed),
+                fate: match slot.retired {
+                    Some(fate) if latest => fate,
+                    _ => Fate::Gone,
+                },
             })
         }
         _ => Err(CdError::InvalidHandle(handle)),

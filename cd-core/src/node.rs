@@ -161,7 +161,8 @@ impl Node {
         match self.retired.load(Ordering::Acquire) {
             0 => None,
             1 => Some(Fate::Committed),
-            _ => Some(Fate::DiscardedByRestore),
+            2 => Some(Fate::DiscardedByRestore),
+            _ => Some(Fate::Gone),
         }
     }
 
@@ -196,6 +197,7 @@ impl Node {
             match fate {
                 Fate::Committed => 1,
                 Fate::DiscardedByRestore => 2,
+                Fate::Gone => 3,
             },
             Ordering::Release,
         );

@@ -793,3 +793,24 @@ fn parent_entries_resolve_above_the_restored_cd() {
     commit_cd(middle).unwrap();
     commit_cd(top).unwrap();
 }
+
+/// A handle stays recognisably stale however many times its slot is reused.
+#[test]
+fn old_handles_stay_stale_after_their_slot_is_reused() {
+    let first = std::thread::spawn(|| {
+        let cd = create_cd(None, None, LoggingMode::Disabled, None).unwrap();
+        commit_cd(cd).unwrap();
+        cd
+    })
+    .join()
+    .unwrap();
+    // Reuse slots many times over (the registry hands out freed slots first).
+    for _ in 0..50 {
+        let cd = create_cd(None, None, LoggingMode::Disabled, None).unwrap();
+        commit_cd(cd).unwrap();
+    }
+    assert!(matches!(
+        cd_info(first),
+        Err(CdError::StaleHandle { handle, .. }) if handle == first
+    ));
+}

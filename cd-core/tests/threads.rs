@@ -206,3 +206,72 @@ fn stress_many_threads_many_cds() {
     assert!(info.ranges > 0);
     commit_cd(shared).unwrap();
 }
+
+/// Misuse under load: one thread restores a parent over and over while others create, fill,
+/// advance and commit its children. Children may be discarded under their threads' feet: every
+/// call must then fail cleanly (a stale handle), never deadlock, panic or corrupt; and the
+/// parent's own data must restore exactly throughout.
+#[test]
+fn restoring_a_parent_while_children_come_and_go() {
+    const WORKERS: usize = 6;
+    let mem = Mem::new(WORKERS * 256 + 64);
+    let parent = create_cd(None, None, LoggingMode::Enabled, Some(&unique("churn"))).unwrap();
+    let own = WORKERS * 256;
+    mem.fill(own, 64, 42);
+    // SAFETY: `mem` outlives the CDs. Only the restoring thread touches memory: the workers add
+    // regen entries, which read nothing, and only restores write (through the regen function).
+    unsafe { add_to_cd_via_copy(parent, &[mem.rw(own, 64)]).unwrap() };
+    let regen = Regen::new(|specs| {
+        for spec in specs {
+            for a in spec.address..spec.address + spec.length {
+                // SAFETY: worker ranges of `mem`, written only during restores.
+                unsafe { std::ptr::write_volatile(a as *mut u8, 7) };
+            }
+        }
+        0
+    });
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        for w in 0..WORKERS {
+            let (mem, stop, regen) = (&mem, &stop, regen.clone());
+            s.spawn(move || {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let Ok(kid) = create_cd(Some(parent.into()), None, LoggingMode::Inherit, None)
+                    else {
+                        continue;
+                    };
+                    let result = (|| -> Result<()> {
+                        add_to_cd_via_regen(kid, &[mem.ro(w * 256, 256)], regen.clone())?;
+                        add_mpi_log_to_cd(kid, vec![w as u8].into())?;
+                        // SAFETY: the kid holds only a regen entry: nothing is read.
+                        unsafe { advance_cd_point_in_time(kid)? };
+                        commit_cd(kid)
+                    })();
+                    match result {
+                        Ok(()) => {}
+                        // Discarded by a restore; if its slot was reused since, the fate
+                        // is no longer recorded.
+                        Err(CdError::StaleHandle {
+                            fate: Fate::DiscardedByRestore | Fate::Gone,
+                            ..
+                        }) => {}
+                        Err(e) => panic!("worker {w}: unexpected error {e}"),
+                    }
+                }
+            });
+        }
+        for round in 0..200 {
+            mem.fill(own, 64, round as u8);
+            // SAFETY: see above.
+            unsafe { restore_cd(parent).unwrap() };
+            assert!(mem.bytes(own, 64).iter().all(|&b| b == 42), "round {round}");
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    mem.fill(own, 64, 0);
+    // SAFETY: the workers are done.
+    unsafe { restore_cd(parent).unwrap() };
+    assert!(mem.bytes(own, 64).iter().all(|&b| b == 42));
+    assert_eq!(cd_info(parent).unwrap().children, 0);
+    commit_cd(parent).unwrap();
+}
