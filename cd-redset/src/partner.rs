@@ -5,6 +5,10 @@
 //! `r-R` one after another, unpadded (redset's `redset_apply_partner`). The header carries the
 //! file lists of `r` and of those `R` neighbours.
 //!
+//! `apply` streams each rank's logical file to its `R` partners in pieces, with receives posted
+//! [`WINDOW`] pieces ahead (see [`crate::flight`]); the data CRC32C is computed on each piece
+//! as it is read and the block CRC32C on each piece as it is written.
+//!
 //! Any `R` losses in a set are recoverable; more are when every lost rank still has a
 //! surviving right partner within distance `R` (e.g. two lost ranks far apart). A rebuild
 //! copies each lost rank's data from its first surviving right partner, and refills its partner
@@ -17,6 +21,7 @@ use crate::comm;
 use crate::dataset::{ChunkCrcs, RankFiles};
 use crate::descriptor::{Redset, Scheme};
 use crate::error::{Error, Result};
+use crate::flight::Flight;
 use crate::header::{self, HeaderSpec};
 use crate::kvtree::KvTree;
 use crate::parity::{write_header, Attempt};
@@ -25,6 +30,7 @@ use crate::pipeline::{
 };
 use crate::recover::{self, Survey, Verifier};
 use crate::util;
+use crate::xor::WINDOW;
 
 fn replicas(rs: &Redset) -> usize {
     match rs.info.scheme {
@@ -146,67 +152,51 @@ pub(crate) fn apply(rs: &Redset, rf: &RankFiles, prefix: &str) -> Result<()> {
         .max()
         .unwrap_or(0);
 
-    let mut sbuf = vec![0u8; piece.min(outgoing as usize).max(1)];
-    let mut nbuf = vec![0u8; sbuf.len()];
-    let mut rb: Vec<Vec<u8>> = incoming
+    // slots 0..w: own pieces (each sent to the `rep` partners); w + d*w + j: receipts from
+    // left partner d + 1. Receives are posted `w` pieces ahead.
+    let w = WINDOW.min(rounds).max(1);
+    let recv_slot = |d: usize, q: usize| w + d * w + q % w;
+    let largest = incoming
         .iter()
-        .map(|&b| vec![0u8; piece.min(b as usize).max(1)])
-        .collect();
-    let mut rb_prev = rb.clone();
-    let mut prev_round: Option<usize> = None;
-    if let Some(&(o, len)) = out_pieces.first() {
-        let real = read_lf(lf.as_ref(), o, &mut sbuf[..len], &mut err);
-        my_crc.feed(&sbuf[..real]);
-    }
-    let write_round = |rb_prev: &[Vec<u8>], q: usize, block_crc: &mut [u32], err: &mut ErrSlot| {
-        for d in 0..rep {
-            if let Some(&(o, len)) = in_pieces[d].get(q) {
-                write_file(
-                    out.as_ref(),
-                    &tmp,
-                    hlen + offsets[d] + o,
-                    &rb_prev[d][..len],
-                    err,
-                );
-                block_crc[d] = crate::pipeline::crc(block_crc[d], &rb_prev[d][..len]);
+        .copied()
+        .chain([outgoing])
+        .max()
+        .unwrap_or(0);
+    let slot_len = piece.min(largest as usize).max(1);
+    let mut fl = Flight::new(&rs.comm, w + rep * w, slot_len);
+    let post = |fl: &mut Flight, q: usize| {
+        for (d, ps) in in_pieces.iter().enumerate() {
+            if let Some(&(_, len)) = ps.get(q) {
+                fl.recv(recv_slot(d, q), len, rs.lhs(d + 1));
             }
         }
     };
+    for q in 0..w {
+        post(&mut fl, q);
+    }
     for q in 0..rounds {
-        let send = out_pieces.get(q).copied();
-        let next = out_pieces.get(q + 1).copied();
-        mpi::request::scope(|sc| {
-            let mut reqs = Vec::new();
-            for (d, buf) in rb.iter_mut().enumerate() {
-                if let Some(&(_, len)) = in_pieces[d].get(q) {
-                    let from = rs.comm.process_at_rank(rs.lhs(d + 1) as i32);
-                    reqs.push(from.immediate_receive_into_with_tag(sc, &mut buf[..len], TAG_DATA));
-                }
+        if let Some(&(o, len)) = out_pieces.get(q) {
+            let sl = q % w;
+            fl.wait(sl);
+            let b = &mut fl.buf(sl)[..len];
+            let real = read_lf(lf.as_ref(), o, b, &mut err);
+            my_crc.feed(&b[..real]);
+            for d in 1..=rep {
+                fl.send(sl, len, rs.rhs(d));
             }
-            if let Some((_, len)) = send {
-                for d in 1..=rep {
-                    let to = rs.comm.process_at_rank(rs.rhs(d) as i32);
-                    reqs.push(to.immediate_send_with_tag(sc, &sbuf[..len], TAG_DATA));
-                }
-            }
-            if let Some(pq) = prev_round.take() {
-                write_round(&rb_prev, pq, &mut block_crc, &mut err);
-            }
-            if let Some((o, len)) = next {
-                let real = read_lf(lf.as_ref(), o, &mut nbuf[..len], &mut err);
-                my_crc.feed(&nbuf[..real]);
-            }
-            crate::comm::wait_all(reqs);
-        });
-        std::mem::swap(&mut rb, &mut rb_prev);
-        prev_round = Some(q);
-        if next.is_some() {
-            std::mem::swap(&mut sbuf, &mut nbuf);
         }
+        for (d, ps) in in_pieces.iter().enumerate() {
+            if let Some(&(o, len)) = ps.get(q) {
+                let sl = recv_slot(d, q);
+                fl.wait(sl);
+                let b = &fl.buf(sl)[..len];
+                write_file(out.as_ref(), &tmp, hlen + offsets[d] + o, b, &mut err);
+                block_crc[d] = crate::pipeline::crc(block_crc[d], b);
+            }
+        }
+        post(&mut fl, q + w);
     }
-    if let Some(pq) = prev_round {
-        write_round(&rb_prev, pq, &mut block_crc, &mut err);
-    }
+    fl.wait_all();
     let _ = n;
     // share data CRCs, then write the header
     let crcs = my_crc.finish();
