@@ -427,12 +427,21 @@ fn crc_of_file(f: &RedFile, off: u64, len: u64, buf: &mut [u8]) -> Result<u32, S
     Ok(crc)
 }
 
+/// Whether a header's `RANK` names `rank`. redset 0.4's own PARTNER rebuild adds the new
+/// owner's rank next to the source's (`kvtree_set_kv_int`), so `RANK` may hold several values;
+/// it must include this one.
+fn header_names_rank(h: &KvTree, rank: usize) -> bool {
+    h.get("RANK")
+        .is_some_and(|values| values.get(&rank.to_string()).is_some())
+}
+
 fn check_header(rs: &Redset, h: &KvTree) -> std::result::Result<(), String> {
     let r = rs.info.rank;
-    if h.get_u64("RANK") != Some(r as u64) {
+    if !header_names_rank(h, r) {
         return Err(format!(
             "header RANK is {:?}, expected {r}",
-            h.get_val("RANK")
+            h.get("RANK")
+                .map(|v| v.iter().map(|(k, _)| k).collect::<Vec<_>>())
         ));
     }
     let desc = h
@@ -456,4 +465,22 @@ fn check_header(rs: &Redset, h: &KvTree) -> std::result::Result<(), String> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_rank_may_hold_several_values_after_a_redset_partner_rebuild() {
+        let mut h = KvTree::new();
+        h.set_kv("RANK", 2);
+        assert!(header_names_rank(&h, 2));
+        assert!(!header_names_rank(&h, 1));
+        // What redset 0.4 leaves after rebuilding member 1 from member 2's copy: its
+        // `kvtree_set_kv_int` adds a second value under RANK.
+        h.entry("RANK").entry("1");
+        assert!(header_names_rank(&h, 1) && header_names_rank(&h, 2));
+        assert!(!header_names_rank(&KvTree::new(), 0));
+    }
 }
