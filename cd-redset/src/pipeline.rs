@@ -272,6 +272,26 @@ mod tests {
     use super::*;
 
     #[test]
+    fn staged_files_move_on_commit_and_vanish_on_drop() {
+        let dir = tempfile::tempdir().unwrap();
+        let (tmp, fin) = (dir.path().join("a.tmp"), dir.path().join("a"));
+        std::fs::write(&fin, b"old").unwrap();
+        std::fs::write(&tmp, b"new").unwrap();
+        let mut st = Staged::none();
+        st.file(tmp.clone(), fin.clone());
+        drop(st);
+        assert!(!tmp.exists());
+        assert_eq!(std::fs::read(&fin).unwrap(), b"old");
+
+        std::fs::write(&tmp, b"new").unwrap();
+        let mut st = Staged::none();
+        st.file(tmp.clone(), fin.clone());
+        assert_eq!(st.commit().unwrap(), vec![fin.clone()]);
+        assert!(!tmp.exists());
+        assert_eq!(std::fs::read(&fin).unwrap(), b"new");
+    }
+
+    #[test]
     fn chunk_rules() {
         assert_eq!(chunk_size(0, 3), 1);
         assert_eq!(chunk_size(1, 3), 1);
