@@ -195,3 +195,23 @@ pub(crate) fn agree<C: Communicator, T>(comm: &C, local: Result<T>) -> Result<T>
         }),
     }
 }
+
+/// Every member's file list, without CRCs (each header carries its neighbours' lists); `None`
+/// for a member whose list did not decode.
+pub(crate) fn allgather_file_lists<C: Communicator>(
+    comm: &C,
+    mine: &crate::dataset::RankFiles,
+) -> Vec<Option<crate::dataset::RankFiles>> {
+    let mut bare = mine.clone();
+    bare.crc = None;
+    let mut packed = Vec::new();
+    bare.to_kvtree(None).pack(&mut packed);
+    allgather_bytes(comm, &packed)
+        .iter()
+        .map(|b| {
+            crate::kvtree::KvTree::unpack(b)
+                .ok()
+                .and_then(|(t, _)| crate::dataset::RankFiles::from_kvtree(&t, "").ok())
+        })
+        .collect()
+}

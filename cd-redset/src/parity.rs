@@ -17,7 +17,6 @@ use crate::dataset::{ChunkCrcs, RankFiles};
 use crate::descriptor::{Redset, Scheme};
 use crate::error::{Error, Result};
 use crate::header::{self, HeaderSpec};
-use crate::kvtree::KvTree;
 use crate::logical_file::LogicalFile;
 use crate::pipeline::{chunk_size, ErrSlot, Staged};
 use crate::recover::{self, Survey, Verifier};
@@ -155,18 +154,7 @@ pub(crate) fn apply(rs: &Redset, rf: &RankFiles, prefix: &str) -> Result<()> {
     let chunk = chunk_size(max, segs);
 
     // every member's file list (the headers carry the neighbours' lists)
-    let mut mine = rf.clone();
-    mine.crc = None;
-    let mut packed = Vec::new();
-    mine.to_kvtree(None).pack(&mut packed);
-    let mut files: Vec<Option<RankFiles>> = comm::allgather_bytes(&rs.comm, &packed)
-        .iter()
-        .map(|b| {
-            KvTree::unpack(b)
-                .ok()
-                .and_then(|(t, _)| RankFiles::from_kvtree(&t, "").ok())
-        })
-        .collect();
+    let mut files = comm::allgather_file_lists(&rs.comm, rf);
     for f in files.iter_mut().flatten() {
         f.crc = Some(ChunkCrcs::placeholder(chunk, segs));
     }

@@ -23,7 +23,6 @@ use crate::descriptor::{Redset, Scheme};
 use crate::error::{Error, Result};
 use crate::flight::Flight;
 use crate::header::{self, HeaderSpec};
-use crate::kvtree::KvTree;
 use crate::parity::{write_header, Attempt};
 use crate::pipeline::{
     crc, pieces, read_file, read_lf, write_file, write_lf, ErrSlot, SeqCrc, Staged, TAG_DATA,
@@ -113,18 +112,7 @@ pub(crate) fn apply(rs: &Redset, rf: &RankFiles, prefix: &str) -> Result<()> {
     let mut err = ErrSlot::default();
     let lf = err.keep(rf.open_read());
     let crc_chunk = rs.opts.crc_chunk;
-    let mut mine = rf.clone();
-    mine.crc = None;
-    let mut packed = Vec::new();
-    mine.to_kvtree(None).pack(&mut packed);
-    let mut files: Vec<Option<RankFiles>> = comm::allgather_bytes(&rs.comm, &packed)
-        .iter()
-        .map(|b| {
-            KvTree::unpack(b)
-                .ok()
-                .and_then(|(t, _)| RankFiles::from_kvtree(&t, "").ok())
-        })
-        .collect();
+    let mut files = comm::allgather_file_lists(&rs.comm, rf);
     for f in files.iter_mut().flatten() {
         let count = f.total().div_ceil(crc_chunk) as usize;
         f.crc = Some(ChunkCrcs::placeholder(crc_chunk, count));
