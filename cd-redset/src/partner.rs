@@ -82,23 +82,14 @@ fn finish(
     fsync: bool,
     err: &mut ErrSlot,
 ) {
-    let Some(out) = out else { return };
+    if out.is_none() {
+        return;
+    }
     if err.is_err() {
         let _ = std::fs::remove_file(tmp);
         return;
     }
-    let bytes = spec.to_kvtree().to_file_bytes();
-    if bytes.len() as u64 != hlen {
-        err.set(Error::InvalidArgument(format!(
-            "header size changed from {hlen} to {}",
-            bytes.len()
-        )));
-        return;
-    }
-    err.keep(util::write_all_at(out, tmp, &bytes, 0));
-    if fsync {
-        err.keep(crate::pipeline::sync_file(out, tmp));
-    }
+    write_header(spec, hlen, out, tmp, fsync, err);
     if !err.is_err() {
         if let Err(e) = std::fs::rename(tmp, path) {
             err.set(Error::io("rename", path, e));
