@@ -122,7 +122,7 @@ pub(crate) fn write_header(
 }
 
 /// Writes the final header at offset 0 and moves the file into place.
-fn finish_file(
+pub(crate) fn finish_file(
     spec: &HeaderSpec,
     hlen: u64,
     out: Option<&std::fs::File>,

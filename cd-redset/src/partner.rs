@@ -23,7 +23,7 @@ use crate::descriptor::{Redset, Scheme};
 use crate::error::{Error, Result};
 use crate::flight::Flight;
 use crate::header::{self, HeaderSpec};
-use crate::parity::{write_header, Attempt};
+use crate::parity::{finish_file, write_header, Attempt};
 use crate::pipeline::{
     crc, pieces, read_file, read_lf, write_file, write_lf, ErrSlot, SeqCrc, Staged, TAG_DATA,
 };
@@ -71,30 +71,6 @@ fn block_offsets(rs: &Redset, r: usize, files: &[Option<RankFiles>]) -> Vec<u64>
             o
         })
         .collect()
-}
-
-fn finish(
-    spec: &HeaderSpec,
-    hlen: u64,
-    out: Option<&std::fs::File>,
-    tmp: &std::path::Path,
-    path: &std::path::Path,
-    fsync: bool,
-    err: &mut ErrSlot,
-) {
-    if out.is_none() {
-        return;
-    }
-    if err.is_err() {
-        let _ = std::fs::remove_file(tmp);
-        return;
-    }
-    write_header(spec, hlen, out, tmp, fsync, err);
-    if !err.is_err() {
-        if let Err(e) = std::fs::rename(tmp, path) {
-            err.set(Error::io("rename", path, e));
-        }
-    }
 }
 
 /// PARTNER `apply` (collective over the set).
@@ -199,7 +175,7 @@ pub(crate) fn apply(rs: &Redset, rf: &RankFiles, prefix: &str) -> Result<()> {
         }
     }
     let spec = header_spec(rs, r, &files, block_crc)?;
-    finish(
+    finish_file(
         &spec,
         hlen,
         out.as_ref(),
