@@ -3,11 +3,17 @@
 #   - MPICH (the primary MPI family) and Open MPI (the second), gfortran
 #   - libclang for rsmpi's bindgen
 #   - the MPI alternatives pinned to MPICH, or Open MPI takes over mpicc/mpirun
+#   - with CD_SETUP_TEST_TOOLS=1 (scripts/test.sh), what the tests need beyond building: the
+#     aarch64 cross linker, qemu user emulation and Rust's aarch64 target, which run
+#     cd-erasure's NEON kernels on this x86_64 machine
 # Sourced by scripts/test.sh and scripts/demo.sh; safe to run on its own.
 set -euo pipefail
 
 packages=(build-essential pkg-config mpich libmpich-dev gfortran libclang1-14 libclang-common-14-dev
           openmpi-bin libopenmpi-dev valgrind)
+if [ "${CD_SETUP_TEST_TOOLS:-0}" = 1 ]; then
+    packages+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user)
+fi
 
 as_root() {
     if [ "$(id -u)" -eq 0 ]; then "$@"
@@ -46,4 +52,14 @@ if ! command -v cargo >/dev/null; then
         curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal -c rustfmt,clippy
     }
     export PATH="$HOME/.cargo/bin:$PATH"
+fi
+
+if [ "${CD_SETUP_TEST_TOOLS:-0}" = 1 ] &&
+    ! rustc --print sysroot | xargs -I{} test -d {}/lib/rustlib/aarch64-unknown-linux-gnu; then
+    command -v rustup >/dev/null || {
+        echo "setup: Rust's aarch64-unknown-linux-gnu target is missing and there is no rustup to add it" >&2
+        exit 1
+    }
+    echo "setup: adding Rust's aarch64-unknown-linux-gnu target"
+    rustup target add aarch64-unknown-linux-gnu
 fi

@@ -3,7 +3,7 @@
 # (unit, integration, property, multi-rank under mpirun, compiled C and Fortran programs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source scripts/setup.sh
+CD_SETUP_TEST_TOOLS=1 source scripts/setup.sh
 
 # Every mpirun launched by a test gives up after this many seconds (MPICH hydra).
 export MPIEXEC_TIMEOUT="${MPIEXEC_TIMEOUT:-120}"
@@ -14,4 +14,9 @@ echo "== cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings
 echo "== cargo test"
 cargo test --workspace
+echo "== cd-erasure on aarch64 (NEON kernels, under qemu-aarch64)"
+# linker and runner: .cargo/config.toml; the tests that re-run their own binary need the wrapper
+cargo clippy -p cd-erasure --all-targets --target aarch64-unknown-linux-gnu -- -D warnings
+CD_TEST_EXEC_WRAPPER="qemu-aarch64 -L /usr/aarch64-linux-gnu" \
+    cargo test -p cd-erasure --target aarch64-unknown-linux-gnu
 echo "== all tests passed"

@@ -19,7 +19,7 @@
 //!   every header and descriptor is stored.
 //! * [`logical_file::LogicalFile`] — a rank's files read and written as one zero-padded file.
 //! * [`rs::RsCode`], [`gf256`], [`kernels`] — the Reed-Solomon code (redset's matrix) and the
-//!   SIMD GF(2^8) kernels it runs on.
+//!   SIMD GF(2^8) kernels it runs on, re-exported from the `cd-erasure` crate.
 //!
 //! # Files
 //!
@@ -71,9 +71,7 @@
 //! Tracing spans (`tracing` crate, off unless a subscriber is installed) mark each public
 //! operation.
 
-pub mod gf256;
-pub mod kernels;
-pub mod rs;
+pub use cd_erasure::{gf256, kernels, rs};
 
 pub mod comm;
 pub mod dataset;

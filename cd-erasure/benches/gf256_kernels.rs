@@ -14,13 +14,13 @@
 //! traffic behind it differs: memcpy reads one buffer and writes one,
 //! the kernels read two and write one.
 //!
-//! Run: `cargo bench -p cd-redset --bench gf256_kernels -- --sample-size 10
+//! Run: `cargo bench -p cd-erasure --bench gf256_kernels -- --sample-size 10
 //! --measurement-time 3 --warm-up-time 1` (add a filter such as `256MiB` to
 //! run a subset).
 
 use std::hint::black_box;
 
-use cd_redset::kernels::{self, Kernels};
+use cd_erasure::kernels::{self, Kernels};
 use criterion::{BenchmarkId, Criterion, Throughput};
 
 /// Buffer sizes, in MiB.

@@ -14,9 +14,9 @@
 //! The whole file also runs with `CD_REDSET_KERNEL=portable` (or any path
 //! name) to exercise that path through the public functions.
 
-use cd_redset::gf256;
-use cd_redset::kernels::{self, Kernels, KERNEL_ENV};
-use cd_redset::rs::{RsCode, RsError};
+use cd_erasure::gf256;
+use cd_erasure::kernels::{self, Kernels, KERNEL_ENV};
+use cd_erasure::rs::{RsCode, RsError};
 use proptest::prelude::*;
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -242,22 +242,43 @@ fn kernel_choice_follows_env() {
     assert_eq!(kernels::selected().name(), expected);
 }
 
+/// The variable naming the emulator that runs this test binary when it was
+/// cross-built (`scripts/test.sh` sets it to `qemu-aarch64 -L <sysroot>`), so
+/// that the children run the same way the parent does.
+const EXEC_WRAPPER_ENV: &str = "CD_TEST_EXEC_WRAPPER";
+
+/// A command that runs this test binary, through [`EXEC_WRAPPER_ENV`] if set.
+fn this_binary() -> std::process::Command {
+    let exe = std::env::current_exe().unwrap();
+    let wrapper = std::env::var(EXEC_WRAPPER_ENV).unwrap_or_default();
+    let mut words = wrapper.split_whitespace();
+    match words.next() {
+        Some(program) => {
+            let mut cmd = std::process::Command::new(program);
+            cmd.args(words).arg(exe);
+            cmd
+        }
+        None => std::process::Command::new(exe),
+    }
+}
+
 /// Re-runs `kernel_choice_follows_env` in a child process once per usable
 /// path with `CD_REDSET_KERNEL` set, plus once with a bogus name.
 #[test]
 fn env_var_forces_each_path() {
-    let exe = std::env::current_exe().unwrap();
     let mut names: Vec<&str> = kernels::available_paths()
         .iter()
         .map(|k| k.name())
         .collect();
     names.push("no-such-path");
     for name in names {
-        let out = std::process::Command::new(&exe)
+        let out = this_binary()
             .args(["--exact", "kernel_choice_follows_env", "--test-threads=1"])
             .env(KERNEL_ENV, name)
             .output()
-            .unwrap();
+            .unwrap_or_else(|e| {
+                panic!("cannot run this test binary ({e}); cross-built? set {EXEC_WRAPPER_ENV}")
+            });
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(
             out.status.success() && stdout.contains("1 passed"),

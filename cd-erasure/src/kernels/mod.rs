@@ -446,4 +446,13 @@ mod tests {
         );
         assert!(Kernels::neon().is_none());
     }
+
+    /// NEON is part of the aarch64 Linux ABI: the cross run under qemu must test it.
+    #[test]
+    #[cfg(target_arch = "aarch64")]
+    fn aarch64_has_neon_first_and_no_x86_paths() {
+        assert_eq!(Kernels::neon().map(|k| k.name()), Some("neon"));
+        let names: Vec<&str> = available_paths().iter().map(|k| k.name()).collect();
+        assert_eq!(names, ["neon", "portable"]);
+    }
 }
