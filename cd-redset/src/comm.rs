@@ -74,6 +74,29 @@ pub(crate) fn after_barrier<C: Communicator, T>(comm: &C, f: impl FnOnce() -> T)
     prof::timed(Phase::Mpi, f)
 }
 
+/// Rust gives empty byte slices and unallocated vectors the address 1, which Open MPI defines
+/// as `MPI_IN_PLACE`: as a buffer of `MPI_Iallgatherv` it fails the call (`MPI_ERR_ARG`, fatal
+/// under the default error handler), and as a send buffer it would make MPI read the receive
+/// buffer instead. Every byte buffer the collectives here pass may be empty, so each goes
+/// through [`send_buf`] or [`recv_buf`], which never yield address 1.
+static EMPTY_ANCHOR: [u8; 1] = [0];
+
+/// `s`, or an empty slice at a real address if `s` is empty (see [`EMPTY_ANCHOR`]).
+fn send_buf(s: &[u8]) -> &[u8] {
+    if s.is_empty() {
+        &EMPTY_ANCHOR[..0]
+    } else {
+        s
+    }
+}
+
+/// `len` zero bytes in an allocated vector, even for `len == 0` (see [`EMPTY_ANCHOR`]).
+fn recv_buf(len: usize) -> Vec<u8> {
+    let mut v = Vec::with_capacity(len.max(1));
+    v.resize(len, 0);
+    v
+}
+
 /// Gathers a byte string from every rank; element `i` is rank `i`'s.
 pub(crate) fn allgather_bytes<C: Communicator>(comm: &C, mine: &[u8]) -> Vec<Vec<u8>> {
     let n = comm.size() as usize;
@@ -89,11 +112,11 @@ pub(crate) fn allgather_bytes<C: Communicator>(comm: &C, mine: &[u8]) -> Vec<Vec
         })
         .collect();
     let total: usize = counts.iter().map(|&c| c as usize).sum();
-    let mut buf = vec![0u8; total];
+    let mut buf = recv_buf(total);
     {
         let mut part = PartitionMut::new(&mut buf[..], &counts[..], &displs[..]);
         mpi::request::scope(|sc| {
-            wait(comm.immediate_all_gather_varcount_into(sc, mine, &mut part));
+            wait(comm.immediate_all_gather_varcount_into(sc, send_buf(mine), &mut part));
         });
     }
     counts
@@ -124,9 +147,9 @@ pub(crate) fn alltoall_bytes<C: Communicator>(comm: &C, out: &[Vec<u8>]) -> Vec<
     let sdispl = prefix(&scounts);
     let rdispl = prefix(&rcounts);
     let sbuf: Vec<u8> = out.concat();
-    let mut rbuf = vec![0u8; rcounts.iter().map(|&c| c as usize).sum()];
+    let mut rbuf = recv_buf(rcounts.iter().map(|&c| c as usize).sum());
     {
-        let spart = Partition::new(&sbuf[..], &scounts[..], &sdispl[..]);
+        let spart = Partition::new(send_buf(&sbuf), &scounts[..], &sdispl[..]);
         let mut rpart = PartitionMut::new(&mut rbuf[..], &rcounts[..], &rdispl[..]);
         mpi::request::scope(|sc| {
             wait(comm.immediate_all_to_all_varcount_into(sc, &spart, &mut rpart));
@@ -184,6 +207,7 @@ pub(crate) fn agree<C: Communicator, T>(comm: &C, local: Result<T>) -> Result<T>
     let mut len = msg.len() as u64;
     let root = comm.process_at_rank(first);
     mpi::request::scope(|sc| wait(root.immediate_broadcast_into(sc, &mut len)));
+    msg.reserve(1); // allocated, so never at address 1 (see `EMPTY_ANCHOR`)
     msg.resize(len as usize, 0);
     mpi::request::scope(|sc| wait(root.immediate_broadcast_into(sc, &mut msg[..])));
     match local {

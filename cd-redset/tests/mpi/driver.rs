@@ -691,6 +691,11 @@ pub fn main() {
         SystemOperation::sum(),
     );
     if rank == 0 {
+        let library = mpi::environment::library_version().unwrap_or_default();
+        println!(
+            "MPI library: {}",
+            library.lines().next().unwrap_or("?").trim()
+        );
         println!("kernel path: {}", cd_redset::kernels::selected_path());
         println!("elapsed {:.1}s", t.elapsed().as_secs_f64());
         println!("{} passed, {} failed", totals[0], totals[1]);

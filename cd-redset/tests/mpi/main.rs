@@ -1,5 +1,7 @@
-//! Multi-rank tests: this program launches itself under MPICH's `mpirun` as the test driver
-//! and checks the driver's verdict.
+//! Multi-rank tests: this program launches itself under `mpirun` as the test driver and checks
+//! the driver's verdict. MPICH's `mpirun` by default; `scripts/test.sh` also builds it against
+//! Open MPI (`MPICC=mpicc.openmpi`, its own target directory) and runs it with
+//! `MPIRUN="mpirun.openmpi --oversubscribe ..."`.
 //!
 //! Run by `cargo test` without a harness (`harness = false`): `main` runs each launch below in
 //! turn with `mpirun -np N <this program> DIR ARGS` and the environment variable
@@ -20,8 +22,19 @@ use std::process::{Command, ExitCode};
 /// Set in the environment of the ranks: run the driver, not the launcher.
 const DRIVER_ENV: &str = "CD_REDSET_DRIVER";
 
-fn mpirun() -> String {
-    std::env::var("MPIRUN").unwrap_or_else(|_| "mpirun".to_string())
+/// The launcher: `$MPIRUN` split at whitespace (a program and its options, e.g.
+/// `mpirun.openmpi --oversubscribe` for the second MPI family), else `mpirun`.
+fn mpirun() -> Vec<String> {
+    let words: Vec<String> = std::env::var("MPIRUN")
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
+    if words.is_empty() {
+        vec!["mpirun".to_string()]
+    } else {
+        words
+    }
 }
 
 fn scratch(name: &str) -> PathBuf {
@@ -115,7 +128,9 @@ fn run(l: &Launch) -> Result<(), String> {
     let _ = std::fs::remove_dir_all(&dir);
     let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
     let started = std::time::Instant::now();
-    let out = Command::new(mpirun())
+    let launcher = mpirun();
+    let out = Command::new(&launcher[0])
+        .args(&launcher[1..])
         .args(["-np", &l.np.to_string()])
         .arg(&exe)
         .arg(&dir)
@@ -127,7 +142,7 @@ fn run(l: &Launch) -> Result<(), String> {
         .map_err(|e| {
             format!(
                 "cannot run `{}` ({e}): the multi-rank tests need MPI (MPICH) installed",
-                mpirun()
+                launcher.join(" ")
             )
         })?;
     let _ = std::fs::remove_dir_all(&dir);
