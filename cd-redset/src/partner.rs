@@ -75,7 +75,7 @@ fn block_offsets(rs: &Redset, r: usize, files: &[Option<RankFiles>]) -> Vec<u64>
 
 /// PARTNER `apply` (collective over the set).
 pub(crate) fn apply(rs: &Redset, rf: &RankFiles, prefix: &str) -> Result<()> {
-    let (n, r, rep) = (rs.info.ranks, rs.info.rank, replicas(rs));
+    let (r, rep) = (rs.info.rank, replicas(rs));
     let mut err = ErrSlot::default();
     let lf = err.keep(rf.open_read());
     let crc_chunk = rs.opts.crc_chunk;
@@ -152,7 +152,6 @@ pub(crate) fn apply(rs: &Redset, rf: &RankFiles, prefix: &str) -> Result<()> {
         post(&mut fl, q + w);
     }
     fl.wait_all();
-    let _ = n;
     // share data CRCs, then write the header
     let crcs = my_crc.finish();
     let crc_bytes: Vec<u8> = crcs.crcs.iter().flat_map(|c| c.to_be_bytes()).collect();
