@@ -19,6 +19,8 @@ echo "== cd-redset multi-rank tests against Open MPI (the second MPI family)"
 CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}/openmpi" MPICC=mpicc.openmpi \
     MPIRUN="mpirun.openmpi --oversubscribe --allow-run-as-root --timeout $MPIEXEC_TIMEOUT" \
     CD_REDSET_TEST_EXHAUSTIVE=1 cargo test -p cd-redset --test mpi
+echo "== cd-erasure with SIMD turned off (CD_REDSET_KERNEL=portable)"
+CD_REDSET_KERNEL=portable cargo test -p cd-erasure
 echo "== cd-erasure on aarch64 (NEON kernels, under qemu-aarch64)"
 # linker and runner: .cargo/config.toml; the tests that re-run their own binary need the wrapper
 cargo clippy -p cd-erasure --all-targets --target aarch64-unknown-linux-gnu -- -D warnings

@@ -506,7 +506,7 @@ fn run_scheme(ctx: &mut Ctx, name: &str, dataset: &str) {
     }
     // a lost rank plus silent corruption of a survivor, which only the rebuild's streaming
     // verification sees: the rebuild must start again with both lost (or fail, changing nothing)
-    let lost_rank = 0;
+    let lost_rank = usize::from(victim == 0); // rank 0, unless it is the victim (2 ranks)
     ctx.barrier();
     let flipped = u64::from(
         ctx.rank == victim

@@ -11,8 +11,9 @@
 //! `MPIEXEC_TIMEOUT`. Failure groups are simulated with `CD_REDSET_FAILURE_GROUP`. A missing
 //! `mpirun` fails the tests (CI installs MPI); they never pass silently.
 //!
-//! The launch that runs every scheme's full 8-rank matrix is exhaustive: it runs only with
-//! `CD_REDSET_TEST_EXHAUSTIVE=1` (the Open MPI run of `scripts/test.sh` sets it) or when named.
+//! The launches that run every scheme's full 7- and 8-rank matrices are exhaustive: they run
+//! only with `CD_REDSET_TEST_EXHAUSTIVE=1` (the Open MPI run of `scripts/test.sh` sets it) or
+//! when named.
 //!
 //! Arguments that do not start with `-` select the launches whose name contains one of them
 //! (`cargo test -p cd-redset --test mpi -- eight_ranks`).
@@ -66,8 +67,8 @@ struct Launch {
 }
 
 /// Enables the exhaustive launches. `scripts/test.sh` sets it for the Open MPI run, where the
-/// 8-rank matrix of every scheme takes about 13 s; under MPICH, whose waits spin on the
-/// oversubscribed cores, it takes minutes, so the MPICH run samples instead.
+/// 8-rank matrix of every scheme takes about 13 s and the 7-rank one 5 s; under MPICH, whose
+/// waits spin on the oversubscribed cores, they take minutes, so the MPICH run samples instead.
 const EXHAUSTIVE_ENV: &str = "CD_REDSET_TEST_EXHAUSTIVE";
 
 const LAUNCHES: &[Launch] = &[
@@ -133,6 +134,29 @@ const LAUNCHES: &[Launch] = &[
             "1048576",
         ],
         exhaustive: false,
+    },
+    Launch {
+        name: "two_ranks_all_schemes_full_matrix",
+        doc: "the smallest sets: 2 ranks, every scheme that fits (SINGLE, PARTNER R=1, XOR, \
+              RS k=1), every combination of lost ranks, both loss modes, every dataset",
+        np: 2,
+        groups: "node{rank}",
+        args: &["--schemes", "single,partner1,xor,rs1"],
+        exhaustive: false,
+    },
+    Launch {
+        name: "seven_ranks_uneven_sets_exhaustive",
+        doc: "7 ranks with set size 3, so sets of 4 and 3: every scheme that fits, every \
+              combination of lost ranks at the limit and one beyond, both modes, every dataset",
+        np: 7,
+        groups: "node{rank}",
+        args: &[
+            "--set-size",
+            "3",
+            "--schemes",
+            "single,partner1,partner2,xor,rs1,rs2",
+        ],
+        exhaustive: true,
     },
     Launch {
         name: "eight_ranks_all_schemes_exhaustive",
