@@ -6,9 +6,10 @@
 //! operation of the crate ends with `agree`, so that all ranks return an error when one fails
 //! instead of some ranks waiting forever in a later collective.
 //!
-//! Every wait goes through `wait` / `wait_all`: nonblocking collectives and messages are
-//! completed with `MPI_Test` and `sched_yield` (see [`crate::prof`]) unless the caller chose
-//! blocking waits, and the time is counted in the `mpi` phase.
+//! Every wait of a collective goes through `wait` (the pipelines' messages through
+//! [`crate::flight::Flight`]): nonblocking operations are completed with `MPI_Test` and
+//! `sched_yield` (see [`crate::prof`]) unless the caller chose blocking waits, and the time is
+//! counted in the `mpi` phase.
 
 use std::time::Instant;
 
@@ -37,31 +38,6 @@ pub(crate) fn wait<'a, D: ?Sized, S: Scope<'a>>(req: Request<'a, D, S>) {
         }
     } else {
         req.wait_without_status();
-    }
-    prof::add(Phase::Mpi, t.elapsed());
-}
-
-/// Completes every request of `reqs` (in any order), as [`wait`] does.
-pub(crate) fn wait_all<'a, D: ?Sized, S: Scope<'a>>(reqs: Vec<Request<'a, D, S>>) {
-    let t = Instant::now();
-    if prof::yielding() {
-        let mut pending = reqs;
-        while !pending.is_empty() {
-            let mut still = Vec::with_capacity(pending.len());
-            for r in pending {
-                if let Err(r) = r.test() {
-                    still.push(r);
-                }
-            }
-            pending = still;
-            if !pending.is_empty() {
-                std::thread::yield_now();
-            }
-        }
-    } else {
-        for r in reqs {
-            r.wait_without_status();
-        }
     }
     prof::add(Phase::Mpi, t.elapsed());
 }

@@ -15,8 +15,6 @@
 //! file from surviving copies of its left neighbours' data, never from data being rebuilt, so
 //! the transfers need no ordering among themselves.
 
-use mpi::traits::*;
-
 use crate::comm;
 use crate::dataset::{ChunkCrcs, RankFiles};
 use crate::descriptor::{Redset, Scheme};
@@ -25,7 +23,7 @@ use crate::flight::Flight;
 use crate::header::{self, HeaderSpec};
 use crate::parity::{finish_file, write_header, Attempt};
 use crate::pipeline::{
-    crc, pieces, read_file, read_lf, write_file, write_lf, ErrSlot, SeqCrc, Staged, TAG_DATA,
+    crc, pieces, read_file, read_lf, write_file, write_lf, ErrSlot, SeqCrc, Staged,
 };
 use crate::recover::{self, Survey, Verifier};
 use crate::util;
@@ -234,12 +232,13 @@ struct Stream<'p> {
 
 /// PARTNER rebuild (collective over the set; the members agree on the outcome).
 ///
-/// Every transfer of the plan that involves this rank runs at once: in each round, every stream
-/// posts its next piece (a nonblocking send of a piece read in the previous round, or a
-/// nonblocking receive), and while those are in flight the rank writes the pieces received in
-/// the previous round and reads the pieces of the next. Both ends post the streams of a pair in
-/// plan order, so messages match without extra tags. Rebuilt files are staged (see
-/// [`Staged`]); survivors verify the bytes they send unless the set was verified already.
+/// Every transfer of the plan that involves this rank runs at once, [`WINDOW`] pieces in flight
+/// per stream (see [`crate::flight`]): a sender reads and sends piece after piece, a receiver
+/// writes each piece as it completes and posts the receive `WINDOW` pieces ahead. Both ends
+/// handle the streams piece by piece in plan order, so messages match without extra tags; a
+/// wait only ever depends on a transfer earlier in that (piece, plan) order, so none can close
+/// a cycle. Rebuilt files are staged (see [`Staged`]); survivors verify the bytes they send
+/// unless the set was verified already.
 pub(crate) fn rebuild(rs: &Redset, sv: &Survey, prefix: &str) -> Result<Attempt> {
     let (n, r, rep) = (rs.info.ranks, rs.info.rank, replicas(rs));
     let lost = &sv.lost;
@@ -307,9 +306,16 @@ pub(crate) fn rebuild(rs: &Redset, sv: &Survey, prefix: &str) -> Result<Attempt>
         })
         .collect();
     let rounds = streams.iter().map(|s| s.pieces.len()).max().unwrap_or(0);
-    let buf_len = |s: &Stream| s.pieces.first().map_or(0, |p| p.1);
-    let mut cur: Vec<Vec<u8>> = streams.iter().map(|s| vec![0u8; buf_len(s)]).collect();
-    let mut oth: Vec<Vec<u8>> = streams.iter().map(|s| vec![0u8; buf_len(s)]).collect();
+    // `w` slots per stream: a send stream reads a piece into a slot whose previous send is
+    // done; a receive stream has its receives posted `w` pieces ahead
+    let w = WINDOW.min(rounds).max(1);
+    let slot = |i: usize, q: usize| i * w + q % w;
+    let slot_len = streams
+        .iter()
+        .filter_map(|s| s.pieces.first().map(|p| p.1))
+        .max()
+        .unwrap_or(1);
+    let mut fl = Flight::new(&rs.comm, streams.len() * w, slot_len);
 
     let own = sv.own.as_ref();
     let mut read_piece = |t: &Transfer, o: u64, b: &mut [u8], err: &mut ErrSlot| {
@@ -343,47 +349,36 @@ pub(crate) fn rebuild(rs: &Redset, sv: &Survey, prefix: &str) -> Result<Attempt>
             block_crc[d - 1] = crc(block_crc[d - 1], b);
         }
     };
-    for (i, s) in streams.iter().enumerate() {
-        if let (true, Some(&(o, len))) = (s.send, s.pieces.first()) {
-            read_piece(s.t, o, &mut cur[i][..len], &mut err);
+    // Receives are posted in (piece, plan) order, the order in which the senders send, so
+    // that two streams between the same pair of ranks match piece for piece.
+    let post = |fl: &mut Flight, i: usize, q: usize| {
+        let s = &streams[i];
+        if let (false, Some(&(_, len))) = (s.send, s.pieces.get(q)) {
+            fl.recv(slot(i, q), len, s.t.src);
+        }
+    };
+    for q in 0..w {
+        for i in 0..streams.len() {
+            post(&mut fl, i, q);
         }
     }
     for q in 0..rounds {
-        mpi::request::scope(|sc| {
-            let mut reqs = Vec::new();
-            for (s, b) in streams.iter().zip(cur.iter_mut()) {
-                let Some(&(_, len)) = s.pieces.get(q) else {
-                    continue;
-                };
-                if s.send {
-                    let to = rs.comm.process_at_rank(s.t.dst as i32);
-                    reqs.push(to.immediate_send_with_tag(sc, &b[..len], TAG_DATA));
-                } else {
-                    let from = rs.comm.process_at_rank(s.t.src as i32);
-                    reqs.push(from.immediate_receive_into_with_tag(sc, &mut b[..len], TAG_DATA));
-                }
-            }
-            for (i, s) in streams.iter().enumerate() {
-                if s.send {
-                    if let Some(&(o, len)) = s.pieces.get(q + 1) {
-                        read_piece(s.t, o, &mut oth[i][..len], &mut err);
-                    }
-                } else if let Some(&(o, len)) = q.checked_sub(1).and_then(|pq| s.pieces.get(pq)) {
-                    write_piece(s.t, o, &oth[i][..len], &mut err);
-                }
-            }
-            crate::comm::wait_all(reqs);
-        });
-        std::mem::swap(&mut cur, &mut oth);
-    }
-    // the last receipts of each stream
-    for (i, s) in streams.iter().enumerate() {
-        if let (false, Some(&(o, len))) = (s.send, s.pieces.last()) {
-            if s.pieces.len() == rounds {
-                write_piece(s.t, o, &oth[i][..len], &mut err);
+        for (i, s) in streams.iter().enumerate() {
+            let Some(&(o, len)) = s.pieces.get(q) else {
+                continue;
+            };
+            let sl = slot(i, q);
+            fl.wait(sl);
+            if s.send {
+                read_piece(s.t, o, &mut fl.buf(sl)[..len], &mut err);
+                fl.send(sl, len, s.t.dst);
+            } else {
+                write_piece(s.t, o, &fl.buf(sl)[..len], &mut err);
+                post(&mut fl, i, q + w);
             }
         }
     }
+    fl.wait_all();
     if me_lost {
         let f = my_files.expect("checked");
         if let (Some(want), false) = (&f.crc, err.is_err()) {
