@@ -45,8 +45,19 @@ impl Ctx {
         }
     }
 
+    /// A barrier that yields the core while it waits: MPICH spins in a blocking barrier, which
+    /// with more ranks than cores starves the ranks still working.
     fn barrier(&self) {
-        self.world.barrier();
+        let mut req = self.world.immediate_barrier();
+        loop {
+            match req.test() {
+                Ok(_) => break,
+                Err(r) => {
+                    req = r;
+                    std::thread::yield_now();
+                }
+            }
+        }
     }
 }
 
