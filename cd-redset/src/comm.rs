@@ -6,8 +6,8 @@
 //! operation of the crate ends with `agree`, so that all ranks return an error when one fails
 //! instead of some ranks waiting forever in a later collective.
 //!
-//! Every wait of a collective goes through `wait` (the pipelines' messages through
-//! [`crate::flight::Flight`]): nonblocking operations are completed with `MPI_Test` and
+//! Every wait of a collective goes through `wait` (the pipelines' messages through the
+//! crate's `Flight`): nonblocking operations are completed with `MPI_Test` and
 //! `sched_yield` (see [`crate::prof`]) unless the caller chose blocking waits, and the time is
 //! counted in the `mpi` phase.
 

@@ -134,10 +134,13 @@ impl RankFiles {
             if name.is_empty() {
                 return Err(Error::InvalidArgument("empty file name".into()));
             }
-            files.push(FileEntry {
-                name,
-                meta: FileMeta::stat(p)?,
-            });
+            let meta = FileMeta::stat(p)?;
+            if meta.mode & libc::S_IFMT != libc::S_IFREG {
+                return Err(Error::InvalidArgument(format!(
+                    "{name} is not a regular file (only regular files can be protected)"
+                )));
+            }
+            files.push(FileEntry { name, meta });
         }
         Ok(RankFiles { files, crc: None })
     }

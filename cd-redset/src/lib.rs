@@ -37,9 +37,11 @@
 //!   is rebuilt. Headers have fixed-size CRC fields, so a file's header is written last, after
 //!   its payload, and the file is renamed into place only when complete.
 //! * **Errors, never aborts.** Every collective step ends with an agreement, so a failure on one
-//!   rank is an error on all ranks rather than a hang or an `MPI_Abort`. A recover that asks for
-//!   more than the scheme can rebuild fails on every rank and changes no file: rebuilt files are
-//!   written under temporary names and moved into place only when every rank succeeded.
+//!   rank is an error on all ranks rather than a hang or an `MPI_Abort`. A failed `apply`, and a
+//!   recover that asks for more than the scheme can rebuild, fail on every rank and change no
+//!   file: what they write goes under temporary names and is moved into place only when every
+//!   rank succeeded (so a failed `apply` keeps the previous one under that prefix intact).
+//!   Only regular files can be protected.
 //! * **Speed.** The pipelines keep several 256 KiB pieces in flight per rank with nonblocking
 //!   messages ([`Options::piece_size`]), so reading, CRC32C, the XOR / GF(2^8) SIMD kernels
 //!   (chosen at run time) and writing work on bytes that are still in the core's cache while
@@ -128,8 +130,10 @@ impl Redset {
     /// Writes the redundancy data protecting `files` (this rank's files, in order) under
     /// `prefix` (collective over the parent communicator).
     ///
-    /// On error every rank returns an error; files of a previous `apply` with the same prefix
-    /// may then have been replaced or removed.
+    /// On error every rank returns an error and no file changed: the descriptor and redundancy
+    /// files are written under temporary names and moved into place (replacing those of a
+    /// previous `apply` with the same prefix) only once every rank wrote its own. Only a
+    /// failure of that final rename on some rank can leave a mix, and is reported everywhere.
     pub fn apply<P: AsRef<Path>>(&self, files: &[P], prefix: &str) -> Result<()> {
         let span =
             tracing::info_span!("redset_apply", scheme = self.info.scheme.type_str(), prefix);
@@ -146,13 +150,16 @@ impl Redset {
     fn apply_inner<P: AsRef<Path>>(&self, files: &[P], prefix: &str) -> Result<()> {
         let paths: Vec<PathBuf> = files.iter().map(|p| p.as_ref().to_owned()).collect();
         let rf = comm::agree(&self.parent, RankFiles::stat(&paths))?;
-        comm::agree(&self.parent, self.write_descriptor_file(prefix))?;
-        let res = match self.info.scheme {
+        let descriptor = comm::agree(&self.parent, self.stage_descriptor_file(prefix))?;
+        let redundancy = match self.info.scheme {
             Scheme::Single => single::apply(self, &rf, prefix),
             Scheme::Partner { .. } => partner::apply(self, &rf, prefix),
             Scheme::Xor | Scheme::Rs { .. } => parity::apply(self, &rf, prefix),
         };
-        comm::agree(&self.parent, res)
+        // dropped on error, the staged files are removed: a failed apply changes no file
+        let redundancy = comm::agree(&self.parent, redundancy)?;
+        let moved = descriptor.commit().and_then(|_| redundancy.commit());
+        comm::agree(&self.parent, moved.map(|_| ()))
     }
 
     /// Where this rank's time went in the last [`Redset::apply`] (all zero before the first).
@@ -178,14 +185,16 @@ impl Redset {
             .collect()
     }
 
-    fn write_descriptor_file(&self, prefix: &str) -> Result<()> {
-        let t = header::descriptor_tree(&self.descriptor_entries());
-        prof::timed(prof::Phase::Write, || {
-            t.write_file(
-                &header::descriptor_file(prefix, self.info.wrank),
-                self.opts.fsync,
-            )
-        })
+    /// Writes this rank's descriptor file under its temporary name, staged.
+    fn stage_descriptor_file(&self, prefix: &str) -> Result<Staged> {
+        let bytes = header::descriptor_tree(&self.descriptor_entries()).to_file_bytes();
+        let path = header::descriptor_file(prefix, self.info.wrank);
+        let tmp = prof::timed(prof::Phase::Write, || {
+            util::write_tmp(&path, &bytes, self.opts.fsync)
+        })?;
+        let mut staged = Staged::none();
+        staged.file(tmp, path);
+        Ok(staged)
     }
 
     /// Re-creates the descriptor stored under `prefix` and rebuilds every rank's missing or
@@ -297,7 +306,9 @@ impl Redset {
 
         // 4. rewrite a lost descriptor file
         let res = if report.descriptor_rebuilt {
-            rs.write_descriptor_file(prefix)
+            rs.stage_descriptor_file(prefix)
+                .and_then(Staged::commit)
+                .map(|_| ())
         } else {
             Ok(())
         };

@@ -121,31 +121,9 @@ pub(crate) fn write_header(
     }
 }
 
-/// Writes the final header at offset 0 and moves the file into place.
-pub(crate) fn finish_file(
-    spec: &HeaderSpec,
-    hlen: u64,
-    out: Option<&std::fs::File>,
-    tmp: &Path,
-    path: &Path,
-    fsync: bool,
-    err: &mut ErrSlot,
-) {
-    if out.is_none() {
-        return;
-    }
-    write_header(spec, hlen, out, tmp, fsync, err);
-    if err.is_err() {
-        let _ = std::fs::remove_file(tmp);
-        return;
-    }
-    if let Err(e) = std::fs::rename(tmp, path) {
-        err.set(Error::io("rename", path, e));
-    }
-}
-
-/// XOR / RS `apply` (collective over the set; the caller agrees on the outcome).
-pub(crate) fn apply(rs: &Redset, rf: &RankFiles, prefix: &str) -> Result<()> {
+/// XOR / RS `apply` (collective over the set; the caller agrees on the outcome). The
+/// redundancy file is staged for the caller to move into place.
+pub(crate) fn apply(rs: &Redset, rf: &RankFiles, prefix: &str) -> Result<Staged> {
     let (n, r, k) = (rs.info.ranks, rs.info.rank, k_of(rs));
     let segs = n - k;
     let mut err = ErrSlot::default();
@@ -163,6 +141,8 @@ pub(crate) fn apply(rs: &Redset, rf: &RankFiles, prefix: &str) -> Result<()> {
 
     let path = header::redundancy_file(prefix, &rs.info);
     let tmp = util::tmp_name(&path);
+    let mut staged = Staged::none();
+    staged.file(tmp.clone(), path);
     let out = err.keep(util::create_rw(&tmp));
     let span = tracing::debug_span!(
         "encode",
@@ -191,16 +171,8 @@ pub(crate) fn apply(rs: &Redset, rf: &RankFiles, prefix: &str) -> Result<()> {
         }
     }
     spec = header_spec(rs, r, &files, chunk, payload_crcs)?;
-    finish_file(
-        &spec,
-        hlen,
-        out.as_ref(),
-        &tmp,
-        &path,
-        rs.opts.fsync,
-        &mut err,
-    );
-    err.into_result()
+    write_header(&spec, hlen, out.as_ref(), &tmp, rs.opts.fsync, &mut err);
+    err.into_result().map(|()| staged)
 }
 
 /// What a rebuilding rank writes to.

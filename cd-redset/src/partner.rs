@@ -21,7 +21,7 @@ use crate::descriptor::{Redset, Scheme};
 use crate::error::{Error, Result};
 use crate::flight::Flight;
 use crate::header::{self, HeaderSpec};
-use crate::parity::{finish_file, write_header, Attempt};
+use crate::parity::{write_header, Attempt};
 use crate::pipeline::{
     crc, pieces, read_file, read_lf, write_file, write_lf, ErrSlot, SeqCrc, Staged,
 };
@@ -71,8 +71,9 @@ fn block_offsets(rs: &Redset, r: usize, files: &[Option<RankFiles>]) -> Vec<u64>
         .collect()
 }
 
-/// PARTNER `apply` (collective over the set).
-pub(crate) fn apply(rs: &Redset, rf: &RankFiles, prefix: &str) -> Result<()> {
+/// PARTNER `apply` (collective over the set); the partner file is staged for the caller to
+/// move into place.
+pub(crate) fn apply(rs: &Redset, rf: &RankFiles, prefix: &str) -> Result<Staged> {
     let (r, rep) = (rs.info.rank, replicas(rs));
     let mut err = ErrSlot::default();
     let lf = err.keep(rf.open_read());
@@ -92,6 +93,8 @@ pub(crate) fn apply(rs: &Redset, rf: &RankFiles, prefix: &str) -> Result<()> {
 
     let path = header::redundancy_file(prefix, &rs.info);
     let tmp = util::tmp_name(&path);
+    let mut staged = Staged::none();
+    staged.file(tmp.clone(), path);
     let out = err.keep(util::create_rw(&tmp));
     let piece = rs.opts.piece_size;
     let mut my_crc = SeqCrc::new(crc_chunk, outgoing);
@@ -172,16 +175,8 @@ pub(crate) fn apply(rs: &Redset, rf: &RankFiles, prefix: &str) -> Result<()> {
         }
     }
     let spec = header_spec(rs, r, &files, block_crc)?;
-    finish_file(
-        &spec,
-        hlen,
-        out.as_ref(),
-        &tmp,
-        &path,
-        rs.opts.fsync,
-        &mut err,
-    );
-    err.into_result()
+    write_header(&spec, hlen, out.as_ref(), &tmp, rs.opts.fsync, &mut err);
+    err.into_result().map(|()| staged)
 }
 
 /// Whether every lost member keeps a surviving right partner within `R`.

@@ -8,9 +8,11 @@ use crate::dataset::{ChunkCrcs, RankFiles};
 use crate::descriptor::Redset;
 use crate::error::Result;
 use crate::header::{self, HeaderSpec};
+use crate::pipeline::Staged;
 
-/// SINGLE `apply` (local: the set is this rank alone).
-pub(crate) fn apply(rs: &Redset, rf: &RankFiles, prefix: &str) -> Result<()> {
+/// SINGLE `apply` (local: the set is this rank alone); the file is staged for the caller to
+/// move into place.
+pub(crate) fn apply(rs: &Redset, rf: &RankFiles, prefix: &str) -> Result<Staged> {
     let mut rf = rf.clone();
     let chunk = rs.opts.crc_chunk;
     let count = rf.total().div_ceil(chunk) as usize;
@@ -23,5 +25,8 @@ pub(crate) fn apply(rs: &Redset, rf: &RankFiles, prefix: &str) -> Result<()> {
         ..Default::default()
     };
     let path = header::redundancy_file(prefix, &rs.info);
-    spec.to_kvtree().write_file(&path, rs.opts.fsync)
+    let tmp = crate::util::write_tmp(&path, &spec.to_kvtree().to_file_bytes(), rs.opts.fsync)?;
+    let mut staged = Staged::none();
+    staged.file(tmp, path);
+    Ok(staged)
 }

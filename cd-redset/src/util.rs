@@ -10,15 +10,34 @@ use crate::error::{Error, Result};
 /// Writes `bytes` to `path` through a temporary file and a rename, so that a reader never
 /// sees a half-written file and a failed write leaves the old file untouched.
 pub(crate) fn write_file_atomic(path: &Path, bytes: &[u8], fsync: bool) -> Result<()> {
+    let tmp = write_tmp(path, bytes, fsync)?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        Error::io("rename", path, e)
+    })
+}
+
+/// Writes `bytes` under `path`'s temporary name ([`tmp_name`]) and returns that name, for the
+/// caller to move into place; on error nothing is left behind.
+pub(crate) fn write_tmp(path: &Path, bytes: &[u8], fsync: bool) -> Result<PathBuf> {
     let tmp = tmp_name(path);
-    let mut f = File::create(&tmp).map_err(|e| Error::io("create", &tmp, e))?;
-    f.write_all(bytes)
-        .map_err(|e| Error::io("write", &tmp, e))?;
-    if fsync {
-        f.sync_all().map_err(|e| Error::io("fsync", &tmp, e))?;
+    let written = File::create(&tmp)
+        .map_err(|e| Error::io("create", &tmp, e))
+        .and_then(|mut f| {
+            f.write_all(bytes)
+                .map_err(|e| Error::io("write", &tmp, e))?;
+            if fsync {
+                f.sync_all().map_err(|e| Error::io("fsync", &tmp, e))?;
+            }
+            Ok(())
+        });
+    match written {
+        Ok(()) => Ok(tmp),
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
     }
-    drop(f);
-    std::fs::rename(&tmp, path).map_err(|e| Error::io("rename", path, e))
 }
 
 /// The temporary name used while `path` is being written.

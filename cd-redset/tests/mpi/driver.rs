@@ -7,8 +7,12 @@
 //! and its metadata with the original, or expect an error on every rank with no file changed.
 //! Then flip a byte in a data file, a payload and a header, and expect a rebuild.
 //!
+//! With `--errors`, first bad input: impossible descriptors, a missing file or a directory on
+//! one rank, a prefix in no directory, recover with nothing to recover from; each must fail on
+//! every rank and change no file.
+//!
 //! Arguments: `DIR [--schemes xor,rs2,...] [--unit N] [--set-size N]
-//! [--datasets mixed,empty,one] [--quick] [--lean] [--piece N]`. Prints `N passed, M failed` on
+//! [--datasets mixed,empty,one] [--quick] [--lean] [--piece N] [--errors]`. Prints `N passed, M failed` on
 //! rank 0 and exits non-zero when anything failed.
 
 use std::collections::BTreeMap;
@@ -141,6 +145,171 @@ fn make_files(ctx: &Ctx, tag: &str, dataset: &str) -> Vec<Orig> {
             o
         })
         .collect()
+}
+
+/// Whether an outcome failed on every rank; counted as one check (on each rank).
+fn expect_err_everywhere<T>(ctx: &mut Ctx, label: &str, res: &cd_redset::Result<T>) {
+    let mut failed = 0u64;
+    ctx.world.all_reduce_into(
+        &u64::from(res.is_err()),
+        &mut failed,
+        SystemOperation::sum(),
+    );
+    let size = ctx.size as u64;
+    ctx.check(failed == size, || {
+        format!("{label}: failed on {failed} of {size} ranks")
+    });
+    if ctx.rank == 0 {
+        if let Err(e) = res {
+            println!("  expected error ({label}): {e}");
+        }
+    }
+}
+
+/// Names of the files in `dir` (sorted).
+fn listing(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// Bad input, on one rank or on all: every call must return an error on every rank (never
+/// abort, panic or hang) and leave no file behind.
+fn error_paths(ctx: &mut Ctx) {
+    let dir = ctx.dir.join("errors");
+    if ctx.rank == 0 {
+        std::fs::create_dir_all(&dir).unwrap();
+    }
+    ctx.barrier();
+    let opts = Options {
+        piece_size: ctx.piece,
+        ..Options::default()
+    };
+    let data = dir.join(format!("d_r{}.dat", ctx.rank));
+    std::fs::write(&data, content(ctx.rank as u64, 1000)).unwrap();
+    ctx.barrier();
+    let before = listing(&dir);
+
+    // descriptors the schemes cannot have
+    let k = u32::try_from(ctx.size).unwrap_or(u32::MAX);
+    let res = Redset::create(
+        &ctx.world,
+        Scheme::Rs { checksums: k },
+        ctx.size,
+        None,
+        opts,
+    );
+    expect_err_everywhere(ctx, "RS with as many checksums as ranks", &res);
+    let bad = Options {
+        piece_size: 0,
+        ..opts
+    };
+    let res = Redset::create(&ctx.world, Scheme::Xor, ctx.size, None, bad);
+    expect_err_everywhere(ctx, "piece size 0", &res);
+    for set_size in [0, 1] {
+        // sets of one rank: XOR needs two
+        let res = Redset::create(&ctx.world, Scheme::Xor, set_size, Some("one-node"), opts);
+        expect_err_everywhere(ctx, &format!("XOR, set size {set_size}, one node"), &res);
+    }
+
+    let rs = Redset::create(&ctx.world, Scheme::Xor, ctx.size, None, opts).expect("XOR create");
+    let prefix = |name: &str| format!("{}/{name}.", dir.display());
+    // one rank's file is missing, or is a directory
+    let last = ctx.size - 1;
+    let missing = dir.join("no-such-file.dat");
+    let files = if ctx.rank == last {
+        vec![missing]
+    } else {
+        vec![data.clone()]
+    };
+    expect_err_everywhere(
+        ctx,
+        "a missing file on the last rank",
+        &rs.apply(&files, &prefix("m")),
+    );
+    let files = if ctx.rank == last {
+        vec![dir.clone()]
+    } else {
+        vec![data.clone()]
+    };
+    expect_err_everywhere(
+        ctx,
+        "a directory as a file",
+        &rs.apply(&files, &prefix("d")),
+    );
+    // a prefix whose directory does not exist
+    let nowhere = format!("{}/no/such/dir/p.", dir.display());
+    expect_err_everywhere(
+        ctx,
+        "a prefix in no directory",
+        &rs.apply(&[&data], &nowhere),
+    );
+    // nothing to recover from
+    let res = Redset::recover(&ctx.world, &prefix("never"), opts);
+    expect_err_everywhere(ctx, "recover with no files", &res);
+    ctx.barrier();
+    let after = listing(&dir);
+    ctx.check(before == after, || {
+        format!("errors: files changed: {before:?} -> {after:?}")
+    });
+
+    // a failure in the middle of apply, on one rank only (its redundancy file cannot be
+    // created): every rank fails, and the files of the previous apply with that prefix,
+    // written by every rank, stay byte for byte as they were
+    let p = prefix("a");
+    rs.apply(&[&data], &p).expect("apply");
+    ctx.barrier();
+    let paths = |dir: &Path| -> Vec<PathBuf> { listing(dir).iter().map(|n| dir.join(n)).collect() };
+    let kept = snapshot(&paths(&dir));
+    ctx.barrier(); // every rank has its snapshot before the blocker appears
+    let blocker = rs
+        .redundancy_files(&p)
+        .into_iter()
+        .find(|f| f.to_string_lossy().contains(".xor."))
+        .map(|f| PathBuf::from(format!("{}.tmp", f.display())))
+        .expect("an XOR redundancy file");
+    if ctx.rank == last {
+        std::fs::create_dir(&blocker).unwrap();
+    }
+    ctx.barrier();
+    let label = "the last rank cannot create its redundancy file";
+    expect_err_everywhere(ctx, label, &rs.apply(&[&data], &p));
+    ctx.barrier();
+    if ctx.rank == last {
+        std::fs::remove_dir(&blocker).unwrap();
+    }
+    ctx.barrier();
+    let now = snapshot(&paths(&dir));
+    ctx.check(kept == now, || {
+        let changed: Vec<String> = kept
+            .keys()
+            .chain(now.keys())
+            .filter(|k| kept.get(*k) != now.get(*k))
+            .map(|k| k.display().to_string())
+            .collect();
+        format!("{label}: files changed although apply failed: {changed:?}")
+    });
+    ctx.barrier(); // every rank has compared before any file goes
+    rs.unapply(&p).expect("unapply");
+    ctx.barrier();
+
+    // after unapply there is nothing left to recover from
+    rs.apply(&[&data], &prefix("u")).expect("apply");
+    rs.unapply(&prefix("u")).expect("unapply");
+    ctx.barrier();
+    let res = Redset::recover(&ctx.world, &prefix("u"), opts);
+    expect_err_everywhere(ctx, "recover after unapply", &res);
+    ctx.barrier();
+    let left = listing(&dir);
+    ctx.check(left == before, || {
+        format!("unapply left files behind: {left:?} (before: {before:?})")
+    });
 }
 
 fn scheme_of(name: &str) -> Scheme {
@@ -621,6 +790,7 @@ pub fn main() {
     let mut quick = false;
     let mut piece = 16_385;
     let mut lean = false;
+    let mut errors = false;
     let mut i = 2;
     while i < args.len() {
         match args[i].as_str() {
@@ -641,6 +811,7 @@ pub fn main() {
                 i += 1;
             }
             "--quick" => quick = true,
+            "--errors" => errors = true,
             // beyond-limit patterns in the "all" loss mode only (both modes share the error path)
             "--lean" => lean = true,
             "--piece" => {
@@ -689,6 +860,9 @@ pub fn main() {
         lean,
     };
     let t = Instant::now();
+    if errors {
+        error_paths(&mut ctx);
+    }
     for s in schemes.split(',') {
         for d in datasets.split(',') {
             // RS/partner with more checksums than the set allows are skipped by the caller

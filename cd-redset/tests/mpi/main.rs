@@ -74,12 +74,16 @@ const EXHAUSTIVE_ENV: &str = "CD_REDSET_TEST_EXHAUSTIVE";
 const LAUNCHES: &[Launch] = &[
     Launch {
         name: "four_ranks_all_schemes_full_matrix",
-        doc: "every scheme at 4 ranks (one failure group each): every combination of lost \
-              ranks at the scheme's limit and one beyond, both loss modes, three datasets, \
-              small pieces",
+        doc: "bad input, then every scheme at 4 ranks (one failure group each): every \
+              combination of lost ranks at the scheme's limit and one beyond, both loss modes, \
+              three datasets, small pieces",
         np: 4,
         groups: "node{rank}",
-        args: &["--schemes", "single,partner1,partner2,xor,rs2,rs3"],
+        args: &[
+            "--errors",
+            "--schemes",
+            "single,partner1,partner2,xor,rs2,rs3",
+        ],
         exhaustive: false,
     },
     Launch {
@@ -141,7 +145,7 @@ const LAUNCHES: &[Launch] = &[
               RS k=1), every combination of lost ranks, both loss modes, every dataset",
         np: 2,
         groups: "node{rank}",
-        args: &["--schemes", "single,partner1,xor,rs1"],
+        args: &["--errors", "--schemes", "single,partner1,xor,rs1"],
         exhaustive: false,
     },
     Launch {
