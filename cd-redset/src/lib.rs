@@ -71,7 +71,8 @@
 //!
 //! The calls are collective over the communicator. `MPI` must be initialized by the caller.
 //! Tracing spans (`tracing` crate, off unless a subscriber is installed) mark each public
-//! operation.
+//! operation; with `CD_REDSET_STATS=1` ([`STATS_ENV`]) every rank also prints one summary line
+//! per `apply`, `recover` and `unapply` on stderr: the outcome and where its time went.
 
 pub use cd_erasure::{gf256, kernels, rs};
 
@@ -103,7 +104,7 @@ pub use dataset::{FileEntry, RankFiles};
 pub use descriptor::{Options, Redset, Scheme, SetInfo, FAILURE_GROUP_ENV};
 pub use error::{Error, Result};
 pub use meta::FileMeta;
-pub use prof::PhaseTimes;
+pub use prof::{PhaseTimes, STATS_ENV};
 
 use header::RedFile;
 use kvtree::KvTree;
@@ -140,11 +141,33 @@ impl Redset {
         let _g = span.enter();
         let op = prof::Op::begin(self.opts.yield_while_waiting);
         let res = self.apply_inner(files, prefix);
+        let times = op.finish();
         *self
             .last_times
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = op.finish();
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = times;
+        if prof::stats_wanted() {
+            let what = match &res {
+                Ok(()) => "ok".to_string(),
+                Err(e) => format!("failed: {e}"),
+            };
+            self.print_stats("apply", prefix, &what, &times);
+        }
         res
+    }
+
+    /// The [`STATS_ENV`] summary line of one operation on this rank.
+    fn print_stats(&self, op: &str, prefix: &str, outcome: &str, times: &PhaseTimes) {
+        let i = &self.info;
+        prof::print_line(&format!(
+            "cd-redset rank {}: {op} {prefix} ({} set {}/{} member {}/{}): {outcome}; {times}\n",
+            i.wrank,
+            i.scheme.type_str(),
+            i.group + 1,
+            i.groups,
+            i.rank + 1,
+            i.ranks
+        ));
     }
 
     fn apply_inner<P: AsRef<Path>>(&self, files: &[P], prefix: &str) -> Result<()> {
@@ -217,6 +240,24 @@ impl Redset {
         let op = prof::Op::begin(opts.yield_while_waiting);
         let res = Self::recover_inner(comm, prefix, opts);
         let times = op.finish();
+        if prof::stats_wanted() {
+            match &res {
+                Ok((rs, rep)) => {
+                    let what = if rep.rebuilt {
+                        format!("rebuilt ({}): {} file(s)", rep.reason, rep.files.len())
+                    } else if rep.set_rebuilt.is_empty() {
+                        "nothing to rebuild".to_string()
+                    } else {
+                        format!("helped rebuild group rank(s) {:?}", rep.set_rebuilt)
+                    };
+                    rs.print_stats("recover", prefix, &what, &times);
+                }
+                Err(e) => prof::print_line(&format!(
+                    "cd-redset rank {}: recover {prefix}: failed: {e}; {times}\n",
+                    comm.rank()
+                )),
+            }
+        }
         res.map(|(rs, mut report)| {
             report.times = times;
             (rs, report)
@@ -394,7 +435,7 @@ impl Redset {
     pub fn unapply(&self, prefix: &str) -> Result<()> {
         let span = tracing::info_span!("redset_unapply", prefix);
         let _g = span.enter();
-        let _op = prof::Op::begin(self.opts.yield_while_waiting);
+        let op = prof::Op::begin(self.opts.yield_while_waiting);
         let mut res = Ok(());
         for p in self.redundancy_files(prefix) {
             match std::fs::remove_file(&p) {
@@ -403,7 +444,16 @@ impl Redset {
                 Err(e) => res = Err(Error::io("remove", &p, e)),
             }
         }
-        comm::agree(&self.parent, res)
+        let res = comm::agree(&self.parent, res);
+        let times = op.finish();
+        if prof::stats_wanted() {
+            let what = match &res {
+                Ok(()) => "ok".to_string(),
+                Err(e) => format!("failed: {e}"),
+            };
+            self.print_stats("unapply", prefix, &what, &times);
+        }
+        res
     }
 
     /// The files [`Redset::apply`] writes on this rank: descriptor file and redundancy file

@@ -64,6 +64,8 @@ struct Launch {
     args: &'static [&'static str],
     /// Runs only with `CD_REDSET_TEST_EXTENDED=1` ([`EXTENDED_ENV`]) or when named.
     extended: bool,
+    /// Runs with `CD_REDSET_STATS=1` and checks every rank's summary lines on stderr.
+    stats: bool,
 }
 
 /// Enables the extended launches (the exhaustive 7- and 8-rank matrices, the 16-rank sets).
@@ -86,6 +88,7 @@ const LAUNCHES: &[Launch] = &[
             "single,partner1,partner2,xor,rs2,rs3",
         ],
         extended: false,
+        stats: false,
     },
     Launch {
         name: "eight_ranks_full_matrix",
@@ -103,6 +106,7 @@ const LAUNCHES: &[Launch] = &[
             "1048576",
         ],
         extended: false,
+        stats: false,
     },
     Launch {
         name: "eight_ranks_sampled",
@@ -118,6 +122,7 @@ const LAUNCHES: &[Launch] = &[
             "1048576",
         ],
         extended: false,
+        stats: false,
     },
     Launch {
         name: "eight_ranks_two_per_node_lose_nodes",
@@ -139,6 +144,7 @@ const LAUNCHES: &[Launch] = &[
             "1048576",
         ],
         extended: false,
+        stats: false,
     },
     Launch {
         name: "two_ranks_all_schemes_full_matrix",
@@ -148,6 +154,7 @@ const LAUNCHES: &[Launch] = &[
         groups: "node{rank}",
         args: &["--errors", "--schemes", "single,partner1,xor,rs1"],
         extended: false,
+        stats: true,
     },
     Launch {
         name: "seven_ranks_uneven_sets_exhaustive",
@@ -162,6 +169,7 @@ const LAUNCHES: &[Launch] = &[
             "single,partner1,partner2,xor,rs1,rs2",
         ],
         extended: true,
+        stats: false,
     },
     Launch {
         name: "eight_ranks_all_schemes_exhaustive",
@@ -171,6 +179,7 @@ const LAUNCHES: &[Launch] = &[
         groups: "node{rank}",
         args: &["--schemes", "single,partner1,partner2,xor,rs2,rs3"],
         extended: true,
+        stats: false,
     },
     Launch {
         name: "sixteen_ranks_sampled",
@@ -188,6 +197,7 @@ const LAUNCHES: &[Launch] = &[
             "1048576",
         ],
         extended: true,
+        stats: false,
     },
     Launch {
         name: "sixteen_ranks_two_sets_sampled",
@@ -205,6 +215,7 @@ const LAUNCHES: &[Launch] = &[
             "1048576",
         ],
         extended: true,
+        stats: false,
     },
 ];
 
@@ -224,6 +235,7 @@ fn run(l: &Launch) -> Result<(), String> {
         .env(DRIVER_ENV, "1")
         .env("MPIEXEC_TIMEOUT", "280")
         .env("CD_REDSET_FAILURE_GROUP", l.groups)
+        .env(cd_redset::STATS_ENV, if l.stats { "1" } else { "0" })
         .output()
         .map_err(|e| {
             format!(
@@ -245,7 +257,14 @@ fn run(l: &Launch) -> Result<(), String> {
         .rev()
         .find(|line| line.contains(" passed, "))
         .unwrap_or("");
-    if out.status.success() && verdict.ends_with(", 0 failed") {
+    // with CD_REDSET_STATS, every rank prints a summary line per operation
+    let summaries = (0..l.np).all(|r| {
+        ["apply", "recover", "unapply"]
+            .iter()
+            .all(|op| stderr.contains(&format!("cd-redset rank {r}: {op} ")))
+    });
+    let stats_ok = !l.stats || (summaries && stderr.contains("total "));
+    if out.status.success() && verdict.ends_with(", 0 failed") && stats_ok {
         Ok(())
     } else {
         Err(format!(
