@@ -110,6 +110,14 @@ use header::RedFile;
 use kvtree::KvTree;
 use pipeline::Staged;
 
+/// `ok`, or `failed: <error>`, for a [`STATS_ENV`] line.
+fn outcome(res: &Result<()>) -> String {
+    match res {
+        Ok(()) => "ok".to_string(),
+        Err(e) => format!("failed: {e}"),
+    }
+}
+
 /// What [`Redset::recover`] did on this rank.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RecoverReport {
@@ -147,11 +155,7 @@ impl Redset {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = times;
         if prof::stats_wanted() {
-            let what = match &res {
-                Ok(()) => "ok".to_string(),
-                Err(e) => format!("failed: {e}"),
-            };
-            self.print_stats("apply", prefix, &what, &times);
+            self.print_stats("apply", prefix, &outcome(&res), &times);
         }
         res
     }
@@ -447,11 +451,7 @@ impl Redset {
         let res = comm::agree(&self.parent, res);
         let times = op.finish();
         if prof::stats_wanted() {
-            let what = match &res {
-                Ok(()) => "ok".to_string(),
-                Err(e) => format!("failed: {e}"),
-            };
-            self.print_stats("unapply", prefix, &what, &times);
+            self.print_stats("unapply", prefix, &outcome(&res), &times);
         }
         res
     }

@@ -222,27 +222,18 @@ fn error_paths(ctx: &mut Ctx) {
     let prefix = |name: &str| format!("{}/{name}.", dir.display());
     // one rank's file is missing, or is a directory
     let last = ctx.size - 1;
-    let missing = dir.join("no-such-file.dat");
-    let files = if ctx.rank == last {
-        vec![missing]
-    } else {
-        vec![data.clone()]
-    };
-    expect_err_everywhere(
-        ctx,
-        "a missing file on the last rank",
-        &rs.apply(&files, &prefix("m")),
-    );
-    let files = if ctx.rank == last {
-        vec![dir.clone()]
-    } else {
-        vec![data.clone()]
-    };
-    expect_err_everywhere(
-        ctx,
-        "a directory as a file",
-        &rs.apply(&files, &prefix("d")),
-    );
+    let cases = [
+        (
+            "a missing file on the last rank",
+            "m",
+            dir.join("no-such-file.dat"),
+        ),
+        ("a directory as a file on the last rank", "d", dir.clone()),
+    ];
+    for (label, name, bad) in cases {
+        let file = if ctx.rank == last { bad } else { data.clone() };
+        expect_err_everywhere(ctx, label, &rs.apply(&[file], &prefix(name)));
+    }
     // a prefix whose directory does not exist
     let nowhere = format!("{}/no/such/dir/p.", dir.display());
     expect_err_everywhere(
