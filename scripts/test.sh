@@ -14,11 +14,14 @@ echo "== cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings
 echo "== cargo test"
 cargo test --workspace
-echo "== cd-redset multi-rank tests against Open MPI (the second MPI family)"
+echo "== cd-redset multi-rank tests and examples against Open MPI (the second MPI family)"
 # rsmpi binds to the MPI that MPICC names, so this build gets its own target directory
-CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}/openmpi" MPICC=mpicc.openmpi \
+(
+    export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}/openmpi" MPICC=mpicc.openmpi
+    cargo build -p cd-redset --examples
     MPIRUN="mpirun.openmpi --oversubscribe --allow-run-as-root --timeout $MPIEXEC_TIMEOUT" \
-    CD_REDSET_TEST_EXTENDED=1 cargo test -p cd-redset --test mpi
+        CD_REDSET_TEST_EXTENDED=1 cargo test -p cd-redset --test mpi
+)
 echo "== cd-erasure with SIMD turned off (CD_REDSET_KERNEL=portable)"
 CD_REDSET_KERNEL=portable cargo test -p cd-erasure
 echo "== cd-erasure on aarch64 (NEON kernels, under qemu-aarch64)"

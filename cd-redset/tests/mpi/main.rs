@@ -15,12 +15,14 @@
 //! only with `CD_REDSET_TEST_EXTENDED=1` (the Open MPI run of `scripts/test.sh` sets it) or
 //! when named.
 //!
+//! The crate's examples run last, under `mpirun` as a user would run them ([`EXAMPLES`]).
+//!
 //! Arguments that do not start with `-` select the launches whose name contains one of them
-//! (`cargo test -p cd-redset --test mpi -- eight_ranks`).
+//! (`cargo test -p cd-redset --test mpi -- eight_ranks`; `examples` selects the examples).
 
 mod driver;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 /// Set in the environment of the ranks: run the driver, not the launcher.
@@ -66,6 +68,57 @@ struct Launch {
     extended: bool,
     /// Runs with `CD_REDSET_STATS=1` and checks every rank's summary lines on stderr.
     stats: bool,
+}
+
+/// The crate's example programs, run under `mpirun` as users would run them: each must exit
+/// with success and every rank must report its checkpoint bytes identical after the rebuild.
+/// They are found beside this test binary (`target/<profile>/examples/`), built by
+/// `cargo test` (all targets) or by `--example NAME`.
+const EXAMPLES: &[(&str, usize, &[&str])] = &[
+    ("checkpoint_loss", 4, &["xor"]),
+    ("checkpoint_loss", 4, &["rs2"]),
+    ("checkpoint_loss", 4, &["partner1"]),
+];
+
+/// Runs one example under `mpirun`; on failure returns its output.
+fn run_example(name: &str, np: usize, args: &[&str]) -> Result<(), String> {
+    let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
+    let example = exe
+        .parent()
+        .and_then(Path::parent)
+        .map(|profile| profile.join("examples").join(name))
+        .filter(|p| p.is_file())
+        .ok_or(format!(
+            "example {name} is not built (cargo test -p cd-redset --example {name})"
+        ))?;
+    let dir = scratch(&format!("example-{name}"));
+    let launcher = mpirun();
+    let out = Command::new(&launcher[0])
+        .args(&launcher[1..])
+        .args(["-np", &np.to_string()])
+        .arg(&example)
+        .arg(&dir)
+        .args(args)
+        .env("MPIEXEC_TIMEOUT", "120")
+        .env("CD_REDSET_FAILURE_GROUP", "node{rank}")
+        .output()
+        .map_err(|e| format!("cannot run `{}`: {e}", launcher.join(" ")))?;
+    let _ = std::fs::remove_dir_all(&dir);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    print!("{stdout}");
+    let identical = stdout
+        .lines()
+        .filter(|l| l.ends_with("checkpoint bytes identical"))
+        .count();
+    if out.status.success() && identical == np {
+        Ok(())
+    } else {
+        Err(format!(
+            "status {:?}, {identical} of {np} ranks identical\n--- stderr\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
 }
 
 /// Enables the extended launches (the exhaustive 7- and 8-rank matrices, the 16-rank sets).
@@ -311,6 +364,19 @@ fn main() -> ExitCode {
             Err(why) => {
                 println!("test {} ... FAILED\n{why}", l.name);
                 failed.push(l.name);
+            }
+        }
+    }
+    let run_examples =
+        filters.is_empty() || filters.iter().any(|f| "examples".contains(f.as_str()));
+    for &(name, np, args) in EXAMPLES.iter().filter(|_| run_examples) {
+        let label = format!("example {name} {}", args.join(" "));
+        println!("test {label} ({np} ranks) ...");
+        match run_example(name, np, args) {
+            Ok(()) => println!("test {label} ... ok"),
+            Err(why) => {
+                println!("test {label} ... FAILED\n{why}");
+                failed.push("examples");
             }
         }
     }
