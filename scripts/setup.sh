@@ -11,7 +11,7 @@ set -euo pipefail
 
 packages=(build-essential pkg-config mpich libmpich-dev gfortran libclang1-14 libclang-common-14-dev
           openmpi-bin libopenmpi-dev valgrind)
-if [ "${CD_SETUP_TEST_TOOLS:-0}" = 1 ]; then
+if [ "${CD_SETUP_TEST_TOOLS:-0}" = 1 ] && [ "$(uname -m)" = x86_64 ]; then
     packages+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user)
 fi
 
@@ -54,12 +54,14 @@ if ! command -v cargo >/dev/null; then
     export PATH="$HOME/.cargo/bin:$PATH"
 fi
 
-if [ "${CD_SETUP_TEST_TOOLS:-0}" = 1 ] &&
-    ! rustc --print sysroot | xargs -I{} test -d {}/lib/rustlib/aarch64-unknown-linux-gnu; then
+if [ "${CD_SETUP_TEST_TOOLS:-0}" = 1 ] && [ "$(uname -m)" = x86_64 ]; then
     command -v rustup >/dev/null || {
-        echo "setup: Rust's aarch64-unknown-linux-gnu target is missing and there is no rustup to add it" >&2
+        echo "setup: the tests need Rust's aarch64-unknown-linux-gnu target, and there is no rustup to add it" >&2
         exit 1
     }
-    echo "setup: adding Rust's aarch64-unknown-linux-gnu target"
-    rustup target add aarch64-unknown-linux-gnu
+    installed_targets=$(rustup target list --installed)
+    if ! grep -qx aarch64-unknown-linux-gnu <<<"$installed_targets"; then
+        echo "setup: adding Rust's aarch64-unknown-linux-gnu target"
+        rustup target add aarch64-unknown-linux-gnu
+    fi
 fi

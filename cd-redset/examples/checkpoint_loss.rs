@@ -18,6 +18,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use cd_redset::{Options, Redset, Scheme};
+use mpi::collective::SystemOperation;
+use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
 /// This rank's checkpoint: a binary state of a size unique to the rank, and a small text file.
@@ -41,7 +43,26 @@ fn scheme(name: &str) -> Option<Scheme> {
     }
 }
 
-fn run(world: &mpi::topology::SimpleCommunicator) -> Result<bool, Box<dyn std::error::Error>> {
+/// Whether `ok` holds on every rank. Called before each collective step, so that a local
+/// failure on one rank (a file it could not write) stops every rank there, instead of leaving
+/// the others waiting in a collective the failed rank never enters.
+fn on_every_rank(world: &SimpleCommunicator, ok: bool) -> bool {
+    let mut all = 0i32;
+    world.all_reduce_into(&i32::from(ok), &mut all, SystemOperation::min());
+    all == 1
+}
+
+/// Turns a local outcome into one every rank agrees on.
+fn agreed(world: &SimpleCommunicator, local: std::io::Result<()>) -> Result<(), String> {
+    let ok = local.is_ok();
+    match (on_every_rank(world, ok), local) {
+        (true, _) => Ok(()),
+        (false, Err(e)) => Err(e.to_string()),
+        (false, Ok(())) => Err("another rank failed".into()),
+    }
+}
+
+fn run(world: &SimpleCommunicator) -> Result<bool, Box<dyn std::error::Error>> {
     let (rank, size) = (world.rank() as usize, world.size() as usize);
     let mut args = std::env::args().skip(1);
     let dir = PathBuf::from(
@@ -50,31 +71,34 @@ fn run(world: &mpi::topology::SimpleCommunicator) -> Result<bool, Box<dyn std::e
     );
     let name = args.next().unwrap_or_else(|| "xor".into());
     let scheme = scheme(&name).ok_or(format!("unknown scheme {name}"))?;
-    std::fs::create_dir_all(&dir)?;
     let files = checkpoint(&dir, rank);
-    for (path, bytes) in &files {
-        std::fs::write(path, bytes)?;
-    }
+    let written = std::fs::create_dir_all(&dir).and_then(|()| {
+        files
+            .iter()
+            .try_for_each(|(p, bytes)| std::fs::write(p, bytes))
+    });
+    agreed(world, written)?;
     let paths: Vec<&PathBuf> = files.iter().map(|(p, _)| p).collect();
     let prefix = format!("{}/ckpt.", dir.display());
 
-    // protect: one collective call after the checkpoint is written
+    // protect: one collective call after the checkpoint is written (cd-redset's calls fail on
+    // every rank together, so `?` on them keeps the ranks in step)
     let rs = Redset::create(world, scheme, size, None, Options::default())?;
     rs.apply(&paths, &prefix)?;
 
     // the last rank's node fails: its checkpoint and redundancy files are gone
-    world.barrier();
-    if rank == size - 1 {
-        for p in paths
+    let lost = if rank == size - 1 {
+        let redundancy = rs.redundancy_files(&prefix);
+        paths
             .iter()
             .map(|p| p.as_path())
-            .chain(rs.redundancy_files(&prefix).iter().map(PathBuf::as_path))
-        {
-            std::fs::remove_file(p)?;
-        }
-    }
+            .chain(redundancy.iter().map(PathBuf::as_path))
+            .try_for_each(std::fs::remove_file)
+    } else {
+        Ok(())
+    };
     drop(rs);
-    world.barrier();
+    agreed(world, lost)?;
 
     // restart: recover re-creates the descriptor and rebuilds what is missing
     let (rs, report) = Redset::recover(world, &prefix, Options::default())?;
@@ -117,13 +141,7 @@ fn main() -> ExitCode {
             false
         }
     };
-    let mut all_ok = 0i32;
-    world.all_reduce_into(
-        &i32::from(ok),
-        &mut all_ok,
-        mpi::collective::SystemOperation::min(),
-    );
-    if all_ok == 1 {
+    if on_every_rank(&world, ok) {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE

@@ -196,22 +196,29 @@ pub(crate) fn agree<C: Communicator, T>(comm: &C, local: Result<T>) -> Result<T>
     }
 }
 
-/// Every member's file list, without CRCs (each header carries its neighbours' lists); `None`
-/// for a member whose list did not decode.
+/// Every member's file list, without CRCs (each header carries its neighbours' lists), all
+/// `Some`. An error if one does not decode: the gathered bytes are the same on every rank, so
+/// every rank returns that error and none goes on alone into the next collective.
 pub(crate) fn allgather_file_lists<C: Communicator>(
     comm: &C,
     mine: &crate::dataset::RankFiles,
-) -> Vec<Option<crate::dataset::RankFiles>> {
+) -> Result<Vec<Option<crate::dataset::RankFiles>>> {
     let mut bare = mine.clone();
     bare.crc = None;
     let mut packed = Vec::new();
     bare.to_kvtree(None).pack(&mut packed);
     allgather_bytes(comm, &packed)
         .iter()
-        .map(|b| {
+        .enumerate()
+        .map(|(m, b)| {
             crate::kvtree::KvTree::unpack(b)
-                .ok()
-                .and_then(|(t, _)| crate::dataset::RankFiles::from_kvtree(&t, "").ok())
+                .and_then(|(t, _)| crate::dataset::RankFiles::from_kvtree(&t, ""))
+                .map(Some)
+                .map_err(|e| {
+                    Error::InvalidArgument(format!(
+                        "file list of group rank {m} did not decode: {e}"
+                    ))
+                })
         })
         .collect()
 }

@@ -40,8 +40,10 @@
 //!   rank is an error on all ranks rather than a hang or an `MPI_Abort`. A failed `apply`, and a
 //!   recover that asks for more than the scheme can rebuild, fail on every rank and change no
 //!   file: what they write goes under temporary names and is moved into place only when every
-//!   rank succeeded (so a failed `apply` keeps the previous one under that prefix intact).
-//!   Only regular files can be protected.
+//!   rank succeeded (so a failed `apply` keeps the previous one under that prefix intact; only
+//!   a failure of that last rename itself can leave a mix, and it is reported on every rank).
+//!   Only regular files can be protected; a symbolic link is followed (the file it names is
+//!   protected, and a rebuild writes a regular file at the link's path).
 //! * **Speed.** The pipelines keep several 256 KiB pieces in flight per rank with nonblocking
 //!   messages ([`Options::piece_size`]), so reading, CRC32C, the XOR / GF(2^8) SIMD kernels
 //!   (chosen at run time) and writing work on bytes that are still in the core's cache while

@@ -132,7 +132,7 @@ pub(crate) fn apply(rs: &Redset, rf: &RankFiles, prefix: &str) -> Result<Staged>
     let chunk = chunk_size(max, segs);
 
     // every member's file list (the headers carry the neighbours' lists)
-    let mut files = comm::allgather_file_lists(&rs.comm, rf);
+    let mut files = comm::allgather_file_lists(&rs.comm, rf)?;
     for f in files.iter_mut().flatten() {
         f.crc = Some(ChunkCrcs::placeholder(chunk, segs));
     }

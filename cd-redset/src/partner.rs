@@ -78,7 +78,7 @@ pub(crate) fn apply(rs: &Redset, rf: &RankFiles, prefix: &str) -> Result<Staged>
     let mut err = ErrSlot::default();
     let lf = err.keep(rf.open_read());
     let crc_chunk = rs.opts.crc_chunk;
-    let mut files = comm::allgather_file_lists(&rs.comm, rf);
+    let mut files = comm::allgather_file_lists(&rs.comm, rf)?;
     for f in files.iter_mut().flatten() {
         let count = f.total().div_ceil(crc_chunk) as usize;
         f.crc = Some(ChunkCrcs::placeholder(crc_chunk, count));

@@ -51,9 +51,9 @@ impl ErrSlot {
     }
 }
 
-/// Files a rebuild wrote under temporary names, moved into place only when every rank of the
-/// parent communicator succeeded ([`Staged::commit`]); dropped uncommitted, they are removed, so
-/// a failed recover leaves every file as it was.
+/// Files an `apply` or a rebuild wrote under temporary names, moved into place only when every
+/// rank of the parent communicator succeeded ([`Staged::commit`]); dropped uncommitted, they are
+/// removed, so a failed `apply` or recover leaves every file as it was.
 #[derive(Default)]
 pub(crate) struct Staged {
     /// `(temporary, final)` paths, data files first.

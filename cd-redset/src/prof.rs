@@ -1,7 +1,7 @@
 //! Where the time of an operation goes, per phase, and how this thread waits for MPI.
 //!
-//! Every public collective operation ([`crate::Redset::apply`], [`crate::Redset::recover`])
-//! starts an `Op` on the calling thread; the pipelines add the wall-clock time of each read,
+//! Every public collective operation ([`crate::Redset::apply`], [`crate::Redset::recover`],
+//! [`crate::Redset::unapply`]) starts an `Op` on the calling thread; the pipelines add the wall-clock time of each read,
 //! write, CRC, kernel call, fsync and MPI wait to thread-local counters, and the operation
 //! returns them as [`PhaseTimes`]. An `Instant::now()` pair costs some tens of nanoseconds; the
 //! pipelines time pieces of hundreds of KiB, so the counters cost nothing measurable.
@@ -15,7 +15,7 @@
 use std::cell::Cell;
 use std::time::{Duration, Instant};
 
-/// Wall-clock time one rank spent in each phase of its last `apply` or `recover`.
+/// Wall-clock time one rank spent in each phase of an `apply`, `recover` or `unapply`.
 ///
 /// `other` is the rest of `total`: opening and stat-ing files, building and parsing headers,
 /// the descriptor file, renames, memory allocation.

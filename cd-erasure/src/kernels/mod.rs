@@ -242,7 +242,7 @@ fn check_lengths(dst: &[u8], src: &[u8]) {
     assert_eq!(
         dst.len(),
         src.len(),
-        "cd-redset kernel: dst and src lengths differ"
+        "cd-erasure kernel: dst and src lengths differ"
     );
 }
 
@@ -263,14 +263,14 @@ fn detect() -> Kernels {
     let requested = std::env::var(KERNEL_ENV).unwrap_or_default();
     let requested = requested.trim();
     if requested.is_empty() || requested == "auto" {
-        tracing::debug!(path = best.name, "cd-redset: GF(2^8) kernels detected");
+        tracing::debug!(path = best.name, "cd-erasure: GF(2^8) kernels detected");
         return best;
     }
     match Kernels::by_name(requested) {
         Some(forced) => {
             tracing::debug!(
                 path = forced.name,
-                "cd-redset: GF(2^8) kernels forced by {KERNEL_ENV}"
+                "cd-erasure: GF(2^8) kernels forced by {KERNEL_ENV}"
             );
             forced
         }
@@ -278,7 +278,7 @@ fn detect() -> Kernels {
             tracing::warn!(
                 requested,
                 path = best.name,
-                "cd-redset: {KERNEL_ENV} names no path usable on this CPU; using the detected one"
+                "cd-erasure: {KERNEL_ENV} names no path usable on this CPU; using the detected one"
             );
             best
         }

@@ -257,7 +257,7 @@ fn error_paths(ctx: &mut Ctx) {
     rs.apply(&[&data], &p).expect("apply");
     ctx.barrier();
     let paths = |dir: &Path| -> Vec<PathBuf> { listing(dir).iter().map(|n| dir.join(n)).collect() };
-    let kept = snapshot(&paths(&dir));
+    let kept = stamps(&paths(&dir));
     ctx.barrier(); // every rank has its snapshot before the blocker appears
     let blocker = rs
         .redundancy_files(&p)
@@ -276,7 +276,7 @@ fn error_paths(ctx: &mut Ctx) {
         std::fs::remove_dir(&blocker).unwrap();
     }
     ctx.barrier();
-    let now = snapshot(&paths(&dir));
+    let now = stamps(&paths(&dir));
     ctx.check(kept == now, || {
         let changed: Vec<String> = kept
             .keys()
@@ -350,6 +350,24 @@ fn combos(n: usize, k: usize) -> Vec<Vec<usize>> {
 
 fn read_opt(p: &Path) -> Option<Vec<u8>> {
     std::fs::read(p).ok()
+}
+
+/// A file's inode, modification time (seconds, nanoseconds) and bytes.
+type Stamp = (u64, i64, i64, Vec<u8>);
+
+/// Identity of each file (None if absent). A file moved into place by a rename has a new inode
+/// even when its bytes are the same.
+fn stamps(paths: &[PathBuf]) -> BTreeMap<PathBuf, Option<Stamp>> {
+    paths
+        .iter()
+        .map(|p| {
+            let id = std::fs::metadata(p)
+                .ok()
+                .zip(read_opt(p))
+                .map(|(m, b)| (m.ino(), m.mtime(), m.mtime_nsec(), b));
+            (p.clone(), id)
+        })
+        .collect()
 }
 
 /// Snapshot of the files of this rank: path -> bytes (None if absent).

@@ -43,6 +43,15 @@ fn mpirun() -> Vec<String> {
     }
 }
 
+/// Seconds after which a launch gives up: `MPIEXEC_TIMEOUT` as inherited (MPICH's hydra and
+/// Open MPI's mpirun both read it), else 280.
+fn timeout() -> String {
+    std::env::var("MPIEXEC_TIMEOUT")
+        .ok()
+        .filter(|v| v.parse::<u32>().is_ok_and(|t| t > 0))
+        .unwrap_or_else(|| "280".to_string())
+}
+
 fn scratch(name: &str) -> PathBuf {
     let base = if std::path::Path::new("/dev/shm").is_dir() {
         PathBuf::from("/dev/shm")
@@ -99,7 +108,7 @@ fn run_example(name: &str, np: usize, args: &[&str]) -> Result<(), String> {
         .arg(&example)
         .arg(&dir)
         .args(args)
-        .env("MPIEXEC_TIMEOUT", "120")
+        .env("MPIEXEC_TIMEOUT", timeout())
         .env("CD_REDSET_FAILURE_GROUP", "node{rank}")
         .output()
         .map_err(|e| format!("cannot run `{}`: {e}", launcher.join(" ")))?;
@@ -286,7 +295,7 @@ fn run(l: &Launch) -> Result<(), String> {
         .arg(&dir)
         .args(l.args)
         .env(DRIVER_ENV, "1")
-        .env("MPIEXEC_TIMEOUT", "280")
+        .env("MPIEXEC_TIMEOUT", timeout())
         .env("CD_REDSET_FAILURE_GROUP", l.groups)
         .env(cd_redset::STATS_ENV, if l.stats { "1" } else { "0" })
         .output()
