@@ -93,23 +93,41 @@ impl LogicalFile {
         self.parts.partition_point(|p| p.start + p.size <= off)
     }
 
+    /// The pieces of the `len` logical bytes at `off` that hold real data, in order: each
+    /// part, the offset in it, and the byte range of the request it covers. They are
+    /// contiguous from the start of the request; what they leave at its end is padding.
+    fn spans(
+        &self,
+        off: u64,
+        len: usize,
+    ) -> impl Iterator<Item = (&Part, u64, std::ops::Range<usize>)> + '_ {
+        let mut done = 0usize;
+        let mut i = self.part_at(off);
+        std::iter::from_fn(move || {
+            while done < len && i < self.parts.len() {
+                let p = &self.parts[i];
+                i += 1;
+                let pos = off + done as u64;
+                if pos >= p.start + p.size {
+                    continue; // an empty part
+                }
+                let in_part = pos - p.start;
+                let n = ((p.size - in_part) as usize).min(len - done);
+                let range = done..done + n;
+                done += n;
+                return Some((p, in_part, range));
+            }
+            None
+        })
+    }
+
     /// Fills `buf` with the logical bytes at `off`, zeros past the end. Returns how many bytes
     /// of real data it read.
     pub fn read_at(&self, off: u64, buf: &mut [u8]) -> Result<usize> {
         let mut done = 0usize;
-        let mut i = self.part_at(off);
-        while done < buf.len() && i < self.parts.len() {
-            let p = &self.parts[i];
-            let pos = off + done as u64;
-            if pos >= p.start + p.size {
-                i += 1;
-                continue;
-            }
-            let in_part = pos - p.start;
-            let n = ((p.size - in_part) as usize).min(buf.len() - done);
-            util::read_exact_at(&p.file, &p.path, &mut buf[done..done + n], in_part)?;
-            done += n;
-            i += 1;
+        for (p, at, range) in self.spans(off, buf.len()) {
+            done = range.end;
+            util::read_exact_at(&p.file, &p.path, &mut buf[range], at)?;
         }
         buf[done..].fill(0);
         Ok(done)
@@ -117,20 +135,8 @@ impl LogicalFile {
 
     /// Writes `buf` at logical offset `off`; bytes past the real data are dropped.
     pub fn write_at(&self, off: u64, buf: &[u8]) -> Result<()> {
-        let mut done = 0usize;
-        let mut i = self.part_at(off);
-        while done < buf.len() && i < self.parts.len() {
-            let p = &self.parts[i];
-            let pos = off + done as u64;
-            if pos >= p.start + p.size {
-                i += 1;
-                continue;
-            }
-            let in_part = pos - p.start;
-            let n = ((p.size - in_part) as usize).min(buf.len() - done);
-            util::write_all_at(&p.file, &p.path, &buf[done..done + n], in_part)?;
-            done += n;
-            i += 1;
+        for (p, at, range) in self.spans(off, buf.len()) {
+            util::write_all_at(&p.file, &p.path, &buf[range], at)?;
         }
         Ok(())
     }

@@ -62,21 +62,30 @@ fn header_spec(
     chunk: u64,
     payload_crcs: Vec<u32>,
 ) -> Result<HeaderSpec> {
-    let n = rs.info.ranks;
-    let mut descs = Vec::new();
-    for m in header_members(n, k_of(rs), r) {
-        let f = files[m].as_ref().ok_or_else(|| {
-            Error::Unrecoverable(format!("file list of group rank {m} is unknown"))
-        })?;
-        descs.push((m, f.to_kvtree(Some(&rs.member_desc(m)))));
-    }
     Ok(HeaderSpec {
         rank: r,
-        descs,
+        descs: member_descs(rs, files, header_members(rs.info.ranks, k_of(rs), r))?,
         group_map: Some(rs.group_map.clone()),
         chunk: Some(chunk),
         payload_crcs,
     })
+}
+
+/// The `DESC` entries of a header: each member's file list with its descriptor.
+pub(crate) fn member_descs(
+    rs: &Redset,
+    files: &[Option<RankFiles>],
+    members: impl IntoIterator<Item = usize>,
+) -> Result<Vec<(usize, crate::kvtree::KvTree)>> {
+    members
+        .into_iter()
+        .map(|m| {
+            let f = files[m].as_ref().ok_or_else(|| {
+                Error::Unrecoverable(format!("file list of group rank {m} is unknown"))
+            })?;
+            Ok((m, f.to_kvtree(Some(&rs.member_desc(m)))))
+        })
+        .collect()
 }
 
 fn crc_bytes(v: &[u32]) -> Vec<u8> {

@@ -21,7 +21,7 @@ use crate::descriptor::{Redset, Scheme};
 use crate::error::{Error, Result};
 use crate::flight::Flight;
 use crate::header::{self, HeaderSpec};
-use crate::parity::{write_header, Attempt};
+use crate::parity::{member_descs, write_header, Attempt};
 use crate::pipeline::{
     crc, pieces, read_file, read_lf, write_file, write_lf, ErrSlot, SeqCrc, Staged,
 };
@@ -43,16 +43,10 @@ fn header_spec(
     payload_crcs: Vec<u32>,
 ) -> Result<HeaderSpec> {
     let n = rs.info.ranks;
-    let mut descs = Vec::new();
-    for m in std::iter::once(r).chain((1..=replicas(rs)).map(|d| (r + n - d) % n)) {
-        let f = files[m].as_ref().ok_or_else(|| {
-            Error::Unrecoverable(format!("file list of group rank {m} is unknown"))
-        })?;
-        descs.push((m, f.to_kvtree(Some(&rs.member_desc(m)))));
-    }
+    let members = std::iter::once(r).chain((1..=replicas(rs)).map(|d| (r + n - d) % n));
     Ok(HeaderSpec {
         rank: r,
-        descs,
+        descs: member_descs(rs, files, members)?,
         payload_crcs,
         ..Default::default()
     })

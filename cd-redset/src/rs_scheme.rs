@@ -50,16 +50,11 @@ pub(crate) fn encode(
     hlen: u64,
     err: &mut ErrSlot,
 ) -> (Vec<u32>, Vec<u32>) {
-    let (p, k) = (rs.info.ranks, k_of(rs));
-    let code = match RsCode::new(p, k) {
-        Ok(c) => c,
-        Err(e) => {
-            err.set(crate::error::Error::InvalidArgument(e.to_string()));
-            // still take part in the exchanges below with a dummy code of the same shape
-            return encode_with(rs, None, lf, chunk, out, out_path, hlen, err);
-        }
-    };
-    encode_with(rs, Some(&code), lf, chunk, out, out_path, hlen, err)
+    // without a code (an error), still take part in the exchanges, with zero coefficients
+    let code = RsCode::new(rs.info.ranks, k_of(rs))
+        .map_err(|e| err.set(crate::error::Error::InvalidArgument(e.to_string())))
+        .ok();
+    encode_with(rs, code.as_ref(), lf, chunk, out, out_path, hlen, err)
 }
 
 #[allow(clippy::too_many_arguments)]
