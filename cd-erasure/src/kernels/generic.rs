@@ -237,36 +237,8 @@ pub(crate) unsafe fn mul_xor_into<V: Vector, M: Multiplier<V>>(
     m: M,
     c: u8,
 ) {
-    debug_assert_eq!(dst.len(), src.len());
-    let len = dst.len();
-    let d = dst.as_mut_ptr();
-    let s = src.as_ptr();
-    let mut i = 0;
-    while len - i >= 2 * V::BYTES {
-        // SAFETY: the accesses cover `i..i + 2 * BYTES`, within `len` by the
-        // loop condition and the equal lengths; the CPU supports `V` and `M`
-        // (caller's precondition).
-        unsafe {
-            prefetch_ahead::<V>(s, i, 2 * V::BYTES);
-            prefetch_ahead::<V>(d, i, 2 * V::BYTES);
-            let p0 = m.mul(V::load_unaligned(s.add(i)));
-            let p1 = m.mul(V::load_unaligned(s.add(i + V::BYTES)));
-            let a0 = V::load_unaligned(d.add(i));
-            let a1 = V::load_unaligned(d.add(i + V::BYTES));
-            a0.xor(p0).store_unaligned(d.add(i));
-            a1.xor(p1).store_unaligned(d.add(i + V::BYTES));
-        }
-        i += 2 * V::BYTES;
-    }
-    while len - i >= V::BYTES {
-        // SAFETY: as above, one vector.
-        unsafe {
-            let p = m.mul(V::load_unaligned(s.add(i)));
-            V::load_unaligned(d.add(i)).xor(p).store_unaligned(d.add(i));
-        }
-        i += V::BYTES;
-    }
-    portable::mul_xor_into(&mut dst[i..], &src[i..], c);
+    // SAFETY: forwarded preconditions.
+    unsafe { mul_loop::<V, M, true>(dst, src, m, c) }
 }
 
 /// `dst[i] = c * src[i]`, with `m` multiplying by `c`; two vectors an
@@ -283,6 +255,23 @@ pub(crate) unsafe fn mul_into<V: Vector, M: Multiplier<V>>(
     m: M,
     c: u8,
 ) {
+    // SAFETY: forwarded preconditions.
+    unsafe { mul_loop::<V, M, false>(dst, src, m, c) }
+}
+
+/// The loop of [`mul_xor_into`] (`ACCUMULATE`: `dst ^= c * src`) and [`mul_into`]
+/// (`dst = c * src`), written once; the flag is a constant, so each instance has no branch.
+///
+/// # Safety
+///
+/// As for [`mul_xor_into`].
+#[inline(always)]
+unsafe fn mul_loop<V: Vector, M: Multiplier<V>, const ACCUMULATE: bool>(
+    dst: &mut [u8],
+    src: &[u8],
+    m: M,
+    c: u8,
+) {
     debug_assert_eq!(dst.len(), src.len());
     let len = dst.len();
     let d = dst.as_mut_ptr();
@@ -292,22 +281,48 @@ pub(crate) unsafe fn mul_into<V: Vector, M: Multiplier<V>>(
         // SAFETY: the accesses cover `i..i + 2 * BYTES`, within `len` by the
         // loop condition and the equal lengths; the CPU supports `V` and `M`
         // (caller's precondition).
-        unsafe {
+        let (p0, p1) = unsafe {
             prefetch_ahead::<V>(s, i, 2 * V::BYTES);
             prefetch_ahead::<V>(d, i, 2 * V::BYTES);
-            let p0 = m.mul(V::load_unaligned(s.add(i)));
-            let p1 = m.mul(V::load_unaligned(s.add(i + V::BYTES)));
-            p0.store_unaligned(d.add(i));
-            p1.store_unaligned(d.add(i + V::BYTES));
+            (
+                m.mul(V::load_unaligned(s.add(i))),
+                m.mul(V::load_unaligned(s.add(i + V::BYTES))),
+            )
+        };
+        // SAFETY: both vectors lie inside `dst` (loop condition); CPU support as above.
+        unsafe {
+            put::<V, ACCUMULATE>(d.add(i), p0);
+            put::<V, ACCUMULATE>(d.add(i + V::BYTES), p1);
         }
         i += 2 * V::BYTES;
     }
     while len - i >= V::BYTES {
         // SAFETY: as above, one vector.
-        unsafe {
-            m.mul(V::load_unaligned(s.add(i))).store_unaligned(d.add(i));
-        }
+        unsafe { put::<V, ACCUMULATE>(d.add(i), m.mul(V::load_unaligned(s.add(i)))) };
         i += V::BYTES;
     }
-    portable::mul_into(&mut dst[i..], &src[i..], c);
+    if ACCUMULATE {
+        portable::mul_xor_into(&mut dst[i..], &src[i..], c);
+    } else {
+        portable::mul_into(&mut dst[i..], &src[i..], c);
+    }
+}
+
+/// Stores `p` at `at`, or XORs it into what is there (`ACCUMULATE`). A function, not a closure,
+/// so that it inlines into the caller's `#[target_feature]` context.
+///
+/// # Safety
+///
+/// `at` is valid for reading and writing one `V`, and the CPU supports `V`.
+#[inline(always)]
+unsafe fn put<V: Vector, const ACCUMULATE: bool>(at: *mut u8, p: V) {
+    // SAFETY: the caller's precondition.
+    unsafe {
+        let v = if ACCUMULATE {
+            V::load_unaligned(at).xor(p)
+        } else {
+            p
+        };
+        v.store_unaligned(at);
+    }
 }
