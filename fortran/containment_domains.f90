@@ -102,6 +102,8 @@ module Containment_Domains
   integer(c_int), parameter :: CD_ERR_LOGGING_DISABLED = 70
   integer(c_int), parameter :: CD_ERR_LOG_REPLAYING = 71
   integer(c_int), parameter :: CD_ERR_EMPTY_LOG_ENTRY = 72
+  integer(c_int), parameter :: CD_ERR_RESTORE_REFUSED = 73
+  integer(c_int), parameter :: CD_ERR_UNREPLAYABLE = 74
   integer(c_int), parameter :: CD_ERR_NULL_HANDLE = 100
   integer(c_int), parameter :: CD_ERR_NULL_POINTER = 101
   integer(c_int), parameter :: CD_ERR_NEGATIVE_COUNT = 102

@@ -15,13 +15,17 @@ echo "== cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings
 echo "== cargo test"
 cargo test --workspace
-echo "== cd-redset multi-rank tests and examples against Open MPI (the second MPI family)"
+echo "== cd-redset and the MPI interposer: multi-rank tests against Open MPI (the second MPI family)"
 # rsmpi binds to the MPI that MPICC names, so this build gets its own target directory
 (
     export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}/openmpi" MPICC=mpicc.openmpi
     cargo build -p cd-redset --examples
     MPIRUN="mpirun.openmpi --oversubscribe --allow-run-as-root" \
         CD_REDSET_TEST_EXTENDED=1 cargo test -p cd-redset --test mpi
+    # libcd built for Open MPI (its own target directory): recovery in isolation, determinants,
+    # requests in flight, and an unmodified C program under LD_PRELOAD
+    MPIRUN="mpirun.openmpi --oversubscribe --allow-run-as-root" \
+        cargo test -p cd-ffi --test tests -- mpi::halo mpi::wildcards mpi::requests mpi::unmodified_c
 )
 echo "== cd-erasure with SIMD turned off (CD_REDSET_KERNEL=portable)"
 CD_REDSET_KERNEL=portable cargo test -p cd-erasure

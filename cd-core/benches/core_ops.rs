@@ -4,7 +4,9 @@
 //!   pre-faulted buffers (and, for add, which must allocate its store, `memcpy` into a freshly
 //!   allocated buffer);
 //! - adding an 8-byte range to a CD that already has 100,000 ranges;
-//! - advancing after promoting 9 bytes of a 1 GiB READ_ONLY entry (bytes copied: 9).
+//! - advancing after promoting 9 bytes of a 1 GiB READ_ONLY entry (bytes copied: 9);
+//! - what an MPI wrapper pays: `log_mode` with no CD active and with a logging CD, and
+//!   appending an 8-byte record.
 //!
 //! `cargo bench -p cd-core --bench core_ops` prints criterion's figures, then a table of the
 //! ratios to memcpy (read back from criterion's estimates), which is what BENCHMARKS.md records.
@@ -153,6 +155,37 @@ fn nine_bytes(c: &mut Criterion) {
     group.finish();
 }
 
+fn mpi_log(c: &mut Criterion) {
+    const BATCH: u64 = 1 << 20;
+    let mut group = c.benchmark_group("mpi_log");
+    group
+        .sample_size(20)
+        .measurement_time(Duration::from_secs(3));
+    group.bench_function("log_mode_off", |b| b.iter(|| black_box(log_mode())));
+    let cd = create_cd(None, None, LoggingMode::Enabled, Some("bench-mpi-log")).unwrap();
+    group.bench_function("log_mode_record", |b| b.iter(|| black_box(log_mode())));
+    group.bench_function("log_append_8_bytes", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            let mut done = 0u64;
+            while done < iters {
+                let n = (iters - done).min(BATCH);
+                let start = Instant::now();
+                for i in 0..n {
+                    log_append(&[black_box(&i.to_le_bytes())]).unwrap();
+                }
+                total += start.elapsed();
+                // Keep the log (and memory) bounded, outside the timing.
+                delete_mpi_log_from_cd(cd).unwrap();
+                done += n;
+            }
+            total
+        })
+    });
+    commit_cd(cd).unwrap();
+    group.finish();
+}
+
 /// Criterion's mean estimate (ns) of `group/id`, read back from its output.
 fn mean_ns(dir: &Path, id: &str) -> Option<f64> {
     let text = std::fs::read_to_string(dir.join(id).join("new/estimates.json")).ok()?;
@@ -189,6 +222,15 @@ fn summary(dir: &Path) {
     if let Some(ns) = mean_ns(dir, "promote/advance_after_promoting_9_bytes_of_1GiB") {
         println!("promote 9 bytes of a 1 GiB READ_ONLY entry + advance: {:.2} us per pair, 9 bytes copied", ns / 1000.0);
     }
+    for (id, what) in [
+        ("log_mode_off", "log_mode, no CD active"),
+        ("log_mode_record", "log_mode, a logging CD active"),
+        ("log_append_8_bytes", "log_append of an 8-byte record"),
+    ] {
+        if let Some(ns) = mean_ns(dir, &format!("mpi_log/{id}")) {
+            println!("{what}: {ns:.1} ns per call");
+        }
+    }
 }
 
 fn main() {
@@ -201,6 +243,7 @@ fn main() {
     copies(&mut criterion);
     tiny_add(&mut criterion);
     nine_bytes(&mut criterion);
+    mpi_log(&mut criterion);
     criterion.final_summary();
     summary(&dir);
 }

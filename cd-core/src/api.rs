@@ -9,7 +9,9 @@ use crate::callback;
 use crate::error::{CdError, Fate, Result};
 use crate::handle::{self, CdHandle, CdRef};
 use crate::log::LogEntry;
-use crate::node::{merge_into_parent, resolve_through, Entry, Exclusive, How, Node, State};
+use crate::node::{
+    check_merge, feed_mark, merge_into_parent, resolve_through, Entry, Exclusive, How, Node, State,
+};
 use crate::regen::Regen;
 use crate::space::{self, SpaceId};
 use crate::stats::Stats;
@@ -109,6 +111,8 @@ fn create_child(
             wanted
         }
     };
+    // Taken before the parent's lock: the feeding CD may be above it.
+    let mark = feed_mark(&parent);
     let mut state = parent.lock_live()?;
     let sibling_index = (0..)
         .find(|i| !state.children.iter().any(|c| c.sibling_index == *i))
@@ -130,6 +134,13 @@ fn create_child(
         ))
     });
     let node = handle::lookup(handle).expect("just registered");
+    if logging {
+        let mut child = node.lock();
+        if !had_siblings {
+            state.log.hand_down(&mut child.log);
+        }
+        child.feed_mark = mark;
+    }
     state.children.push(node);
     Ok(handle)
 }
@@ -398,6 +409,11 @@ pub fn delete_file_from_cd(cd: impl Into<CdRef>, fd: i32) -> Result<()> {
 /// Commits a CD (`commit_cd`): a root is discarded; a child is merged into its parent by the
 /// spec's rules (see [`merge_into_parent`]) and discarded. A CD with live children cannot be
 /// committed. If the CD is the calling thread's active CD, the one below becomes active.
+///
+/// A commit that would merge MPI log records into a parent whose log is being replayed fails
+/// with [`CdError::LogReplaying`] and changes nothing: the records would land in the middle of
+/// the replay. It does not happen when the MPI layer follows [`crate::log_mode`] (a CD that a
+/// replay feeds logs nothing); it means that records were added to the child explicitly.
 pub fn commit_cd(cd: impl Into<CdRef>) -> Result<()> {
     let cd = cd.into();
     let _span = debug_span!("commit_cd", ?cd).entered();
@@ -412,6 +428,7 @@ pub fn commit_cd(cd: impl Into<CdRef>) -> Result<()> {
     refuse_children(&state, "commit_cd")?;
     if let (Some(parent), Some(parent_state)) = (&node.parent, parent_state.as_deref_mut()) {
         let had_siblings = node.had_siblings.load(Ordering::Relaxed);
+        check_merge(parent_state, &state, had_siblings)?;
         merge_into_parent(parent_state, parent, &mut state, had_siblings);
         parent_state.children.retain(|c| !Arc::ptr_eq(c, &node));
     }
@@ -458,8 +475,9 @@ pub struct AdvanceReport {
 /// Only a CD without children can advance. A child is first committed implicitly into its
 /// parent (without being invalidated). Then the READ_WRITE entries restored by COPY are copied
 /// from application memory, every READ_WRITE entry is demoted to READ_ONLY, monitored files'
-/// positions are updated and the CD's MPI log is discarded. All or nothing: on error the CD
-/// (and its parent) are exactly as before.
+/// positions are updated and the CD's MPI log is discarded (which ends a replay of it). All or
+/// nothing: on error the CD (and its parent) are exactly as before. The implicit commit
+/// refuses to merge log records into a log being replayed, as [`commit_cd`] does.
 ///
 /// # Safety
 /// Every COPY range of the CD must be readable (host memory) and not written during the call.
@@ -469,12 +487,19 @@ pub unsafe fn advance_cd_point_in_time(cd: impl Into<CdRef>) -> Result<AdvanceRe
     callback::check()?;
     let node = handle::resolve(cd)?;
     let _busy = node.begin(Exclusive::Advance)?;
+    // Where a replay feeding this CD stands at its new point in time (before any lock: the
+    // feeding CD may be above the parent).
+    let mark = node.parent.as_ref().and_then(feed_mark);
     let mut parent_state = match &node.parent {
         Some(parent) => Some(parent.lock_live()?),
         None => None,
     };
     let mut state = node.lock_live()?;
     refuse_children(&state, "advance_cd_point_in_time")?;
+    let had_siblings = node.had_siblings.load(Ordering::Relaxed);
+    if let Some(parent_state) = parent_state.as_deref() {
+        check_merge(parent_state, &state, had_siblings)?;
+    }
 
     let targets: Vec<(usize, usize, SpaceId)> = state
         .entries
@@ -504,7 +529,6 @@ pub unsafe fn advance_cd_point_in_time(cd: impl Into<CdRef>) -> Result<AdvanceRe
 
     // Nothing can fail from here on.
     if let (Some(parent), Some(parent_state)) = (&node.parent, parent_state.as_deref_mut()) {
-        let had_siblings = node.had_siblings.load(Ordering::Relaxed);
         merge_into_parent(parent_state, parent, &mut state, had_siblings);
     }
     drop(parent_state);
@@ -531,6 +555,8 @@ pub unsafe fn advance_cd_point_in_time(cd: impl Into<CdRef>) -> Result<AdvanceRe
     }
     state.files.extend(offsets);
     state.log.clear();
+    node.sync_replay(&state);
+    state.feed_mark = mark;
 
     let stats = Stats {
         advances: 1,
@@ -547,7 +573,11 @@ pub unsafe fn advance_cd_point_in_time(cd: impl Into<CdRef>) -> Result<AdvanceRe
 
 /// Adds an MPI log entry to the CD's FIFO (`add_MPI_log_to_cd`); the CD owns it from now on.
 ///
-/// Refused when the CD does not log communication, and while its log is being replayed.
+/// The entry is kept as it is, not copied into the log's arena, so [`get_mpi_log_from_cd`]
+/// hands out the very bytes given here (the spec: "MPI log entry originally provided by
+/// add_MPI_log_to_cd"). Refused when the CD does not log communication, and while its own log
+/// is being replayed. The MPI layer appends to the active CD with [`crate::log_append`]
+/// instead.
 pub fn add_mpi_log_to_cd(cd: impl Into<CdRef>, entry: LogEntry) -> Result<()> {
     let cd = cd.into();
     let _span = debug_span!("add_MPI_log_to_cd", ?cd, len = entry.bytes().len()).entered();
@@ -567,24 +597,30 @@ pub fn add_mpi_log_to_cd(cd: impl Into<CdRef>, entry: LogEntry) -> Result<()> {
     Ok(())
 }
 
-/// The next entry of the replay started by `restore_cd` (`get_MPI_log_from_cd`); `None` when
-/// the log is exhausted (which ends the replay) or no replay is in progress.
+/// The next entry of the replay of the CD's own log started by `restore_cd`
+/// (`get_MPI_log_from_cd`); `None` when the log is exhausted (which ends the replay) or no
+/// replay is in progress.
 pub fn get_mpi_log_from_cd(cd: impl Into<CdRef>) -> Result<Option<LogEntry>> {
     let cd = cd.into();
     let _span = debug_span!("get_MPI_log_from_cd", ?cd).entered();
     callback::check()?;
     let node = handle::resolve(cd)?;
     let mut state = node.lock_live()?;
-    Ok(state.log.next())
+    let entry = state.log.next();
+    node.sync_replay(&state);
+    Ok(entry)
 }
 
-/// Discards the CD's MPI log (`delete_MPI_log_from_cd`).
+/// Discards the CD's MPI log (`delete_MPI_log_from_cd`), with its unreplayable mark, and ends
+/// a replay of it.
 pub fn delete_mpi_log_from_cd(cd: impl Into<CdRef>) -> Result<()> {
     let cd = cd.into();
     let _span = debug_span!("delete_MPI_log_from_cd", ?cd).entered();
     callback::check()?;
     let node = handle::resolve(cd)?;
-    node.lock_live()?.log.clear();
+    let mut state = node.lock_live()?;
+    state.log.clear();
+    node.sync_replay(&state);
     Ok(())
 }
 
@@ -623,6 +659,8 @@ pub struct CdInfo {
     pub log_entries: usize,
     /// Bytes of the MPI log entries.
     pub log_bytes: usize,
+    /// Bytes of the MPI log entries kept in spill files rather than memory.
+    pub log_spilled_bytes: usize,
     /// Whether a replay of the log is in progress.
     pub replaying: bool,
     /// What happened to this CD so far.
@@ -651,6 +689,7 @@ pub fn cd_info(cd: impl Into<CdRef>) -> Result<CdInfo> {
         files: state.files.len(),
         log_entries: state.log.len(),
         log_bytes: state.log.bytes(),
+        log_spilled_bytes: state.log.spilled(),
         replaying: state.log.is_replaying(),
         stats: state.stats,
     })

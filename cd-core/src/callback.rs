@@ -3,7 +3,9 @@
 //! Callbacks run while the runtime holds CD locks. A callback that calls back into the CD API
 //! would deadlock on those locks, and a panicking callback would unwind through them. So the
 //! runtime marks the thread while a callback runs (every API call checks the mark and returns
-//! [`CdError::Reentrant`]) and catches panics, turning them into errors.
+//! [`CdError::Reentrant`]) and catches panics, turning them into errors. The same holds for the
+//! MPI layer's restore hook and the closure that writes a log record; only `log_mode`, which
+//! takes no lock, skips the check (the MPI wrappers call it from inside them).
 
 use crate::error::{CdError, Result};
 use std::cell::Cell;
@@ -22,8 +24,9 @@ pub(crate) fn check() -> Result<()> {
     }
 }
 
-/// Runs `f` marked as a callback; `None` if it panicked.
-fn run<R>(f: impl FnOnce() -> R) -> Option<R> {
+/// Runs `f` marked as a callback; a panic unwinds on (the runtime's state is consistent at
+/// every call of this).
+pub(crate) fn marked<R>(f: impl FnOnce() -> R) -> R {
     struct Unmark;
     impl Drop for Unmark {
         fn drop(&mut self) {
@@ -32,7 +35,12 @@ fn run<R>(f: impl FnOnce() -> R) -> Option<R> {
     }
     IN_CALLBACK.with(|c| c.set(true));
     let _unmark = Unmark;
-    catch_unwind(AssertUnwindSafe(f)).ok()
+    f()
+}
+
+/// Runs `f` marked as a callback; `None` if it panicked.
+fn run<R>(f: impl FnOnce() -> R) -> Option<R> {
+    marked(|| catch_unwind(AssertUnwindSafe(f)).ok())
 }
 
 /// Runs a device copy function.
@@ -40,6 +48,15 @@ pub(crate) fn guard(
     f: impl FnOnce() -> std::result::Result<(), String>,
 ) -> std::result::Result<(), String> {
     run(f).unwrap_or_else(|| Err("the copy function panicked".to_owned()))
+}
+
+/// Runs the MPI layer's restore hook; a panic refuses the restore.
+pub(crate) fn restore_hook(f: impl FnOnce() -> Result<()>) -> Result<()> {
+    run(f).unwrap_or_else(|| {
+        Err(CdError::RestoreRefused(
+            "the restore hook panicked".to_owned(),
+        ))
+    })
 }
 
 /// Runs a regen function; a panic counts as status -1.

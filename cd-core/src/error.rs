@@ -240,14 +240,24 @@ pub enum CdError {
     /// A log operation on a CD that does not log communication.
     #[error("this CD was created with COMM_LOGGING_DISABLED, so it keeps no MPI log")]
     LoggingDisabled,
-    /// `add_MPI_log_to_cd` while the log is being replayed.
+    /// An append to an MPI log that is being replayed (or on a thread a replay feeds), or a
+    /// commit that would merge a child's records into one.
     #[error(
-        "add_MPI_log_to_cd during replay: the log must be consumed with get_MPI_log_from_cd first"
+        "the MPI log is being replayed: it must be consumed (get_MPI_log_from_cd, log_next) before records are added to it"
     )]
     LogReplaying,
     /// A log entry with no bytes.
     #[error("an MPI log entry must hold at least one byte")]
     EmptyLogEntry,
+    /// The MPI layer's restore hook refused the restore.
+    #[error("restore_cd refused by the MPI layer: {0}")]
+    RestoreRefused(String),
+    /// The MPI log a restore would replay holds a call that cannot be replayed.
+    #[error("cannot restore: the MPI log holds {call}, which cannot be replayed in isolation (one-sided, file I/O and spawn calls involve other processes); advance the CD after such calls")]
+    Unreplayable {
+        /// The MPI function logged.
+        call: &'static str,
+    },
 }
 
 impl CdError {
@@ -293,6 +303,8 @@ impl CdError {
             CdError::LoggingDisabled => 70,
             CdError::LogReplaying => 71,
             CdError::EmptyLogEntry => 72,
+            CdError::RestoreRefused(_) => 73,
+            CdError::Unreplayable { .. } => 74,
         }
     }
 }

@@ -8,8 +8,16 @@
 //!
 //! The active CD is per thread, managed last in, first out: `create_cd` pushes, and a handle
 //! that is no longer live is popped when `CURRENT_CD` next looks at the stack.
+//!
+//! Next to the stack, each thread caches what the MPI layer needs on every call: the active
+//! CD, whether it logs, and which CD's replay feeds it ([`LogMode`]). Asking then costs no lock
+//! and no allocation. The cache is dropped when the thread's stack changes, and is checked
+//! against epochs that CDs bump whenever the answer may change on another thread's doing (a
+//! commit or restore retires the CD, a replay starts or ends): one atomic load, two while a
+//! replay feeds the thread.
 
 use crate::error::{CdError, Fate, Result};
+use crate::mpi::LogMode;
 use crate::node::Node;
 use std::cell::RefCell;
 use std::collections::BTreeSet;
@@ -164,40 +172,194 @@ pub(crate) fn release_root_name(name: &str) {
     registry_write().root_names.remove(name);
 }
 
+/// A thread's stack of active CDs, and what its MPI calls do now.
+struct Active {
+    stack: RefCell<Vec<CdHandle>>,
+    cache: RefCell<Cache>,
+}
+
+/// The cached answer of [`mode`]: the MPI wrappers ask on every call, so it must cost no lock.
+enum Cache {
+    /// The stack is empty: no CD is active, calls go straight to MPI.
+    Empty,
+    /// The stack changed: look again.
+    Stale,
+    /// Valid while the epochs it saw are unchanged.
+    Valid(Cached),
+}
+
+/// A computed [`Cache`] entry.
+#[derive(Clone)]
+pub(crate) struct Cached {
+    /// The active CD.
+    pub(crate) node: Arc<Node>,
+    /// Its epoch when this was computed.
+    seen: u64,
+    /// The CD whose replay feeds the thread, with its epoch then.
+    feeder: Option<(Arc<Node>, u64)>,
+    /// What MPI calls do.
+    pub(crate) mode: LogMode,
+}
+
+impl Cached {
+    /// Looks at the active CD: its epoch first, then what the epochs guard, so that a change
+    /// made after the look moves an epoch past what was seen.
+    fn compute(node: Arc<Node>) -> Cached {
+        let seen = node.epoch();
+        if !node.logging {
+            return Cached {
+                node,
+                seen,
+                feeder: None,
+                mode: LogMode::Off,
+            };
+        }
+        let mut feeder = None;
+        let mut next = Some(&node);
+        while let Some(n) = next {
+            let epoch = n.epoch();
+            if n.is_replaying() {
+                feeder = Some((Arc::clone(n), epoch));
+            }
+            next = n.parent.as_ref();
+        }
+        let mode = if feeder.is_some() {
+            LogMode::Replay
+        } else {
+            LogMode::Record
+        };
+        Cached {
+            node,
+            seen,
+            feeder,
+            mode,
+        }
+    }
+
+    /// Whether nothing this was computed from has changed since.
+    #[inline]
+    fn is_current(&self) -> bool {
+        self.node.epoch() == self.seen
+            && self
+                .feeder
+                .as_ref()
+                .is_none_or(|(f, epoch)| f.epoch() == *epoch)
+    }
+
+    /// The CD whose replay feeds the thread.
+    pub(crate) fn feeder(&self) -> Option<&Arc<Node>> {
+        self.feeder.as_ref().map(|(f, _)| f)
+    }
+}
+
 thread_local! {
-    static ACTIVE: RefCell<Vec<CdHandle>> = const { RefCell::new(Vec::new()) };
+    static ACTIVE: Active = const {
+        Active {
+            stack: RefCell::new(Vec::new()),
+            cache: RefCell::new(Cache::Empty),
+        }
+    };
+}
+
+impl Active {
+    fn invalidate(&self) {
+        if let Ok(mut cache) = self.cache.try_borrow_mut() {
+            *cache = Cache::Stale;
+        }
+    }
+
+    /// The top of the stack that is still live, popping the others.
+    fn current(&self) -> Result<Arc<Node>> {
+        let mut stack = self.stack.borrow_mut();
+        while let Some(&top) = stack.last() {
+            match lookup(top) {
+                Ok(node) if node.is_live() => return Ok(node),
+                _ => {
+                    stack.pop();
+                    self.invalidate();
+                }
+            }
+        }
+        Err(CdError::NoActiveCd)
+    }
+
+    /// Computes the cache again and stores it.
+    #[cold]
+    fn refresh(&self) -> Option<Cached> {
+        let fresh = self.current().ok().map(Cached::compute);
+        if let Ok(mut cache) = self.cache.try_borrow_mut() {
+            *cache = match &fresh {
+                Some(cached) => Cache::Valid(cached.clone()),
+                None => Cache::Empty,
+            };
+        }
+        fresh
+    }
 }
 
 /// Makes `handle` the calling thread's active CD.
 pub(crate) fn push_active(handle: CdHandle) {
-    ACTIVE.with(|a| a.borrow_mut().push(handle));
+    ACTIVE.with(|a| {
+        a.stack.borrow_mut().push(handle);
+        a.invalidate();
+    });
 }
 
 /// Removes `handle` from the calling thread's stack, so the CD below becomes active again.
 pub(crate) fn pop_active(handle: CdHandle) {
-    ACTIVE.with(|a| a.borrow_mut().retain(|&h| h != handle));
+    ACTIVE.with(|a| {
+        a.stack.borrow_mut().retain(|&h| h != handle);
+        a.invalidate();
+    });
 }
 
 /// The node `cd` refers to.
 pub(crate) fn resolve(cd: CdRef) -> Result<Arc<Node>> {
     match cd {
         CdRef::Handle(handle) => lookup(handle),
-        CdRef::Current => ACTIVE.with(|a| {
-            let mut stack = a.borrow_mut();
-            while let Some(&top) = stack.last() {
-                match lookup(top) {
-                    Ok(node) if node.is_live() => return Ok(node),
-                    _ => {
-                        stack.pop();
-                    }
-                }
-            }
-            Err(CdError::NoActiveCd)
-        }),
+        CdRef::Current => ACTIVE.with(Active::current),
     }
 }
 
 /// The calling thread's active CD, if any.
 pub fn current_cd() -> Option<CdHandle> {
     resolve(CdRef::Current).ok().map(|node| node.handle)
+}
+
+/// What the calling thread's MPI calls do now: one thread-local read with no CD active, and
+/// the active CD's epoch (and the feeding CD's) compared otherwise. Off while the thread is
+/// being torn down.
+#[inline]
+pub(crate) fn mode() -> LogMode {
+    ACTIVE
+        .try_with(|a| {
+            if let Ok(cache) = a.cache.try_borrow() {
+                match &*cache {
+                    Cache::Empty => return LogMode::Off,
+                    Cache::Valid(cached) if cached.is_current() => return cached.mode,
+                    _ => {}
+                }
+            }
+            a.refresh().map_or(LogMode::Off, |c| c.mode)
+        })
+        .unwrap_or(LogMode::Off)
+}
+
+/// Runs `f` with the calling thread's active CD and what its MPI calls do, from the cache
+/// (`None` without an active CD), without cloning them when the cache is valid. `f` may call
+/// [`mode`]. [`CdError::NoActiveCd`] while the thread's locals are being destroyed.
+pub(crate) fn with_cached<R>(f: impl FnOnce(Option<&Cached>) -> Result<R>) -> Result<R> {
+    ACTIVE
+        .try_with(move |a| {
+            if let Ok(cache) = a.cache.try_borrow() {
+                match &*cache {
+                    Cache::Empty => return f(None),
+                    Cache::Valid(cached) if cached.is_current() => return f(Some(cached)),
+                    _ => {}
+                }
+            }
+            let fresh = a.refresh();
+            f(fresh.as_ref())
+        })
+        .unwrap_or(Err(CdError::NoActiveCd))
 }

@@ -16,7 +16,11 @@
 //!   [`restore_cd`] brings memory back ("oldest wins"); [`commit_cd`] merges a child into
 //!   its parent, or discards a root.
 //! - [`add_mpi_log_to_cd`], [`get_mpi_log_from_cd`], [`delete_mpi_log_from_cd`]: the FIFO the
-//!   interposition layer fills and replays.
+//!   interposition layer fills and replays, by the spec's names.
+//! - [`log_mode`], [`log_append_with`], [`log_next`], [`log_mark_unreplayable`],
+//!   [`set_restore_hook`]: the same for the PMPI wrappers, on the calling thread's active CD,
+//!   with the decision of what a call does cached per thread (no lock); logs past
+//!   [`LOG_SPILL_ENV`] bytes spill to unlinked files.
 //! - [`Domain`] is the safe, typed layer for Rust programs: it owns the protected buffers, so
 //!   the borrow checker proves that nothing holds them while a restore writes them, and it
 //!   promotes exactly what is borrowed mutably.
@@ -62,6 +66,7 @@ pub mod fault;
 mod handle;
 pub mod interval;
 mod log;
+mod mpi;
 mod node;
 mod regen;
 mod restore;
@@ -80,7 +85,14 @@ pub use api::{
 pub use domain::{Domain, Key};
 pub use error::{CdError, Fate, Result};
 pub use handle::{current_cd, CdHandle, CdRef};
-pub use log::{LogEntry, LogPayload};
+pub use log::{
+    log_spill_bytes, set_log_spill_bytes, set_log_spill_dir, LogEntry, LogPayload,
+    DEFAULT_LOG_SPILL, LOG_DIR_ENV, LOG_SPILL_ENV,
+};
+pub use mpi::{
+    log_append, log_append_with, log_mark_unreplayable, log_mode, log_next, set_restore_hook,
+    LogMode, RestoreHook,
+};
 pub use regen::Regen;
 pub use restore::{restore_cd, RestoreReport};
 pub use space::{

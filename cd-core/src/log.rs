@@ -1,13 +1,65 @@
-//! The per-CD FIFO of MPI log entries, and its replay cursor.
+//! The per-CD MPI log: records in FIFO order in an arena of chunks, and a replay cursor.
 //!
-//! The interposition layer adds an entry per MPI call while a CD is active. `restore_cd` moves
-//! the cursor to the first entry; each `get_MPI_log_from_cd` hands out the next one until the log
-//! is exhausted, which ends the replay. Entries stay in the log after they are handed out: a
-//! second restore replays them again. Adding during a replay is an error (the spec's rule), since
-//! the re-executing rank must consume its history before it makes new history.
+//! A rank logs a record per MPI call for as long as a CD is active, so a log is hot (one
+//! append per call) and can grow large (every receive's data since the last advance). Records
+//! are therefore not separate heap buffers: they are packed, each behind an 8-byte length
+//! header and padded to 8 bytes (so every record starts 8-byte aligned), into chunks that grow
+//! from 4 KiB to 1 MiB. A log is a list of segments, each a run of records in one chunk; a
+//! commit or restore moves the child's segments (and chunks) to the parent without copying a
+//! byte, like store segments do. The chunk a log writes into (its open chunk) passes from a
+//! parent to its first child at creation and back at the merge, so a child per iteration does
+//! not leave a mostly empty chunk behind each time.
+//!
+//! Past a size (`CD_MPI_LOG_SPILL`: default 256 MiB, `0` for every chunk, `never` for none;
+//! what the CD's ancestors held when it was created counts too) a log puts new chunks (16 MiB,
+//! or one record if larger) in files instead of the heap: each is created in
+//! `$CD_MPI_LOG_DIR`, else `$TMPDIR`, else `/tmp`, unlinked at once, given its blocks
+//! (`posix_fallocate`, so a full disk is an error now rather than a `SIGBUS` later) and
+//! mapped. The file has no name from then on: the kernel frees it when the last record in it
+//! is dropped, or when the process ends, however it ends. Heap memory then stays flat however
+//! long the log grows, and so does the resident set: a full spilled chunk is dropped from it
+//! (`MADV_DONTNEED`), its pages left to the kernel's page cache, written back and reclaimed
+//! under pressure (on a tmpfs directory they are memory or swap: point `CD_MPI_LOG_DIR` at a
+//! disk for very long logs). When no file can be made, the chunk comes from the heap and a
+//! warning is logged once.
+//!
+//! The C API's `add_MPI_log_to_cd` hands over a `malloc`'d buffer that `get_MPI_log_from_cd`
+//! must return as is (the spec: "MPI log entry originally provided by add_MPI_log_to_cd"), so
+//! such an entry is kept as its own segment ([`LogEntry::new`]) instead of being copied.
+//!
+//! `restore_cd` moves the cursor to the first record; each read hands out the next one until
+//! the log is exhausted, which ends the replay. Records stay in the log after they are handed
+//! out: a second restore replays them again. Appending during a replay is an error (the spec's
+//! rule), since the re-executing rank must consume its history before it makes new history.
 
 use crate::error::{CdError, Result};
-use std::sync::Arc;
+use std::io;
+use std::path::PathBuf;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// The environment variable that sets the spill threshold: bytes, with an optional `k`, `M` or
+/// `G` suffix (powers of 1024); `0` spills every chunk, `never` none.
+pub const LOG_SPILL_ENV: &str = "CD_MPI_LOG_SPILL";
+/// The environment variable naming the directory of spilled log chunks (else `$TMPDIR`, else
+/// `/tmp`).
+pub const LOG_DIR_ENV: &str = "CD_MPI_LOG_DIR";
+/// The spill threshold when `CD_MPI_LOG_SPILL` is not set: 256 MiB per log.
+pub const DEFAULT_LOG_SPILL: u64 = 256 << 20;
+
+/// The length header in front of every record.
+const HEADER: usize = 8;
+/// Records start at multiples of this.
+const ALIGN: usize = 8;
+/// The first heap chunk of a log.
+const MIN_CHUNK: usize = 4 << 10;
+/// Heap chunks grow (doubling) up to this.
+const MAX_HEAP_CHUNK: usize = 1 << 20;
+/// The size of a spilled chunk (or of its one record, if larger).
+const SPILL_CHUNK: usize = 16 << 20;
+/// The threshold value that means "never spill".
+const NEVER: u64 = u64::MAX;
 
 /// The bytes of one log entry, owned by the CD once added.
 ///
@@ -30,19 +82,39 @@ impl LogPayload for Box<[u8]> {
     }
 }
 
-/// One MPI log entry: cheap to clone, immutable.
+/// One MPI log record: cheap to clone, immutable. It keeps the memory it points into alive
+/// (its arena chunk, or the payload it was made from), so its bytes outlive the log.
 #[derive(Clone)]
-pub struct LogEntry(Arc<dyn LogPayload>);
+pub struct LogEntry(Repr);
+
+#[derive(Clone)]
+enum Repr {
+    /// A record in an arena chunk: `len` bytes at `start`.
+    Arena {
+        chunk: Arc<Chunk>,
+        start: usize,
+        len: usize,
+    },
+    /// An entry added as a payload of its own.
+    Payload(Arc<dyn LogPayload>),
+}
 
 impl LogEntry {
-    /// Wraps a payload.
+    /// Wraps a payload: the log keeps it as is (no copy), and [`LogEntry::bytes`] of every clone
+    /// points into it.
     pub fn new(payload: impl LogPayload + 'static) -> Self {
-        LogEntry(Arc::new(payload))
+        LogEntry(Repr::Payload(Arc::new(payload)))
     }
 
-    /// The entry's bytes.
+    /// The entry's bytes (8-byte aligned for records written by `log_append*`).
     pub fn bytes(&self) -> &[u8] {
-        self.0.bytes()
+        match &self.0 {
+            // SAFETY: `start .. start + len` is a record the log wrote before handing it out and
+            // never writes again (appends only go past the open chunk's fill mark), inside the
+            // chunk, which this entry keeps alive.
+            Repr::Arena { chunk, start, len } => unsafe { chunk.slice(*start, *len) },
+            Repr::Payload(payload) => payload.bytes(),
+        }
     }
 }
 
@@ -58,45 +130,335 @@ impl std::fmt::Debug for LogEntry {
     }
 }
 
-/// A FIFO of entries with an optional replay cursor.
+/// A fixed block of zero-initialised bytes, 8-byte aligned, from the heap or a mapped file.
+pub(crate) struct Chunk {
+    ptr: NonNull<u8>,
+    cap: usize,
+    /// The mapping of an unlinked file whose start is `ptr`, or `None` for a `Box<[u64]>` of
+    /// `cap / 8` words leaked at `ptr`. Never dereferenced itself: it unmaps on drop.
+    mapping: Option<memmap2::MmapMut>,
+}
+
+// SAFETY: a Chunk owns its memory. Bytes are written only through the one `OpenChunk` of a
+// chunk (past its fill mark, which no reader reaches) and read only below it, so sharing and
+// sending chunks between threads is sound; the log's mutex orders a write before the reads of
+// the record.
+unsafe impl Send for Chunk {}
+// SAFETY: as above.
+unsafe impl Sync for Chunk {}
+
+impl Chunk {
+    /// A heap chunk of `cap` bytes (a multiple of 8).
+    fn heap(cap: usize) -> Result<Chunk> {
+        let words = cap / ALIGN;
+        let mut v: Vec<u64> = Vec::new();
+        v.try_reserve_exact(words)
+            .map_err(|_| CdError::OutOfMemory { bytes: cap })?;
+        v.resize(words, 0);
+        let ptr = NonNull::from(Box::leak(v.into_boxed_slice())).cast::<u8>();
+        Ok(Chunk {
+            ptr,
+            cap,
+            mapping: None,
+        })
+    }
+
+    /// A chunk of `cap` bytes in a new, unlinked file of the spill directory.
+    fn file(cap: usize) -> io::Result<Chunk> {
+        use std::os::unix::fs::OpenOptionsExt;
+        use std::os::unix::io::AsRawFd;
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let dir = spill_dir();
+        let file = loop {
+            let n = NEXT.fetch_add(1, Ordering::Relaxed);
+            let path = dir.join(format!("cd-mpi-log.{}.{n}", std::process::id()));
+            match std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&path)
+            {
+                Ok(file) => {
+                    std::fs::remove_file(&path)?;
+                    break file;
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        };
+        let len = libc::off_t::try_from(cap).map_err(|_| io::ErrorKind::InvalidInput)?;
+        // SAFETY: posix_fallocate on an open descriptor has no memory-safety preconditions.
+        let status = unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, len) };
+        if status != 0 {
+            return Err(io::Error::from_raw_os_error(status));
+        }
+        // SAFETY: the file was created by this call and unlinked at once, so no other process
+        // can open it and nothing else maps or truncates it: the mapping stays valid.
+        let mut map = unsafe { memmap2::MmapMut::map_mut(&file)? };
+        let ptr = NonNull::new(map.as_mut_ptr()).ok_or(io::ErrorKind::InvalidData)?;
+        Ok(Chunk {
+            ptr,
+            cap,
+            mapping: Some(map),
+        })
+    }
+
+    fn is_spilled(&self) -> bool {
+        self.mapping.is_some()
+    }
+
+    /// The bytes at `start .. start + len`.
+    ///
+    /// # Safety
+    /// The range must lie inside the chunk and have been written before (see `Send` above).
+    unsafe fn slice(&self, start: usize, len: usize) -> &[u8] {
+        // SAFETY: forwarded from the caller.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr().add(start), len) }
+    }
+}
+
+impl Drop for Chunk {
+    fn drop(&mut self) {
+        if self.mapping.is_none() {
+            let words = std::ptr::slice_from_raw_parts_mut(
+                self.ptr.as_ptr().cast::<u64>(),
+                self.cap / ALIGN,
+            );
+            // SAFETY: `ptr` and `cap` describe the `Box<[u64]>` leaked in `Chunk::heap`, whose
+            // last reference this is.
+            drop(unsafe { Box::from_raw(words) });
+        }
+    }
+}
+
+/// The chunk a log appends to: the only writer of the chunk, past `filled`.
+pub(crate) struct OpenChunk {
+    chunk: Arc<Chunk>,
+    filled: usize,
+}
+
+impl OpenChunk {
+    fn room(&self) -> usize {
+        self.chunk.cap - self.filled
+    }
+
+    /// The `len` bytes after the fill mark, to write a record into.
+    fn reserve(&mut self, len: usize) -> &mut [u8] {
+        debug_assert!(len <= self.room());
+        // SAFETY: `filled .. filled + len` lies inside the chunk (callers check the room), is
+        // initialised (chunks start zeroed), and no reference to it exists: readers only reach
+        // records below the fill mark, and this is the chunk's only `OpenChunk` (it is never
+        // cloned), borrowed mutably here.
+        unsafe { std::slice::from_raw_parts_mut(self.chunk.ptr.as_ptr().add(self.filled), len) }
+    }
+}
+
+impl Drop for OpenChunk {
+    /// A spilled chunk that is no longer written to leaves the process's resident set: its
+    /// pages stay in the file (the page cache, written back and reclaimed by the kernel) and are
+    /// read again on demand, so a long log keeps neither heap nor resident memory growing.
+    fn drop(&mut self) {
+        if self.chunk.is_spilled() && self.filled > 0 {
+            // SAFETY: `ptr .. ptr + filled` lies inside the chunk's shared file mapping, which
+            // is still mapped (the Arc keeps it). MADV_DONTNEED on a shared file mapping keeps
+            // the contents (dirty pages go to the page cache) and readers fault them back in,
+            // so concurrent readers see the same bytes. Failure is harmless and ignored.
+            unsafe {
+                libc::madvise(
+                    self.chunk.ptr.as_ptr().cast(),
+                    self.filled,
+                    libc::MADV_DONTNEED,
+                );
+            }
+        }
+    }
+}
+
+/// The header and padded bytes of a record of `len` bytes.
+fn record_size(len: usize) -> Option<usize> {
+    len.checked_next_multiple_of(ALIGN)?.checked_add(HEADER)
+}
+
+/// A run of the log: records at `start .. end` of a chunk, or one entry of its own (`0 .. 1`).
+struct Segment {
+    start: usize,
+    end: usize,
+    kind: Kind,
+}
+
+enum Kind {
+    Arena(Arc<Chunk>),
+    Entry(LogEntry),
+}
+
+/// A replay position: segment `seg`, at byte `off` of it (the end of a segment's range once
+/// its records are consumed, so that records appended to it later are found).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Cursor {
+    seg: usize,
+    off: usize,
+}
+
+/// A CD's MPI log.
 #[derive(Default)]
 pub(crate) struct Log {
-    entries: Vec<LogEntry>,
-    /// `Some(i)` while replaying: `i` is the next entry to hand out.
-    cursor: Option<usize>,
+    segments: Vec<Segment>,
+    open: Option<OpenChunk>,
+    /// `Some` while replaying: the next record to hand out.
+    cursor: Option<Cursor>,
+    records: usize,
+    /// Bytes of the records.
+    bytes: usize,
+    /// Bytes of the records in spilled chunks.
+    spilled: usize,
+    /// Bytes the CD's ancestors' logs held when it was created: they count toward the spill
+    /// threshold, since this log merges into theirs.
+    inherited: usize,
+    /// Bumped when the log is discarded, so that replay positions taken before are not reused.
+    generation: u64,
+    /// The first call logged that cannot be replayed, if any.
+    unreplayable: Option<&'static str>,
 }
 
 impl Log {
-    /// Appends an entry; refused while replaying.
+    /// Appends an entry of its own (the spec's `add_MPI_log_to_cd`); refused while replaying.
     pub(crate) fn push(&mut self, entry: LogEntry) -> Result<()> {
         if self.cursor.is_some() {
             return Err(CdError::LogReplaying);
         }
-        if entry.bytes().is_empty() {
+        let len = entry.bytes().len();
+        if len == 0 {
             return Err(CdError::EmptyLogEntry);
         }
-        self.entries.push(entry);
+        self.segments.push(Segment {
+            start: 0,
+            end: 1,
+            kind: Kind::Entry(entry),
+        });
+        self.records += 1;
+        self.bytes += len;
         Ok(())
     }
 
-    /// The next entry of the replay; `None` (and the replay ends) when exhausted or not replaying.
-    pub(crate) fn next(&mut self) -> Option<LogEntry> {
-        let i = self.cursor?;
-        match self.entries.get(i) {
-            Some(entry) => {
-                self.cursor = Some(i + 1);
-                Some(entry.clone())
-            }
-            None => {
-                self.cursor = None;
-                None
-            }
+    /// Appends a record of `len` bytes written in place by `fill`; refused while replaying.
+    pub(crate) fn append_with(&mut self, len: usize, fill: impl FnOnce(&mut [u8])) -> Result<()> {
+        if self.cursor.is_some() {
+            return Err(CdError::LogReplaying);
         }
+        if len == 0 {
+            return Err(CdError::EmptyLogEntry);
+        }
+        let need = record_size(len).ok_or(CdError::OutOfMemory { bytes: len })?;
+        let mut open = match self.open.take() {
+            Some(open) if open.room() >= need => open,
+            old => match self.new_chunk(need, old.as_ref()) {
+                Ok(chunk) => OpenChunk {
+                    chunk: Arc::new(chunk),
+                    filled: 0,
+                },
+                Err(e) => {
+                    self.open = old;
+                    return Err(e);
+                }
+            },
+        };
+        let start = open.filled;
+        let record = open.reserve(need);
+        record[..HEADER].copy_from_slice(&(len as u64).to_le_bytes());
+        fill(&mut record[HEADER..HEADER + len]);
+        open.filled += need;
+        let spilled = open.chunk.is_spilled();
+        self.push_arena(Arc::clone(&open.chunk), start, start + need);
+        self.open = Some(open);
+        self.records += 1;
+        self.bytes += len;
+        if spilled {
+            self.spilled += len;
+        }
+        Ok(())
     }
 
-    /// Starts a replay from the first entry (after `restore_cd`).
-    pub(crate) fn start_replay(&mut self) {
-        self.cursor = Some(0);
+    /// A chunk for a record of `need` bytes: in a file past the spill threshold, else on the
+    /// heap, twice the size of the previous one (`old`) up to 1 MiB.
+    fn new_chunk(&self, need: usize, old: Option<&OpenChunk>) -> Result<Chunk> {
+        let held = (self.inherited as u64).saturating_add(self.bytes as u64);
+        let threshold = log_spill_bytes().unwrap_or(NEVER);
+        if held >= threshold {
+            match Chunk::file(need.max(SPILL_CHUNK)) {
+                Ok(chunk) => return Ok(chunk),
+                Err(e) => warn_spill_failed(&e),
+            }
+        }
+        let grown = old.map_or(MIN_CHUNK, |o| o.chunk.cap.saturating_mul(2));
+        Chunk::heap(grown.clamp(MIN_CHUNK, MAX_HEAP_CHUNK).max(need))
+    }
+
+    /// Adds records `start .. end` of `chunk`, extending the last segment when they follow it.
+    fn push_arena(&mut self, chunk: Arc<Chunk>, start: usize, end: usize) {
+        if let Some(last) = self.segments.last_mut() {
+            if let Kind::Arena(c) = &last.kind {
+                if Arc::ptr_eq(c, &chunk) && last.end == start {
+                    last.end = end;
+                    return;
+                }
+            }
+        }
+        self.segments.push(Segment {
+            start,
+            end,
+            kind: Kind::Arena(chunk),
+        });
+    }
+
+    /// The next record of the replay; `None` (and the replay ends) when exhausted or not
+    /// replaying.
+    pub(crate) fn next(&mut self) -> Option<LogEntry> {
+        let mut cur = self.cursor?;
+        while let Some(seg) = self.segments.get(cur.seg) {
+            if cur.off < seg.end {
+                let entry = match &seg.kind {
+                    Kind::Entry(entry) => Some((entry.clone(), seg.end)),
+                    Kind::Arena(chunk) => {
+                        let mut header = [0; HEADER];
+                        // SAFETY: a segment's range holds whole records, written before they
+                        // were added to it; `cur.off` is the start of one of them.
+                        header.copy_from_slice(unsafe { chunk.slice(cur.off, HEADER) });
+                        let len = usize::try_from(u64::from_le_bytes(header)).unwrap_or(usize::MAX);
+                        record_size(len)
+                            .and_then(|size| cur.off.checked_add(size))
+                            .filter(|&end| end <= seg.end)
+                            .map(|end| {
+                                let entry = LogEntry(Repr::Arena {
+                                    chunk: Arc::clone(chunk),
+                                    start: cur.off + HEADER,
+                                    len,
+                                });
+                                (entry, end)
+                            })
+                    }
+                };
+                if let Some((entry, next)) = entry {
+                    cur.off = next;
+                    self.cursor = Some(cur);
+                    return Some(entry);
+                }
+            }
+            cur.seg += 1;
+            cur.off = self.segments.get(cur.seg).map_or(0, |s| s.start);
+        }
+        self.cursor = None;
+        None
+    }
+
+    /// Starts a replay from the first record (after `restore_cd`); an empty log has nothing
+    /// to replay and does not start one. Returns whether a replay is in progress.
+    pub(crate) fn start_replay(&mut self) -> bool {
+        self.cursor = self.segments.first().map(|s| Cursor {
+            seg: 0,
+            off: s.start,
+        });
+        self.cursor.is_some()
     }
 
     /// Whether a replay is in progress.
@@ -104,25 +466,174 @@ impl Log {
         self.cursor.is_some()
     }
 
-    /// Drops every entry and ends any replay.
+    /// The replay position, with the log's generation, while replaying.
+    pub(crate) fn position(&self) -> Option<(u64, Cursor)> {
+        self.cursor.map(|c| (self.generation, c))
+    }
+
+    /// Whether positions taken in `generation` still apply (the log was not discarded since).
+    pub(crate) fn holds(&self, generation: u64) -> bool {
+        generation == self.generation
+    }
+
+    /// Replays again from `cursor`, taken by [`Log::position`] in this generation of the
+    /// log; returns whether a replay is now in progress.
+    pub(crate) fn rewind(&mut self, generation: u64, cursor: Cursor) -> bool {
+        if generation == self.generation && cursor.seg < self.segments.len() {
+            self.cursor = Some(cursor);
+        }
+        self.cursor.is_some()
+    }
+
+    /// Drops every record and any unreplayable mark, and ends any replay. The open chunk is
+    /// kept: appends go on after its fill mark (records handed out stay valid).
     pub(crate) fn clear(&mut self) {
-        self.entries.clear();
-        self.cursor = None;
+        let open = self.open.take();
+        let generation = self.generation.wrapping_add(1);
+        *self = Log {
+            open,
+            generation,
+            ..Log::default()
+        };
     }
 
-    /// Appends a later log (a child's, merged on commit or restore) to this one.
-    pub(crate) fn append(&mut self, later: Log) {
-        self.entries.extend(later.entries);
+    /// Whether [`Log::append`]ing `later` is allowed: not into a log being replayed, unless
+    /// `later` holds no records.
+    pub(crate) fn check_append(&self, later: &Log) -> Result<()> {
+        if self.is_replaying() && later.records > 0 {
+            Err(CdError::LogReplaying)
+        } else {
+            Ok(())
+        }
     }
 
-    /// The number of entries.
+    /// Appends a later log (a child's, merged on commit or restore) to this one, with its
+    /// unreplayable mark. Chunks move, no record is copied; of the two open chunks, the one
+    /// with more room stays open. Callers check [`Log::check_append`] first where it applies.
+    pub(crate) fn append(&mut self, mut later: Log) {
+        let mut segments = std::mem::take(&mut later.segments).into_iter();
+        if let Some(first) = segments.next() {
+            match first.kind {
+                Kind::Arena(chunk) => self.push_arena(chunk, first.start, first.end),
+                kind => self.segments.push(Segment { kind, ..first }),
+            }
+        }
+        self.segments.extend(segments);
+        self.records += later.records;
+        self.bytes += later.bytes;
+        self.spilled += later.spilled;
+        self.unreplayable = self.unreplayable.or(later.unreplayable);
+        self.open = match (self.open.take(), later.open.take()) {
+            (Some(mine), Some(theirs)) if theirs.room() > mine.room() => Some(theirs),
+            (mine, theirs) => mine.or(theirs),
+        };
+    }
+
+    /// Hands the open chunk to a new child's log, with the size of this log (which the child's
+    /// merges into), so that the child goes on filling it.
+    pub(crate) fn hand_down(&mut self, child: &mut Log) {
+        child.open = self.open.take();
+        child.inherited = self.inherited.saturating_add(self.bytes);
+    }
+
+    /// Records that the log holds a call that cannot be replayed (the first one is kept).
+    pub(crate) fn mark_unreplayable(&mut self, call: &'static str) {
+        self.unreplayable.get_or_insert(call);
+    }
+
+    /// The call that makes the log unreplayable, if any.
+    pub(crate) fn unreplayable(&self) -> Option<&'static str> {
+        self.unreplayable
+    }
+
+    /// The number of records.
     pub(crate) fn len(&self) -> usize {
-        self.entries.len()
+        self.records
     }
 
-    /// The total size of the entries in bytes.
+    /// The total size of the records in bytes.
     pub(crate) fn bytes(&self) -> usize {
-        self.entries.iter().map(|e| e.bytes().len()).sum()
+        self.bytes
+    }
+
+    /// The bytes of the records held in spilled (file) chunks.
+    pub(crate) fn spilled(&self) -> usize {
+        self.spilled
+    }
+}
+
+fn spill_threshold() -> &'static AtomicU64 {
+    static SPILL: OnceLock<AtomicU64> = OnceLock::new();
+    SPILL.get_or_init(|| {
+        let bytes = match std::env::var(LOG_SPILL_ENV) {
+            Ok(text) => parse_size(&text).unwrap_or_else(|| {
+                tracing::warn!(
+                    "{LOG_SPILL_ENV}={text:?} is not a size (bytes with k, M or G, or \
+                     \"never\"); using {DEFAULT_LOG_SPILL} bytes"
+                );
+                Some(DEFAULT_LOG_SPILL)
+            }),
+            Err(_) => Some(DEFAULT_LOG_SPILL),
+        };
+        AtomicU64::new(bytes.unwrap_or(NEVER))
+    })
+}
+
+/// Parses a spill threshold: `Some(None)` for `never`, `None` if malformed.
+fn parse_size(text: &str) -> Option<Option<u64>> {
+    let text = text.trim();
+    if text.eq_ignore_ascii_case("never") {
+        return Some(None);
+    }
+    let (digits, shift) = match text.as_bytes().last()? {
+        b'k' | b'K' => (&text[..text.len() - 1], 10),
+        b'm' | b'M' => (&text[..text.len() - 1], 20),
+        b'g' | b'G' => (&text[..text.len() - 1], 30),
+        _ => (text, 0),
+    };
+    let n: u64 = digits.trim().parse().ok()?;
+    n.checked_mul(1 << shift).map(Some)
+}
+
+/// The spill threshold in bytes of one log (`None`: logs never spill). It comes from
+/// `CD_MPI_LOG_SPILL` (read once) unless [`set_log_spill_bytes`] set it.
+pub fn log_spill_bytes() -> Option<u64> {
+    Some(spill_threshold().load(Ordering::Relaxed)).filter(|&b| b != NEVER)
+}
+
+/// Sets the spill threshold for chunks allocated from now on (`None`: never spill; `Some(0)`:
+/// spill every chunk), overriding `CD_MPI_LOG_SPILL`.
+pub fn set_log_spill_bytes(bytes: Option<u64>) {
+    spill_threshold().store(bytes.unwrap_or(NEVER), Ordering::Relaxed);
+}
+
+static SPILL_DIR: Mutex<Option<PathBuf>> = Mutex::new(None);
+
+/// Sets the directory of spill files created from now on (`None`: back to `$CD_MPI_LOG_DIR`,
+/// else `$TMPDIR`, else `/tmp`).
+pub fn set_log_spill_dir(dir: Option<PathBuf>) {
+    *SPILL_DIR.lock().unwrap_or_else(|e| e.into_inner()) = dir;
+}
+
+/// The directory where the next spill file goes.
+fn spill_dir() -> PathBuf {
+    if let Some(dir) = SPILL_DIR.lock().unwrap_or_else(|e| e.into_inner()).clone() {
+        return dir;
+    }
+    [LOG_DIR_ENV, "TMPDIR"]
+        .iter()
+        .filter_map(std::env::var_os)
+        .find(|v| !v.is_empty())
+        .map_or_else(|| PathBuf::from("/tmp"), PathBuf::from)
+}
+
+fn warn_spill_failed(e: &io::Error) {
+    static WARNED: AtomicBool = AtomicBool::new(false);
+    if !WARNED.swap(true, Ordering::Relaxed) {
+        tracing::warn!(
+            "cannot spill the MPI log to {}: {e}; keeping it in memory",
+            spill_dir().display()
+        );
     }
 }
 
@@ -130,24 +641,121 @@ impl Log {
 mod tests {
     use super::*;
 
+    fn arena(log: &mut Log, bytes: &[u8]) -> Result<()> {
+        log.append_with(bytes.len(), |b| b.copy_from_slice(bytes))
+    }
+
+    fn replay(log: &mut Log) -> Vec<Vec<u8>> {
+        log.start_replay();
+        std::iter::from_fn(|| log.next())
+            .map(|e| e.bytes().to_vec())
+            .collect()
+    }
+
     #[test]
     fn fifo_replay_and_refusal_during_replay() {
         let mut log = Log::default();
         log.push(vec![1].into()).unwrap();
-        log.push(vec![2, 2].into()).unwrap();
+        arena(&mut log, &[2, 2]).unwrap();
         assert!(log.next().is_none(), "no replay before restore");
         log.start_replay();
         assert_eq!(log.push(vec![3].into()), Err(CdError::LogReplaying));
+        assert_eq!(arena(&mut log, &[3]), Err(CdError::LogReplaying));
         assert_eq!(log.next().unwrap().bytes(), [1]);
-        assert_eq!(log.next().unwrap().bytes(), [2, 2]);
+        let two = log.next().unwrap();
+        assert_eq!(two.bytes(), [2, 2]);
+        assert_eq!(two.bytes().as_ptr() as usize % ALIGN, 0, "aligned");
         assert!(log.next().is_none());
         assert!(!log.is_replaying());
-        log.push(vec![3].into()).unwrap();
-        log.start_replay();
-        let replayed: Vec<Vec<u8>> = std::iter::from_fn(|| log.next())
-            .map(|e| e.bytes().to_vec())
-            .collect();
-        assert_eq!(replayed, vec![vec![1], vec![2, 2], vec![3]]);
+        arena(&mut log, &[3]).unwrap();
+        assert_eq!(replay(&mut log), vec![vec![1], vec![2, 2], vec![3]]);
         assert_eq!(log.push(Vec::new().into()), Err(CdError::EmptyLogEntry));
+        assert_eq!(arena(&mut log, &[]), Err(CdError::EmptyLogEntry));
+        assert_eq!((log.len(), log.bytes()), (3, 4));
+        let mut empty = Log::default();
+        assert!(!empty.start_replay(), "nothing to replay");
+    }
+
+    #[test]
+    fn records_span_chunks_and_merge_without_copies() {
+        let mut parent = Log::default();
+        let mut child = Log::default();
+        arena(&mut parent, b"p0").unwrap();
+        parent.hand_down(&mut child);
+        let mut expected = vec![b"p0".to_vec()];
+        for i in 0..3000u32 {
+            // Sizes 1..=700 cross the first chunks' boundaries.
+            let record = vec![i as u8; 1 + (i as usize * 7) % 700];
+            arena(&mut child, &record).unwrap();
+            expected.push(record);
+        }
+        assert!(child.segments.len() > 3, "several chunks");
+        assert_eq!(child.segments.len(), {
+            let mut chunks: Vec<*const Chunk> = child
+                .segments
+                .iter()
+                .filter_map(|s| match &s.kind {
+                    Kind::Arena(c) => Some(Arc::as_ptr(c)),
+                    Kind::Entry(_) => None,
+                })
+                .collect();
+            chunks.dedup();
+            chunks.len()
+        });
+        let first = child.segments.first().map(|s| s.start).unwrap();
+        assert_eq!(
+            first,
+            record_size(2).unwrap(),
+            "the child filled on after p0"
+        );
+        parent.check_append(&child).unwrap();
+        parent.append(child);
+        arena(&mut parent, b"after").unwrap();
+        expected.push(b"after".to_vec());
+        assert_eq!(replay(&mut parent), expected);
+        parent.start_replay();
+        let mut refused = Log::default();
+        arena(&mut refused, b"x").unwrap();
+        assert_eq!(parent.check_append(&refused), Err(CdError::LogReplaying));
+        parent.check_append(&Log::default()).unwrap();
+    }
+
+    #[test]
+    fn rewind_and_generations() {
+        let mut log = Log::default();
+        for i in 1..=3u8 {
+            arena(&mut log, &[i]).unwrap();
+        }
+        log.start_replay();
+        assert_eq!(log.next().unwrap().bytes(), [1]);
+        let (generation, at) = log.position().unwrap();
+        assert_eq!(log.next().unwrap().bytes(), [2]);
+        assert_eq!(log.next().unwrap().bytes(), [3]);
+        assert!(log.next().is_none());
+        arena(&mut log, &[4]).unwrap();
+        assert!(log.rewind(generation, at));
+        let rest: Vec<u8> = std::iter::from_fn(|| log.next())
+            .map(|e| e.bytes()[0])
+            .collect();
+        assert_eq!(rest, [2, 3, 4]);
+        log.mark_unreplayable("MPI_Put");
+        log.mark_unreplayable("MPI_Get");
+        assert_eq!(log.unreplayable(), Some("MPI_Put"));
+        log.clear();
+        assert_eq!(log.unreplayable(), None);
+        arena(&mut log, &[5]).unwrap();
+        assert!(!log.rewind(generation, at), "a position of a discarded log");
+    }
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_size("0"), Some(Some(0)));
+        assert_eq!(parse_size(" 12k "), Some(Some(12 << 10)));
+        assert_eq!(parse_size("3M"), Some(Some(3 << 20)));
+        assert_eq!(parse_size("2g"), Some(Some(2 << 30)));
+        assert_eq!(parse_size("never"), Some(None));
+        assert_eq!(parse_size(""), None);
+        assert_eq!(parse_size("12x"), None);
+        assert_eq!(parse_size("99999999999999G"), None);
     }
 }

@@ -12,7 +12,7 @@
 use crate::error::{CdError, Fate, Result};
 use crate::handle::CdHandle;
 use crate::interval::{IntervalMap, Piece};
-use crate::log::Log;
+use crate::log::{Cursor, Log};
 use crate::regen::Regen;
 use crate::space::SpaceId;
 use crate::stats::Stats;
@@ -20,7 +20,7 @@ use crate::storage_info::StorageInfo;
 use crate::store::Segment;
 use crate::types::{Access, Restoration, Scope};
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// How an entry gets its data back.
@@ -69,9 +69,22 @@ pub(crate) struct State {
     /// Monitored file descriptors and their saved offsets.
     pub(crate) files: BTreeMap<i32, i64>,
     pub(crate) log: Log,
+    /// Where the replay feeding this CD stood at its point in time, if one did (see
+    /// [`FeedMark`]).
+    pub(crate) feed_mark: Option<FeedMark>,
     /// Live children, oldest first.
     pub(crate) children: Vec<Arc<Node>>,
     pub(crate) stats: Stats,
+}
+
+/// A CD created (or advanced) while an ancestor's log was being replayed consumes that
+/// replay instead of logging. Restoring it must replay again what it consumed since its point
+/// in time, so it records where the replay stood then: the ancestor, its log's generation, and
+/// the position.
+pub(crate) struct FeedMark {
+    pub(crate) feeder: Arc<Node>,
+    pub(crate) generation: u64,
+    pub(crate) cursor: Cursor,
 }
 
 /// An exclusive operation in progress on a CD (the `busy` flag's values).
@@ -120,6 +133,12 @@ pub(crate) struct Node {
     /// 0 while live; then 1 + the `Fate` code. Changed only with `state` locked.
     retired: AtomicU8,
     busy: AtomicU8,
+    /// Whether the CD's own log is being replayed (mirrors the log, for lock-free readers).
+    replaying: AtomicBool,
+    /// Bumped whenever what the MPI layer does on a thread whose active CD is this one may have
+    /// changed: retirement, a replay starting or ending here or in an ancestor that feeds it.
+    /// Each thread's cached [`crate::LogMode`] is valid while the epochs it saw are unchanged.
+    epoch: AtomicU64,
     state: Mutex<State>,
 }
 
@@ -148,6 +167,8 @@ impl Node {
             has_parent_entries: AtomicBool::new(false),
             retired: AtomicU8::new(0),
             busy: AtomicU8::new(0),
+            replaying: AtomicBool::new(false),
+            epoch: AtomicU64::new(0),
             state: Mutex::new(State::default()),
         }
     }
@@ -191,6 +212,30 @@ impl Node {
         }
     }
 
+    /// The epoch (see the field); load it before reading what it guards.
+    pub(crate) fn epoch(&self) -> u64 {
+        self.epoch.load(Ordering::Acquire)
+    }
+
+    /// Invalidates the threads' cached modes for this CD.
+    pub(crate) fn bump(&self) {
+        self.epoch.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Whether the CD's own log is being replayed.
+    pub(crate) fn is_replaying(&self) -> bool {
+        self.replaying.load(Ordering::Acquire)
+    }
+
+    /// Publishes whether the log in `state` (this CD's, locked) is being replayed; bumps the
+    /// epoch when that changed.
+    pub(crate) fn sync_replay(&self, state: &State) {
+        let on = state.log.is_replaying();
+        if self.replaying.swap(on, Ordering::AcqRel) != on {
+            self.bump();
+        }
+    }
+
     /// Marks the CD retired; call with its state locked, then [`crate::handle::retire`].
     pub(crate) fn mark_retired(&self, state: &mut State, fate: Fate) {
         self.retired.store(
@@ -204,7 +249,10 @@ impl Node {
         state.entries.clear();
         state.data.clear();
         state.files.clear();
-        state.log.clear();
+        state.log = Log::default();
+        state.feed_mark = None;
+        self.replaying.store(false, Ordering::Release);
+        self.bump();
         // Children hold their parent's `Arc`: dropping ours breaks the cycle, so a discarded
         // subtree is freed.
         state.children.clear();
@@ -234,7 +282,8 @@ impl Node {
 /// - CONSTRAINED entries never move up;
 /// - files only in the child move up;
 /// - the child's log is appended to the parent's if the child never had a sibling, and is
-///   dropped otherwise. Either way the child's log is left empty.
+///   dropped otherwise. Either way the child's log is left empty. Callers first check that
+///   the parent's log may take it ([`Log::check_append`]).
 pub(crate) fn merge_into_parent(
     parent: &mut State,
     parent_node: &Node,
@@ -275,6 +324,45 @@ pub(crate) fn merge_into_parent(
     let log = std::mem::take(&mut child.log);
     if !child_had_siblings {
         parent.log.append(log);
+    }
+}
+
+/// The outermost CD whose own log is being replayed among `node` and its ancestors: the one
+/// whose records are the oldest, so the replay that feeds a thread whose active CD is `node`.
+pub(crate) fn outermost_replaying(node: &Arc<Node>) -> Option<Arc<Node>> {
+    let mut found = None;
+    let mut next = Some(node);
+    while let Some(n) = next {
+        if n.is_replaying() {
+            found = Some(n);
+        }
+        next = n.parent.as_ref();
+    }
+    found.cloned()
+}
+
+/// The feed mark of a CD whose parent is `parent`, taken now: where the replay that would feed
+/// it stands. Locks only the feeding CD, briefly, so call it before taking other CD locks.
+pub(crate) fn feed_mark(parent: &Arc<Node>) -> Option<FeedMark> {
+    if !parent.logging {
+        return None;
+    }
+    let feeder = outermost_replaying(parent)?;
+    let (generation, cursor) = feeder.lock().log.position()?;
+    Some(FeedMark {
+        feeder,
+        generation,
+        cursor,
+    })
+}
+
+/// Checks that committing a child (its state `child`) into its parent's state may append its
+/// log there (see [`merge_into_parent`]).
+pub(crate) fn check_merge(parent: &State, child: &State, child_had_siblings: bool) -> Result<()> {
+    if child_had_siblings {
+        Ok(())
+    } else {
+        parent.log.check_append(&child.log)
     }
 }
 

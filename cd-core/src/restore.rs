@@ -9,10 +9,16 @@
 //! merged into the restored CD's (a child that had siblings has its log dropped instead), and
 //! the restored CD's log set up for replay. On error nothing is discarded, and the restore may
 //! simply be tried again.
+//!
+//! Before any memory is written, the restore checks that the log it would replay holds no call
+//! marked unreplayable, and calls the MPI layer's restore hook (see `mpi`), either of which
+//! may refuse it. A CD created during an ancestor's replay also rewinds that replay to where
+//! it stood at the CD's point in time (see `node::FeedMark`).
 
 use crate::callback;
 use crate::error::{CdError, Fate, Result};
 use crate::handle::{self, CdRef};
+use crate::mpi;
 use crate::node::{resolve_through, Exclusive, How, Node, State};
 use crate::space::SpaceId;
 use crate::stats::Stats;
@@ -85,6 +91,10 @@ impl Subtree {
 
 /// Restores application memory to the CD's point in time (`restore_cd`).
 ///
+/// Refused, changing nothing, with [`CdError::Unreplayable`] when the MPI log it would replay
+/// holds a call marked unreplayable, and with the restore hook's error when the MPI layer's
+/// hook refuses (see [`crate::set_restore_hook`]).
+///
 /// # Safety
 /// Every range in the CD and its descendants must be allocated and writable, and no other
 /// thread may access those ranges during the call: restore overwrites them.
@@ -94,9 +104,11 @@ pub unsafe fn restore_cd(cd: impl Into<CdRef>) -> Result<RestoreReport> {
     callback::check()?;
     let node = handle::resolve(cd)?;
     let _busy = node.begin(Exclusive::Restore)?;
+    // Only create and advance set it, and the busy flag holds off an advance.
+    let rewinds = node.lock().feed_mark.is_some();
     loop {
         let tree = Subtree::collect(&node);
-        let with_ancestors = tree.needs_ancestors();
+        let with_ancestors = rewinds || tree.needs_ancestors();
         let mut ancestors: Vec<Arc<Node>> = Vec::new();
         if with_ancestors {
             let mut next = node.parent.clone();
@@ -106,17 +118,40 @@ pub unsafe fn restore_cd(cd: impl Into<CdRef>) -> Result<RestoreReport> {
             }
             ancestors.reverse(); // root first: lock order is ancestors first
         }
-        let ancestor_states: Vec<MutexGuard<'_, State>> =
+        let mut ancestor_states: Vec<MutexGuard<'_, State>> =
             ancestors.iter().map(|a| a.lock()).collect();
         let mut states: Vec<MutexGuard<'_, State>> = tree.nodes.iter().map(|n| n.lock()).collect();
         node.check_live()?;
-        if !tree.matches(&states) || with_ancestors != tree.needs_ancestors() {
+        if !tree.matches(&states) || with_ancestors != (rewinds || tree.needs_ancestors()) {
             continue; // the tree changed between collecting and locking: look again
         }
+        // The ancestor whose replay this CD consumed, if its log still holds that replay.
+        let rewind = states[0].feed_mark.as_ref().and_then(|mark| {
+            let at = ancestors
+                .iter()
+                .position(|a| Arc::ptr_eq(a, &mark.feeder))?;
+            let holds = mark.feeder.is_live() && ancestor_states[at].log.holds(mark.generation);
+            holds.then_some((at, mark))
+        });
+        if let Some(call) = unreplayable(&tree, &states)
+            .or_else(|| rewind.and_then(|(at, _)| ancestor_states[at].log.unreplayable()))
+        {
+            return Err(CdError::Unreplayable { call });
+        }
+        let rewind = rewind.map(|(at, mark)| (at, mark.generation, mark.cursor));
+        let cds: Vec<handle::CdHandle> = tree.nodes.iter().map(|n| n.handle).collect();
+        mpi::run_restore_hook(&cds)?;
         // Nearest ancestor first.
         let above: Vec<&State> = ancestor_states.iter().rev().map(|g| &**g).collect();
         // SAFETY: forwarded from the caller.
         let mut report = unsafe { restore_all(&tree, &states, &above)? };
+        if let Some((at, generation, cursor)) = rewind {
+            let feeder = &ancestors[at];
+            ancestor_states[at].log.rewind(generation, cursor);
+            feeder.sync_replay(&ancestor_states[at]);
+            // The CDs between it and the restored one are fed by it again.
+            ancestors[at..].iter().for_each(|a| a.bump());
+        }
         drop(ancestor_states);
         report.discarded = tree.nodes.len() - 1;
         finish(&tree, &mut states);
@@ -260,8 +295,25 @@ unsafe fn restore_from_ancestors(
     }
 }
 
+/// The unreplayable call in the log the restore would replay: the restored CD's own, or a
+/// descendant's that the restore merges into it (every CD on the way up never had siblings).
+fn unreplayable(tree: &Subtree, states: &[MutexGuard<'_, State>]) -> Option<&'static str> {
+    (0..tree.nodes.len()).find_map(|i| {
+        let call = states[i].log.unreplayable()?;
+        let mut at = i;
+        while let Some(parent) = tree.parents[at] {
+            if tree.nodes[at].had_siblings.load(Ordering::Relaxed) {
+                return None;
+            }
+            at = parent;
+        }
+        Some(call)
+    })
+}
+
 /// After a successful restore: merge or drop the descendants' logs, start the replay, and
-/// retire the descendants.
+/// retire the descendants. The restored CD's replay starts afresh, so merging into it is
+/// allowed even while it replays.
 fn finish(tree: &Subtree, states: &mut [MutexGuard<'_, State>]) {
     for i in (1..tree.nodes.len()).rev() {
         let log = std::mem::take(&mut states[i].log);
@@ -273,6 +325,9 @@ fn finish(tree: &Subtree, states: &mut [MutexGuard<'_, State>]) {
     }
     states[0].children.clear();
     states[0].log.start_replay();
+    tree.nodes[0].sync_replay(&states[0]);
+    // Threads whose active CD this is look again, even if it was replaying already.
+    tree.nodes[0].bump();
 }
 
 #[cfg(test)]

@@ -11,6 +11,8 @@ mod device;
 mod domain;
 /// Random operation sequences against a byte-per-slot reference model of the spec.
 mod model;
+/// The MPI layer's API: modes, replay across CDs, arena, spill, marks, restore hook.
+mod mpi_log;
 /// Every rule of DESIGN.md's "Semantics to get exactly right", one test each, plus misuse.
 mod rules;
 /// The spec's use cases, with the values of their tables.

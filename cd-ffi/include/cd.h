@@ -231,7 +231,8 @@
 #define CD_ERR_LOGGING_DISABLED 70
 
 /**
- * `add_MPI_log_to_cd` while the log is being replayed.
+ * `add_MPI_log_to_cd` while the log is being replayed, or a commit or advance that would merge
+ * a child's log entries into a log being replayed.
  */
 #define CD_ERR_LOG_REPLAYING 71
 
@@ -239,6 +240,17 @@
  * An MPI log entry of zero bytes.
  */
 #define CD_ERR_EMPTY_LOG_ENTRY 72
+
+/**
+ * The MPI layer's restore hook refused the restore (e.g. requests it cannot quiesce).
+ */
+#define CD_ERR_RESTORE_REFUSED 73
+
+/**
+ * The MPI log a restore would replay holds a call that cannot be replayed (one-sided, file
+ * I/O, spawn).
+ */
+#define CD_ERR_UNREPLAYABLE 74
 
 /**
  * A NULL `cd_handle` where a CD is required (NULL means "no parent" only in `create_cd`).

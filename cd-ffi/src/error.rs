@@ -91,10 +91,16 @@ pub const CD_ERR_PARENT_DATA_MISSING: c_int = 63;
 pub const CD_ERR_INJECTED_FAULT: c_int = 64;
 /// A log operation on a CD created with `COMM_LOGGING_DISABLED`.
 pub const CD_ERR_LOGGING_DISABLED: c_int = 70;
-/// `add_MPI_log_to_cd` while the log is being replayed.
+/// `add_MPI_log_to_cd` while the log is being replayed, or a commit or advance that would merge
+/// a child's log entries into a log being replayed.
 pub const CD_ERR_LOG_REPLAYING: c_int = 71;
 /// An MPI log entry of zero bytes.
 pub const CD_ERR_EMPTY_LOG_ENTRY: c_int = 72;
+/// The MPI layer's restore hook refused the restore (e.g. requests it cannot quiesce).
+pub const CD_ERR_RESTORE_REFUSED: c_int = 73;
+/// The MPI log a restore would replay holds a call that cannot be replayed (one-sided, file
+/// I/O, spawn).
+pub const CD_ERR_UNREPLAYABLE: c_int = 74;
 
 // The C layer's own codes (100..199).
 /// A NULL `cd_handle` where a CD is required (NULL means "no parent" only in `create_cd`).
@@ -113,7 +119,7 @@ pub const CD_ERR_INVALID_STRING: c_int = 105;
 pub const CD_ERR_BUFFER_TOO_SMALL: c_int = 106;
 /// The library panicked (a bug in libcd); the operation did not complete.
 pub const CD_ERR_PANIC: c_int = 107;
-// Last added: CD_ERR_PANIC.
+// Last added: CD_ERR_UNREPLAYABLE (cd-core's range), CD_ERR_PANIC (this layer's).
 
 /// Each known code: its name and a one-line description (both NUL-terminated).
 const TABLE: &[(c_int, &CStr, &CStr)] = &[
@@ -301,12 +307,22 @@ const TABLE: &[(c_int, &CStr, &CStr)] = &[
     (
         CD_ERR_LOG_REPLAYING,
         c"CD_ERR_LOG_REPLAYING",
-        c"add_MPI_log_to_cd during replay: consume the log with get_MPI_log_from_cd first",
+        c"the MPI log is being replayed: consume it with get_MPI_log_from_cd before adding to it",
     ),
     (
         CD_ERR_EMPTY_LOG_ENTRY,
         c"CD_ERR_EMPTY_LOG_ENTRY",
         c"an MPI log entry must hold at least one byte",
+    ),
+    (
+        CD_ERR_RESTORE_REFUSED,
+        c"CD_ERR_RESTORE_REFUSED",
+        c"restore_cd was refused by the MPI layer",
+    ),
+    (
+        CD_ERR_UNREPLAYABLE,
+        c"CD_ERR_UNREPLAYABLE",
+        c"cannot restore: the MPI log holds a call that cannot be replayed in isolation",
     ),
     (
         CD_ERR_NULL_HANDLE,
@@ -679,6 +695,11 @@ mod tests {
             (CdError::LoggingDisabled, CD_ERR_LOGGING_DISABLED),
             (CdError::LogReplaying, CD_ERR_LOG_REPLAYING),
             (CdError::EmptyLogEntry, CD_ERR_EMPTY_LOG_ENTRY),
+            (CdError::RestoreRefused("x".into()), CD_ERR_RESTORE_REFUSED),
+            (
+                CdError::Unreplayable { call: "MPI_Put" },
+                CD_ERR_UNREPLAYABLE,
+            ),
         ];
         for (error, constant) in cases {
             assert_eq!(Error::Core(error.clone()).code(), constant, "{error:?}");

@@ -51,6 +51,9 @@ compile_error!("libcd hands out 64-bit CD handles as pointers: it needs a 64-bit
 
 mod boundary;
 
+/// The MPI wrappers (`MPI_X` and `PMPI_X`) that libcd exports, from cd-mpi-intercept.
+pub use cd_mpi_intercept as mpi_intercept;
+
 pub mod api;
 pub mod device;
 pub mod error;

@@ -6,6 +6,12 @@
 //! the CD then `free()`s it when the log is discarded. `get_MPI_log_from_cd` hands out that
 //! same pointer, valid until the log is discarded (advance, delete, commit of a root, or a
 //! commit or restore that drops a sibling's log).
+//!
+//! The buffer is kept as it is rather than copied into the log's arena, because the spec has
+//! `get_MPI_log_from_cd` return the "MPI log entry originally provided by add_MPI_log_to_cd".
+//! The MPI layer itself writes records straight into the arena (`cd_core::log_append_with`);
+//! both kinds share one FIFO, and `get_MPI_log_from_cd` returns a pointer into the arena for
+//! the latter.
 
 use crate::boundary::{ffi_int, ffi_ptr};
 use crate::error::Error;

@@ -8,6 +8,8 @@
 //! - `examples`: `examples/c/` and `examples/fortran/`, run with faults injected.
 //! - `memcheck`: a C program under valgrind: no invalid access, no leak in libcd.
 //! - `install`: what `scripts/install.sh` installs, and `pkg-config --cflags --libs cd`.
+//! - `mpi`: the MPI interposer under `mpirun -np 4`: C programs of `tests/mpi/` recover one
+//!   rank in isolation, bitwise equal to a fault-free run.
 
 mod util;
 
@@ -17,3 +19,4 @@ mod fortran;
 mod header;
 mod install;
 mod memcheck;
+mod mpi;

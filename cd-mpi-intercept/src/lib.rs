@@ -1,1 +1,54 @@
-//! PMPI interposition (filled in by a later issue).
+//! The MPI interposition layer of Containment Domains: PMPI wrappers that log each rank's MPI
+//! traffic into its active CD and replay it after `restore_cd`, so that one rank re-executes in
+//! isolation while the others never notice.
+//!
+//! This crate is linked into `libcd` (cd-ffi), which exports its wrappers: an application that
+//! calls the CD API links `-lcd`, an unmodified MPI application gets the same wrappers with
+//! `LD_PRELOAD=libcd.so`. `libcd.so` does not depend on `libmpi`: the wrappers find the MPI
+//! library's functions at run time, so a program without MPI links it too.
+//!
+//! # Brief overview
+//! - [`exports`]: the table of every wrapped function, exported as `MPI_X` and `PMPI_X`, and
+//!   `real::X`, the MPI library's own `PMPI_X` found with `dlsym(RTLD_NEXT)`.
+//! - `engine`: routing (one thread-local read when no CD logs), requests, replay end, the
+//!   restore hook that drains receives in flight.
+//! - `record`: the log record format (header, fields, data packed with `MPI_Pack`).
+//! - `p2p`, `wait`, `coll`, `comm`: the wrappers, by family of calls;
+//!   `passthrough`: one-sided, I/O and spawn calls, which cannot be replayed.
+//! - [`abi`]: handle types, `MPI_Status` and constants read from the MPI headers at build time.
+//! - `stats`: `CD_MPI_STATS=<prefix>` writes a per-rank summary at `MPI_Finalize`.
+//!
+//! # The rules (the spec's, and DESIGN.md's)
+//! - Only a thread whose active CD logs (`COMM_LOGGING_ENABLED`, or inherited) logs. Sends are
+//!   events; receives, probes and collectives log their results; completion calls log which
+//!   requests completed, in which order (the determinants).
+//! - After `restore_cd`, calls are served from the log in FIFO order: receives and collectives
+//!   get their logged data, sends already made are dropped. When the log is consumed the rank
+//!   goes live again and logs again.
+//! - A re-executed call that does not match its record gets an MPI error code whose string
+//!   (`MPI_Error_string`) describes both calls, raised through the communicator's error handler;
+//!   nothing is written into application memory.
+//! - Nothing is ever printed: diagnostics go through `tracing`.
+//! - The runtime's own MPI traffic runs under [`untraced`] and is never logged.
+
+#![allow(non_snake_case)]
+
+pub mod abi;
+mod boundary;
+mod coll;
+mod comm;
+mod engine;
+pub mod exports;
+mod init;
+mod p2p;
+mod passthrough;
+mod record;
+mod resolve;
+mod stats;
+mod wait;
+
+pub use boundary::untraced;
+pub use stats::STATS_ENV;
+
+/// Forces this crate's exported wrappers into a library that links it (cd-ffi calls it once).
+pub fn link() {}

@@ -1,0 +1,182 @@
+//! What the MPI interposition layer calls: the calling thread's logging mode, appending and
+//! replaying records of the active CD, marking calls that cannot be replayed, and the hook
+//! that lets the layer take part in `restore_cd`.
+//!
+//! The spec's functions (`add_MPI_log_to_cd` and friends) name a CD explicitly. A PMPI wrapper
+//! has no handle at hand and runs on every MPI call, so these work on the calling thread's
+//! active CD, and the decision of what to do ([`log_mode`]) is read from a per-thread cache
+//! (see `handle`) without a lock.
+//!
+//! # Replay across CDs
+//! After `restore_cd(P)` the rank re-executes P. A CD created during that re-execution must
+//! not log afresh what P's log already holds, so it consumes P's replay: its mode is
+//! [`LogMode::Replay`] and [`log_next`] reads P's log. When P's log is exhausted the replay ends
+//! and the thread's mode becomes [`LogMode::Record`]: the child logs into its own log, which
+//! merges into P's on commit as usual. Nothing is appended to a log while it is replayed.
+//!
+//! Such a child remembers where P's replay stood at its point in time (creation or advance).
+//! Restoring it rewinds P's replay to there, so that the child's re-execution is served the
+//! same records again, followed by the records of its own log, if it made any after P's
+//! replay ended: the replay that feeds a thread is the outermost replaying CD among its active
+//! CD and that CD's ancestors, whose records are the oldest.
+
+use crate::callback;
+use crate::error::{CdError, Result};
+use crate::handle::{self, CdHandle};
+use crate::log::LogEntry;
+use crate::node::outermost_replaying;
+use crate::stats::Stats;
+use std::sync::RwLock;
+
+/// What the calling thread's MPI calls do now.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[repr(u8)]
+pub enum LogMode {
+    /// No active CD, or the active CD does not log: calls go straight to MPI.
+    Off = 0,
+    /// The active CD logs: calls go to MPI and are appended to its log.
+    Record = 1,
+    /// A replay feeds this thread (the active CD's log, or an ancestor's): calls are served
+    /// from it.
+    Replay = 2,
+}
+
+/// The calling thread's mode, from the thread-local cache: no lock, no allocation, no `Arc`
+/// clone. With no CD active it is one thread-local read; otherwise one or two atomic loads
+/// validate the cache. May be called anywhere, also from the restore hook and from a record's
+/// `fill` closure; it is [`LogMode::Off`] while the thread's locals are being destroyed.
+#[inline]
+pub fn log_mode() -> LogMode {
+    handle::mode()
+}
+
+/// Appends one record of `len` bytes (`len > 0`) to the log of the calling thread's active CD,
+/// written in place by `fill`, which gets exactly `len` bytes of arena memory (8-byte
+/// aligned; no intermediate buffer).
+///
+/// `fill` runs with the CD's lock held: it may call [`log_mode`] and MPI, while other CD calls
+/// fail with [`CdError::Reentrant`]. If it panics, no record is added.
+///
+/// Errors: [`CdError::NoActiveCd`]; [`CdError::LoggingDisabled`] (the active CD does not log);
+/// [`CdError::LogReplaying`] (a replay feeds this thread); [`CdError::EmptyLogEntry`];
+/// [`CdError::OutOfMemory`]; [`CdError::Reentrant`]; a stale handle if the active CD was
+/// retired by another thread.
+pub fn log_append_with(len: usize, fill: impl FnOnce(&mut [u8])) -> Result<()> {
+    callback::check()?;
+    handle::with_cached(|cached| {
+        let cached = cached.ok_or(CdError::NoActiveCd)?;
+        match cached.mode {
+            LogMode::Off => return Err(CdError::LoggingDisabled),
+            LogMode::Replay => return Err(CdError::LogReplaying),
+            LogMode::Record => {}
+        }
+        let mut state = cached.node.lock_live()?;
+        callback::marked(|| state.log.append_with(len, fill))?;
+        let stats = Stats {
+            log_entries: 1,
+            ..Stats::default()
+        };
+        state.stats.absorb(&stats);
+        stats.publish();
+        Ok(())
+    })
+}
+
+/// [`log_append_with`] with the record given as the concatenation of `parts`.
+pub fn log_append(parts: &[&[u8]]) -> Result<()> {
+    let len = parts
+        .iter()
+        .try_fold(0usize, |n, p| n.checked_add(p.len()))
+        .ok_or(CdError::OutOfMemory { bytes: usize::MAX })?;
+    log_append_with(len, |record| {
+        let mut at = 0;
+        for part in parts {
+            record[at..at + part.len()].copy_from_slice(part);
+            at += part.len();
+        }
+    })
+}
+
+/// The next record of the replay feeding the calling thread, in FIFO order: the outermost
+/// replaying CD among the active CD and its ancestors (the active CD's own log after a restore
+/// of it, or an ancestor's log for a CD created during the ancestor's replay).
+///
+/// `Ok(None)` when nothing is left to replay: the replay ends there and the thread's mode
+/// becomes [`LogMode::Record`] (also `Ok(None)` when the active CD logs but no replay feeds
+/// it). Errors: [`CdError::NoActiveCd`], [`CdError::LoggingDisabled`] (the active CD does not
+/// log), [`CdError::Reentrant`], a stale handle.
+pub fn log_next() -> Result<Option<LogEntry>> {
+    callback::check()?;
+    let cached = handle::with_cached(|c| c.cloned().ok_or(CdError::NoActiveCd))?;
+    if cached.mode == LogMode::Off {
+        return Err(CdError::LoggingDisabled);
+    }
+    cached.node.check_live()?;
+    let mut feeder = cached.feeder().cloned();
+    // Each round ends one replay, so there are at most as many as CDs on the path.
+    for _ in 0..=cached.node.depth {
+        let Some(f) = feeder else { break };
+        let mut state = f.lock();
+        if let Some(entry) = state.log.next() {
+            return Ok(Some(entry));
+        }
+        f.sync_replay(&state);
+        drop(state);
+        feeder = outermost_replaying(&cached.node);
+    }
+    Ok(None)
+}
+
+/// Marks the active CD's log as holding a call that cannot be replayed (one-sided RMA, MPI-IO,
+/// spawn): `call` names it.
+///
+/// The mark travels with the log's records: it merges into the parent on commit, implicit
+/// commit and restore exactly when they do, and is dropped when the log is discarded (advance,
+/// a sibling's discard, `delete_MPI_log_from_cd`). A `restore_cd` whose replay would include a
+/// marked log (the restored CD's own, the descendants' logs merged by that restore, or the
+/// ancestor's log it rewinds) fails with [`CdError::Unreplayable`] before changing anything.
+/// `Ok(())` without doing anything when the mode is [`LogMode::Off`].
+pub fn log_mark_unreplayable(call: &'static str) -> Result<()> {
+    callback::check()?;
+    handle::with_cached(|cached| match cached {
+        Some(cached) if cached.mode != LogMode::Off => {
+            cached.node.lock_live()?.log.mark_unreplayable(call);
+            Ok(())
+        }
+        _ => Ok(()),
+    })
+    .or_else(|e| match e {
+        CdError::NoActiveCd => Ok(()),
+        e => Err(e),
+    })
+}
+
+/// The MPI layer's part in a restore: see [`set_restore_hook`].
+pub type RestoreHook = fn(&[CdHandle]) -> Result<()>;
+
+static RESTORE_HOOK: RwLock<Option<RestoreHook>> = RwLock::new(None);
+
+/// Registers the function that `restore_cd` calls once it has validated the restore and before
+/// it writes any application memory, with the handles of the CDs taking part (the restored CD
+/// first, then its live descendants, parents before children). Returning `Err` refuses the
+/// restore, which returns that error and changes nothing ([`CdError::RestoreRefused`] is there
+/// for the hook's own reasons); a panic refuses it too. One hook per process: setting it again
+/// replaces it.
+///
+/// The hook runs with the locks of those CDs (and of their ancestors, when the restore reads
+/// them) held. It may call [`log_mode`] and MPI functions, whose wrappers see the modes from
+/// before the restore; every other CD function fails there with [`CdError::Reentrant`] rather
+/// than deadlock. The restore may still fail after the hook returned `Ok` (a regen function
+/// failing, say), leaving the CDs as they were.
+pub fn set_restore_hook(hook: RestoreHook) {
+    *RESTORE_HOOK.write().unwrap_or_else(|e| e.into_inner()) = Some(hook);
+}
+
+/// Calls the restore hook, if one is set.
+pub(crate) fn run_restore_hook(cds: &[CdHandle]) -> Result<()> {
+    let hook = *RESTORE_HOOK.read().unwrap_or_else(|e| e.into_inner());
+    match hook {
+        Some(hook) => callback::restore_hook(|| hook(cds)),
+        None => Ok(()),
+    }
+}

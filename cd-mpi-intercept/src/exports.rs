@@ -1,0 +1,222 @@
+//! The table of every MPI function the library exports or calls: one line per function.
+//!
+//! For each *wrapped* function the table generates the two exported symbols `MPI_X` and
+//! `PMPI_X` (Fortran bindings call `PMPI_X` directly, in MPICH's `mpi_f08` and in all of Open
+//! MPI's bindings) over one handler, behind the panic boundary; and for every function, wrapped
+//! or only called, `real::X`, which forwards to the MPI library's `PMPI_X` found once with
+//! `dlsym(RTLD_NEXT, ...)`. Calling `PMPI_X` by name would bind to our own export and recurse.
+//!
+//! *Unreplayable* functions (one-sided, MPI-IO, spawn) are exported too: they pass through, are
+//! counted, and mark the active CD's log so that a restore that would have to replay them
+//! refuses with an error naming the call.
+
+use crate::abi::{Comm, Datatype, File, Info, Op, Request, Status, Win};
+use std::ffi::{c_char, c_int, c_void};
+
+/// `MPI_Grequest_query_function`.
+pub type QueryFn = unsafe extern "C" fn(*mut c_void, *mut Status) -> c_int;
+/// `MPI_Grequest_free_function`.
+pub type FreeFn = unsafe extern "C" fn(*mut c_void) -> c_int;
+/// `MPI_Grequest_cancel_function`.
+pub type CancelFn = unsafe extern "C" fn(*mut c_void, c_int) -> c_int;
+
+macro_rules! mpi_functions {
+    (
+        wrapped { $( $w:ident ( $($wa:ident : $wt:ty),* ) => $handler:path; )* }
+        unreplayable { $( $u:ident ( $($ua:ident : $ut:ty),* ); )* }
+        called { $( $c:ident ( $($ca:ident : $ct:ty),* ); )* }
+    ) => {
+        /// Every MPI function the interposer exports: statistics and log records name them.
+        #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
+        #[repr(u16)]
+        #[allow(missing_docs, non_camel_case_types)]
+        pub enum Call { $($w,)* $($u,)* }
+
+        impl Call {
+            /// Every call, in table order.
+            pub const ALL: &'static [Call] = &[$(Call::$w,)* $(Call::$u,)*];
+
+            /// The MPI name (`MPI_Send`).
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Call::$w => concat!("MPI_", stringify!($w)),)*
+                    $(Call::$u => concat!("MPI_", stringify!($u)),)*
+                }
+            }
+
+            /// The call a log record's code names.
+            pub fn from_code(code: u16) -> Option<Call> {
+                Call::ALL.get(usize::from(code)).copied()
+            }
+        }
+
+        $( export!($w ($($wa: $wt),*) => $handler); )*
+        $( export!($u ($($ua: $ut),*) => unreplayable); )*
+
+        /// The MPI library's own functions, resolved once with `dlsym(RTLD_NEXT, "PMPI_X")`.
+        #[allow(non_snake_case, clippy::too_many_arguments, missing_docs)]
+        pub mod real {
+            use super::*;
+            $( forward!($w ($($wa: $wt),*)); )*
+            $( forward!($u ($($ua: $ut),*)); )*
+            $( forward!($c ($($ca: $ct),*)); )*
+        }
+    };
+}
+
+macro_rules! export {
+    ($name:ident ($($a:ident : $t:ty),*) => unreplayable) => {
+        const _: () = {
+            #[export_name = concat!("MPI_", stringify!($name))]
+            unsafe extern "C" fn mpi($($a: $t),*) -> c_int {
+                crate::boundary::catch(stringify!($name), || {
+                    // SAFETY: the application's arguments, forwarded unchanged.
+                    crate::passthrough::unreplayable(Call::$name, || unsafe { real::$name($($a),*) })
+                })
+            }
+            #[export_name = concat!("PMPI_", stringify!($name))]
+            unsafe extern "C" fn pmpi($($a: $t),*) -> c_int {
+                // SAFETY: the same contract as the MPI_ name.
+                unsafe { mpi($($a),*) }
+            }
+        };
+    };
+    ($name:ident ($($a:ident : $t:ty),*) => $handler:path) => {
+        const _: () = {
+            #[export_name = concat!("MPI_", stringify!($name))]
+            unsafe extern "C" fn mpi($($a: $t),*) -> c_int {
+                crate::boundary::catch(stringify!($name), || {
+                    // SAFETY: the application's arguments, with the MPI function's contract.
+                    unsafe { $handler($($a),*) }
+                })
+            }
+            #[export_name = concat!("PMPI_", stringify!($name))]
+            unsafe extern "C" fn pmpi($($a: $t),*) -> c_int {
+                // SAFETY: the same contract as the MPI_ name.
+                unsafe { mpi($($a),*) }
+            }
+        };
+    };
+}
+
+macro_rules! forward {
+    ($name:ident ($($a:ident : $t:ty),*)) => {
+        /// Calls the MPI library's `PMPI_` function of this name.
+        ///
+        /// # Safety
+        /// The MPI function's own contract.
+        #[inline]
+        pub unsafe fn $name($($a: $t),*) -> c_int {
+            static FUNCTION: std::sync::atomic::AtomicPtr<c_void> =
+                std::sync::atomic::AtomicPtr::new(std::ptr::null_mut());
+            let f = crate::resolve::function(&FUNCTION, concat!("PMPI_", stringify!($name), "\0"));
+            // SAFETY: `f` is the MPI library's PMPI function of this name, whose C prototype
+            // this table copies from the MPI standard.
+            let f: unsafe extern "C" fn($($t),*) -> c_int = unsafe { std::mem::transmute(f) };
+            // SAFETY: the caller upholds the function's contract.
+            unsafe { f($($a),*) }
+        }
+    };
+}
+
+type Buf = *const c_void;
+type BufMut = *mut c_void;
+type Ints = *const c_int;
+
+mpi_functions! {
+    wrapped {
+        Init(argc: *mut c_int, argv: *mut *mut *mut c_char) => crate::init::init;
+        Init_thread(argc: *mut c_int, argv: *mut *mut *mut c_char, required: c_int, provided: *mut c_int) => crate::init::init_thread;
+        Finalize() => crate::init::finalize;
+
+        Send(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm) => crate::p2p::send;
+        Ssend(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm) => crate::p2p::ssend;
+        Bsend(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm) => crate::p2p::bsend;
+        Rsend(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm) => crate::p2p::rsend;
+        Isend(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request) => crate::p2p::isend;
+        Issend(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request) => crate::p2p::issend;
+        Ibsend(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request) => crate::p2p::ibsend;
+        Irsend(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request) => crate::p2p::irsend;
+        Recv(buf: BufMut, count: c_int, datatype: Datatype, source: c_int, tag: c_int, comm: Comm, status: *mut Status) => crate::p2p::recv;
+        Irecv(buf: BufMut, count: c_int, datatype: Datatype, source: c_int, tag: c_int, comm: Comm, request: *mut Request) => crate::p2p::irecv;
+        Sendrecv(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, dest: c_int, sendtag: c_int, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, source: c_int, recvtag: c_int, comm: Comm, status: *mut Status) => crate::p2p::sendrecv;
+        Sendrecv_replace(buf: BufMut, count: c_int, datatype: Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: Comm, status: *mut Status) => crate::p2p::sendrecv_replace;
+        Probe(source: c_int, tag: c_int, comm: Comm, status: *mut Status) => crate::p2p::probe;
+        Iprobe(source: c_int, tag: c_int, comm: Comm, flag: *mut c_int, status: *mut Status) => crate::p2p::iprobe;
+
+        Wait(request: *mut Request, status: *mut Status) => crate::wait::wait;
+        Waitall(count: c_int, requests: *mut Request, statuses: *mut Status) => crate::wait::waitall;
+        Waitany(count: c_int, requests: *mut Request, index: *mut c_int, status: *mut Status) => crate::wait::waitany;
+        Waitsome(incount: c_int, requests: *mut Request, outcount: *mut c_int, indices: *mut c_int, statuses: *mut Status) => crate::wait::waitsome;
+        Test(request: *mut Request, flag: *mut c_int, status: *mut Status) => crate::wait::test;
+        Testall(count: c_int, requests: *mut Request, flag: *mut c_int, statuses: *mut Status) => crate::wait::testall;
+        Testany(count: c_int, requests: *mut Request, index: *mut c_int, flag: *mut c_int, status: *mut Status) => crate::wait::testany;
+        Testsome(incount: c_int, requests: *mut Request, outcount: *mut c_int, indices: *mut c_int, statuses: *mut Status) => crate::wait::testsome;
+        Request_free(request: *mut Request) => crate::wait::request_free;
+        Request_get_status(request: Request, flag: *mut c_int, status: *mut Status) => crate::wait::request_get_status;
+        Cancel(request: *mut Request) => crate::wait::cancel;
+
+        Barrier(comm: Comm) => crate::coll::barrier;
+        Bcast(buffer: BufMut, count: c_int, datatype: Datatype, root: c_int, comm: Comm) => crate::coll::bcast;
+        Reduce(sendbuf: Buf, recvbuf: BufMut, count: c_int, datatype: Datatype, op: Op, root: c_int, comm: Comm) => crate::coll::reduce;
+        Allreduce(sendbuf: Buf, recvbuf: BufMut, count: c_int, datatype: Datatype, op: Op, comm: Comm) => crate::coll::allreduce;
+        Gather(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, root: c_int, comm: Comm) => crate::coll::gather;
+        Gatherv(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, displs: Ints, recvtype: Datatype, root: c_int, comm: Comm) => crate::coll::gatherv;
+        Scatter(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, root: c_int, comm: Comm) => crate::coll::scatter;
+        Scatterv(sendbuf: Buf, sendcounts: Ints, displs: Ints, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, root: c_int, comm: Comm) => crate::coll::scatterv;
+        Allgather(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, comm: Comm) => crate::coll::allgather;
+        Allgatherv(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, displs: Ints, recvtype: Datatype, comm: Comm) => crate::coll::allgatherv;
+        Alltoall(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, comm: Comm) => crate::coll::alltoall;
+        Alltoallv(sendbuf: Buf, sendcounts: Ints, sdispls: Ints, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, rdispls: Ints, recvtype: Datatype, comm: Comm) => crate::coll::alltoallv;
+        Reduce_scatter_block(sendbuf: Buf, recvbuf: BufMut, recvcount: c_int, datatype: Datatype, op: Op, comm: Comm) => crate::coll::reduce_scatter_block;
+        Reduce_scatter(sendbuf: Buf, recvbuf: BufMut, recvcounts: Ints, datatype: Datatype, op: Op, comm: Comm) => crate::coll::reduce_scatter;
+        Scan(sendbuf: Buf, recvbuf: BufMut, count: c_int, datatype: Datatype, op: Op, comm: Comm) => crate::coll::scan;
+        Exscan(sendbuf: Buf, recvbuf: BufMut, count: c_int, datatype: Datatype, op: Op, comm: Comm) => crate::coll::exscan;
+
+        Comm_dup(comm: Comm, newcomm: *mut Comm) => crate::comm::comm_dup;
+        Comm_split(comm: Comm, color: c_int, key: c_int, newcomm: *mut Comm) => crate::comm::comm_split;
+        Comm_free(comm: *mut Comm) => crate::comm::comm_free;
+    }
+    unreplayable {
+        Win_create(base: BufMut, size: i64, disp_unit: c_int, info: Info, comm: Comm, win: *mut Win);
+        Win_allocate(size: i64, disp_unit: c_int, info: Info, comm: Comm, baseptr: BufMut, win: *mut Win);
+        Win_fence(assert: c_int, win: Win);
+        Win_free(win: *mut Win);
+        Put(origin_addr: Buf, origin_count: c_int, origin_datatype: Datatype, target_rank: c_int, target_disp: i64, target_count: c_int, target_datatype: Datatype, win: Win);
+        Get(origin_addr: BufMut, origin_count: c_int, origin_datatype: Datatype, target_rank: c_int, target_disp: i64, target_count: c_int, target_datatype: Datatype, win: Win);
+        Accumulate(origin_addr: Buf, origin_count: c_int, origin_datatype: Datatype, target_rank: c_int, target_disp: i64, target_count: c_int, target_datatype: Datatype, op: Op, win: Win);
+        File_open(comm: Comm, filename: *const c_char, amode: c_int, info: Info, fh: *mut File);
+        File_close(fh: *mut File);
+        File_read(fh: File, buf: BufMut, count: c_int, datatype: Datatype, status: *mut Status);
+        File_write(fh: File, buf: Buf, count: c_int, datatype: Datatype, status: *mut Status);
+        File_read_at(fh: File, offset: i64, buf: BufMut, count: c_int, datatype: Datatype, status: *mut Status);
+        File_write_at(fh: File, offset: i64, buf: Buf, count: c_int, datatype: Datatype, status: *mut Status);
+        File_read_all(fh: File, buf: BufMut, count: c_int, datatype: Datatype, status: *mut Status);
+        File_write_all(fh: File, buf: Buf, count: c_int, datatype: Datatype, status: *mut Status);
+        File_read_at_all(fh: File, offset: i64, buf: BufMut, count: c_int, datatype: Datatype, status: *mut Status);
+        File_write_at_all(fh: File, offset: i64, buf: Buf, count: c_int, datatype: Datatype, status: *mut Status);
+        Comm_spawn(command: *const c_char, argv: *mut *mut c_char, maxprocs: c_int, info: Info, root: c_int, comm: Comm, intercomm: *mut Comm, array_of_errcodes: *mut c_int);
+    }
+    called {
+        Comm_rank(comm: Comm, rank: *mut c_int);
+        Comm_size(comm: Comm, size: *mut c_int);
+        Comm_remote_size(comm: Comm, size: *mut c_int);
+        Comm_test_inter(comm: Comm, flag: *mut c_int);
+        Comm_call_errhandler(comm: Comm, errorcode: c_int);
+        Add_error_class(errorclass: *mut c_int);
+        Add_error_code(errorclass: c_int, errorcode: *mut c_int);
+        Add_error_string(errorcode: c_int, string: *const c_char);
+        Pack(inbuf: Buf, incount: c_int, datatype: Datatype, outbuf: BufMut, outsize: c_int, position: *mut c_int, comm: Comm);
+        Unpack(inbuf: Buf, insize: c_int, position: *mut c_int, outbuf: BufMut, outcount: c_int, datatype: Datatype, comm: Comm);
+        Pack_size(incount: c_int, datatype: Datatype, comm: Comm, size: *mut c_int);
+        Get_count(status: *const Status, datatype: Datatype, count: *mut c_int);
+        Type_size(datatype: Datatype, size: *mut c_int);
+        Type_get_extent(datatype: Datatype, lb: *mut i64, extent: *mut i64);
+        Test_cancelled(status: *const Status, flag: *mut c_int);
+        Grequest_start(query_fn: QueryFn, free_fn: FreeFn, cancel_fn: CancelFn, extra_state: BufMut, request: *mut Request);
+        Grequest_complete(request: Request);
+        Initialized(flag: *mut c_int);
+        Finalized(flag: *mut c_int);
+        Query_thread(provided: *mut c_int);
+    }
+}

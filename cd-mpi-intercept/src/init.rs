@@ -1,0 +1,70 @@
+//! `MPI_Init`, `MPI_Init_thread` and `MPI_Finalize`: set-up and the statistics summary.
+//!
+//! At initialization the rank is handed to cd-core (CD identities carry it), the restore hook
+//! is installed (it drains receives in flight before `restore_cd` rewrites memory) and
+//! `CD_MPI_STATS` is read. rsmpi programs call `MPI_Init_thread`, C programs usually `MPI_Init`:
+//! both are hooked.
+
+use crate::abi;
+use crate::boundary::Guard;
+use crate::exports::{real, Call};
+use crate::{engine, stats};
+use std::ffi::{c_char, c_int};
+
+fn after_init() {
+    let _guard = Guard::enter();
+    stats::init();
+    let mut rank: c_int = 0;
+    // SAFETY: MPI is initialized; writes one int.
+    unsafe { real::Comm_rank(abi::predefined().comm_world, &mut rank) };
+    cd_core::set_rank(rank.max(0) as u32);
+    cd_core::set_restore_hook(engine::drain_in_flight);
+    tracing::debug!(rank, family = abi::FAMILY, "MPI interposer ready");
+}
+
+/// `MPI_Init`.
+///
+/// # Safety
+/// The MPI function's contract.
+pub(crate) unsafe fn init(argc: *mut c_int, argv: *mut *mut *mut c_char) -> c_int {
+    // SAFETY: forwarded.
+    let rc = unsafe { real::Init(argc, argv) };
+    if rc == abi::SUCCESS {
+        after_init();
+        stats::count(Call::Init);
+    }
+    rc
+}
+
+/// `MPI_Init_thread`.
+///
+/// # Safety
+/// The MPI function's contract.
+pub(crate) unsafe fn init_thread(
+    argc: *mut c_int,
+    argv: *mut *mut *mut c_char,
+    required: c_int,
+    provided: *mut c_int,
+) -> c_int {
+    // SAFETY: forwarded.
+    let rc = unsafe { real::Init_thread(argc, argv, required, provided) };
+    if rc == abi::SUCCESS {
+        after_init();
+        stats::count(Call::Init_thread);
+    }
+    rc
+}
+
+/// `MPI_Finalize`.
+///
+/// # Safety
+/// The MPI function's contract.
+pub(crate) unsafe fn finalize() -> c_int {
+    stats::count(Call::Finalize);
+    let mut rank: c_int = 0;
+    // SAFETY: MPI is still initialized; writes one int.
+    unsafe { real::Comm_rank(abi::predefined().comm_world, &mut rank) };
+    stats::write(rank);
+    // SAFETY: forwarded.
+    unsafe { real::Finalize() }
+}

@@ -1,0 +1,695 @@
+//! Completion calls: Wait, Test and their all/any/some forms, and the other request calls.
+//!
+//! Recording, a completion call logs which requests completed and in which order, with each
+//! one's status and (for receives) the data it delivered: these are the determinants a replay
+//! must force. Replaying, the same call is answered from that record alone: data is unpacked
+//! into the buffer the receive named, virtual requests of the same post are completed and
+//! freed, and the application's handles and statuses are set as MPI would have set them.
+
+use crate::abi::{self, Request, Status};
+use crate::engine::{self, Delivery, Route};
+use crate::exports::{real, Call};
+use crate::record::{Corrupt, Header, Reader, Writer};
+use std::ffi::c_int;
+
+/// What a completion call reported.
+struct Outcome {
+    /// `flag` of the Test forms, `outcount` of the some forms (MPI_UNDEFINED kept), else 0.
+    result: c_int,
+    /// `index` of the any forms (MPI_UNDEFINED when none), else 0.
+    index: c_int,
+    /// The completed slots, in the order MPI reported them.
+    completed: Vec<usize>,
+}
+
+/// An empty status, as MPI reports for a null or inactive request.
+fn empty_status() -> Status {
+    let mut words = Status::zeroed();
+    let mut bytes = words.as_bytes().to_vec();
+    let put = |bytes: &mut Vec<u8>, index: usize, value: c_int| {
+        bytes[index * 4..index * 4 + 4].copy_from_slice(&value.to_ne_bytes());
+    };
+    put(&mut bytes, abi::STATUS_SOURCE, abi::ANY_SOURCE);
+    put(&mut bytes, abi::STATUS_TAG, abi::ANY_TAG);
+    words = Status::from_bytes(&bytes).expect("same size");
+    words
+}
+
+/// Runs a completion call: straight through, recorded, or replayed. `run` calls the real
+/// function on the given handles and per-slot statuses and reports the outcome.
+///
+/// # Safety
+/// `requests` must point to `n` handles (the application's array).
+unsafe fn complete(
+    call: Call,
+    requests: *mut Request,
+    n: usize,
+    direct: impl FnOnce() -> c_int,
+    run: impl FnOnce(&mut [Request], &mut [Status]) -> (c_int, Outcome),
+) -> Result<(Outcome, Vec<Status>), c_int> {
+    let world = abi::predefined().comm_world;
+    let header = Header {
+        count: n as i64,
+        ..Header::plain(call, world)
+    };
+    let route = engine::route(call);
+    if let Route::Direct = route {
+        return Err(direct());
+    }
+    // SAFETY: the caller's contract: `n` handles.
+    let handles: &mut [Request] = if n == 0 {
+        &mut []
+    } else {
+        unsafe { std::slice::from_raw_parts_mut(requests, n) }
+    };
+    match route {
+        Route::Direct => unreachable!("handled above"),
+        Route::Record(_guard) => {
+            let before = handles.to_vec();
+            let substituted = engine::has_virtuals().then(|| engine::substitute(handles));
+            let mut statuses = vec![empty_status(); n];
+            let (rc, outcome) = match &substituted {
+                Some(s) => {
+                    let mut inner = s.handles.clone();
+                    let result = run(&mut inner, &mut statuses);
+                    for i in 0..n {
+                        handles[i] = match &s.virtuals[i] {
+                            Some((_, _, _, true)) if result.1.completed.contains(&i) => {
+                                abi::predefined().request_null
+                            }
+                            Some((_, _, _, true)) => before[i],
+                            _ => inner[i],
+                        };
+                    }
+                    result
+                }
+                None => run(handles, &mut statuses),
+            };
+            if rc != abi::SUCCESS {
+                return Err(rc);
+            }
+            let mut w = Writer::new(header);
+            w.int(outcome.result)
+                .int(outcome.index)
+                .int(outcome.completed.len() as c_int);
+            for &i in &outcome.completed {
+                let (seq, delivery) =
+                    match substituted.as_ref().and_then(|s| s.virtuals[i].as_ref()) {
+                        Some(entry) => engine::completed_substitute(entry, &statuses[i]),
+                        None => match engine::untrack(before[i]) {
+                            Some(t) => (t.seq, t.delivery),
+                            None => (0, Delivery::Nothing),
+                        },
+                    };
+                w.int(i as c_int);
+                engine::record_completion(&mut w, seq, &statuses[i], &delivery);
+            }
+            // SAFETY: the completed receives' buffers hold their data now.
+            unsafe { engine::log(w) };
+            Ok((outcome, statuses))
+        }
+        Route::Replay(_guard, mut reader) => {
+            engine::expect(&reader, &header, world)?;
+            // SAFETY: forwarded: the buffers of the logged receives are the application's.
+            match unsafe { replay(&mut reader, handles) } {
+                Ok(done) => Ok(done),
+                Err(Corrupt) => Err(engine::corrupt(call, world)),
+            }
+        }
+    }
+}
+
+/// Serves a completion call from its record.
+///
+/// # Safety
+/// The logged receives' buffers must be writable.
+unsafe fn replay(
+    reader: &mut Reader,
+    handles: &mut [Request],
+) -> Result<(Outcome, Vec<Status>), Corrupt> {
+    let result = reader.int()?;
+    let index = reader.int()?;
+    let count = reader.int()?;
+    let mut statuses = vec![empty_status(); handles.len()];
+    let mut completed = Vec::with_capacity(count.max(0) as usize);
+    for _ in 0..count {
+        let i = usize::try_from(reader.int()?).map_err(|_| Corrupt)?;
+        let slot = handles.get_mut(i).ok_or(Corrupt)?;
+        // SAFETY: forwarded.
+        let (handle, status) = unsafe { engine::replay_completion(reader, *slot)? };
+        *slot = handle;
+        statuses[i] = status;
+        completed.push(i);
+    }
+    Ok((
+        Outcome {
+            result,
+            index,
+            completed,
+        },
+        statuses,
+    ))
+}
+
+/// Copies per-slot statuses to an application status array (unless `MPI_STATUSES_IGNORE`).
+///
+/// # Safety
+/// `out` must be `MPI_STATUSES_IGNORE` or hold `slots.len()` statuses.
+unsafe fn store_all(out: *mut Status, slots: impl IntoIterator<Item = Status>) {
+    if abi::is_statuses_ignore(out) {
+        return;
+    }
+    for (k, status) in slots.into_iter().enumerate() {
+        // SAFETY: within the application's array.
+        unsafe { out.add(k).write(status) };
+    }
+}
+
+fn null_or(handle: Request) -> bool {
+    handle != abi::predefined().request_null
+}
+
+/// `MPI_Wait`.
+///
+/// # Safety
+/// The MPI function's contract.
+pub(crate) unsafe fn wait(request: *mut Request, status: *mut Status) -> c_int {
+    // SAFETY: forwarded; one handle.
+    let done = unsafe {
+        complete(
+            Call::Wait,
+            request,
+            1,
+            || real::Wait(request, status),
+            |h, st| {
+                let active = null_or(h[0]);
+                let rc = real::Wait(&mut h[0], &mut st[0]);
+                (
+                    rc,
+                    Outcome {
+                        result: 0,
+                        index: 0,
+                        completed: if active { vec![0] } else { vec![] },
+                    },
+                )
+            },
+        )
+    };
+    match done {
+        Ok((_, statuses)) => {
+            // SAFETY: the application's status argument.
+            unsafe { statuses[0].store(status) };
+            abi::SUCCESS
+        }
+        Err(rc) => rc,
+    }
+}
+
+/// `MPI_Waitall`.
+///
+/// # Safety
+/// The MPI function's contract.
+pub(crate) unsafe fn waitall(count: c_int, requests: *mut Request, statuses: *mut Status) -> c_int {
+    let n = count.max(0) as usize;
+    // SAFETY: forwarded; `count` handles.
+    let done = unsafe {
+        complete(
+            Call::Waitall,
+            requests,
+            n,
+            || real::Waitall(count, requests, statuses),
+            |h, st| {
+                let completed = (0..h.len()).filter(|&i| null_or(h[i])).collect();
+                let rc = real::Waitall(h.len() as c_int, h.as_mut_ptr(), st.as_mut_ptr());
+                (
+                    rc,
+                    Outcome {
+                        result: 0,
+                        index: 0,
+                        completed,
+                    },
+                )
+            },
+        )
+    };
+    match done {
+        Ok((_, st)) => {
+            // SAFETY: `count` statuses or ignore.
+            unsafe { store_all(statuses, st) };
+            abi::SUCCESS
+        }
+        Err(rc) => rc,
+    }
+}
+
+/// `MPI_Waitany`.
+///
+/// # Safety
+/// The MPI function's contract.
+pub(crate) unsafe fn waitany(
+    count: c_int,
+    requests: *mut Request,
+    index: *mut c_int,
+    status: *mut Status,
+) -> c_int {
+    let n = count.max(0) as usize;
+    // SAFETY: forwarded; `count` handles.
+    let done = unsafe {
+        complete(
+            Call::Waitany,
+            requests,
+            n,
+            || real::Waitany(count, requests, index, status),
+            |h, st| {
+                let mut i: c_int = abi::UNDEFINED;
+                let mut one = Status::zeroed();
+                let rc = real::Waitany(h.len() as c_int, h.as_mut_ptr(), &mut i, &mut one);
+                let completed = usize::try_from(i).ok().filter(|&i| i < st.len()).map(|i| {
+                    st[i] = one;
+                    vec![i]
+                });
+                (
+                    rc,
+                    Outcome {
+                        result: 0,
+                        index: i,
+                        completed: completed.unwrap_or_default(),
+                    },
+                )
+            },
+        )
+    };
+    match done {
+        Ok((outcome, st)) => {
+            // SAFETY: the application's out-parameters.
+            unsafe {
+                *index = outcome.index;
+                match outcome.completed.first() {
+                    Some(&i) => st[i].store(status),
+                    None => empty_status().store(status),
+                }
+            }
+            abi::SUCCESS
+        }
+        Err(rc) => rc,
+    }
+}
+
+/// The shared body of `MPI_Waitsome` and `MPI_Testsome`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn some(
+    call: Call,
+    incount: c_int,
+    requests: *mut Request,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut Status,
+    direct: impl FnOnce() -> c_int,
+    wait: bool,
+) -> c_int {
+    let n = incount.max(0) as usize;
+    // SAFETY: forwarded; `incount` handles.
+    let done = unsafe {
+        complete(call, requests, n, direct, |h, st| {
+            let mut out: c_int = 0;
+            let mut idx = vec![0 as c_int; h.len()];
+            let mut got = vec![Status::zeroed(); h.len()];
+            let f = if wait { real::Waitsome } else { real::Testsome };
+            let rc = f(
+                h.len() as c_int,
+                h.as_mut_ptr(),
+                &mut out,
+                idx.as_mut_ptr(),
+                got.as_mut_ptr(),
+            );
+            let k = if out == abi::UNDEFINED {
+                0
+            } else {
+                out.max(0) as usize
+            };
+            let mut completed = Vec::with_capacity(k);
+            for j in 0..k {
+                if let Some(i) = usize::try_from(idx[j]).ok().filter(|&i| i < st.len()) {
+                    st[i] = got[j];
+                    completed.push(i);
+                }
+            }
+            (
+                rc,
+                Outcome {
+                    result: out,
+                    index: 0,
+                    completed,
+                },
+            )
+        })
+    };
+    match done {
+        Ok((outcome, st)) => {
+            // SAFETY: the application's out-parameters: `incount` indices and statuses.
+            unsafe {
+                *outcount = outcome.result;
+                for (j, &i) in outcome.completed.iter().enumerate() {
+                    *indices.add(j) = i as c_int;
+                }
+                store_all(statuses, outcome.completed.iter().map(|&i| st[i]));
+            }
+            abi::SUCCESS
+        }
+        Err(rc) => rc,
+    }
+}
+
+/// `MPI_Waitsome`.
+///
+/// # Safety
+/// The MPI function's contract.
+pub(crate) unsafe fn waitsome(
+    incount: c_int,
+    requests: *mut Request,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut Status,
+) -> c_int {
+    // SAFETY: forwarded.
+    unsafe {
+        some(
+            Call::Waitsome,
+            incount,
+            requests,
+            outcount,
+            indices,
+            statuses,
+            || real::Waitsome(incount, requests, outcount, indices, statuses),
+            true,
+        )
+    }
+}
+
+/// `MPI_Testsome`.
+///
+/// # Safety
+/// The MPI function's contract.
+pub(crate) unsafe fn testsome(
+    incount: c_int,
+    requests: *mut Request,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut Status,
+) -> c_int {
+    // SAFETY: forwarded.
+    unsafe {
+        some(
+            Call::Testsome,
+            incount,
+            requests,
+            outcount,
+            indices,
+            statuses,
+            || real::Testsome(incount, requests, outcount, indices, statuses),
+            false,
+        )
+    }
+}
+
+/// `MPI_Test`.
+///
+/// # Safety
+/// The MPI function's contract.
+pub(crate) unsafe fn test(request: *mut Request, flag: *mut c_int, status: *mut Status) -> c_int {
+    // SAFETY: forwarded; one handle.
+    let done = unsafe {
+        complete(
+            Call::Test,
+            request,
+            1,
+            || real::Test(request, flag, status),
+            |h, st| {
+                let active = null_or(h[0]);
+                let mut f: c_int = 0;
+                let rc = real::Test(&mut h[0], &mut f, &mut st[0]);
+                (
+                    rc,
+                    Outcome {
+                        result: f,
+                        index: 0,
+                        completed: if f != 0 && active { vec![0] } else { vec![] },
+                    },
+                )
+            },
+        )
+    };
+    match done {
+        Ok((outcome, st)) => {
+            // SAFETY: the application's out-parameters.
+            unsafe {
+                *flag = outcome.result;
+                if outcome.result != 0 {
+                    st[0].store(status);
+                }
+            }
+            abi::SUCCESS
+        }
+        Err(rc) => rc,
+    }
+}
+
+/// `MPI_Testall`.
+///
+/// # Safety
+/// The MPI function's contract.
+pub(crate) unsafe fn testall(
+    count: c_int,
+    requests: *mut Request,
+    flag: *mut c_int,
+    statuses: *mut Status,
+) -> c_int {
+    let n = count.max(0) as usize;
+    // SAFETY: forwarded; `count` handles.
+    let done = unsafe {
+        complete(
+            Call::Testall,
+            requests,
+            n,
+            || real::Testall(count, requests, flag, statuses),
+            |h, st| {
+                let active: Vec<usize> = (0..h.len()).filter(|&i| null_or(h[i])).collect();
+                let mut f: c_int = 0;
+                let rc = real::Testall(h.len() as c_int, h.as_mut_ptr(), &mut f, st.as_mut_ptr());
+                (
+                    rc,
+                    Outcome {
+                        result: f,
+                        index: 0,
+                        completed: if f != 0 { active } else { vec![] },
+                    },
+                )
+            },
+        )
+    };
+    match done {
+        Ok((outcome, st)) => {
+            // SAFETY: the application's out-parameters.
+            unsafe {
+                *flag = outcome.result;
+                if outcome.result != 0 {
+                    store_all(statuses, st);
+                }
+            }
+            abi::SUCCESS
+        }
+        Err(rc) => rc,
+    }
+}
+
+/// `MPI_Testany`.
+///
+/// # Safety
+/// The MPI function's contract.
+pub(crate) unsafe fn testany(
+    count: c_int,
+    requests: *mut Request,
+    index: *mut c_int,
+    flag: *mut c_int,
+    status: *mut Status,
+) -> c_int {
+    let n = count.max(0) as usize;
+    // SAFETY: forwarded; `count` handles.
+    let done = unsafe {
+        complete(
+            Call::Testany,
+            requests,
+            n,
+            || real::Testany(count, requests, index, flag, status),
+            |h, st| {
+                let mut i: c_int = abi::UNDEFINED;
+                let mut f: c_int = 0;
+                let mut one = Status::zeroed();
+                let rc = real::Testany(h.len() as c_int, h.as_mut_ptr(), &mut i, &mut f, &mut one);
+                let completed = usize::try_from(i)
+                    .ok()
+                    .filter(|&i| f != 0 && i < st.len())
+                    .map(|i| {
+                        st[i] = one;
+                        vec![i]
+                    });
+                (
+                    rc,
+                    Outcome {
+                        result: f,
+                        index: i,
+                        completed: completed.unwrap_or_default(),
+                    },
+                )
+            },
+        )
+    };
+    match done {
+        Ok((outcome, st)) => {
+            // SAFETY: the application's out-parameters.
+            unsafe {
+                *flag = outcome.result;
+                *index = outcome.index;
+                if let Some(&i) = outcome.completed.first() {
+                    st[i].store(status);
+                } else if outcome.result != 0 {
+                    empty_status().store(status);
+                }
+            }
+            abi::SUCCESS
+        }
+        Err(rc) => rc,
+    }
+}
+
+/// `MPI_Request_free`: the request completes unseen, so a freed receive cannot be replayed
+/// (the log is marked); a freed send is an event.
+///
+/// # Safety
+/// The MPI function's contract.
+pub(crate) unsafe fn request_free(request: *mut Request) -> c_int {
+    let world = abi::predefined().comm_world;
+    let header = Header::plain(Call::Request_free, world);
+    match engine::route(Call::Request_free) {
+        // SAFETY: forwarded.
+        Route::Direct => unsafe { real::Request_free(request) },
+        Route::Record(_guard) => {
+            // SAFETY: the application's handle.
+            let handle = unsafe { *request };
+            let tracked = engine::untrack(handle);
+            if let Some(engine::Tracked {
+                delivery: Delivery::Receive { .. },
+                ..
+            }) = tracked
+            {
+                let _ = cd_core::log_mark_unreplayable("MPI_Request_free of a receive request");
+            }
+            // SAFETY: forwarded.
+            let rc = unsafe { real::Request_free(request) };
+            if rc == abi::SUCCESS {
+                let mut w = Writer::new(header);
+                w.u64(tracked.map_or(0, |t| t.seq));
+                // SAFETY: no pieces.
+                unsafe { engine::log(w) };
+            }
+            rc
+        }
+        Route::Replay(_guard, mut reader) => {
+            if let Err(code) = engine::expect(&reader, &header, world) {
+                return code;
+            }
+            if reader.u64().is_err() {
+                return engine::corrupt(Call::Request_free, world);
+            }
+            // SAFETY: the application's handle: a virtual request is completed and freed.
+            unsafe {
+                engine::free_virtual(*request);
+                *request = abi::predefined().request_null;
+            }
+            abi::SUCCESS
+        }
+    }
+}
+
+/// `MPI_Request_get_status`: flag and status are logged and replayed.
+///
+/// # Safety
+/// The MPI function's contract.
+pub(crate) unsafe fn request_get_status(
+    request: Request,
+    flag: *mut c_int,
+    status: *mut Status,
+) -> c_int {
+    let world = abi::predefined().comm_world;
+    let header = Header::plain(Call::Request_get_status, world);
+    match engine::route(Call::Request_get_status) {
+        // SAFETY: forwarded.
+        Route::Direct => unsafe { real::Request_get_status(request, flag, status) },
+        Route::Record(_guard) => {
+            let inner = engine::live_of(request);
+            let mut f: c_int = 0;
+            let mut st = Status::zeroed();
+            // SAFETY: forwarded.
+            let rc = unsafe { real::Request_get_status(inner, &mut f, &mut st) };
+            if rc == abi::SUCCESS {
+                let mut w = Writer::new(header);
+                w.int(f).status(&st);
+                // SAFETY: no pieces.
+                unsafe {
+                    engine::log(w);
+                    *flag = f;
+                    if f != 0 {
+                        st.store(status);
+                    }
+                }
+            }
+            rc
+        }
+        Route::Replay(_guard, mut reader) => {
+            if let Err(code) = engine::expect(&reader, &header, world) {
+                return code;
+            }
+            match (reader.int(), reader.status()) {
+                (Ok(f), Ok(st)) => {
+                    // SAFETY: the application's out-parameters.
+                    unsafe {
+                        *flag = f;
+                        if f != 0 {
+                            st.store(status);
+                        }
+                    }
+                    abi::SUCCESS
+                }
+                _ => engine::corrupt(Call::Request_get_status, world),
+            }
+        }
+    }
+}
+
+/// `MPI_Cancel`: an event; re-executed, it has no effect (the logged completion decides).
+///
+/// # Safety
+/// The MPI function's contract.
+pub(crate) unsafe fn cancel(request: *mut Request) -> c_int {
+    let world = abi::predefined().comm_world;
+    let header = Header::plain(Call::Cancel, world);
+    match engine::route(Call::Cancel) {
+        // SAFETY: forwarded.
+        Route::Direct => unsafe { real::Cancel(request) },
+        Route::Record(_guard) => {
+            // SAFETY: the application's handle.
+            let mut inner = engine::live_of(unsafe { *request });
+            // SAFETY: forwarded.
+            let rc = unsafe { real::Cancel(&mut inner) };
+            if rc == abi::SUCCESS {
+                // SAFETY: no pieces.
+                unsafe { engine::log(Writer::new(header)) };
+            }
+            rc
+        }
+        Route::Replay(_guard, reader) => match engine::expect(&reader, &header, world) {
+            Ok(()) => abi::SUCCESS,
+            Err(code) => code,
+        },
+    }
+}
