@@ -24,6 +24,11 @@ macro_rules! handles {
             pub fn bits(self) -> u64 {
                 self.0 as u64
             }
+
+            /// The handle back from the 64 bits [`bits`](Self::bits) gave.
+            pub fn from_bits(bits: u64) -> Self {
+                Self(bits as $raw)
+            }
         }
     )*};
 }
@@ -39,20 +44,6 @@ handles! {
     Errhandler(RawErrhandler): "An `MPI_Errhandler`.";
     Win(RawWin): "An `MPI_Win`.";
     File(RawFile): "An `MPI_File`.";
-}
-
-impl Comm {
-    /// The handle back from its 64 bits.
-    pub fn from_bits(bits: u64) -> Comm {
-        Comm(bits as RawComm)
-    }
-}
-
-impl Datatype {
-    /// The handle back from its 64 bits.
-    pub fn from_bits(bits: u64) -> Datatype {
-        Datatype(bits as RawDatatype)
-    }
 }
 
 /// Ints in an `MPI_Status`.

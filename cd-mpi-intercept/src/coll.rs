@@ -1,16 +1,18 @@
 //! Collective calls: recording logs what this rank received (its output buffers, packed with
 //! the application's datatypes); re-executed, the outputs are written from the log and MPI is
-//! not called, so the other ranks never see the re-execution.
+//! not called, so the other ranks never see the re-execution. Each collective is defined once,
+//! with its output buffers, and gives both its blocking form and its nonblocking one (`MPI_IX`
+//! is a post whose completion call logs the same outputs).
 //!
 //! Output buffers per call (for intercommunicators the counts follow the remote group, and a
 //! root passing `MPI_ROOT` or `MPI_PROC_NULL` receives nothing where MPI says so):
 //! Bcast: the buffer, except at the root; Reduce: `recvbuf` at the root; Allreduce, Scan,
 //! Exscan, Reduce_scatter(_block): `recvbuf`; Gather(v): `recvbuf` at the root;
 //! Scatter(v): `recvbuf` (not at a root passing `MPI_IN_PLACE`); Allgather(v), Alltoall(v):
-//! `recvbuf`; Barrier: nothing.
+//! `recvbuf`; Alltoallw: `recvbuf`, a block per rank with its own datatype; Barrier: nothing.
 
-use crate::abi::{self, Comm, Datatype, Op};
-use crate::engine::{self, Route};
+use crate::abi::{self, Comm, Datatype, Op, Request};
+use crate::engine::{self, Delivery, Route};
 use crate::exports::{real, Call};
 use crate::record::{Corrupt, Header, Piece, Writer};
 use std::ffi::{c_int, c_void};
@@ -93,17 +95,17 @@ unsafe fn blocks(
         .collect()
 }
 
-/// Runs a collective: `outputs` names this rank's output buffers, `run` calls MPI.
+/// Runs a blocking collective: `outputs` names this rank's output buffers, `run` calls MPI.
 ///
 /// # Safety
 /// The output buffers must be valid for the call (the MPI function's contract).
 unsafe fn collective(
-    call: Call,
     header: Header,
     comm: Comm,
     outputs: impl FnOnce() -> Vec<Piece>,
     run: impl FnOnce() -> c_int,
 ) -> c_int {
+    let call = header.call;
     match engine::route(call) {
         Route::Direct => run(),
         Route::Record(_guard) => {
@@ -162,417 +164,195 @@ fn one(buf: *mut c_void, count: c_int, datatype: Datatype, comm: Comm) -> Vec<Pi
     }]
 }
 
-/// `MPI_Barrier`.
+/// `n` blocks of `counts[i]` elements of `types[i]` at `displs[i]` bytes from `buf`.
 ///
 /// # Safety
-/// The MPI function's contract.
-pub(crate) unsafe fn barrier(comm: Comm) -> c_int {
-    // SAFETY: forwarded.
-    unsafe {
-        collective(
-            Call::Barrier,
-            Header::plain(Call::Barrier, comm),
-            comm,
-            Vec::new,
-            || real::Barrier(comm),
-        )
-    }
-}
-
-/// `MPI_Bcast`.
-///
-/// # Safety
-/// The MPI function's contract.
-pub(crate) unsafe fn bcast(
-    buffer: *mut c_void,
-    count: c_int,
-    datatype: Datatype,
-    root: c_int,
+/// The three arrays must hold `n` entries.
+unsafe fn typed_blocks(
+    buf: *mut c_void,
+    counts: *const c_int,
+    displs: *const c_int,
+    types: *const Datatype,
+    n: c_int,
     comm: Comm,
-) -> c_int {
-    let header = Header::data(Call::Bcast, root, 0, count.into(), datatype, comm);
-    let outputs = || {
-        if is_root(root, comm) || sits_out(root) {
-            vec![]
-        } else {
-            one(buffer, count, datatype, comm)
-        }
-    };
-    // SAFETY: forwarded.
-    unsafe {
-        collective(Call::Bcast, header, comm, outputs, || {
-            real::Bcast(buffer, count, datatype, root, comm)
+) -> Vec<Piece> {
+    (0..n.max(0) as usize)
+        .map(|i| {
+            // SAFETY: the caller's contract.
+            let (count, displ, datatype) =
+                unsafe { (*counts.add(i), *displs.add(i), *types.add(i)) };
+            Piece {
+                buf: buf.cast::<u8>().wrapping_offset(displ as isize).cast(),
+                count,
+                datatype,
+                comm,
+            }
         })
+        .collect()
+}
+
+/// The outputs of a rooted collective that only the root receives (Reduce, Gather(v)).
+fn at_root(root: c_int, comm: Comm, outputs: impl FnOnce() -> Vec<Piece>) -> Vec<Piece> {
+    if is_root(root, comm) {
+        outputs()
+    } else {
+        vec![]
     }
 }
 
-/// `MPI_Reduce`.
-///
-/// # Safety
-/// The MPI function's contract.
-pub(crate) unsafe fn reduce(
-    sendbuf: *const c_void,
+/// The outputs of a Scatter(v): none at the root, none for a rank sitting out, none in place.
+fn scattered(
+    root: c_int,
     recvbuf: *mut c_void,
-    count: c_int,
-    datatype: Datatype,
-    op: Op,
-    root: c_int,
-    comm: Comm,
-) -> c_int {
-    let header = Header::data(Call::Reduce, root, 0, count.into(), datatype, comm);
-    let outputs = || {
-        if is_root(root, comm) {
-            one(recvbuf, count, datatype, comm)
-        } else {
-            vec![]
-        }
-    };
-    // SAFETY: forwarded.
-    unsafe {
-        collective(Call::Reduce, header, comm, outputs, || {
-            real::Reduce(sendbuf, recvbuf, count, datatype, op, root, comm)
-        })
+    outputs: impl FnOnce() -> Vec<Piece>,
+) -> Vec<Piece> {
+    if sits_out(root) || root == abi::ROOT || abi::is_in_place(recvbuf) {
+        vec![]
+    } else {
+        outputs()
     }
 }
 
-macro_rules! reductions {
-    ($($fn:ident => $call:ident;)*) => {$(
-        /// The wrapper of the MPI reduction of this name: `recvbuf` is the output.
+/// Defines, for each collective, its blocking wrapper and its nonblocking one (the same
+/// arguments and a request). `header` and `outputs` are expressions over the arguments; the
+/// header's call is the one being made.
+macro_rules! collectives {
+    ($(
+        $blocking:ident / $nonblocking:ident => $Call:ident / $ICall:ident
+            ($($a:ident : $t:ty),*)
+            header($call:ident) $header:block
+            outputs $outputs:block
+    )*) => {$(
+        #[doc = concat!("The wrapper of `MPI_", stringify!($Call), "`.")]
         ///
         /// # Safety
         /// The MPI function's contract.
-        pub(crate) unsafe fn $fn(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: Datatype, op: Op, comm: Comm) -> c_int {
-            let header = Header::data(Call::$call, 0, 0, count.into(), datatype, comm);
-            // SAFETY: forwarded.
-            unsafe { collective(Call::$call, header, comm, || one(recvbuf, count, datatype, comm), || real::$call(sendbuf, recvbuf, count, datatype, op, comm)) }
+        #[allow(clippy::too_many_arguments)]
+        pub(crate) unsafe fn $blocking($($a: $t),*) -> c_int {
+            let header = { let $call = Call::$Call; $header };
+            let comm = Comm::from_bits(header.comm);
+            let outputs = || $outputs;
+            // SAFETY: forwarded; the outputs are the call's own buffers.
+            unsafe { collective(header, comm, outputs, || real::$Call($($a),*)) }
+        }
+
+        #[doc = concat!("The wrapper of `MPI_", stringify!($ICall), "`.")]
+        ///
+        /// # Safety
+        /// The MPI function's contract.
+        #[allow(clippy::too_many_arguments)]
+        pub(crate) unsafe fn $nonblocking($($a: $t,)* request: *mut Request) -> c_int {
+            let header = { let $call = Call::$ICall; $header };
+            let comm = Comm::from_bits(header.comm);
+            let delivery = || Delivery::Outputs($outputs);
+            // SAFETY: forwarded; the outputs are the call's own buffers.
+            unsafe {
+                crate::p2p::post(
+                    header,
+                    comm,
+                    delivery,
+                    |r| real::$ICall($($a,)* r),
+                    request,
+                )
+            }
         }
     )*};
 }
 
-reductions! {
-    allreduce => Allreduce;
-    scan => Scan;
-    exscan => Exscan;
-}
+collectives! {
+    barrier / ibarrier => Barrier / Ibarrier (comm: Comm)
+        header(call) { Header::plain(call, comm) }
+        outputs { Vec::new() }
 
-/// `MPI_Reduce_scatter_block`.
-///
-/// # Safety
-/// The MPI function's contract.
-pub(crate) unsafe fn reduce_scatter_block(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    datatype: Datatype,
-    op: Op,
-    comm: Comm,
-) -> c_int {
-    let header = Header::data(
-        Call::Reduce_scatter_block,
-        0,
-        0,
-        recvcount.into(),
-        datatype,
-        comm,
-    );
-    // SAFETY: forwarded.
-    unsafe {
-        collective(
-            Call::Reduce_scatter_block,
-            header,
-            comm,
-            || one(recvbuf, recvcount, datatype, comm),
-            || real::Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm),
-        )
-    }
-}
-
-/// `MPI_Reduce_scatter`.
-///
-/// # Safety
-/// The MPI function's contract.
-pub(crate) unsafe fn reduce_scatter(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    datatype: Datatype,
-    op: Op,
-    comm: Comm,
-) -> c_int {
-    let me = rank(comm).max(0) as usize;
-    // SAFETY: `recvcounts` has an entry per rank.
-    let mine = unsafe { *recvcounts.add(me) };
-    let header = Header::data(Call::Reduce_scatter, 0, 0, mine.into(), datatype, comm);
-    // SAFETY: forwarded.
-    unsafe {
-        collective(
-            Call::Reduce_scatter,
-            header,
-            comm,
-            || one(recvbuf, mine, datatype, comm),
-            || real::Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm),
-        )
-    }
-}
-
-/// `MPI_Gather`.
-///
-/// # Safety
-/// The MPI function's contract.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn gather(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: Datatype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: Datatype,
-    root: c_int,
-    comm: Comm,
-) -> c_int {
-    let header = Header::data(Call::Gather, root, 0, recvcount.into(), recvtype, comm);
-    let outputs = || {
-        if is_root(root, comm) {
-            one(
-                recvbuf,
-                recvcount.saturating_mul(peers(comm)),
-                recvtype,
-                comm,
-            )
-        } else {
-            vec![]
+    bcast / ibcast => Bcast / Ibcast
+        (buffer: *mut c_void, count: c_int, datatype: Datatype, root: c_int, comm: Comm)
+        header(call) { Header::data(call, root, 0, count.into(), datatype, comm) }
+        outputs {
+            if is_root(root, comm) || sits_out(root) {
+                vec![]
+            } else {
+                one(buffer, count, datatype, comm)
+            }
         }
-    };
-    // SAFETY: forwarded.
-    unsafe {
-        collective(Call::Gather, header, comm, outputs, || {
-            real::Gather(
-                sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
-            )
-        })
-    }
-}
 
-/// `MPI_Gatherv`.
-///
-/// # Safety
-/// The MPI function's contract.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn gatherv(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: Datatype,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    displs: *const c_int,
-    recvtype: Datatype,
-    root: c_int,
-    comm: Comm,
-) -> c_int {
-    let header = Header::data(Call::Gatherv, root, 0, sendcount.into(), sendtype, comm);
-    // SAFETY: at the root, the count and displacement arrays have an entry per rank.
-    let outputs = || {
-        if is_root(root, comm) {
-            unsafe { blocks(recvbuf, recvcounts, displs, peers(comm), recvtype, comm) }
-        } else {
-            vec![]
-        }
-    };
-    // SAFETY: forwarded.
-    unsafe {
-        collective(Call::Gatherv, header, comm, outputs, || {
-            real::Gatherv(
-                sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm,
-            )
-        })
-    }
-}
+    reduce / ireduce => Reduce / Ireduce
+        (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: Datatype, op: Op, root: c_int, comm: Comm)
+        header(call) { Header::data(call, root, 0, count.into(), datatype, comm) }
+        outputs { at_root(root, comm, || one(recvbuf, count, datatype, comm)) }
 
-/// `MPI_Scatter`.
-///
-/// # Safety
-/// The MPI function's contract.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn scatter(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: Datatype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: Datatype,
-    root: c_int,
-    comm: Comm,
-) -> c_int {
-    let header = Header::data(Call::Scatter, root, 0, recvcount.into(), recvtype, comm);
-    let outputs = || {
-        if sits_out(root) || root == abi::ROOT || abi::is_in_place(recvbuf) {
-            vec![]
-        } else {
-            one(recvbuf, recvcount, recvtype, comm)
-        }
-    };
-    // SAFETY: forwarded.
-    unsafe {
-        collective(Call::Scatter, header, comm, outputs, || {
-            real::Scatter(
-                sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
-            )
-        })
-    }
-}
+    allreduce / iallreduce => Allreduce / Iallreduce
+        (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: Datatype, op: Op, comm: Comm)
+        header(call) { Header::data(call, 0, 0, count.into(), datatype, comm) }
+        outputs { one(recvbuf, count, datatype, comm) }
 
-/// `MPI_Scatterv`.
-///
-/// # Safety
-/// The MPI function's contract.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn scatterv(
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    displs: *const c_int,
-    sendtype: Datatype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: Datatype,
-    root: c_int,
-    comm: Comm,
-) -> c_int {
-    let header = Header::data(Call::Scatterv, root, 0, recvcount.into(), recvtype, comm);
-    let outputs = || {
-        if sits_out(root) || root == abi::ROOT || abi::is_in_place(recvbuf) {
-            vec![]
-        } else {
-            one(recvbuf, recvcount, recvtype, comm)
-        }
-    };
-    // SAFETY: forwarded.
-    unsafe {
-        collective(Call::Scatterv, header, comm, outputs, || {
-            real::Scatterv(
-                sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
-            )
-        })
-    }
-}
+    scan / iscan => Scan / Iscan
+        (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: Datatype, op: Op, comm: Comm)
+        header(call) { Header::data(call, 0, 0, count.into(), datatype, comm) }
+        outputs { one(recvbuf, count, datatype, comm) }
 
-/// `MPI_Allgather`.
-///
-/// # Safety
-/// The MPI function's contract.
-pub(crate) unsafe fn allgather(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: Datatype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: Datatype,
-    comm: Comm,
-) -> c_int {
-    let header = Header::data(Call::Allgather, 0, 0, recvcount.into(), recvtype, comm);
-    let outputs = || {
-        one(
-            recvbuf,
-            recvcount.saturating_mul(peers(comm)),
-            recvtype,
-            comm,
-        )
-    };
-    // SAFETY: forwarded.
-    unsafe {
-        collective(Call::Allgather, header, comm, outputs, || {
-            real::Allgather(
-                sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-            )
-        })
-    }
-}
+    exscan / iexscan => Exscan / Iexscan
+        (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: Datatype, op: Op, comm: Comm)
+        header(call) { Header::data(call, 0, 0, count.into(), datatype, comm) }
+        outputs { one(recvbuf, count, datatype, comm) }
 
-/// `MPI_Allgatherv`.
-///
-/// # Safety
-/// The MPI function's contract.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn allgatherv(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: Datatype,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    displs: *const c_int,
-    recvtype: Datatype,
-    comm: Comm,
-) -> c_int {
-    let header = Header::data(Call::Allgatherv, 0, 0, sendcount.into(), sendtype, comm);
-    // SAFETY: the arrays have an entry per rank.
-    let outputs = || unsafe { blocks(recvbuf, recvcounts, displs, peers(comm), recvtype, comm) };
-    // SAFETY: forwarded.
-    unsafe {
-        collective(Call::Allgatherv, header, comm, outputs, || {
-            real::Allgatherv(
-                sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
-            )
-        })
-    }
-}
+    reduce_scatter_block / ireduce_scatter_block => Reduce_scatter_block / Ireduce_scatter_block
+        (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: Datatype, op: Op, comm: Comm)
+        header(call) { Header::data(call, 0, 0, recvcount.into(), datatype, comm) }
+        outputs { one(recvbuf, recvcount, datatype, comm) }
 
-/// `MPI_Alltoall`.
-///
-/// # Safety
-/// The MPI function's contract.
-pub(crate) unsafe fn alltoall(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: Datatype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: Datatype,
-    comm: Comm,
-) -> c_int {
-    let header = Header::data(Call::Alltoall, 0, 0, recvcount.into(), recvtype, comm);
-    let outputs = || {
-        one(
-            recvbuf,
-            recvcount.saturating_mul(peers(comm)),
-            recvtype,
-            comm,
-        )
-    };
-    // SAFETY: forwarded.
-    unsafe {
-        collective(Call::Alltoall, header, comm, outputs, || {
-            real::Alltoall(
-                sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-            )
-        })
-    }
-}
+    reduce_scatter / ireduce_scatter => Reduce_scatter / Ireduce_scatter
+        (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: Datatype, op: Op, comm: Comm)
+        // SAFETY: `recvcounts` has an entry per rank.
+        header(call) { Header::data(call, 0, 0, unsafe { *recvcounts.add(rank(comm).max(0) as usize) }.into(), datatype, comm) }
+        // SAFETY: as above.
+        outputs { one(recvbuf, unsafe { *recvcounts.add(rank(comm).max(0) as usize) }, datatype, comm) }
 
-/// `MPI_Alltoallv`.
-///
-/// # Safety
-/// The MPI function's contract.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn alltoallv(
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    sdispls: *const c_int,
-    sendtype: Datatype,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    rdispls: *const c_int,
-    recvtype: Datatype,
-    comm: Comm,
-) -> c_int {
-    let header = Header::data(Call::Alltoallv, 0, 0, 0, recvtype, comm);
-    // SAFETY: the arrays have an entry per rank.
-    let outputs = || unsafe { blocks(recvbuf, recvcounts, rdispls, peers(comm), recvtype, comm) };
-    // SAFETY: forwarded.
-    unsafe {
-        collective(Call::Alltoallv, header, comm, outputs, || {
-            real::Alltoallv(
-                sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
-                comm,
-            )
-        })
-    }
+    gather / igather => Gather / Igather
+        (sendbuf: *const c_void, sendcount: c_int, sendtype: Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: Datatype, root: c_int, comm: Comm)
+        header(call) { Header::data(call, root, 0, recvcount.into(), recvtype, comm) }
+        outputs { at_root(root, comm, || one(recvbuf, recvcount.saturating_mul(peers(comm)), recvtype, comm)) }
+
+    gatherv / igatherv => Gatherv / Igatherv
+        (sendbuf: *const c_void, sendcount: c_int, sendtype: Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: Datatype, root: c_int, comm: Comm)
+        header(call) { Header::data(call, root, 0, sendcount.into(), sendtype, comm) }
+        // SAFETY: at the root, the count and displacement arrays have an entry per rank.
+        outputs { at_root(root, comm, || unsafe { blocks(recvbuf, recvcounts, displs, peers(comm), recvtype, comm) }) }
+
+    scatter / iscatter => Scatter / Iscatter
+        (sendbuf: *const c_void, sendcount: c_int, sendtype: Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: Datatype, root: c_int, comm: Comm)
+        header(call) { Header::data(call, root, 0, recvcount.into(), recvtype, comm) }
+        outputs { scattered(root, recvbuf, || one(recvbuf, recvcount, recvtype, comm)) }
+
+    scatterv / iscatterv => Scatterv / Iscatterv
+        (sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: Datatype, root: c_int, comm: Comm)
+        header(call) { Header::data(call, root, 0, recvcount.into(), recvtype, comm) }
+        outputs { scattered(root, recvbuf, || one(recvbuf, recvcount, recvtype, comm)) }
+
+    allgather / iallgather => Allgather / Iallgather
+        (sendbuf: *const c_void, sendcount: c_int, sendtype: Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: Datatype, comm: Comm)
+        header(call) { Header::data(call, 0, 0, recvcount.into(), recvtype, comm) }
+        outputs { one(recvbuf, recvcount.saturating_mul(peers(comm)), recvtype, comm) }
+
+    allgatherv / iallgatherv => Allgatherv / Iallgatherv
+        (sendbuf: *const c_void, sendcount: c_int, sendtype: Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: Datatype, comm: Comm)
+        header(call) { Header::data(call, 0, 0, sendcount.into(), sendtype, comm) }
+        // SAFETY: the arrays have an entry per rank.
+        outputs { unsafe { blocks(recvbuf, recvcounts, displs, peers(comm), recvtype, comm) } }
+
+    alltoall / ialltoall => Alltoall / Ialltoall
+        (sendbuf: *const c_void, sendcount: c_int, sendtype: Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: Datatype, comm: Comm)
+        header(call) { Header::data(call, 0, 0, recvcount.into(), recvtype, comm) }
+        outputs { one(recvbuf, recvcount.saturating_mul(peers(comm)), recvtype, comm) }
+
+    alltoallv / ialltoallv => Alltoallv / Ialltoallv
+        (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: Datatype, comm: Comm)
+        header(call) { Header::data(call, 0, 0, 0, recvtype, comm) }
+        // SAFETY: the arrays have an entry per rank.
+        outputs { unsafe { blocks(recvbuf, recvcounts, rdispls, peers(comm), recvtype, comm) } }
+
+    alltoallw / ialltoallw => Alltoallw / Ialltoallw
+        (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const Datatype, comm: Comm)
+        header(call) { Header::plain(call, comm) }
+        // SAFETY: the arrays have an entry per rank.
+        outputs { unsafe { typed_blocks(recvbuf, recvcounts, rdispls, recvtypes, peers(comm), comm) } }
 }

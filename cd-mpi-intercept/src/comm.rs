@@ -7,23 +7,25 @@
 //! that makes and frees a communicator in every iteration of a logged loop therefore holds
 //! them until it finalizes.)
 
-use crate::abi::{self, Comm};
-use crate::engine::{self, Route};
+use crate::abi::{self, Comm, Group, Info, Request};
+use crate::engine::{self, Delivery, Route, Tracked};
 use crate::exports::{real, Call};
 use crate::record::{Header, Writer};
 use std::ffi::c_int;
 
-/// A call that makes one communicator into `newcomm`.
+/// A call that makes one communicator into `newcomm` (and, for `MPI_Comm_idup`, a request
+/// that completes it: a post like a nonblocking send's).
 ///
 /// # Safety
-/// `newcomm` must be writable.
+/// `newcomm` (and `request`) must be writable; `run` is the MPI call with its contract.
 unsafe fn making(
-    call: Call,
     header: Header,
     comm: Comm,
     newcomm: *mut Comm,
+    request: Option<*mut Request>,
     run: impl FnOnce() -> c_int,
 ) -> c_int {
+    let call = header.call;
     match engine::route(call) {
         Route::Direct => run(),
         Route::Record(_guard) => {
@@ -32,6 +34,16 @@ unsafe fn making(
                 let mut w = Writer::new(header);
                 // SAFETY: MPI wrote the new communicator.
                 w.u64(unsafe { *newcomm }.bits());
+                if let Some(request) = request {
+                    let seq = engine::next_seq();
+                    let tracked = Tracked {
+                        seq,
+                        delivery: Delivery::Nothing,
+                    };
+                    // SAFETY: MPI wrote the request.
+                    engine::track(unsafe { *request }, tracked);
+                    w.u64(seq);
+                }
                 // SAFETY: no pieces.
                 unsafe { engine::log(w) };
             }
@@ -41,49 +53,82 @@ unsafe fn making(
             if let Err(code) = engine::expect(&reader, &header, comm) {
                 return code;
             }
-            match reader.u64() {
-                Ok(bits) => {
-                    // SAFETY: the application's out-parameter.
-                    unsafe { newcomm.write(Comm::from_bits(bits)) };
-                    abi::SUCCESS
-                }
-                Err(_) => engine::corrupt(call, comm),
+            let Ok(bits) = reader.u64() else {
+                return engine::corrupt(call, comm);
+            };
+            // SAFETY: the application's out-parameter.
+            unsafe { newcomm.write(Comm::from_bits(bits)) };
+            match request.map(|r| (r, reader.u64())) {
+                None => abi::SUCCESS,
+                // SAFETY: the application's out-parameter.
+                Some((r, Ok(seq))) => unsafe { engine::virtual_request(seq, Delivery::Nothing, r) },
+                Some((_, Err(_))) => engine::corrupt(call, comm),
             }
         }
     }
 }
 
-/// `MPI_Comm_dup`.
-///
-/// # Safety
-/// The MPI function's contract.
-pub(crate) unsafe fn comm_dup(comm: Comm, newcomm: *mut Comm) -> c_int {
-    // SAFETY: forwarded.
-    unsafe {
-        making(
-            Call::Comm_dup,
-            Header::plain(Call::Comm_dup, comm),
-            comm,
-            newcomm,
-            || real::Comm_dup(comm, newcomm),
-        )
-    }
+/// Defines the wrapper of each call that makes a communicator: the communicator it is made
+/// from, where the new one goes, and the integer arguments a re-execution must repeat (as the
+/// record header's peer, tag and count).
+macro_rules! makers {
+    ($(
+        $fn:ident => $call:ident($($a:ident : $t:ty),*)
+            from $comm:ident into $new:ident
+            $(, peer $peer:expr)? $(, tag $tag:expr)? $(, count $count:expr)?;
+    )*) => {$(
+        #[doc = concat!("The wrapper of `MPI_", stringify!($call), "`.")]
+        ///
+        /// # Safety
+        /// The MPI function's contract.
+        #[allow(clippy::too_many_arguments)]
+        pub(crate) unsafe fn $fn($($a: $t),*) -> c_int {
+            #[allow(unused_mut)]
+            let mut header = Header::plain(Call::$call, $comm);
+            $(header.peer = $peer;)?
+            $(header.tag = $tag;)?
+            $(header.count = i64::from($count);)?
+            // SAFETY: forwarded.
+            unsafe { making(header, $comm, $new, None, || real::$call($($a),*)) }
+        }
+    )*};
 }
 
-/// `MPI_Comm_split`.
+makers! {
+    comm_dup => Comm_dup(comm: Comm, newcomm: *mut Comm) from comm into newcomm;
+    comm_split => Comm_split(comm: Comm, color: c_int, key: c_int, newcomm: *mut Comm)
+        from comm into newcomm, peer color, tag key;
+    comm_split_type => Comm_split_type(comm: Comm, split_type: c_int, key: c_int, info: Info, newcomm: *mut Comm)
+        from comm into newcomm, peer split_type, tag key;
+    comm_create => Comm_create(comm: Comm, group: Group, newcomm: *mut Comm) from comm into newcomm;
+    comm_create_group => Comm_create_group(comm: Comm, group: Group, tag: c_int, newcomm: *mut Comm)
+        from comm into newcomm, tag tag;
+    cart_create => Cart_create(comm_old: Comm, ndims: c_int, dims: *const c_int, periods: *const c_int, reorder: c_int, comm_cart: *mut Comm)
+        from comm_old into comm_cart, peer reorder, count ndims;
+    cart_sub => Cart_sub(comm: Comm, remain_dims: *const c_int, newcomm: *mut Comm) from comm into newcomm;
+    graph_create => Graph_create(comm_old: Comm, nnodes: c_int, index: *const c_int, edges: *const c_int, reorder: c_int, comm_graph: *mut Comm)
+        from comm_old into comm_graph, peer reorder, count nnodes;
+    dist_graph_create_adjacent => Dist_graph_create_adjacent(comm_old: Comm, indegree: c_int, sources: *const c_int, sourceweights: *const c_int, outdegree: c_int, destinations: *const c_int, destweights: *const c_int, info: Info, reorder: c_int, comm_dist_graph: *mut Comm)
+        from comm_old into comm_dist_graph, peer indegree, tag outdegree, count reorder;
+    dist_graph_create => Dist_graph_create(comm_old: Comm, n: c_int, sources: *const c_int, degrees: *const c_int, destinations: *const c_int, weights: *const c_int, info: Info, reorder: c_int, comm_dist_graph: *mut Comm)
+        from comm_old into comm_dist_graph, peer reorder, count n;
+    intercomm_create => Intercomm_create(local_comm: Comm, local_leader: c_int, peer_comm: Comm, remote_leader: c_int, tag: c_int, newintercomm: *mut Comm)
+        from local_comm into newintercomm, peer remote_leader, tag tag, count local_leader;
+    intercomm_merge => Intercomm_merge(intercomm: Comm, high: c_int, newintracomm: *mut Comm)
+        from intercomm into newintracomm, peer high;
+}
+
+/// `MPI_Comm_idup`: the new handle is logged at once (MPI returns it at once, usable after
+/// the request completes); the request is a post.
 ///
 /// # Safety
 /// The MPI function's contract.
-pub(crate) unsafe fn comm_split(comm: Comm, color: c_int, key: c_int, newcomm: *mut Comm) -> c_int {
-    let header = Header {
-        peer: color,
-        tag: key,
-        ..Header::plain(Call::Comm_split, comm)
-    };
+pub(crate) unsafe fn comm_idup(comm: Comm, newcomm: *mut Comm, request: *mut Request) -> c_int {
+    let header = Header::plain(Call::Comm_idup, comm);
     // SAFETY: forwarded.
     unsafe {
-        making(Call::Comm_split, header, comm, newcomm, || {
-            real::Comm_split(comm, color, key, newcomm)
+        making(header, comm, newcomm, Some(request), || {
+            real::Comm_idup(comm, newcomm, request)
         })
     }
 }

@@ -161,7 +161,7 @@ fn error_code(message: &str) -> c_int {
 /// What a tracked or virtual request delivers.
 #[derive(Clone, Debug)]
 pub(crate) enum Delivery {
-    /// A send: nothing.
+    /// A send (or `MPI_Comm_idup`, `MPI_Ibarrier`): nothing.
     Nothing,
     /// A receive: its buffer and matching arguments.
     Receive {
@@ -169,6 +169,22 @@ pub(crate) enum Delivery {
         source: c_int,
         tag: c_int,
     },
+    /// A nonblocking collective: its output buffers, whole.
+    Outputs(Vec<Piece>),
+}
+
+impl Delivery {
+    /// The pieces of memory a completion with `status` filled.
+    fn pieces(&self, status: &Status) -> Vec<Piece> {
+        match self {
+            Delivery::Nothing => Vec::new(),
+            Delivery::Receive { dest, .. } => vec![Piece {
+                count: received_count(status, dest),
+                ..*dest
+            }],
+            Delivery::Outputs(pieces) => pieces.clone(),
+        }
+    }
 }
 
 /// A request posted while recording, until it completes.
@@ -183,10 +199,20 @@ pub(crate) struct Tracked {
 enum Bound {
     /// Its completion is still to come from the log.
     Open,
-    /// Bound to a live request after the replay ended.
+    /// Bound after the replay to a live request that stands in for it.
     Live(Request),
     /// Completed (generalized request marked complete) with data delivered after the replay.
     Done,
+}
+
+/// What the application's handle of a virtual request is.
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    /// A generalized request this module started, with its state.
+    Greq(*mut GreqState),
+    /// The application's own persistent request, started again by a replayed `MPI_Start`
+    /// (in MPI it stays inactive: the log completes it).
+    Persistent,
 }
 
 /// A request handed out during a replay.
@@ -195,13 +221,14 @@ pub(crate) struct Virtual {
     pub seq: u64,
     pub delivery: Delivery,
     bound: Bound,
-    state: *mut GreqState,
+    kind: Kind,
 }
 
-/// Data and status of a receive drained at restore.
+/// Data and status of a request drained at restore: the packed bytes of each piece of its
+/// delivery, `None` when it was cancelled before any data arrived.
 struct Drained {
     status: Status,
-    data: Option<Vec<u8>>,
+    data: Option<Vec<Vec<u8>>>,
 }
 
 #[derive(Default)]
@@ -210,6 +237,8 @@ struct ThreadState {
     live: HashMap<Request, Tracked>,
     virtuals: HashMap<Request, Virtual>,
     drained: BTreeMap<u64, Drained>,
+    /// Persistent requests made on this thread, with what each start delivers.
+    persistent: HashMap<Request, Delivery>,
 }
 
 thread_local! {
@@ -240,6 +269,34 @@ pub(crate) fn has_virtuals() -> bool {
     STATE.with(|s| !s.borrow().virtuals.is_empty())
 }
 
+/// Remembers a persistent request made on this thread and what each of its starts delivers.
+pub(crate) fn register_persistent(request: Request, delivery: Delivery) {
+    STATE.with(|s| s.borrow_mut().persistent.insert(request, delivery));
+}
+
+/// Forgets a persistent request freed in MPI.
+pub(crate) fn unregister_persistent(request: Request) {
+    STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        if !s.persistent.is_empty() {
+            s.persistent.remove(&request);
+        }
+    });
+}
+
+/// What a start of `request` delivers, if it is a persistent request made on this thread.
+pub(crate) fn persistent_delivery(request: Request) -> Option<Delivery> {
+    STATE.with(|s| s.borrow().persistent.get(&request).cloned())
+}
+
+/// Whether `request` is a persistent request made on this thread.
+pub(crate) fn is_persistent(request: Request) -> bool {
+    STATE.with(|s| {
+        let s = s.borrow();
+        !s.persistent.is_empty() && s.persistent.contains_key(&request)
+    })
+}
+
 struct GreqState {
     status: Status,
 }
@@ -267,14 +324,9 @@ unsafe extern "C" fn greq_cancel(_extra: *mut c_void, _complete: c_int) -> c_int
     abi::SUCCESS
 }
 
-/// Hands out a virtual request for a posting call re-executed during a replay.
-///
-/// # Safety
-/// `request` must be writable.
-pub(crate) unsafe fn virtual_request(seq: u64, delivery: Delivery, request: *mut Request) -> c_int {
-    let state = Box::into_raw(Box::new(GreqState {
-        status: Status::zeroed(),
-    }));
+/// Starts a generalized request that completes with `status`.
+fn start_greq(status: Status) -> Result<(Request, *mut GreqState), c_int> {
+    let state = Box::into_raw(Box::new(GreqState { status }));
     let mut handle = abi::predefined().request_null;
     // SAFETY: valid callbacks and an extra_state they own.
     let rc = unsafe {
@@ -289,8 +341,20 @@ pub(crate) unsafe fn virtual_request(seq: u64, delivery: Delivery, request: *mut
     if rc != abi::SUCCESS {
         // SAFETY: MPI did not take the state.
         drop(unsafe { Box::from_raw(state) });
-        return rc;
+        return Err(rc);
     }
+    Ok((handle, state))
+}
+
+/// Hands out a virtual request for a posting call re-executed during a replay.
+///
+/// # Safety
+/// `request` must be writable.
+pub(crate) unsafe fn virtual_request(seq: u64, delivery: Delivery, request: *mut Request) -> c_int {
+    let (handle, state) = match start_greq(Status::zeroed()) {
+        Ok(started) => started,
+        Err(rc) => return rc,
+    };
     STATE.with(|s| {
         s.borrow_mut().virtuals.insert(
             handle,
@@ -298,7 +362,7 @@ pub(crate) unsafe fn virtual_request(seq: u64, delivery: Delivery, request: *mut
                 seq,
                 delivery,
                 bound: Bound::Open,
-                state,
+                kind: Kind::Greq(state),
             },
         )
     });
@@ -307,15 +371,40 @@ pub(crate) unsafe fn virtual_request(seq: u64, delivery: Delivery, request: *mut
     abi::SUCCESS
 }
 
-/// Completes and frees a virtual request with `status` (its data already delivered).
+/// A replayed `MPI_Start` of the persistent `request`: its completion comes from the log.
+pub(crate) fn virtual_start(seq: u64, request: Request) {
+    let delivery = persistent_delivery(request).unwrap_or(Delivery::Nothing);
+    if matches!(delivery, Delivery::Nothing) {
+        stats::dropped();
+    }
+    STATE.with(|s| {
+        s.borrow_mut().virtuals.insert(
+            request,
+            Virtual {
+                seq,
+                delivery,
+                bound: Bound::Open,
+                kind: Kind::Persistent,
+            },
+        )
+    });
+}
+
+/// Completes and frees a virtual request with `status` (its data already delivered); a
+/// persistent one is only forgotten (MPI completed its stand-in, if any).
 fn finish_virtual(handle: Request, status: &Status) {
     let v = STATE.with(|s| s.borrow_mut().virtuals.remove(&handle));
-    if let Some(v) = v {
+    if let Some(Virtual {
+        bound,
+        kind: Kind::Greq(state),
+        ..
+    }) = v
+    {
         let mut h = handle;
         // SAFETY: `state` lives until greq_free, which the Wait below triggers.
         unsafe {
-            (*v.state).status = *status;
-            if !matches!(v.bound, Bound::Done) {
+            (*state).status = *status;
+            if !matches!(bound, Bound::Done) {
                 real::Grequest_complete(h);
             }
             real::Wait(&mut h, abi::STATUS_IGNORE as *mut Status);
@@ -324,9 +413,12 @@ fn finish_virtual(handle: Request, status: &Status) {
 }
 
 /// Resolves one logged completion during a replay: delivers its data and, if the application's
-/// handle is the virtual request of the same post, completes and frees it. Returns the handle
-/// the application's slot gets (`MPI_REQUEST_NULL`, or the unchanged handle of a persistent
-/// request).
+/// handle is the virtual request of the same post, completes it. Returns the handle the
+/// application's slot gets (`MPI_REQUEST_NULL`, or the unchanged handle of a persistent
+/// request) and the status.
+///
+/// The data goes where the re-executed post said (its buffers may have moved since); a
+/// completion of a request posted before the replayed span goes where the log says.
 ///
 /// # Safety
 /// The destinations named by the virtual request or the record must be writable.
@@ -336,20 +428,40 @@ pub(crate) unsafe fn replay_completion(
 ) -> Result<(Request, Status), Corrupt> {
     let seq = reader.u64()?;
     let status = reader.status()?;
-    let has_data = reader.int()?;
-    if has_data != 0 {
-        let buf = reader.u64()? as usize as *mut c_void;
-        let count = reader.int()?;
-        let datatype = Datatype::from_bits(reader.u64()?);
-        let comm = Comm::from_bits(reader.u64()?);
-        // SAFETY: the re-executed program posted the same receive into the same buffer.
-        unsafe { reader.unpack_into(buf, count, datatype, comm)? };
+    let pieces = reader.int()?;
+    let posted = STATE.with(|s| {
+        s.borrow()
+            .virtuals
+            .get(&handle)
+            .filter(|v| v.seq == seq)
+            .map(|v| v.delivery.pieces(&status))
+    });
+    if posted.as_ref().is_some_and(|p| p.len() != pieces as usize) {
+        return Err(Corrupt);
     }
-    let is_virtual = STATE.with(|s| s.borrow().virtuals.get(&handle).map(|v| v.seq)) == Some(seq);
-    if is_virtual {
+    for k in 0..pieces.max(0) as usize {
+        let logged = Piece {
+            buf: reader.u64()? as usize as *const c_void,
+            count: reader.int()?,
+            datatype: Datatype::from_bits(reader.u64()?),
+            comm: Comm::from_bits(reader.u64()?),
+        };
+        let dest = posted.as_ref().map_or(logged, |p| Piece {
+            count: logged.count,
+            ..p[k]
+        });
+        // SAFETY: the re-executed program posted the same receive or collective.
+        unsafe { reader.unpack_into(dest.buf.cast_mut(), dest.count, dest.datatype, dest.comm)? };
+    }
+    if posted.is_some() {
         finish_virtual(handle, &status);
     }
-    Ok((abi::predefined().request_null, status))
+    let slot = if is_persistent(handle) {
+        handle
+    } else {
+        abi::predefined().request_null
+    };
+    Ok((slot, status))
 }
 
 /// Writes one completion into a record being built (see [`replay_completion`]).
@@ -359,21 +471,15 @@ pub(crate) fn record_completion(
     status: &Status,
     delivery: &Delivery,
 ) {
-    writer.u64(seq).status(status);
-    match delivery {
-        Delivery::Receive { dest, .. } => {
-            let count = received_count(status, dest);
-            writer
-                .int(1)
-                .u64(dest.buf as usize as u64)
-                .int(count)
-                .u64(dest.datatype.bits())
-                .u64(dest.comm.bits())
-                .piece(Piece { count, ..*dest });
-        }
-        Delivery::Nothing => {
-            writer.int(0);
-        }
+    let pieces = delivery.pieces(status);
+    writer.u64(seq).status(status).int(pieces.len() as c_int);
+    for piece in pieces {
+        writer
+            .u64(piece.buf as usize as u64)
+            .int(piece.count)
+            .u64(piece.datatype.bits())
+            .u64(piece.comm.bits())
+            .piece(piece);
     }
 }
 
@@ -389,12 +495,25 @@ pub(crate) fn received_count(status: &Status, dest: &Piece) -> c_int {
     }
 }
 
+/// A slot of a Wait/Test array that holds a virtual request.
+#[derive(Clone, Debug)]
+pub(crate) struct Standin {
+    /// The application's handle.
+    pub handle: Request,
+    pub seq: u64,
+    pub delivery: Delivery,
+    /// Whether MPI got a live request in its place (else the handle itself).
+    pub live: bool,
+    /// Whether the application's handle is a persistent request (it stays in the slot).
+    pub persistent: bool,
+}
+
 /// What a live Wait/Test array becomes while virtual requests bound after a replay are in it.
 pub(crate) struct Substituted {
     /// The handles MPI gets.
     pub handles: Vec<Request>,
     /// For each slot, the virtual request it stands for.
-    pub virtuals: Vec<Option<(Request, u64, Delivery, bool)>>,
+    pub standins: Vec<Option<Standin>>,
 }
 
 /// Replaces bound virtual requests by their live request (a Done one stays itself: it is a
@@ -404,38 +523,44 @@ pub(crate) fn substitute(handles: &[Request]) -> Substituted {
         let s = s.borrow();
         let mut out = Substituted {
             handles: handles.to_vec(),
-            virtuals: vec![None; handles.len()],
+            standins: vec![None; handles.len()],
         };
         for (i, h) in handles.iter().enumerate() {
             if let Some(v) = s.virtuals.get(h) {
-                match v.bound {
+                let live = match v.bound {
                     Bound::Live(inner) => {
                         out.handles[i] = inner;
-                        out.virtuals[i] = Some((*h, v.seq, v.delivery.clone(), true));
+                        true
                     }
-                    Bound::Done | Bound::Open => {
-                        out.virtuals[i] = Some((*h, v.seq, v.delivery.clone(), false));
-                    }
-                }
+                    Bound::Done | Bound::Open => false,
+                };
+                out.standins[i] = Some(Standin {
+                    handle: *h,
+                    seq: v.seq,
+                    delivery: v.delivery.clone(),
+                    live,
+                    persistent: matches!(v.kind, Kind::Persistent),
+                });
             }
         }
         out
     })
 }
 
-/// After MPI completed slot `i` of a substituted array: frees the virtual request it stood for
-/// (when it was bound to a live one) and returns its post number and delivery.
+/// After MPI completed slot `i` of a substituted array (through `inner`): frees the virtual
+/// request it stood for and returns its post number and delivery.
 pub(crate) fn completed_substitute(
-    entry: &(Request, u64, Delivery, bool),
+    entry: &Standin,
+    inner: Request,
     status: &Status,
 ) -> (u64, Delivery) {
-    let (handle, seq, delivery, live) = entry.clone();
-    if live {
-        finish_virtual(handle, status);
+    if entry.live {
+        untrack(inner);
+        finish_virtual(entry.handle, status);
     } else {
-        STATE.with(|s| s.borrow_mut().virtuals.remove(&handle));
+        STATE.with(|s| s.borrow_mut().virtuals.remove(&entry.handle));
     }
-    (seq, delivery)
+    (entry.seq, entry.delivery.clone())
 }
 
 /// The replay ended: binds every still-open virtual request, in posting order.
@@ -456,73 +581,119 @@ fn replay_ended() {
     STATE.with(|s| s.borrow_mut().drained.clear());
 }
 
+/// Binds one virtual request left open by the replay: it was in flight at the fault. Data
+/// drained at restore is delivered now; a receive cancelled at restore is posted again; a send
+/// (or a persistent request started again) is the original, still live request.
 fn bind(seq: u64, handle: Request) {
-    let (delivery, state) = STATE.with(|s| {
+    let (delivery, kind) = STATE.with(|s| {
         let s = s.borrow();
         let v = &s.virtuals[&handle];
-        (v.delivery.clone(), v.state)
+        (v.delivery.clone(), v.kind)
     });
     let drained = STATE.with(|s| s.borrow_mut().drained.remove(&seq));
     let bound = match (&delivery, drained) {
         (
-            Delivery::Receive { dest, .. },
+            Delivery::Receive { .. } | Delivery::Outputs(_),
             Some(Drained {
                 status,
                 data: Some(data),
             }),
         ) => {
-            let mut position = 0;
-            let count = received_count(&status, dest);
-            // SAFETY: the re-executed receive's buffer; the data was packed with its datatype.
-            unsafe {
-                real::Unpack(
-                    data.as_ptr().cast(),
-                    data.len() as c_int,
-                    &mut position,
-                    dest.buf.cast_mut(),
-                    count,
-                    dest.datatype,
-                    dest.comm,
-                );
-                (*state).status = status;
-                real::Grequest_complete(handle);
+            for (piece, bytes) in delivery.pieces(&status).iter().zip(&data) {
+                let mut position = 0;
+                // SAFETY: the re-executed call's buffer; the data was packed with its datatype.
+                unsafe {
+                    real::Unpack(
+                        bytes.as_ptr().cast(),
+                        bytes.len() as c_int,
+                        &mut position,
+                        piece.buf.cast_mut(),
+                        piece.count,
+                        piece.datatype,
+                        piece.comm,
+                    )
+                };
             }
-            Bound::Done
+            match kind {
+                Kind::Greq(state) => {
+                    // SAFETY: our own generalized request, alive until MPI frees it.
+                    unsafe {
+                        (*state).status = status;
+                        real::Grequest_complete(handle);
+                    }
+                    Bound::Done
+                }
+                Kind::Persistent => match start_greq(status) {
+                    Ok((greq, _)) => {
+                        // SAFETY: our own generalized request.
+                        unsafe { real::Grequest_complete(greq) };
+                        Bound::Live(greq)
+                    }
+                    Err(rc) => {
+                        tracing::error!(rc, "no stand-in request for a drained persistent receive");
+                        Bound::Done
+                    }
+                },
+            }
         }
         (Delivery::Receive { dest, source, tag }, _) => {
             let mut inner = abi::predefined().request_null;
-            // SAFETY: the re-executed receive's own arguments.
-            let rc = unsafe {
-                real::Irecv(
-                    dest.buf.cast_mut(),
-                    dest.count,
-                    dest.datatype,
-                    *source,
-                    *tag,
-                    dest.comm,
-                    &mut inner,
-                )
+            let rc = match kind {
+                // SAFETY: the re-executed receive's own arguments.
+                Kind::Greq(_) => unsafe {
+                    real::Irecv(
+                        dest.buf.cast_mut(),
+                        dest.count,
+                        dest.datatype,
+                        *source,
+                        *tag,
+                        dest.comm,
+                        &mut inner,
+                    )
+                },
+                Kind::Persistent => {
+                    inner = handle;
+                    // SAFETY: the application's inactive persistent receive.
+                    unsafe { real::Start(&mut inner) }
+                }
             };
             if rc == abi::SUCCESS {
+                track(
+                    inner,
+                    Tracked {
+                        seq,
+                        delivery: delivery.clone(),
+                    },
+                );
+                if matches!(kind, Kind::Persistent) {
+                    // Live again under its own handle: nothing stands in for it.
+                    STATE.with(|s| s.borrow_mut().virtuals.remove(&handle));
+                    return;
+                }
                 Bound::Live(inner)
             } else {
                 tracing::error!(rc, "re-posting a receive after the replay failed");
                 Bound::Done
             }
         }
+        (Delivery::Outputs(_), _) => {
+            tracing::error!(seq, "a collective in flight at the fault left no data");
+            Bound::Done
+        }
         (Delivery::Nothing, _) => {
             // The send was posted before the fault and is completing (or completed) on its
-            // own: the live request of the same post, if still tracked, stands for it.
+            // own: the live request of the same post, still tracked, stands for it.
             let original = STATE.with(|s| {
-                let mut s = s.borrow_mut();
-                let found = s.live.iter().find(|(_, t)| t.seq == seq).map(|(h, _)| *h);
-                found.inspect(|h| {
-                    s.live.remove(h);
-                })
+                let s = s.borrow();
+                s.live.iter().find(|(_, t)| t.seq == seq).map(|(h, _)| *h)
             });
-            match original {
-                Some(inner) => Bound::Live(inner),
-                None => {
+            match (original, kind) {
+                (_, Kind::Persistent) => {
+                    STATE.with(|s| s.borrow_mut().virtuals.remove(&handle));
+                    return;
+                }
+                (Some(inner), Kind::Greq(_)) => Bound::Live(inner),
+                (None, Kind::Greq(_)) => {
                     // SAFETY: completing our own generalized request.
                     unsafe { real::Grequest_complete(handle) };
                     Bound::Done
@@ -530,6 +701,10 @@ fn bind(seq: u64, handle: Request) {
             }
         }
     };
+    if matches!((bound, kind), (Bound::Done, Kind::Persistent)) {
+        STATE.with(|s| s.borrow_mut().virtuals.remove(&handle));
+        return;
+    }
     STATE.with(|s| {
         if let Some(v) = s.borrow_mut().virtuals.get_mut(&handle) {
             v.bound = bound;
@@ -537,61 +712,88 @@ fn bind(seq: u64, handle: Request) {
     });
 }
 
-/// The restore hook: drains this thread's tracked receives before memory is rewritten.
+/// The restore hook: drains this thread's tracked receives and collectives before memory is
+/// rewritten. Receives are cancelled (a matched one completes and its data is kept);
+/// collectives cannot be cancelled (MPI 3.1, 5.12) and are completed, their outputs kept.
 pub(crate) fn drain_in_flight(_cds: &[cd_core::CdHandle]) -> cd_core::Result<()> {
     let _guard = Guard::enter();
-    let receives: Vec<(Request, Tracked)> = STATE.with(|s| {
+    let pending: Vec<(Request, Tracked)> = STATE.with(|s| {
         let mut s = s.borrow_mut();
         let keys: Vec<Request> = s
             .live
             .iter()
-            .filter(|(_, t)| matches!(t.delivery, Delivery::Receive { .. }))
+            .filter(|(_, t)| !matches!(t.delivery, Delivery::Nothing))
             .map(|(h, _)| *h)
             .collect();
         keys.into_iter()
             .map(|h| (h, s.live.remove(&h).expect("listed")))
             .collect()
     });
-    for (mut request, tracked) in receives {
-        let Delivery::Receive { dest, .. } = tracked.delivery else {
-            continue;
-        };
+    for (mut request, tracked) in pending {
         let mut status = Status::zeroed();
-        // SAFETY: a live receive request this thread posted.
+        let receive = matches!(tracked.delivery, Delivery::Receive { .. });
+        // SAFETY: a live request this thread posted (the handle is a copy: a persistent
+        // request stays allocated, a nonpersistent one is freed by the Wait).
         unsafe {
-            real::Cancel(&mut request);
+            if receive {
+                real::Cancel(&mut request);
+            }
             real::Wait(&mut request, &mut status);
         }
         let mut cancelled: c_int = 0;
-        // SAFETY: reads the status.
-        unsafe { real::Test_cancelled(&status, &mut cancelled) };
-        let data = (cancelled == 0).then(|| pack(&dest, received_count(&status, &dest)));
+        if receive {
+            // SAFETY: reads the status.
+            unsafe { real::Test_cancelled(&status, &mut cancelled) };
+        }
+        let data =
+            (cancelled == 0).then(|| tracked.delivery.pieces(&status).iter().map(pack).collect());
         stats::drained(cancelled == 0);
         STATE.with(|s| {
-            s.borrow_mut()
-                .drained
-                .insert(tracked.seq, Drained { status, data })
+            let mut s = s.borrow_mut();
+            // A virtual request bound to this one is gone with the restored state.
+            let stale: Vec<Request> = s
+                .virtuals
+                .iter()
+                .filter(|(_, v)| v.seq == tracked.seq && !matches!(v.bound, Bound::Open))
+                .map(|(h, _)| *h)
+                .collect();
+            for h in stale {
+                if let Some(Virtual {
+                    kind: Kind::Greq(_),
+                    ..
+                }) = s.virtuals.remove(&h)
+                {
+                    let mut h = h;
+                    // SAFETY: our own generalized request: complete and free it.
+                    unsafe {
+                        real::Grequest_complete(h);
+                        real::Wait(&mut h, abi::STATUS_IGNORE as *mut Status);
+                    }
+                }
+            }
+            s.drained.insert(tracked.seq, Drained { status, data })
         });
     }
     Ok(())
 }
 
-fn pack(dest: &Piece, count: c_int) -> Vec<u8> {
+/// The packed bytes of a piece of memory.
+fn pack(piece: &Piece) -> Vec<u8> {
     let mut size: c_int = 0;
     // SAFETY: reads its arguments.
-    unsafe { real::Pack_size(count, dest.datatype, dest.comm, &mut size) };
+    unsafe { real::Pack_size(piece.count, piece.datatype, piece.comm, &mut size) };
     let mut out = vec![0u8; size.max(0) as usize];
     let mut used: c_int = 0;
-    // SAFETY: the receive completed into `dest`, which is readable; `out` has `size` bytes.
+    // SAFETY: the request completed into `piece`, which is readable; `out` has `size` bytes.
     unsafe {
         real::Pack(
-            dest.buf,
-            count,
-            dest.datatype,
+            piece.buf,
+            piece.count,
+            piece.datatype,
             out.as_mut_ptr().cast(),
             size,
             &mut used,
-            dest.comm,
+            piece.comm,
         )
     };
     out.truncate(used.max(0) as usize);

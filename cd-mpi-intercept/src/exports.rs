@@ -10,7 +10,7 @@
 //! counted, and mark the active CD's log so that a restore that would have to replay them
 //! refuses with an error naming the call.
 
-use crate::abi::{Comm, Datatype, File, Info, Op, Request, Status, Win};
+use crate::abi::{Comm, Datatype, File, Group, Info, Message, Op, Request, Status, Win};
 use std::ffi::{c_char, c_int, c_void};
 
 /// `MPI_Grequest_query_function`.
@@ -122,6 +122,7 @@ macro_rules! forward {
 type Buf = *const c_void;
 type BufMut = *mut c_void;
 type Ints = *const c_int;
+type Types = *const Datatype;
 
 mpi_functions! {
     wrapped {
@@ -141,8 +142,17 @@ mpi_functions! {
         Irecv(buf: BufMut, count: c_int, datatype: Datatype, source: c_int, tag: c_int, comm: Comm, request: *mut Request) => crate::p2p::irecv;
         Sendrecv(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, dest: c_int, sendtag: c_int, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, source: c_int, recvtag: c_int, comm: Comm, status: *mut Status) => crate::p2p::sendrecv;
         Sendrecv_replace(buf: BufMut, count: c_int, datatype: Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: Comm, status: *mut Status) => crate::p2p::sendrecv_replace;
+        Send_init(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request) => crate::p2p::send_init;
+        Ssend_init(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request) => crate::p2p::ssend_init;
+        Bsend_init(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request) => crate::p2p::bsend_init;
+        Rsend_init(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request) => crate::p2p::rsend_init;
+        Recv_init(buf: BufMut, count: c_int, datatype: Datatype, source: c_int, tag: c_int, comm: Comm, request: *mut Request) => crate::p2p::recv_init;
         Probe(source: c_int, tag: c_int, comm: Comm, status: *mut Status) => crate::p2p::probe;
         Iprobe(source: c_int, tag: c_int, comm: Comm, flag: *mut c_int, status: *mut Status) => crate::p2p::iprobe;
+        Mprobe(source: c_int, tag: c_int, comm: Comm, message: *mut Message, status: *mut Status) => crate::p2p::mprobe;
+        Improbe(source: c_int, tag: c_int, comm: Comm, flag: *mut c_int, message: *mut Message, status: *mut Status) => crate::p2p::improbe;
+        Mrecv(buf: BufMut, count: c_int, datatype: Datatype, message: *mut Message, status: *mut Status) => crate::p2p::mrecv;
+        Imrecv(buf: BufMut, count: c_int, datatype: Datatype, message: *mut Message, request: *mut Request) => crate::p2p::imrecv;
 
         Wait(request: *mut Request, status: *mut Status) => crate::wait::wait;
         Waitall(count: c_int, requests: *mut Request, statuses: *mut Status) => crate::wait::waitall;
@@ -155,6 +165,8 @@ mpi_functions! {
         Request_free(request: *mut Request) => crate::wait::request_free;
         Request_get_status(request: Request, flag: *mut c_int, status: *mut Status) => crate::wait::request_get_status;
         Cancel(request: *mut Request) => crate::wait::cancel;
+        Start(request: *mut Request) => crate::wait::start;
+        Startall(count: c_int, requests: *mut Request) => crate::wait::startall;
 
         Barrier(comm: Comm) => crate::coll::barrier;
         Bcast(buffer: BufMut, count: c_int, datatype: Datatype, root: c_int, comm: Comm) => crate::coll::bcast;
@@ -172,19 +184,71 @@ mpi_functions! {
         Reduce_scatter(sendbuf: Buf, recvbuf: BufMut, recvcounts: Ints, datatype: Datatype, op: Op, comm: Comm) => crate::coll::reduce_scatter;
         Scan(sendbuf: Buf, recvbuf: BufMut, count: c_int, datatype: Datatype, op: Op, comm: Comm) => crate::coll::scan;
         Exscan(sendbuf: Buf, recvbuf: BufMut, count: c_int, datatype: Datatype, op: Op, comm: Comm) => crate::coll::exscan;
+        Alltoallw(sendbuf: Buf, sendcounts: Ints, sdispls: Ints, sendtypes: Types, recvbuf: BufMut, recvcounts: Ints, rdispls: Ints, recvtypes: Types, comm: Comm) => crate::coll::alltoallw;
+
+        Ibarrier(comm: Comm, request: *mut Request) => crate::coll::ibarrier;
+        Ibcast(buffer: BufMut, count: c_int, datatype: Datatype, root: c_int, comm: Comm, request: *mut Request) => crate::coll::ibcast;
+        Ireduce(sendbuf: Buf, recvbuf: BufMut, count: c_int, datatype: Datatype, op: Op, root: c_int, comm: Comm, request: *mut Request) => crate::coll::ireduce;
+        Iallreduce(sendbuf: Buf, recvbuf: BufMut, count: c_int, datatype: Datatype, op: Op, comm: Comm, request: *mut Request) => crate::coll::iallreduce;
+        Igather(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, root: c_int, comm: Comm, request: *mut Request) => crate::coll::igather;
+        Igatherv(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, displs: Ints, recvtype: Datatype, root: c_int, comm: Comm, request: *mut Request) => crate::coll::igatherv;
+        Iscatter(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, root: c_int, comm: Comm, request: *mut Request) => crate::coll::iscatter;
+        Iscatterv(sendbuf: Buf, sendcounts: Ints, displs: Ints, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, root: c_int, comm: Comm, request: *mut Request) => crate::coll::iscatterv;
+        Iallgather(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, comm: Comm, request: *mut Request) => crate::coll::iallgather;
+        Iallgatherv(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, displs: Ints, recvtype: Datatype, comm: Comm, request: *mut Request) => crate::coll::iallgatherv;
+        Ialltoall(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, comm: Comm, request: *mut Request) => crate::coll::ialltoall;
+        Ialltoallv(sendbuf: Buf, sendcounts: Ints, sdispls: Ints, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, rdispls: Ints, recvtype: Datatype, comm: Comm, request: *mut Request) => crate::coll::ialltoallv;
+        Ialltoallw(sendbuf: Buf, sendcounts: Ints, sdispls: Ints, sendtypes: Types, recvbuf: BufMut, recvcounts: Ints, rdispls: Ints, recvtypes: Types, comm: Comm, request: *mut Request) => crate::coll::ialltoallw;
+        Ireduce_scatter_block(sendbuf: Buf, recvbuf: BufMut, recvcount: c_int, datatype: Datatype, op: Op, comm: Comm, request: *mut Request) => crate::coll::ireduce_scatter_block;
+        Ireduce_scatter(sendbuf: Buf, recvbuf: BufMut, recvcounts: Ints, datatype: Datatype, op: Op, comm: Comm, request: *mut Request) => crate::coll::ireduce_scatter;
+        Iscan(sendbuf: Buf, recvbuf: BufMut, count: c_int, datatype: Datatype, op: Op, comm: Comm, request: *mut Request) => crate::coll::iscan;
+        Iexscan(sendbuf: Buf, recvbuf: BufMut, count: c_int, datatype: Datatype, op: Op, comm: Comm, request: *mut Request) => crate::coll::iexscan;
 
         Comm_dup(comm: Comm, newcomm: *mut Comm) => crate::comm::comm_dup;
+        Comm_idup(comm: Comm, newcomm: *mut Comm, request: *mut Request) => crate::comm::comm_idup;
         Comm_split(comm: Comm, color: c_int, key: c_int, newcomm: *mut Comm) => crate::comm::comm_split;
+        Comm_split_type(comm: Comm, split_type: c_int, key: c_int, info: Info, newcomm: *mut Comm) => crate::comm::comm_split_type;
+        Comm_create(comm: Comm, group: Group, newcomm: *mut Comm) => crate::comm::comm_create;
+        Comm_create_group(comm: Comm, group: Group, tag: c_int, newcomm: *mut Comm) => crate::comm::comm_create_group;
+        Cart_create(comm_old: Comm, ndims: c_int, dims: Ints, periods: Ints, reorder: c_int, comm_cart: *mut Comm) => crate::comm::cart_create;
+        Cart_sub(comm: Comm, remain_dims: Ints, newcomm: *mut Comm) => crate::comm::cart_sub;
+        Graph_create(comm_old: Comm, nnodes: c_int, index: Ints, edges: Ints, reorder: c_int, comm_graph: *mut Comm) => crate::comm::graph_create;
+        Dist_graph_create_adjacent(comm_old: Comm, indegree: c_int, sources: Ints, sourceweights: Ints, outdegree: c_int, destinations: Ints, destweights: Ints, info: Info, reorder: c_int, comm_dist_graph: *mut Comm) => crate::comm::dist_graph_create_adjacent;
+        Dist_graph_create(comm_old: Comm, n: c_int, sources: Ints, degrees: Ints, destinations: Ints, weights: Ints, info: Info, reorder: c_int, comm_dist_graph: *mut Comm) => crate::comm::dist_graph_create;
+        Intercomm_create(local_comm: Comm, local_leader: c_int, peer_comm: Comm, remote_leader: c_int, tag: c_int, newintercomm: *mut Comm) => crate::comm::intercomm_create;
+        Intercomm_merge(intercomm: Comm, high: c_int, newintracomm: *mut Comm) => crate::comm::intercomm_merge;
         Comm_free(comm: *mut Comm) => crate::comm::comm_free;
     }
     unreplayable {
         Win_create(base: BufMut, size: i64, disp_unit: c_int, info: Info, comm: Comm, win: *mut Win);
         Win_allocate(size: i64, disp_unit: c_int, info: Info, comm: Comm, baseptr: BufMut, win: *mut Win);
+        Win_allocate_shared(size: i64, disp_unit: c_int, info: Info, comm: Comm, baseptr: BufMut, win: *mut Win);
+        Win_create_dynamic(info: Info, comm: Comm, win: *mut Win);
         Win_fence(assert: c_int, win: Win);
         Win_free(win: *mut Win);
+        Win_lock(lock_type: c_int, rank: c_int, assert: c_int, win: Win);
+        Win_unlock(rank: c_int, win: Win);
+        Win_lock_all(assert: c_int, win: Win);
+        Win_unlock_all(win: Win);
+        Win_flush(rank: c_int, win: Win);
+        Win_flush_all(win: Win);
+        Win_flush_local(rank: c_int, win: Win);
+        Win_flush_local_all(win: Win);
+        Win_sync(win: Win);
+        Win_post(group: Group, assert: c_int, win: Win);
+        Win_start(group: Group, assert: c_int, win: Win);
+        Win_complete(win: Win);
+        Win_wait(win: Win);
+        Win_test(win: Win, flag: *mut c_int);
         Put(origin_addr: Buf, origin_count: c_int, origin_datatype: Datatype, target_rank: c_int, target_disp: i64, target_count: c_int, target_datatype: Datatype, win: Win);
         Get(origin_addr: BufMut, origin_count: c_int, origin_datatype: Datatype, target_rank: c_int, target_disp: i64, target_count: c_int, target_datatype: Datatype, win: Win);
         Accumulate(origin_addr: Buf, origin_count: c_int, origin_datatype: Datatype, target_rank: c_int, target_disp: i64, target_count: c_int, target_datatype: Datatype, op: Op, win: Win);
+        Rput(origin_addr: Buf, origin_count: c_int, origin_datatype: Datatype, target_rank: c_int, target_disp: i64, target_count: c_int, target_datatype: Datatype, win: Win, request: *mut Request);
+        Rget(origin_addr: BufMut, origin_count: c_int, origin_datatype: Datatype, target_rank: c_int, target_disp: i64, target_count: c_int, target_datatype: Datatype, win: Win, request: *mut Request);
+        Raccumulate(origin_addr: Buf, origin_count: c_int, origin_datatype: Datatype, target_rank: c_int, target_disp: i64, target_count: c_int, target_datatype: Datatype, op: Op, win: Win, request: *mut Request);
+        Get_accumulate(origin_addr: Buf, origin_count: c_int, origin_datatype: Datatype, result_addr: BufMut, result_count: c_int, result_datatype: Datatype, target_rank: c_int, target_disp: i64, target_count: c_int, target_datatype: Datatype, op: Op, win: Win);
+        Fetch_and_op(origin_addr: Buf, result_addr: BufMut, datatype: Datatype, target_rank: c_int, target_disp: i64, op: Op, win: Win);
+        Compare_and_swap(origin_addr: Buf, compare_addr: Buf, result_addr: BufMut, datatype: Datatype, target_rank: c_int, target_disp: i64, win: Win);
         File_open(comm: Comm, filename: *const c_char, amode: c_int, info: Info, fh: *mut File);
         File_close(fh: *mut File);
         File_read(fh: File, buf: BufMut, count: c_int, datatype: Datatype, status: *mut Status);
@@ -195,6 +259,23 @@ mpi_functions! {
         File_write_all(fh: File, buf: Buf, count: c_int, datatype: Datatype, status: *mut Status);
         File_read_at_all(fh: File, offset: i64, buf: BufMut, count: c_int, datatype: Datatype, status: *mut Status);
         File_write_at_all(fh: File, offset: i64, buf: Buf, count: c_int, datatype: Datatype, status: *mut Status);
+        File_iread(fh: File, buf: BufMut, count: c_int, datatype: Datatype, request: *mut Request);
+        File_iwrite(fh: File, buf: Buf, count: c_int, datatype: Datatype, request: *mut Request);
+        File_iread_at(fh: File, offset: i64, buf: BufMut, count: c_int, datatype: Datatype, request: *mut Request);
+        File_iwrite_at(fh: File, offset: i64, buf: Buf, count: c_int, datatype: Datatype, request: *mut Request);
+        File_read_shared(fh: File, buf: BufMut, count: c_int, datatype: Datatype, status: *mut Status);
+        File_write_shared(fh: File, buf: Buf, count: c_int, datatype: Datatype, status: *mut Status);
+        File_read_ordered(fh: File, buf: BufMut, count: c_int, datatype: Datatype, status: *mut Status);
+        File_write_ordered(fh: File, buf: Buf, count: c_int, datatype: Datatype, status: *mut Status);
+        File_set_view(fh: File, disp: i64, etype: Datatype, filetype: Datatype, datarep: *const c_char, info: Info);
+        File_set_size(fh: File, size: i64);
+        File_preallocate(fh: File, size: i64);
+        File_sync(fh: File);
+        File_delete(filename: *const c_char, info: Info);
+        Comm_spawn_multiple(count: c_int, array_of_commands: *mut *mut c_char, array_of_argv: *mut *mut *mut c_char, array_of_maxprocs: Ints, array_of_info: *const Info, root: c_int, comm: Comm, intercomm: *mut Comm, array_of_errcodes: *mut c_int);
+        Comm_accept(port_name: *const c_char, info: Info, root: c_int, comm: Comm, newcomm: *mut Comm);
+        Comm_connect(port_name: *const c_char, info: Info, root: c_int, comm: Comm, newcomm: *mut Comm);
+        Comm_join(fd: c_int, intercomm: *mut Comm);
         Comm_spawn(command: *const c_char, argv: *mut *mut c_char, maxprocs: c_int, info: Info, root: c_int, comm: Comm, intercomm: *mut Comm, array_of_errcodes: *mut c_int);
     }
     called {

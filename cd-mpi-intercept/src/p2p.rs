@@ -1,7 +1,13 @@
 //! Point-to-point calls: sends are logged as events and dropped when re-executed; receives and
 //! probes log their status and data and are served from the log when re-executed.
+//!
+//! Nonblocking posts (sends, receives, nonblocking collectives) log only their post number;
+//! the completion call that completes them logs the data (see `wait`). Persistent requests are
+//! made for real and their handles logged (a replay hands out the same ones); each `MPI_Start`
+//! is a post. Matched probes log the message handle they got: a replayed `MPI_Mrecv` is served
+//! from the log, and one that goes live after the replay receives the still pending message.
 
-use crate::abi::{self, Comm, Datatype, Request, Status};
+use crate::abi::{self, Comm, Datatype, Message, Request, Status};
 use crate::engine::{self, Delivery, Route, Tracked};
 use crate::exports::{real, Call};
 use crate::record::{Header, Piece, Writer};
@@ -59,29 +65,27 @@ blocking_sends! {
     rsend => Rsend;
 }
 
-/// A nonblocking send of any mode: the post is logged with its number; re-executed, it gets a
-/// virtual request.
-unsafe fn isend_mode(
-    call: Call,
+/// A nonblocking post (a send, a receive or a nonblocking collective): recorded, it gets a post
+/// number and is tracked until a completion call logs it; replayed, it gets a virtual request.
+///
+/// # Safety
+/// `request` must be writable; `run` is the MPI call with its contract.
+pub(crate) unsafe fn post(
     header: Header,
     comm: Comm,
-    real: impl FnOnce(*mut Request) -> c_int,
+    delivery: impl FnOnce() -> Delivery,
+    run: impl FnOnce(*mut Request) -> c_int,
     request: *mut Request,
 ) -> c_int {
-    match engine::route(call) {
-        Route::Direct => real(request),
+    match engine::route(header.call) {
+        Route::Direct => run(request),
         Route::Record(_guard) => {
-            let rc = real(request);
+            let rc = run(request);
             if rc == abi::SUCCESS {
                 let seq = engine::next_seq();
+                let delivery = delivery();
                 // SAFETY: MPI wrote the request.
-                engine::track(
-                    unsafe { *request },
-                    Tracked {
-                        seq,
-                        delivery: Delivery::Nothing,
-                    },
-                );
+                engine::track(unsafe { *request }, Tracked { seq, delivery });
                 let mut w = Writer::new(header);
                 w.u64(seq);
                 // SAFETY: no data pieces.
@@ -94,17 +98,71 @@ unsafe fn isend_mode(
                 return code;
             }
             let Ok(seq) = reader.u64() else {
-                return engine::corrupt(call, comm);
+                return engine::corrupt(header.call, comm);
             };
-            stats::dropped();
+            let delivery = delivery();
+            if matches!(delivery, Delivery::Nothing) {
+                stats::dropped();
+            }
             // SAFETY: `request` is the application's out-parameter.
-            unsafe { engine::virtual_request(seq, Delivery::Nothing, request) }
+            unsafe { engine::virtual_request(seq, delivery, request) }
         }
     }
 }
 
-macro_rules! nonblocking_sends {
-    ($($fn:ident => $call:ident;)*) => {$(
+/// Makes a persistent request: for real in every mode (a local call), its handle logged while
+/// recording and handed out again from the log when replayed (the request still exists:
+/// `MPI_Request_free` defers while logging).
+///
+/// # Safety
+/// `request` must be writable; `run` is the MPI call with its contract.
+unsafe fn make_persistent(
+    header: Header,
+    comm: Comm,
+    delivery: Delivery,
+    run: impl FnOnce(*mut Request) -> c_int,
+    request: *mut Request,
+) -> c_int {
+    match engine::route(header.call) {
+        Route::Direct => {
+            let rc = run(request);
+            if rc == abi::SUCCESS {
+                // SAFETY: MPI wrote the request.
+                engine::register_persistent(unsafe { *request }, delivery);
+            }
+            rc
+        }
+        Route::Record(_guard) => {
+            let rc = run(request);
+            if rc == abi::SUCCESS {
+                // SAFETY: MPI wrote the request.
+                let handle = unsafe { *request };
+                engine::register_persistent(handle, delivery);
+                let mut w = Writer::new(header);
+                w.u64(handle.bits());
+                // SAFETY: no data pieces.
+                unsafe { engine::log(w) };
+            }
+            rc
+        }
+        Route::Replay(_guard, mut reader) => {
+            if let Err(code) = engine::expect(&reader, &header, comm) {
+                return code;
+            }
+            let Ok(bits) = reader.u64() else {
+                return engine::corrupt(header.call, comm);
+            };
+            let handle = Request::from_bits(bits);
+            engine::register_persistent(handle, delivery);
+            // SAFETY: `request` is the application's out-parameter.
+            unsafe { request.write(handle) };
+            abi::SUCCESS
+        }
+    }
+}
+
+macro_rules! send_posts {
+    ($($fn:ident => $call:ident via $how:ident;)*) => {$(
         /// The wrapper of the MPI send of this name.
         ///
         /// # Safety
@@ -112,16 +170,129 @@ macro_rules! nonblocking_sends {
         pub(crate) unsafe fn $fn(buf: *const c_void, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request) -> c_int {
             let header = Header::data(Call::$call, dest, tag, count.into(), datatype, comm);
             // SAFETY: forwarded.
-            unsafe { isend_mode(Call::$call, header, comm, |r| real::$call(buf, count, datatype, dest, tag, comm, r), request) }
+            send_posts!(@$how header, comm, |r| real::$call(buf, count, datatype, dest, tag, comm, r), request)
         }
     )*};
+    (@post $header:ident, $comm:ident, $run:expr, $request:ident) => {
+        unsafe { post($header, $comm, || Delivery::Nothing, $run, $request) }
+    };
+    (@persistent $header:ident, $comm:ident, $run:expr, $request:ident) => {
+        unsafe { make_persistent($header, $comm, Delivery::Nothing, $run, $request) }
+    };
 }
 
-nonblocking_sends! {
-    isend => Isend;
-    issend => Issend;
-    ibsend => Ibsend;
-    irsend => Irsend;
+send_posts! {
+    isend => Isend via post;
+    issend => Issend via post;
+    ibsend => Ibsend via post;
+    irsend => Irsend via post;
+    send_init => Send_init via persistent;
+    ssend_init => Ssend_init via persistent;
+    bsend_init => Bsend_init via persistent;
+    rsend_init => Rsend_init via persistent;
+}
+
+/// A receive's delivery.
+fn receive(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: Comm,
+) -> Delivery {
+    Delivery::Receive {
+        dest: Piece {
+            buf,
+            count,
+            datatype,
+            comm,
+        },
+        source,
+        tag,
+    }
+}
+
+/// `MPI_Irecv`.
+///
+/// # Safety
+/// The MPI function's contract.
+pub(crate) unsafe fn irecv(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: Comm,
+    request: *mut Request,
+) -> c_int {
+    let header = Header::data(Call::Irecv, source, tag, count.into(), datatype, comm);
+    // SAFETY: forwarded.
+    unsafe {
+        post(
+            header,
+            comm,
+            || receive(buf, count, datatype, source, tag, comm),
+            |r| real::Irecv(buf, count, datatype, source, tag, comm, r),
+            request,
+        )
+    }
+}
+
+/// `MPI_Recv_init`.
+///
+/// # Safety
+/// The MPI function's contract.
+pub(crate) unsafe fn recv_init(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: Comm,
+    request: *mut Request,
+) -> c_int {
+    let header = Header::data(Call::Recv_init, source, tag, count.into(), datatype, comm);
+    // SAFETY: forwarded.
+    unsafe {
+        make_persistent(
+            header,
+            comm,
+            receive(buf, count, datatype, source, tag, comm),
+            |r| real::Recv_init(buf, count, datatype, source, tag, comm, r),
+            request,
+        )
+    }
+}
+
+/// `MPI_Imrecv`: a receive of a matched message (the matching was logged by the probe).
+///
+/// # Safety
+/// The MPI function's contract.
+pub(crate) unsafe fn imrecv(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: Datatype,
+    message: *mut Message,
+    request: *mut Request,
+) -> c_int {
+    let world = abi::predefined().comm_world;
+    let header = Header::data(Call::Imrecv, 0, 0, count.into(), datatype, world);
+    let (any_source, any_tag) = (abi::ANY_SOURCE, abi::ANY_TAG);
+    // SAFETY: forwarded; the message handle is nulled as MPI would.
+    unsafe {
+        let rc = post(
+            header,
+            world,
+            || receive(buf, count, datatype, any_source, any_tag, world),
+            |r| real::Imrecv(buf, count, datatype, message, r),
+            request,
+        );
+        if rc == abi::SUCCESS {
+            message.write(abi::predefined().message_null);
+        }
+        rc
+    }
 }
 
 /// `MPI_Recv`.
@@ -144,98 +315,42 @@ pub(crate) unsafe fn recv(
         datatype,
         comm,
     };
-    match engine::route(Call::Recv) {
-        // SAFETY: forwarded.
-        Route::Direct => unsafe { real::Recv(buf, count, datatype, source, tag, comm, status) },
-        Route::Record(_guard) => {
-            let mut st = Status::zeroed();
-            // SAFETY: forwarded, with our own status.
-            let rc = unsafe { real::Recv(buf, count, datatype, source, tag, comm, &mut st) };
-            if rc == abi::SUCCESS {
-                let n = engine::received_count(&st, &dest);
-                let mut w = Writer::new(header);
-                w.status(&st).int(n).piece(Piece { count: n, ..dest });
-                // SAFETY: the receive completed into `buf`.
-                unsafe { engine::log(w) };
-            }
-            // SAFETY: the application's status argument.
-            unsafe { st.store(status) };
-            rc
-        }
-        Route::Replay(_guard, mut reader) => {
-            if let Err(code) = engine::expect(&reader, &header, comm) {
-                return code;
-            }
-            let served = (|| {
-                let st = reader.status()?;
-                let n = reader.int()?;
-                // SAFETY: the application's receive buffer, `count >= n` elements.
-                unsafe { reader.unpack_into(buf, n, datatype, comm)? };
-                Ok::<_, crate::record::Corrupt>(st)
-            })();
-            match served {
-                Ok(st) => {
-                    // SAFETY: the application's status argument.
-                    unsafe { st.store(status) };
-                    abi::SUCCESS
-                }
-                Err(_) => engine::corrupt(Call::Recv, comm),
-            }
-        }
+    // SAFETY: forwarded.
+    unsafe {
+        receive_into(header, &[], dest, false, status, |st| {
+            real::Recv(buf, count, datatype, source, tag, comm, st)
+        })
     }
 }
 
-/// `MPI_Irecv`.
+/// `MPI_Mrecv`.
 ///
 /// # Safety
 /// The MPI function's contract.
-pub(crate) unsafe fn irecv(
+pub(crate) unsafe fn mrecv(
     buf: *mut c_void,
     count: c_int,
     datatype: Datatype,
-    source: c_int,
-    tag: c_int,
-    comm: Comm,
-    request: *mut Request,
+    message: *mut Message,
+    status: *mut Status,
 ) -> c_int {
-    let header = Header::data(Call::Irecv, source, tag, count.into(), datatype, comm);
-    let delivery = Delivery::Receive {
-        dest: Piece {
-            buf,
-            count,
-            datatype,
-            comm,
-        },
-        source,
-        tag,
+    let world = abi::predefined().comm_world;
+    let header = Header::data(Call::Mrecv, 0, 0, count.into(), datatype, world);
+    let dest = Piece {
+        buf,
+        count,
+        datatype,
+        comm: world,
     };
-    match engine::route(Call::Irecv) {
-        // SAFETY: forwarded.
-        Route::Direct => unsafe { real::Irecv(buf, count, datatype, source, tag, comm, request) },
-        Route::Record(_guard) => {
-            // SAFETY: forwarded.
-            let rc = unsafe { real::Irecv(buf, count, datatype, source, tag, comm, request) };
-            if rc == abi::SUCCESS {
-                let seq = engine::next_seq();
-                // SAFETY: MPI wrote the request.
-                engine::track(unsafe { *request }, Tracked { seq, delivery });
-                let mut w = Writer::new(header);
-                w.u64(seq);
-                // SAFETY: no data pieces.
-                unsafe { engine::log(w) };
-            }
-            rc
+    // SAFETY: forwarded; the message handle is nulled as MPI would.
+    unsafe {
+        let rc = receive_into(header, &[], dest, false, status, |st| {
+            real::Mrecv(buf, count, datatype, message, st)
+        });
+        if rc == abi::SUCCESS {
+            message.write(abi::predefined().message_null);
         }
-        Route::Replay(_guard, mut reader) => {
-            if let Err(code) = engine::expect(&reader, &header, comm) {
-                return code;
-            }
-            let Ok(seq) = reader.u64() else {
-                return engine::corrupt(Call::Irecv, comm);
-            };
-            // SAFETY: `request` is the application's out-parameter.
-            unsafe { engine::virtual_request(seq, delivery, request) }
-        }
+        rc
     }
 }
 
@@ -272,28 +387,20 @@ pub(crate) unsafe fn sendrecv(
         recvcount,
         crate::record::type_size(recvtype) as c_int,
     ];
-    // SAFETY: forwarded (the status pointer is chosen by the caller of `run`).
-    let run = |st: *mut Status| unsafe {
-        real::Sendrecv(
-            sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
-            recvtag, comm, st,
-        )
+    let dest_piece = Piece {
+        buf: recvbuf,
+        count: recvcount,
+        datatype: recvtype,
+        comm,
     };
     // SAFETY: forwarded.
     unsafe {
-        receive_into(
-            Call::Sendrecv,
-            header,
-            &check,
-            Piece {
-                buf: recvbuf,
-                count: recvcount,
-                datatype: recvtype,
-                comm,
-            },
-            status,
-            run,
-        )
+        receive_into(header, &check, dest_piece, true, status, |st| {
+            real::Sendrecv(
+                sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
+                recvtag, comm, st,
+            )
+        })
     }
 }
 
@@ -321,42 +428,36 @@ pub(crate) unsafe fn sendrecv_replace(
         datatype,
         comm,
     );
-    let check = [source, recvtag];
-    // SAFETY: forwarded.
-    let run = |st: *mut Status| unsafe {
-        real::Sendrecv_replace(
-            buf, count, datatype, dest, sendtag, source, recvtag, comm, st,
-        )
+    let piece = Piece {
+        buf,
+        count,
+        datatype,
+        comm,
     };
     // SAFETY: forwarded.
     unsafe {
-        receive_into(
-            Call::Sendrecv_replace,
-            header,
-            &check,
-            Piece {
-                buf,
-                count,
-                datatype,
-                comm,
-            },
-            status,
-            run,
-        )
+        receive_into(header, &[source, recvtag], piece, true, status, |st| {
+            real::Sendrecv_replace(
+                buf, count, datatype, dest, sendtag, source, recvtag, comm, st,
+            )
+        })
     }
 }
 
-/// A blocking call that receives into `dest`: recorded with its extra matching arguments
-/// `check`, its status and data; replayed from them.
+/// A blocking call that receives into `dest` (and, if `sends`, sends too): recorded with its
+/// extra matching arguments `check`, its status and data; replayed from them.
+///
+/// # Safety
+/// `run` is the MPI call with its contract; `dest` is where it receives.
 unsafe fn receive_into(
-    call: Call,
     header: Header,
     check: &[c_int],
     dest: Piece,
+    sends: bool,
     status: *mut Status,
     run: impl FnOnce(*mut Status) -> c_int,
 ) -> c_int {
-    let comm = dest.comm;
+    let (call, comm) = (header.call, dest.comm);
     match engine::route(call) {
         Route::Direct => run(status),
         Route::Record(_guard) => {
@@ -393,13 +494,18 @@ unsafe fn receive_into(
             let served = (|| {
                 let st = reader.status()?;
                 let n = reader.int()?;
-                // SAFETY: the application's receive buffer.
+                if n > dest.count {
+                    return Err(crate::record::Corrupt);
+                }
+                // SAFETY: the application's receive buffer, `count >= n` elements.
                 unsafe { reader.unpack_into(dest.buf.cast_mut(), n, dest.datatype, comm)? };
                 Ok::<_, crate::record::Corrupt>(st)
             })();
             match served {
                 Ok(st) => {
-                    stats::dropped();
+                    if sends {
+                        stats::dropped();
+                    }
                     // SAFETY: the application's status argument.
                     unsafe { st.store(status) };
                     abi::SUCCESS
@@ -410,46 +516,87 @@ unsafe fn receive_into(
     }
 }
 
-/// `MPI_Probe`: the status found is logged (the matched source and tag are determinants).
+/// What a probe-like call reports: its flag (the Test-like forms), matched message handle
+/// (the M forms) and status are logged while recording and reported from the log when
+/// replayed. `run` calls MPI with our own out-parameters, `direct` with the application's.
 ///
 /// # Safety
-/// The MPI function's contract.
-pub(crate) unsafe fn probe(source: c_int, tag: c_int, comm: Comm, status: *mut Status) -> c_int {
-    let header = Header {
-        peer: source,
-        tag,
-        ..Header::plain(Call::Probe, comm)
-    };
-    match engine::route(Call::Probe) {
-        // SAFETY: forwarded.
-        Route::Direct => unsafe { real::Probe(source, tag, comm, status) },
+/// The out-parameters must be valid for the MPI function.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn probing(
+    header: Header,
+    comm: Comm,
+    flag: Option<*mut c_int>,
+    message: Option<*mut Message>,
+    status: *mut Status,
+    run: impl FnOnce(*mut c_int, *mut Message, *mut Status) -> c_int,
+    direct: impl FnOnce() -> c_int,
+) -> c_int {
+    let call = header.call;
+    let (f, m, st) = match engine::route(call) {
+        Route::Direct => return direct(),
         Route::Record(_guard) => {
-            let mut st = Status::zeroed();
-            // SAFETY: forwarded.
-            let rc = unsafe { real::Probe(source, tag, comm, &mut st) };
-            if rc == abi::SUCCESS {
-                let mut w = Writer::new(header);
-                w.status(&st);
-                // SAFETY: no pieces.
-                unsafe { engine::log(w) };
+            let (mut f, mut m, mut st) = (1, abi::predefined().message_null, Status::zeroed());
+            let rc = run(&mut f, &mut m, &mut st);
+            if rc != abi::SUCCESS {
+                return rc;
             }
-            // SAFETY: the application's status argument.
-            unsafe { st.store(status) };
-            rc
+            let mut w = Writer::new(header);
+            w.int(f).u64(m.bits()).status(&st);
+            // SAFETY: no pieces.
+            unsafe { engine::log(w) };
+            (f, m, st)
         }
         Route::Replay(_guard, mut reader) => {
             if let Err(code) = engine::expect(&reader, &header, comm) {
                 return code;
             }
-            match reader.status() {
-                Ok(st) => {
-                    // SAFETY: the application's status argument.
-                    unsafe { st.store(status) };
-                    abi::SUCCESS
-                }
-                Err(_) => engine::corrupt(Call::Probe, comm),
+            match (reader.int(), reader.u64(), reader.status()) {
+                (Ok(f), Ok(m), Ok(st)) => (f, Message::from_bits(m), st),
+                _ => return engine::corrupt(call, comm),
             }
         }
+    };
+    // SAFETY: the application's out-parameters.
+    unsafe {
+        if let Some(flag) = flag {
+            flag.write(f);
+        }
+        if f != 0 {
+            if let Some(message) = message {
+                message.write(m);
+            }
+            st.store(status);
+        }
+    }
+    abi::SUCCESS
+}
+
+fn probe_header(call: Call, source: c_int, tag: c_int, comm: Comm) -> Header {
+    Header {
+        peer: source,
+        tag,
+        ..Header::plain(call, comm)
+    }
+}
+
+/// `MPI_Probe`: the status found is logged (the matched source and tag are determinants).
+///
+/// # Safety
+/// The MPI function's contract.
+pub(crate) unsafe fn probe(source: c_int, tag: c_int, comm: Comm, status: *mut Status) -> c_int {
+    let header = probe_header(Call::Probe, source, tag, comm);
+    // SAFETY: forwarded.
+    unsafe {
+        probing(
+            header,
+            comm,
+            None,
+            None,
+            status,
+            |_, _, st| real::Probe(source, tag, comm, st),
+            || real::Probe(source, tag, comm, status),
+        )
     }
 }
 
@@ -464,51 +611,70 @@ pub(crate) unsafe fn iprobe(
     flag: *mut c_int,
     status: *mut Status,
 ) -> c_int {
-    let header = Header {
-        peer: source,
-        tag,
-        ..Header::plain(Call::Iprobe, comm)
-    };
-    match engine::route(Call::Iprobe) {
-        // SAFETY: forwarded.
-        Route::Direct => unsafe { real::Iprobe(source, tag, comm, flag, status) },
-        Route::Record(_guard) => {
-            let mut st = Status::zeroed();
-            let mut f: c_int = 0;
-            // SAFETY: forwarded.
-            let rc = unsafe { real::Iprobe(source, tag, comm, &mut f, &mut st) };
-            if rc == abi::SUCCESS {
-                let mut w = Writer::new(header);
-                w.int(f).status(&st);
-                // SAFETY: no pieces.
-                unsafe { engine::log(w) };
-                // SAFETY: the application's out-parameters.
-                unsafe {
-                    *flag = f;
-                    if f != 0 {
-                        st.store(status);
-                    }
-                }
-            }
-            rc
-        }
-        Route::Replay(_guard, mut reader) => {
-            if let Err(code) = engine::expect(&reader, &header, comm) {
-                return code;
-            }
-            match (reader.int(), reader.status()) {
-                (Ok(f), Ok(st)) => {
-                    // SAFETY: the application's out-parameters.
-                    unsafe {
-                        *flag = f;
-                        if f != 0 {
-                            st.store(status);
-                        }
-                    }
-                    abi::SUCCESS
-                }
-                _ => engine::corrupt(Call::Iprobe, comm),
-            }
-        }
+    let header = probe_header(Call::Iprobe, source, tag, comm);
+    // SAFETY: forwarded.
+    unsafe {
+        probing(
+            header,
+            comm,
+            Some(flag),
+            None,
+            status,
+            |f, _, st| real::Iprobe(source, tag, comm, f, st),
+            || real::Iprobe(source, tag, comm, flag, status),
+        )
+    }
+}
+
+/// `MPI_Mprobe`: the status and the matched message's handle are logged.
+///
+/// # Safety
+/// The MPI function's contract.
+pub(crate) unsafe fn mprobe(
+    source: c_int,
+    tag: c_int,
+    comm: Comm,
+    message: *mut Message,
+    status: *mut Status,
+) -> c_int {
+    let header = probe_header(Call::Mprobe, source, tag, comm);
+    // SAFETY: forwarded.
+    unsafe {
+        probing(
+            header,
+            comm,
+            None,
+            Some(message),
+            status,
+            |_, m, st| real::Mprobe(source, tag, comm, m, st),
+            || real::Mprobe(source, tag, comm, message, status),
+        )
+    }
+}
+
+/// `MPI_Improbe`: the flag, status and message handle are logged.
+///
+/// # Safety
+/// The MPI function's contract.
+pub(crate) unsafe fn improbe(
+    source: c_int,
+    tag: c_int,
+    comm: Comm,
+    flag: *mut c_int,
+    message: *mut Message,
+    status: *mut Status,
+) -> c_int {
+    let header = probe_header(Call::Improbe, source, tag, comm);
+    // SAFETY: forwarded.
+    unsafe {
+        probing(
+            header,
+            comm,
+            Some(flag),
+            Some(message),
+            status,
+            |f, m, st| real::Improbe(source, tag, comm, f, m, st),
+            || real::Improbe(source, tag, comm, flag, message, status),
+        )
     }
 }

@@ -68,23 +68,23 @@ unsafe fn complete(
             let before = handles.to_vec();
             let substituted = engine::has_virtuals().then(|| engine::substitute(handles));
             let mut statuses = vec![empty_status(); n];
-            let (rc, outcome) = match &substituted {
-                Some(s) => {
-                    let mut inner = s.handles.clone();
-                    let result = run(&mut inner, &mut statuses);
-                    for i in 0..n {
-                        handles[i] = match &s.virtuals[i] {
-                            Some((_, _, _, true)) if result.1.completed.contains(&i) => {
-                                abi::predefined().request_null
-                            }
-                            Some((_, _, _, true)) => before[i],
-                            _ => inner[i],
-                        };
-                    }
-                    result
-                }
+            let mut inner = substituted.as_ref().map(|s| s.handles.clone());
+            let (rc, outcome) = match inner.as_mut() {
+                Some(inner) => run(inner, &mut statuses),
                 None => run(handles, &mut statuses),
             };
+            if let (Some(s), Some(inner)) = (&substituted, &inner) {
+                for i in 0..n {
+                    handles[i] = match &s.standins[i] {
+                        Some(e) if e.live && e.persistent => before[i],
+                        Some(e) if e.live && outcome.completed.contains(&i) => {
+                            abi::predefined().request_null
+                        }
+                        Some(e) if e.live => before[i],
+                        _ => inner[i],
+                    };
+                }
+            }
             if rc != abi::SUCCESS {
                 return Err(rc);
             }
@@ -93,14 +93,16 @@ unsafe fn complete(
                 .int(outcome.index)
                 .int(outcome.completed.len() as c_int);
             for &i in &outcome.completed {
-                let (seq, delivery) =
-                    match substituted.as_ref().and_then(|s| s.virtuals[i].as_ref()) {
-                        Some(entry) => engine::completed_substitute(entry, &statuses[i]),
-                        None => match engine::untrack(before[i]) {
-                            Some(t) => (t.seq, t.delivery),
-                            None => (0, Delivery::Nothing),
-                        },
-                    };
+                let standin = substituted.as_ref().and_then(|s| s.standins[i].as_ref());
+                let (seq, delivery) = match (standin, &substituted) {
+                    (Some(entry), Some(s)) => {
+                        engine::completed_substitute(entry, s.handles[i], &statuses[i])
+                    }
+                    _ => match engine::untrack(before[i]) {
+                        Some(t) => (t.seq, t.delivery),
+                        None => (0, Delivery::Nothing),
+                    },
+                };
                 w.int(i as c_int);
                 engine::record_completion(&mut w, seq, &statuses[i], &delivery);
             }
@@ -165,128 +167,167 @@ unsafe fn store_all(out: *mut Status, slots: impl IntoIterator<Item = Status>) {
     }
 }
 
-fn null_or(handle: Request) -> bool {
+fn active(handle: Request) -> bool {
     handle != abi::predefined().request_null
 }
 
-/// `MPI_Wait`.
+/// The shared body of `MPI_Wait` (`flag` is `None`) and `MPI_Test`.
 ///
 /// # Safety
 /// The MPI function's contract.
-pub(crate) unsafe fn wait(request: *mut Request, status: *mut Status) -> c_int {
+unsafe fn single(
+    call: Call,
+    request: *mut Request,
+    flag: Option<*mut c_int>,
+    status: *mut Status,
+    direct: impl FnOnce() -> c_int,
+) -> c_int {
     // SAFETY: forwarded; one handle.
     let done = unsafe {
-        complete(
-            Call::Wait,
-            request,
-            1,
-            || real::Wait(request, status),
-            |h, st| {
-                let active = null_or(h[0]);
-                let rc = real::Wait(&mut h[0], &mut st[0]);
-                (
-                    rc,
-                    Outcome {
-                        result: 0,
-                        index: 0,
-                        completed: if active { vec![0] } else { vec![] },
-                    },
-                )
-            },
-        )
+        complete(call, request, 1, direct, |h, st| {
+            let was_active = active(h[0]);
+            let mut f: c_int = 1;
+            let rc = match flag {
+                None => real::Wait(&mut h[0], &mut st[0]),
+                Some(_) => real::Test(&mut h[0], &mut f, &mut st[0]),
+            };
+            let completed = if f != 0 && was_active {
+                vec![0]
+            } else {
+                vec![]
+            };
+            (
+                rc,
+                Outcome {
+                    result: f,
+                    index: 0,
+                    completed,
+                },
+            )
+        })
     };
     match done {
-        Ok((_, statuses)) => {
-            // SAFETY: the application's status argument.
-            unsafe { statuses[0].store(status) };
+        Ok((outcome, st)) => {
+            // SAFETY: the application's out-parameters.
+            unsafe {
+                if let Some(flag) = flag {
+                    *flag = outcome.result;
+                }
+                if outcome.result != 0 {
+                    st[0].store(status);
+                }
+            }
             abi::SUCCESS
         }
         Err(rc) => rc,
     }
 }
 
-/// `MPI_Waitall`.
+/// The shared body of `MPI_Waitall` (`flag` is `None`) and `MPI_Testall`.
 ///
 /// # Safety
 /// The MPI function's contract.
-pub(crate) unsafe fn waitall(count: c_int, requests: *mut Request, statuses: *mut Status) -> c_int {
-    let n = count.max(0) as usize;
-    // SAFETY: forwarded; `count` handles.
-    let done = unsafe {
-        complete(
-            Call::Waitall,
-            requests,
-            n,
-            || real::Waitall(count, requests, statuses),
-            |h, st| {
-                let completed = (0..h.len()).filter(|&i| null_or(h[i])).collect();
-                let rc = real::Waitall(h.len() as c_int, h.as_mut_ptr(), st.as_mut_ptr());
-                (
-                    rc,
-                    Outcome {
-                        result: 0,
-                        index: 0,
-                        completed,
-                    },
-                )
-            },
-        )
-    };
-    match done {
-        Ok((_, st)) => {
-            // SAFETY: `count` statuses or ignore.
-            unsafe { store_all(statuses, st) };
-            abi::SUCCESS
-        }
-        Err(rc) => rc,
-    }
-}
-
-/// `MPI_Waitany`.
-///
-/// # Safety
-/// The MPI function's contract.
-pub(crate) unsafe fn waitany(
+unsafe fn all(
+    call: Call,
     count: c_int,
     requests: *mut Request,
-    index: *mut c_int,
-    status: *mut Status,
+    flag: Option<*mut c_int>,
+    statuses: *mut Status,
+    direct: impl FnOnce() -> c_int,
 ) -> c_int {
     let n = count.max(0) as usize;
     // SAFETY: forwarded; `count` handles.
     let done = unsafe {
-        complete(
-            Call::Waitany,
-            requests,
-            n,
-            || real::Waitany(count, requests, index, status),
-            |h, st| {
-                let mut i: c_int = abi::UNDEFINED;
-                let mut one = Status::zeroed();
-                let rc = real::Waitany(h.len() as c_int, h.as_mut_ptr(), &mut i, &mut one);
-                let completed = usize::try_from(i).ok().filter(|&i| i < st.len()).map(|i| {
-                    st[i] = one;
+        complete(call, requests, n, direct, |h, st| {
+            let was_active: Vec<usize> = (0..h.len()).filter(|&i| active(h[i])).collect();
+            let mut f: c_int = 1;
+            let (len, ptr) = (h.len() as c_int, h.as_mut_ptr());
+            let rc = match flag {
+                None => real::Waitall(len, ptr, st.as_mut_ptr()),
+                Some(_) => real::Testall(len, ptr, &mut f, st.as_mut_ptr()),
+            };
+            let completed = if f != 0 { was_active } else { vec![] };
+            (
+                rc,
+                Outcome {
+                    result: f,
+                    index: 0,
+                    completed,
+                },
+            )
+        })
+    };
+    match done {
+        Ok((outcome, st)) => {
+            // SAFETY: the application's out-parameters: a flag, `count` statuses or ignore.
+            unsafe {
+                if let Some(flag) = flag {
+                    *flag = outcome.result;
+                }
+                if outcome.result != 0 {
+                    store_all(statuses, st);
+                }
+            }
+            abi::SUCCESS
+        }
+        Err(rc) => rc,
+    }
+}
+
+/// The shared body of `MPI_Waitany` (`flag` is `None`) and `MPI_Testany`.
+///
+/// # Safety
+/// The MPI function's contract.
+unsafe fn any(
+    call: Call,
+    count: c_int,
+    requests: *mut Request,
+    index: *mut c_int,
+    flag: Option<*mut c_int>,
+    status: *mut Status,
+    direct: impl FnOnce() -> c_int,
+) -> c_int {
+    let n = count.max(0) as usize;
+    // SAFETY: forwarded; `count` handles.
+    let done = unsafe {
+        complete(call, requests, n, direct, |h, st| {
+            let mut i: c_int = abi::UNDEFINED;
+            let mut f: c_int = 1;
+            let mut got = Status::zeroed();
+            let (len, ptr) = (h.len() as c_int, h.as_mut_ptr());
+            let rc = match flag {
+                None => real::Waitany(len, ptr, &mut i, &mut got),
+                Some(_) => real::Testany(len, ptr, &mut i, &mut f, &mut got),
+            };
+            let completed = usize::try_from(i)
+                .ok()
+                .filter(|&i| f != 0 && i < st.len())
+                .map(|i| {
+                    st[i] = got;
                     vec![i]
                 });
-                (
-                    rc,
-                    Outcome {
-                        result: 0,
-                        index: i,
-                        completed: completed.unwrap_or_default(),
-                    },
-                )
-            },
-        )
+            (
+                rc,
+                Outcome {
+                    result: f,
+                    index: i,
+                    completed: completed.unwrap_or_default(),
+                },
+            )
+        })
     };
     match done {
         Ok((outcome, st)) => {
             // SAFETY: the application's out-parameters.
             unsafe {
                 *index = outcome.index;
+                if let Some(flag) = flag {
+                    *flag = outcome.result;
+                }
                 match outcome.completed.first() {
                     Some(&i) => st[i].store(status),
-                    None => empty_status().store(status),
+                    None if outcome.result != 0 => empty_status().store(status),
+                    None => {}
                 }
             }
             abi::SUCCESS
@@ -304,8 +345,8 @@ unsafe fn some(
     outcount: *mut c_int,
     indices: *mut c_int,
     statuses: *mut Status,
-    direct: impl FnOnce() -> c_int,
     wait: bool,
+    direct: impl FnOnce() -> c_int,
 ) -> c_int {
     let n = incount.max(0) as usize;
     // SAFETY: forwarded; `incount` handles.
@@ -360,232 +401,68 @@ unsafe fn some(
     }
 }
 
-/// `MPI_Waitsome`.
-///
-/// # Safety
-/// The MPI function's contract.
-pub(crate) unsafe fn waitsome(
-    incount: c_int,
-    requests: *mut Request,
-    outcount: *mut c_int,
-    indices: *mut c_int,
-    statuses: *mut Status,
-) -> c_int {
-    // SAFETY: forwarded.
-    unsafe {
-        some(
-            Call::Waitsome,
-            incount,
-            requests,
-            outcount,
-            indices,
-            statuses,
-            || real::Waitsome(incount, requests, outcount, indices, statuses),
-            true,
-        )
-    }
-}
-
-/// `MPI_Testsome`.
-///
-/// # Safety
-/// The MPI function's contract.
-pub(crate) unsafe fn testsome(
-    incount: c_int,
-    requests: *mut Request,
-    outcount: *mut c_int,
-    indices: *mut c_int,
-    statuses: *mut Status,
-) -> c_int {
-    // SAFETY: forwarded.
-    unsafe {
-        some(
-            Call::Testsome,
-            incount,
-            requests,
-            outcount,
-            indices,
-            statuses,
-            || real::Testsome(incount, requests, outcount, indices, statuses),
-            false,
-        )
-    }
-}
-
-/// `MPI_Test`.
-///
-/// # Safety
-/// The MPI function's contract.
-pub(crate) unsafe fn test(request: *mut Request, flag: *mut c_int, status: *mut Status) -> c_int {
-    // SAFETY: forwarded; one handle.
-    let done = unsafe {
-        complete(
-            Call::Test,
-            request,
-            1,
-            || real::Test(request, flag, status),
-            |h, st| {
-                let active = null_or(h[0]);
-                let mut f: c_int = 0;
-                let rc = real::Test(&mut h[0], &mut f, &mut st[0]);
-                (
-                    rc,
-                    Outcome {
-                        result: f,
-                        index: 0,
-                        completed: if f != 0 && active { vec![0] } else { vec![] },
-                    },
-                )
-            },
-        )
-    };
-    match done {
-        Ok((outcome, st)) => {
-            // SAFETY: the application's out-parameters.
-            unsafe {
-                *flag = outcome.result;
-                if outcome.result != 0 {
-                    st[0].store(status);
-                }
-            }
-            abi::SUCCESS
+macro_rules! completions {
+    ($($fn:ident => $call:ident($($a:ident : $t:ty),*) via $body:ident($($arg:expr),*);)*) => {$(
+        /// The wrapper of the MPI completion call of this name.
+        ///
+        /// # Safety
+        /// The MPI function's contract.
+        pub(crate) unsafe fn $fn($($a: $t),*) -> c_int {
+            // SAFETY: forwarded.
+            unsafe { $body(Call::$call, $($arg,)* || real::$call($($a),*)) }
         }
-        Err(rc) => rc,
-    }
+    )*};
 }
 
-/// `MPI_Testall`.
-///
-/// # Safety
-/// The MPI function's contract.
-pub(crate) unsafe fn testall(
-    count: c_int,
-    requests: *mut Request,
-    flag: *mut c_int,
-    statuses: *mut Status,
-) -> c_int {
-    let n = count.max(0) as usize;
-    // SAFETY: forwarded; `count` handles.
-    let done = unsafe {
-        complete(
-            Call::Testall,
-            requests,
-            n,
-            || real::Testall(count, requests, flag, statuses),
-            |h, st| {
-                let active: Vec<usize> = (0..h.len()).filter(|&i| null_or(h[i])).collect();
-                let mut f: c_int = 0;
-                let rc = real::Testall(h.len() as c_int, h.as_mut_ptr(), &mut f, st.as_mut_ptr());
-                (
-                    rc,
-                    Outcome {
-                        result: f,
-                        index: 0,
-                        completed: if f != 0 { active } else { vec![] },
-                    },
-                )
-            },
-        )
-    };
-    match done {
-        Ok((outcome, st)) => {
-            // SAFETY: the application's out-parameters.
-            unsafe {
-                *flag = outcome.result;
-                if outcome.result != 0 {
-                    store_all(statuses, st);
-                }
-            }
-            abi::SUCCESS
-        }
-        Err(rc) => rc,
-    }
+completions! {
+    wait => Wait(request: *mut Request, status: *mut Status) via single(request, None, status);
+    test => Test(request: *mut Request, flag: *mut c_int, status: *mut Status) via single(request, Some(flag), status);
+    waitall => Waitall(count: c_int, requests: *mut Request, statuses: *mut Status) via all(count, requests, None, statuses);
+    testall => Testall(count: c_int, requests: *mut Request, flag: *mut c_int, statuses: *mut Status) via all(count, requests, Some(flag), statuses);
+    waitany => Waitany(count: c_int, requests: *mut Request, index: *mut c_int, status: *mut Status) via any(count, requests, index, None, status);
+    testany => Testany(count: c_int, requests: *mut Request, index: *mut c_int, flag: *mut c_int, status: *mut Status) via any(count, requests, index, Some(flag), status);
+    waitsome => Waitsome(incount: c_int, requests: *mut Request, outcount: *mut c_int, indices: *mut c_int, statuses: *mut Status) via some(incount, requests, outcount, indices, statuses, true);
+    testsome => Testsome(incount: c_int, requests: *mut Request, outcount: *mut c_int, indices: *mut c_int, statuses: *mut Status) via some(incount, requests, outcount, indices, statuses, false);
 }
 
-/// `MPI_Testany`.
-///
-/// # Safety
-/// The MPI function's contract.
-pub(crate) unsafe fn testany(
-    count: c_int,
-    requests: *mut Request,
-    index: *mut c_int,
-    flag: *mut c_int,
-    status: *mut Status,
-) -> c_int {
-    let n = count.max(0) as usize;
-    // SAFETY: forwarded; `count` handles.
-    let done = unsafe {
-        complete(
-            Call::Testany,
-            requests,
-            n,
-            || real::Testany(count, requests, index, flag, status),
-            |h, st| {
-                let mut i: c_int = abi::UNDEFINED;
-                let mut f: c_int = 0;
-                let mut one = Status::zeroed();
-                let rc = real::Testany(h.len() as c_int, h.as_mut_ptr(), &mut i, &mut f, &mut one);
-                let completed = usize::try_from(i)
-                    .ok()
-                    .filter(|&i| f != 0 && i < st.len())
-                    .map(|i| {
-                        st[i] = one;
-                        vec![i]
-                    });
-                (
-                    rc,
-                    Outcome {
-                        result: f,
-                        index: i,
-                        completed: completed.unwrap_or_default(),
-                    },
-                )
-            },
-        )
-    };
-    match done {
-        Ok((outcome, st)) => {
-            // SAFETY: the application's out-parameters.
-            unsafe {
-                *flag = outcome.result;
-                *index = outcome.index;
-                if let Some(&i) = outcome.completed.first() {
-                    st[i].store(status);
-                } else if outcome.result != 0 {
-                    empty_status().store(status);
-                }
-            }
-            abi::SUCCESS
-        }
-        Err(rc) => rc,
-    }
-}
-
-/// `MPI_Request_free`: the request completes unseen, so a freed receive cannot be replayed
-/// (the log is marked); a freed send is an event.
+/// `MPI_Request_free`: the request completes unseen, so a freed receive or collective cannot
+/// be replayed (the log is marked); a freed send is an event. A persistent request freed while
+/// a CD logs stays allocated in MPI (only the application's handle is nulled): a replay of the
+/// call that made it hands out the same handle again, which must still be valid. Such requests
+/// are released by `MPI_Finalize`.
 ///
 /// # Safety
 /// The MPI function's contract.
 pub(crate) unsafe fn request_free(request: *mut Request) -> c_int {
     let world = abi::predefined().comm_world;
     let header = Header::plain(Call::Request_free, world);
+    let null = abi::predefined().request_null;
     match engine::route(Call::Request_free) {
-        // SAFETY: forwarded.
-        Route::Direct => unsafe { real::Request_free(request) },
+        Route::Direct => {
+            // SAFETY: the application's handle, then forwarded.
+            unsafe {
+                engine::unregister_persistent(*request);
+                real::Request_free(request)
+            }
+        }
         Route::Record(_guard) => {
             // SAFETY: the application's handle.
             let handle = unsafe { *request };
             let tracked = engine::untrack(handle);
-            if let Some(engine::Tracked {
-                delivery: Delivery::Receive { .. },
-                ..
-            }) = tracked
+            if tracked
+                .as_ref()
+                .is_some_and(|t| !matches!(t.delivery, Delivery::Nothing))
             {
                 let _ = cd_core::log_mark_unreplayable("MPI_Request_free of a receive request");
             }
-            // SAFETY: forwarded.
-            let rc = unsafe { real::Request_free(request) };
+            let rc = if engine::is_persistent(handle) {
+                // SAFETY: the application's handle, nulled as MPI would.
+                unsafe { request.write(null) };
+                abi::SUCCESS
+            } else {
+                // SAFETY: forwarded.
+                unsafe { real::Request_free(request) }
+            };
             if rc == abi::SUCCESS {
                 let mut w = Writer::new(header);
                 w.u64(tracked.map_or(0, |t| t.seq));
@@ -604,7 +481,89 @@ pub(crate) unsafe fn request_free(request: *mut Request) -> c_int {
             // SAFETY: the application's handle: a virtual request is completed and freed.
             unsafe {
                 engine::free_virtual(*request);
-                *request = abi::predefined().request_null;
+                request.write(null);
+            }
+            abi::SUCCESS
+        }
+    }
+}
+
+/// `MPI_Start`: recorded, the start gets a post number and is tracked like a nonblocking
+/// call; replayed, the persistent request's completion comes from the log.
+///
+/// # Safety
+/// The MPI function's contract.
+pub(crate) unsafe fn start(request: *mut Request) -> c_int {
+    // SAFETY: forwarded; one handle.
+    unsafe { start_all(Call::Start, 1, request, || real::Start(request)) }
+}
+
+/// `MPI_Startall`.
+///
+/// # Safety
+/// The MPI function's contract.
+pub(crate) unsafe fn startall(count: c_int, requests: *mut Request) -> c_int {
+    // SAFETY: forwarded; `count` handles.
+    unsafe {
+        start_all(Call::Startall, count, requests, || {
+            real::Startall(count, requests)
+        })
+    }
+}
+
+/// The shared body of `MPI_Start` and `MPI_Startall`.
+///
+/// # Safety
+/// `requests` must hold `count` handles.
+unsafe fn start_all(
+    call: Call,
+    count: c_int,
+    requests: *mut Request,
+    run: impl FnOnce() -> c_int,
+) -> c_int {
+    let world = abi::predefined().comm_world;
+    let header = Header {
+        count: count.into(),
+        ..Header::plain(call, world)
+    };
+    let route = engine::route(call);
+    if let Route::Direct = route {
+        return run();
+    }
+    let n = count.max(0) as usize;
+    // SAFETY: the caller's contract.
+    let handles: Vec<Request> = (0..n).map(|i| unsafe { *requests.add(i) }).collect();
+    match route {
+        Route::Direct => unreachable!("handled above"),
+        Route::Record(_guard) => {
+            let rc = run();
+            if rc == abi::SUCCESS {
+                let mut w = Writer::new(header);
+                for &handle in &handles {
+                    let seq = engine::next_seq();
+                    let delivery = engine::persistent_delivery(handle).unwrap_or_else(|| {
+                        let _ = cd_core::log_mark_unreplayable(
+                            "MPI_Start of a persistent request made on another thread",
+                        );
+                        Delivery::Nothing
+                    });
+                    engine::track(handle, engine::Tracked { seq, delivery });
+                    w.u64(seq);
+                }
+                // SAFETY: no pieces.
+                unsafe { engine::log(w) };
+            }
+            rc
+        }
+        Route::Replay(_guard, mut reader) => {
+            if let Err(code) = engine::expect(&reader, &header, world) {
+                return code;
+            }
+            for &handle in &handles {
+                match reader.u64() {
+                    Ok(seq) => engine::virtual_start(seq, handle),
+                    Err(_) => return engine::corrupt(call, world),
+                }
             }
             abi::SUCCESS
         }
@@ -622,47 +581,17 @@ pub(crate) unsafe fn request_get_status(
 ) -> c_int {
     let world = abi::predefined().comm_world;
     let header = Header::plain(Call::Request_get_status, world);
-    match engine::route(Call::Request_get_status) {
-        // SAFETY: forwarded.
-        Route::Direct => unsafe { real::Request_get_status(request, flag, status) },
-        Route::Record(_guard) => {
-            let inner = engine::live_of(request);
-            let mut f: c_int = 0;
-            let mut st = Status::zeroed();
-            // SAFETY: forwarded.
-            let rc = unsafe { real::Request_get_status(inner, &mut f, &mut st) };
-            if rc == abi::SUCCESS {
-                let mut w = Writer::new(header);
-                w.int(f).status(&st);
-                // SAFETY: no pieces.
-                unsafe {
-                    engine::log(w);
-                    *flag = f;
-                    if f != 0 {
-                        st.store(status);
-                    }
-                }
-            }
-            rc
-        }
-        Route::Replay(_guard, mut reader) => {
-            if let Err(code) = engine::expect(&reader, &header, world) {
-                return code;
-            }
-            match (reader.int(), reader.status()) {
-                (Ok(f), Ok(st)) => {
-                    // SAFETY: the application's out-parameters.
-                    unsafe {
-                        *flag = f;
-                        if f != 0 {
-                            st.store(status);
-                        }
-                    }
-                    abi::SUCCESS
-                }
-                _ => engine::corrupt(Call::Request_get_status, world),
-            }
-        }
+    // SAFETY: forwarded (a virtual request bound after a replay asks its live stand-in).
+    unsafe {
+        crate::p2p::probing(
+            header,
+            world,
+            Some(flag),
+            None,
+            status,
+            |f, _, st| real::Request_get_status(engine::live_of(request), f, st),
+            || real::Request_get_status(request, flag, status),
+        )
     }
 }
 
