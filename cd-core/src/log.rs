@@ -4,7 +4,8 @@
 //! append per call) and can grow large (every receive's data since the last advance). Records
 //! are therefore not separate heap buffers: they are packed, each behind an 8-byte length
 //! header and padded to 8 bytes (so every record starts 8-byte aligned), into chunks that grow
-//! from 4 KiB to 1 MiB. A log is a list of segments, each a run of records in one chunk; a
+//! from 4 KiB to 1 MiB; a record larger than a quarter of that gets a chunk of its own and the
+//! open chunk stays open for the small records that follow. A log is a list of segments, each a run of records in one chunk; a
 //! commit or restore moves the child's segments (and chunks) to the parent without copying a
 //! byte, like store segments do. The chunk a log writes into (its open chunk) passes from a
 //! parent to its first child at creation and back at the merge, so a child per iteration does
@@ -20,7 +21,8 @@
 //! long the log grows, and so does the resident set: a full spilled chunk is dropped from it
 //! (`MADV_DONTNEED`), its pages left to the kernel's page cache, written back and reclaimed
 //! under pressure (on a tmpfs directory they are memory or swap: point `CD_MPI_LOG_DIR` at a
-//! disk for very long logs). When no file can be made, the chunk comes from the heap and a
+//! disk for very long logs). A replay reads them back through the mapping and drops what it
+//! has passed from the resident set again, a MiB at a time. When no file can be made, the chunk comes from the heap and a
 //! warning is logged once.
 //!
 //! The C API's `add_MPI_log_to_cd` hands over a `malloc`'d buffer that `get_MPI_log_from_cd`
@@ -58,6 +60,10 @@ const MIN_CHUNK: usize = 4 << 10;
 const MAX_HEAP_CHUNK: usize = 1 << 20;
 /// The size of a spilled chunk (or of its one record, if larger).
 const SPILL_CHUNK: usize = 16 << 20;
+/// Heap records above this size get a chunk of their own.
+const OWN_CHUNK: usize = MAX_HEAP_CHUNK / 4;
+/// A replay drops the spilled pages it has passed in steps of this size.
+const RELEASE_STEP: usize = 1 << 20;
 /// The threshold value that means "never spill".
 const NEVER: u64 = u64::MAX;
 
@@ -150,12 +156,14 @@ unsafe impl Sync for Chunk {}
 impl Chunk {
     /// A heap chunk of `cap` bytes (a multiple of 8).
     fn heap(cap: usize) -> Result<Chunk> {
-        let words = cap / ALIGN;
-        let mut v: Vec<u64> = Vec::new();
-        v.try_reserve_exact(words)
+        let words = (cap / ALIGN).max(1);
+        let layout = std::alloc::Layout::array::<u64>(words)
             .map_err(|_| CdError::OutOfMemory { bytes: cap })?;
-        v.resize(words, 0);
-        let ptr = NonNull::from(Box::leak(v.into_boxed_slice())).cast::<u8>();
+        // SAFETY: a non-zero size. Zeroed memory, not written here: a large allocation comes
+        // from fresh pages that stay out of the resident set until a record is written.
+        let raw = unsafe { std::alloc::alloc_zeroed(layout) };
+        let ptr = NonNull::new(raw).ok_or(CdError::OutOfMemory { bytes: cap })?;
+        let cap = words * ALIGN;
         Ok(Chunk {
             ptr,
             cap,
@@ -208,6 +216,28 @@ impl Chunk {
         self.mapping.is_some()
     }
 
+    /// Drops the whole pages of `start .. end` of a spilled chunk from the resident set (see
+    /// `OpenChunk`'s `Drop`); a no-op on the heap.
+    fn release(&self, start: usize, end: usize) {
+        const PAGE: usize = 4096;
+        let (from, to) = (
+            start.next_multiple_of(PAGE),
+            end.min(self.cap) / PAGE * PAGE,
+        );
+        if self.is_spilled() && from < to {
+            // SAFETY: `from .. to` lies inside the chunk's shared file mapping, which is
+            // mapped while `self` lives. MADV_DONTNEED on a shared file mapping keeps the
+            // contents and readers fault them back in. Failure is harmless and ignored.
+            unsafe {
+                libc::madvise(
+                    self.ptr.as_ptr().add(from).cast(),
+                    to - from,
+                    libc::MADV_DONTNEED,
+                );
+            }
+        }
+    }
+
     /// The bytes at `start .. start + len`.
     ///
     /// # Safety
@@ -225,8 +255,9 @@ impl Drop for Chunk {
                 self.ptr.as_ptr().cast::<u64>(),
                 self.cap / ALIGN,
             );
-            // SAFETY: `ptr` and `cap` describe the `Box<[u64]>` leaked in `Chunk::heap`, whose
-            // last reference this is.
+            // SAFETY: `ptr` and `cap` describe the `[u64]` array `Chunk::heap` allocated with
+            // the global allocator (the layout a `Box<[u64]>` of that length has), whose last
+            // reference this is.
             drop(unsafe { Box::from_raw(words) });
         }
     }
@@ -350,6 +381,19 @@ impl Log {
             return Err(CdError::EmptyLogEntry);
         }
         let need = record_size(len).ok_or(CdError::OutOfMemory { bytes: len })?;
+        if need > OWN_CHUNK && self.open.as_ref().is_none_or(|o| o.room() < need) {
+            let mut own = OpenChunk {
+                chunk: Arc::new(self.new_chunk(need, None)?),
+                filled: 0,
+            };
+            self.write(&mut own, len, need, fill);
+            if own.chunk.is_spilled() {
+                // A spill chunk has room for more: it becomes the open chunk.
+                self.open = Some(own);
+            }
+            // A heap chunk holds just this record: the open chunk stays for the next ones.
+            return Ok(());
+        }
         let mut open = match self.open.take() {
             Some(open) if open.room() >= need => open,
             old => match self.new_chunk(need, old.as_ref()) {
@@ -363,6 +407,20 @@ impl Log {
                 }
             },
         };
+        self.write(&mut open, len, need, fill);
+        self.open = Some(open);
+        Ok(())
+    }
+
+    /// Writes a record of `len` bytes (`need` with its header and padding, which `open` has
+    /// room for) and adds it to the log.
+    fn write(
+        &mut self,
+        open: &mut OpenChunk,
+        len: usize,
+        need: usize,
+        fill: impl FnOnce(&mut [u8]),
+    ) {
         let start = open.filled;
         let record = open.reserve(need);
         record[..HEADER].copy_from_slice(&(len as u64).to_le_bytes());
@@ -370,13 +428,11 @@ impl Log {
         open.filled += need;
         let spilled = open.chunk.is_spilled();
         self.push_arena(Arc::clone(&open.chunk), start, start + need);
-        self.open = Some(open);
         self.records += 1;
         self.bytes += len;
         if spilled {
             self.spilled += len;
         }
-        Ok(())
     }
 
     /// A chunk for a record of `need` bytes: in a file past the spill threshold, else on the
@@ -439,10 +495,20 @@ impl Log {
                     }
                 };
                 if let Some((entry, next)) = entry {
+                    if let Kind::Arena(chunk) = &seg.kind {
+                        // What lies before this record, each time a step boundary is crossed
+                        // (pages already dropped cost the kernel next to nothing).
+                        if next / RELEASE_STEP > cur.off / RELEASE_STEP {
+                            chunk.release(seg.start, cur.off);
+                        }
+                    }
                     cur.off = next;
                     self.cursor = Some(cur);
                     return Some(entry);
                 }
+            }
+            if let Kind::Arena(chunk) = &seg.kind {
+                chunk.release(seg.start, seg.end);
             }
             cur.seg += 1;
             cur.off = self.segments.get(cur.seg).map_or(0, |s| s.start);

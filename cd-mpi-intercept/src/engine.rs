@@ -14,14 +14,24 @@
 //! drained at restore, and the thread goes on recording.
 //!
 //! # Requests in flight at `restore_cd`
-//! A receive posted before the fault but not completed would write into the buffer later, after
-//! the restore rewrote it. So the restore hook *drains* every tracked receive of the restoring
-//! thread before any memory is written: it cancels it and waits for the cancel to settle; a
-//! receive that had already matched completes instead, and its data and status are kept for the
-//! re-executed receive. Cancelling is preferred to waiting because the message may depend on
-//! this rank's own re-execution (waiting could deadlock); a cancelled receive is simply posted
-//! again when the re-execution reaches it live. Sends in flight are left to complete: their data
-//! has left (or leaves) as it is, and the re-executed send is dropped.
+//! A request posted before the fault but not completed would touch application memory later,
+//! after the restore rewrote it: a receive would write into it, a send (or a collective's
+//! contribution) may still read from it, since MPI reads a send buffer whenever it moves the
+//! data. So the restore hook *drains* every tracked request of the restoring thread before any
+//! memory is written:
+//! - a receive is cancelled and the cancel waited for; one that had already matched completes
+//!   instead, and its data and status are kept for the re-executed receive. Cancelling is
+//!   preferred to waiting because the message may depend on this rank's own re-execution
+//!   (waiting could deadlock); a cancelled receive is posted again when the re-execution
+//!   reaches it live;
+//! - a nonblocking collective cannot be cancelled (MPI 3.1, 5.12): it is completed (the other
+//!   ranks are live and join it) and its outputs are kept;
+//! - a send is given up to `CD_MPI_DRAIN_SENDS_MS` milliseconds (default 1000) to complete
+//!   (`MPI_Request_get_status`, which leaves the request to whoever completes it later):
+//!   an eager send completes at once, a rendezvous send as soon as its receiver posts. A send
+//!   whose receiver first waits for something this rank has not sent yet cannot complete
+//!   before the re-execution: it is left in flight (counted as `sends.unsettled`) and may then
+//!   carry restored data. The re-executed send is dropped either way.
 
 use crate::abi::{self, Comm, Datatype, Request, Status};
 use crate::boundary::{self, Guard};
@@ -104,8 +114,8 @@ pub(crate) fn expect(reader: &Reader, want: &Header, comm: Comm) -> Result<(), c
     }
     Err(mismatch(
         &format!(
-            "CD replay mismatch: the re-executed call {want} does not match the logged call {}; \
-             re-execution after restore_cd must repeat the same MPI calls in the same order",
+            "CD replay mismatch: re-executed {want}, logged {}; a re-execution must repeat \
+             the logged MPI calls in order",
             reader.header
         ),
         comm,
@@ -152,9 +162,25 @@ fn error_code(message: &str) -> c_int {
     if unsafe { real::Add_error_code(class, &mut code) } != abi::SUCCESS {
         return class;
     }
-    let text = CString::new(message.replace('\0', " ")).expect("no NUL left");
+    // MPI refuses strings of MPI_MAX_ERROR_STRING bytes or more (Open MPI's limit is 256).
+    let mut text = message.replace('\0', " ");
+    let limit = usize::try_from(abi::MAX_ERROR_STRING)
+        .unwrap_or(256)
+        .saturating_sub(1);
+    if text.len() > limit {
+        let mut end = limit.saturating_sub(3);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push_str("...");
+    }
+    let text = CString::new(text).expect("no NUL left");
     // SAFETY: a NUL-terminated string that MPI copies.
-    unsafe { real::Add_error_string(code, text.as_ptr()) };
+    let rc = unsafe { real::Add_error_string(code, text.as_ptr()) };
+    if rc != abi::SUCCESS {
+        tracing::warn!(rc, "MPI_Add_error_string refused the mismatch description");
+    }
     code
 }
 
@@ -681,8 +707,8 @@ fn bind(seq: u64, handle: Request) {
             Bound::Done
         }
         (Delivery::Nothing, _) => {
-            // The send was posted before the fault and is completing (or completed) on its
-            // own: the live request of the same post, still tracked, stands for it.
+            // The send was posted before the fault (and settled at restore, or still in
+            // flight): the live request of the same post, still tracked, stands for it.
             let original = STATE.with(|s| {
                 let s = s.borrow();
                 s.live.iter().find(|(_, t)| t.seq == seq).map(|(h, _)| *h)
@@ -712,42 +738,51 @@ fn bind(seq: u64, handle: Request) {
     });
 }
 
-/// The restore hook: drains this thread's tracked receives and collectives before memory is
-/// rewritten. Receives are cancelled (a matched one completes and its data is kept);
-/// collectives cannot be cancelled (MPI 3.1, 5.12) and are completed, their outputs kept.
+/// The restore hook: drains this thread's tracked requests before memory is rewritten (see
+/// the module docs).
 pub(crate) fn drain_in_flight(_cds: &[cd_core::CdHandle]) -> cd_core::Result<()> {
     let _guard = Guard::enter();
-    let pending: Vec<(Request, Tracked)> = STATE.with(|s| {
-        let mut s = s.borrow_mut();
-        let keys: Vec<Request> = s
-            .live
-            .iter()
-            .filter(|(_, t)| !matches!(t.delivery, Delivery::Nothing))
-            .map(|(h, _)| *h)
-            .collect();
-        keys.into_iter()
-            .map(|h| (h, s.live.remove(&h).expect("listed")))
-            .collect()
-    });
+    let mut pending: Vec<(Request, Tracked)> =
+        STATE.with(|s| s.borrow_mut().live.drain().collect());
+    pending.sort_unstable_by_key(|(_, t)| t.seq);
+    let deadline = std::time::Instant::now() + send_drain_limit();
     for (mut request, tracked) in pending {
         let mut status = Status::zeroed();
-        let receive = matches!(tracked.delivery, Delivery::Receive { .. });
-        // SAFETY: a live request this thread posted (the handle is a copy: a persistent
-        // request stays allocated, a nonpersistent one is freed by the Wait).
-        unsafe {
-            if receive {
-                real::Cancel(&mut request);
+        let data = match tracked.delivery {
+            Delivery::Nothing => {
+                // The send stays tracked (and allocated): the application or the re-executed
+                // post completes it later.
+                let done = settle_send(request, deadline);
+                stats::settled(done);
+                if !done {
+                    tracing::warn!(
+                        seq = tracked.seq,
+                        "a send in flight at restore_cd did not complete: it may carry restored data"
+                    );
+                }
+                STATE.with(|s| s.borrow_mut().live.insert(request, tracked));
+                continue;
             }
-            real::Wait(&mut request, &mut status);
-        }
-        let mut cancelled: c_int = 0;
-        if receive {
-            // SAFETY: reads the status.
-            unsafe { real::Test_cancelled(&status, &mut cancelled) };
-        }
-        let data =
-            (cancelled == 0).then(|| tracked.delivery.pieces(&status).iter().map(pack).collect());
-        stats::drained(cancelled == 0);
+            Delivery::Receive { .. } => {
+                let mut cancelled: c_int = 0;
+                // SAFETY: a live receive this thread posted (a copy of the handle: a
+                // persistent request stays allocated, a nonpersistent one is freed by the
+                // Wait); then reads the status.
+                unsafe {
+                    real::Cancel(&mut request);
+                    real::Wait(&mut request, &mut status);
+                    real::Test_cancelled(&status, &mut cancelled);
+                }
+                stats::drained(cancelled == 0);
+                (cancelled == 0)
+                    .then(|| tracked.delivery.pieces(&status).iter().map(pack).collect())
+            }
+            Delivery::Outputs(ref pieces) => {
+                // SAFETY: a live collective this thread posted.
+                unsafe { real::Wait(&mut request, &mut status) };
+                Some(pieces.iter().map(pack).collect())
+            }
+        };
         STATE.with(|s| {
             let mut s = s.borrow_mut();
             // A virtual request bound to this one is gone with the restored state.
@@ -760,13 +795,16 @@ pub(crate) fn drain_in_flight(_cds: &[cd_core::CdHandle]) -> cd_core::Result<()>
             for h in stale {
                 if let Some(Virtual {
                     kind: Kind::Greq(_),
+                    bound,
                     ..
                 }) = s.virtuals.remove(&h)
                 {
                     let mut h = h;
                     // SAFETY: our own generalized request: complete and free it.
                     unsafe {
-                        real::Grequest_complete(h);
+                        if !matches!(bound, Bound::Done) {
+                            real::Grequest_complete(h);
+                        }
                         real::Wait(&mut h, abi::STATUS_IGNORE as *mut Status);
                     }
                 }
@@ -775,6 +813,36 @@ pub(crate) fn drain_in_flight(_cds: &[cd_core::CdHandle]) -> cd_core::Result<()>
         });
     }
     Ok(())
+}
+
+/// How long a restore waits for sends in flight (`CD_MPI_DRAIN_SENDS_MS`, default 1000 ms).
+fn send_drain_limit() -> std::time::Duration {
+    static LIMIT: std::sync::OnceLock<std::time::Duration> = std::sync::OnceLock::new();
+    *LIMIT.get_or_init(|| {
+        let ms = std::env::var("CD_MPI_DRAIN_SENDS_MS")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(1000);
+        std::time::Duration::from_millis(ms)
+    })
+}
+
+/// Drives a send until it completes or `deadline` passes, without freeing it; whether it
+/// completed.
+fn settle_send(request: Request, deadline: std::time::Instant) -> bool {
+    loop {
+        let mut done: c_int = 0;
+        let mut status = Status::zeroed();
+        // SAFETY: a live send request this thread posted; writes the flag and status.
+        let rc = unsafe { real::Request_get_status(request, &mut done, &mut status) };
+        if rc != abi::SUCCESS || done != 0 {
+            return true;
+        }
+        if std::time::Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::yield_now();
+    }
 }
 
 /// The packed bytes of a piece of memory.

@@ -4,7 +4,8 @@
 //! `/tmp/run1/stats.0`, ...), one `key value` pair per line: `calls.MPI_Send 12` for every
 //! call seen (with or without a CD), then the totals `records.logged`, `bytes.logged`,
 //! `records.replayed`, `sends.dropped`, `calls.unreplayable`, `receives.drained`,
-//! `replay.mismatches`, `log.failures`. Nothing is counted (not even calls) unless the variable
+//! `receives.cancelled`, `sends.settled`, `sends.unsettled`, `replay.mismatches`,
+//! `log.failures`. Nothing is counted (not even calls) unless the variable
 //! is set, so the counters cost one relaxed load when off.
 
 use crate::exports::Call;
@@ -34,6 +35,8 @@ totals! {
     UNREPLAYABLE => "calls.unreplayable", "Calls that pass through and cannot be replayed.";
     DRAINED => "receives.drained", "Receives in flight at restore_cd that had data.";
     CANCELLED => "receives.cancelled", "Receives in flight at restore_cd that were cancelled.";
+    SETTLED => "sends.settled", "Sends in flight at restore_cd completed before memory was restored.";
+    UNSETTLED => "sends.unsettled", "Sends still in flight when restore_cd stopped waiting for them.";
     MISMATCHES => "replay.mismatches", "Re-executed calls that did not match the log.";
     LOG_FAILURES => "log.failures", "Records the log refused.";
 }
@@ -80,6 +83,11 @@ pub(crate) fn unreplayable() {
 /// Counts a drained receive (`true`: it had data; `false`: cancelled).
 pub(crate) fn drained(with_data: bool) {
     add(if with_data { &DRAINED } else { &CANCELLED }, 1);
+}
+
+/// Counts a send in flight at restore (`true`: it completed before memory was restored).
+pub(crate) fn settled(completed: bool) {
+    add(if completed { &SETTLED } else { &UNSETTLED }, 1);
 }
 
 /// Counts a replay mismatch.
