@@ -3,12 +3,15 @@
 //! `mpirun -np 4` (MPICH's hydra). Each scenario runs fault-free and with a fault; the faulty
 //! run's per-rank results must be bitwise equal to the fault-free run's, and the statistics
 //! (`CD_MPI_STATS`) of the ranks that did not fail must show exactly the fault-free run's MPI
-//! calls: isolation is checked, not assumed.
+//! calls: isolation is checked, not assumed. Tests of one program share its fault-free run
+//! (and its executable); the programs also run under Open MPI (`MPICC=mpicc.openmpi` and
+//! `MPIRUN="mpirun.openmpi ..."`, see `scripts/test.sh`).
 
 use crate::util::{check, lib_dir, work_dir, workspace};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::{Mutex, OnceLock};
 
 /// Ranks of every launch (more than the 2 cores of CI: keep the programs short).
 const RANKS: usize = 4;
@@ -30,8 +33,18 @@ fn mpirun(env: &[(&str, &str)]) -> Command {
     cmd
 }
 
-/// Compiles `tests/mpi/<name>.c` with mpicc against libcd.
+/// Compiles `tests/mpi/<name>.c` with mpicc against libcd, once per test binary: tests that
+/// share a program (and run in parallel) get the same executable.
 fn compile(name: &str) -> PathBuf {
+    static COMPILED: Mutex<BTreeMap<String, PathBuf>> = Mutex::new(BTreeMap::new());
+    let mut compiled = COMPILED.lock().unwrap_or_else(|e| e.into_inner());
+    compiled
+        .entry(name.to_owned())
+        .or_insert_with(|| compile_now(name))
+        .clone()
+}
+
+fn compile_now(name: &str) -> PathBuf {
     let exe = work_dir().join(format!("mpi-{name}"));
     let out = Command::new(mpicc())
         .args(["-Wall", "-Wextra", "-Werror", "-std=gnu11", "-g", "-O1"])
@@ -115,12 +128,39 @@ fn calls(stats: &BTreeMap<String, u64>) -> BTreeMap<&str, u64> {
 /// Checks a faulty run against the fault-free one: same results on every rank except the
 /// recovery count, the same MPI calls on every rank but `faulty`, and a replay on `faulty`.
 fn assert_isolated(clean: &Run, faulty: &Run, faulty_rank: usize) {
-    assert_eq!(
-        clean.lines.len(),
-        RANKS,
-        "every rank reports:\n{}",
-        clean.stdout
-    );
+    assert_isolated_n(clean, faulty, faulty_rank, 1);
+}
+
+/// [`assert_isolated`] for a faulty rank that recovered `recoveries` times.
+fn assert_isolated_n(clean: &Run, faulty: &Run, faulty_rank: usize, recoveries: usize) {
+    assert_isolated_polling(clean, faulty, faulty_rank, recoveries, &[]);
+}
+
+/// [`assert_isolated_n`] for a program that polls (`MPI_Testall` or `MPI_Improbe` until a flag
+/// is set): how often the `polled` calls run varies from run to run, fault or not, so they are
+/// left out of the comparison of the other ranks' calls.
+fn assert_isolated_polling(
+    clean: &Run,
+    faulty: &Run,
+    faulty_rank: usize,
+    recoveries: usize,
+    polled: &[&str],
+) {
+    let counted = |stats: &BTreeMap<String, u64>| {
+        let mut c = calls(stats);
+        c.retain(|k, _| !polled.iter().any(|p| k.strip_prefix("calls.") == Some(*p)));
+        c.into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect::<BTreeMap<String, u64>>()
+    };
+    for run in [clean, faulty] {
+        assert_eq!(
+            run.lines.len(),
+            RANKS,
+            "every rank reports:\n{}",
+            run.stdout
+        );
+    }
     for rank in 0..RANKS {
         let strip = |s: &str| s.split(" recoveries").next().unwrap().to_owned();
         assert_eq!(
@@ -130,8 +170,8 @@ fn assert_isolated(clean: &Run, faulty: &Run, faulty_rank: usize) {
         );
         if rank != faulty_rank {
             assert_eq!(
-                calls(&clean.stats[rank]),
-                calls(&faulty.stats[rank]),
+                counted(&clean.stats[rank]),
+                counted(&faulty.stats[rank]),
                 "rank {rank} made other MPI calls than in the fault-free run: it noticed the recovery"
             );
             assert_eq!(
@@ -142,7 +182,7 @@ fn assert_isolated(clean: &Run, faulty: &Run, faulty_rank: usize) {
     }
     let f = &faulty.stats[faulty_rank];
     assert!(
-        faulty.lines[&faulty_rank].ends_with("recoveries 1"),
+        faulty.lines[&faulty_rank].ends_with(&format!("recoveries {recoveries}")),
         "{}",
         faulty.stdout
     );
@@ -201,6 +241,41 @@ fn wildcards_probes_waitany_waitsome_in_place_and_derived_types_replay_their_det
     );
 }
 
+/// Persistent requests, matched probes, nonblocking collectives mixed with point-to-point
+/// requests, Alltoallw and every kind of communicator maker, with a fault while a persistent
+/// halo and an Iallreduce are in flight.
+#[test]
+fn persistent_matched_probes_nonblocking_collectives_and_communicators_replay() {
+    let exe = compile("coverage");
+    let clean = launch(&exe, "coverage-clean", "coverage rank", &[]);
+    let faulty = launch(
+        &exe,
+        "coverage-fault",
+        "coverage rank",
+        &[("FAULT_RANK", "2"), ("FAULT_ROUND", "5")],
+    );
+    assert_isolated_polling(&clean, &faulty, 2, 1, &["MPI_Testall", "MPI_Improbe"]);
+    let f = &faulty.stats[2];
+    for call in [
+        "MPI_Startall",
+        "MPI_Mprobe",
+        "MPI_Imrecv",
+        "MPI_Iallreduce",
+        "MPI_Alltoallw",
+        "MPI_Intercomm_merge",
+    ] {
+        assert!(
+            f[&format!("calls.{call}")] > clean.stats[2][&format!("calls.{call}")],
+            "{call} was not re-executed: {f:?}"
+        );
+    }
+    assert_eq!(
+        f["receives.drained"] + f["receives.cancelled"],
+        2,
+        "the two halo receives in flight are drained: {f:?}"
+    );
+}
+
 #[test]
 fn requests_in_flight_at_restore_never_write_restored_memory() {
     let exe = compile("inflight");
@@ -226,18 +301,260 @@ fn a_non_deterministic_re_execution_is_a_clear_error() {
     assert_eq!(run.stats[1]["replay.mismatches"], 1);
 }
 
+/// `nested.c`'s fault-free run, shared by the tests of the program.
+fn nested_clean() -> &'static Run {
+    static CLEAN: OnceLock<Run> = OnceLock::new();
+    CLEAN.get_or_init(|| launch(&compile("nested"), "nested-clean", "nested rank", &[]))
+}
+
+/// Runs `nested.c` with the fault plan `faults` on `rank` and checks it against the fault-free
+/// run: the results, the other ranks' calls, and that the faulty rank replayed exactly the
+/// records of `iterations` re-executed iterations and logged nothing twice.
+fn nested_recovers(tag: &str, rank: usize, faults: &str, recoveries: usize, iterations: u64) {
+    let clean = nested_clean();
+    let faulty = launch(
+        &compile("nested"),
+        tag,
+        "nested rank",
+        &[("FAULT_RANK", &rank.to_string()), ("FAULTS", faults)],
+    );
+    assert_isolated_n(clean, &faulty, rank, recoveries);
+    // Every rank logs the same records in each of the 40 iterations.
+    let logged = clean.stats[rank]["records.logged"];
+    assert_eq!(logged % 40, 0, "{:?}", clean.stats[rank]);
+    let f = &faulty.stats[rank];
+    assert_eq!(
+        f["records.replayed"],
+        logged / 40 * iterations,
+        "rank {rank} ({faults}) should replay the records of {iterations} iterations: {f:?}"
+    );
+    assert_eq!(
+        f["records.logged"], logged,
+        "rank {rank} ({faults}) logged records again while replaying: {f:?}"
+    );
+}
+
+/// A CD per iteration inside a CD per 10 iterations: a fault at the inner level restores the
+/// iteration's CD, and one iteration re-executes from its log.
+#[test]
+fn nested_cds_re_execute_one_iteration_from_the_iteration_cds_log() {
+    nested_recovers("nested-inner", 1, "i13", 1, 1);
+}
+
+/// A fault at the outer level restores the block's CD in the middle of iteration 27: the
+/// block's log holds iterations 20..26 (the iteration CDs' logs, merged at their commits) and
+/// 27's (merged by the restore), and the iteration CDs created during the re-execution consume
+/// it.
+#[test]
+fn nested_cds_re_execute_a_block_from_the_merged_logs_of_its_iterations() {
+    nested_recovers("nested-outer", 2, "o27", 1, 8);
+}
+
+/// Faults at both levels on one rank, in this order: an iteration (22, live), the block
+/// (27: replays 20..27), an iteration during that replay (24: rewinds the block's replay to
+/// where iteration 24 began), the block again once live (29: replays 20..29, the re-executed
+/// iterations logged once), the block at its first iteration (30) and the last iteration (39).
+#[test]
+fn nested_cds_recover_at_both_levels_also_inside_a_block_replay() {
+    nested_recovers(
+        "nested-both",
+        3,
+        "i22,o27,i24,o29,o30,i39",
+        6,
+        1 + 8 + 1 + 10 + 1 + 1,
+    );
+}
+
+/// `threads.c`'s fault-free run, shared by the tests of the program.
+fn threads_clean() -> &'static Run {
+    static CLEAN: OnceLock<Run> = OnceLock::new();
+    CLEAN.get_or_init(|| launch(&compile("threads"), "threads-clean", "threads rank", &[]))
+}
+
+/// Runs `threads.c` with thread `thread` of `rank` faulting at step 27 (its CD advanced at
+/// 20): the results and the other ranks' calls are the fault-free run's, and the faulty rank
+/// made exactly the fault-free run's calls plus the faulty thread's 7 re-executed steps,
+/// `per_step` calls each: the other thread's calls were neither replayed nor repeated.
+fn thread_recovers_alone(tag: &str, rank: usize, thread: usize, per_step: &[(&str, u64)]) {
+    let clean = threads_clean();
+    let faulty = launch(
+        &compile("threads"),
+        tag,
+        "threads rank",
+        &[
+            ("FAULT_RANK", &rank.to_string()),
+            ("FAULT_THREAD", &thread.to_string()),
+            ("FAULT_STEP", "27"),
+        ],
+    );
+    assert_isolated(clean, &faulty, rank);
+    let before = calls(&clean.stats[rank]);
+    let after = calls(&faulty.stats[rank]);
+    let extra: BTreeMap<&str, u64> = after
+        .iter()
+        .map(|(k, v)| (*k, v - before.get(k).copied().unwrap_or(0)))
+        .filter(|(_, n)| *n > 0)
+        .collect();
+    let want: BTreeMap<&str, u64> = per_step.iter().map(|(k, n)| (*k, n * 7)).collect();
+    assert_eq!(
+        extra, want,
+        "rank {rank}: the calls re-executed after thread {thread}'s restore (clean {before:?}, \
+         faulty {after:?})"
+    );
+}
+
+/// MPI_THREAD_MULTIPLE, two threads per rank with their own CDs and communicators: the thread
+/// doing the halo exchange restores and replays while the other thread runs live.
+#[test]
+fn thread_multiple_halo_thread_restores_while_the_other_thread_runs_live() {
+    thread_recovers_alone(
+        "threads-halo",
+        2,
+        0,
+        &[
+            ("calls.MPI_Irecv", 2),
+            ("calls.MPI_Isend", 2),
+            ("calls.MPI_Waitall", 1),
+            ("calls.MPI_Allreduce", 1),
+        ],
+    );
+}
+
+/// As above, the thread doing Sendrecv, Bcast and Allreduce restores.
+#[test]
+fn thread_multiple_collective_thread_restores_while_the_other_thread_runs_live() {
+    thread_recovers_alone(
+        "threads-coll",
+        1,
+        1,
+        &[
+            ("calls.MPI_Sendrecv", 1),
+            ("calls.MPI_Bcast", 1),
+            ("calls.MPI_Allreduce", 1),
+        ],
+    );
+}
+
+/// Bytes of log each rank of `spill.c` receives (64 messages of 1 MiB), in KiB.
+const SPILL_LOGGED_KIB: u64 = 64 << 10;
+/// How much the resident set may grow while the log grows past the threshold: a spilled chunk
+/// (16 MiB) is resident while it is written, then dropped; 24 MiB is well below the 64 MiB.
+const SPILL_RSS_BOUND_KIB: u64 = 24 << 10;
+
+/// One rank's `spill-memory` line of `spill.c`: `key value` pairs, in KiB.
+fn spill_measures(run: &Run) -> BTreeMap<usize, BTreeMap<String, i64>> {
+    run.stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("spill-memory rank "))
+        .map(|l| {
+            let mut words = l.split_whitespace();
+            let rank = words.next().and_then(|r| r.parse().ok()).expect("rank");
+            let mut pairs = BTreeMap::new();
+            while let (Some(k), Some(v)) = (words.next(), words.next()) {
+                pairs.insert(k.to_owned(), v.parse().expect("a number"));
+            }
+            (rank, pairs)
+        })
+        .collect()
+}
+
+/// Runs `spill.c` with `CD_MPI_LOG_SPILL=threshold` and its own spill directory.
+fn spill_run(tag: &str, threshold: &str, fault_rank: Option<usize>) -> Run {
+    let dir = work_dir().join(format!("spill-dir-{tag}"));
+    std::fs::create_dir_all(&dir).expect("create the spill directory");
+    let dir = dir.to_str().expect("UTF-8 path").to_owned();
+    let fault = fault_rank.map(|r| r.to_string()).unwrap_or_default();
+    let mut env = vec![("CD_MPI_LOG_SPILL", threshold), ("CD_MPI_LOG_DIR", &dir)];
+    if fault_rank.is_some() {
+        env.push(("FAULT_RANK", &fault));
+    }
+    launch(&compile("spill"), tag, "spill rank", &env)
+}
+
+/// `spill.c` with a 1 MiB threshold and rank 2 faulting after the loop, shared by the tests.
+fn spill_faulty() -> &'static Run {
+    static FAULTY: OnceLock<Run> = OnceLock::new();
+    FAULTY.get_or_init(|| spill_run("spill-fault", "1M", Some(2)))
+}
+
+/// A CD logs 64 MiB of received data with `CD_MPI_LOG_SPILL=1M`: the log goes to unlinked
+/// files (mapped, none left in the directory), the resident set stays flat while it grows, and
+/// a rank that restores replays the whole spilled log, bitwise equal to the fault-free run. A
+/// control run with `never` shows the measure sees a log kept in memory.
+#[test]
+fn spilled_log_keeps_memory_flat_while_logging_and_replays_exactly() {
+    let clean = spill_run("spill-clean", "1M", None);
+    let faulty = spill_faulty();
+    assert_isolated(&clean, faulty, 2);
+    for run in [&clean, faulty] {
+        let measures = spill_measures(run);
+        assert_eq!(measures.len(), RANKS, "{}", run.stdout);
+        for (rank, m) in &measures {
+            let logged = m["logged"] as u64;
+            assert!(
+                logged >= SPILL_LOGGED_KIB,
+                "rank {rank} logged {logged} KiB"
+            );
+            assert!(
+                m["spilled"] as u64 >= logged - (2 << 10),
+                "rank {rank}: only {} KiB of its {logged} KiB log is in spill files",
+                m["spilled"]
+            );
+            assert!(
+                m["rss_growth"] < SPILL_RSS_BOUND_KIB as i64,
+                "rank {rank}: the resident set grew by {} KiB while logging {logged} KiB",
+                m["rss_growth"]
+            );
+            assert_eq!(
+                m["leftover_files"], 0,
+                "rank {rank}: spill files have names"
+            );
+        }
+        for (rank, stats) in run.stats.iter().enumerate() {
+            assert!(
+                stats["bytes.logged"] >= SPILL_LOGGED_KIB << 10,
+                "rank {rank}: {stats:?}"
+            );
+        }
+    }
+    let control = spill_run("spill-never", "never", None);
+    for (rank, m) in spill_measures(&control) {
+        assert_eq!(m["spilled"], 0, "rank {rank} spilled with `never`");
+        assert!(
+            m["rss_growth"] as u64 >= m["logged"] as u64 * 3 / 4,
+            "rank {rank}: a log kept in memory should show in the resident set: {m:?}"
+        );
+    }
+}
+
+/// The replay of a spilled log reads its chunks back through their mappings: the resident set
+/// should stay as flat as while logging (the chunks the replay has passed dropped again).
+#[test]
+fn spilled_log_replay_keeps_the_resident_set_flat() {
+    let faulty = spill_faulty();
+    let measures = spill_measures(faulty);
+    let m = &measures[&2];
+    assert!(
+        m["replay_growth"] < SPILL_RSS_BOUND_KIB as i64,
+        "rank 2's resident set grew by {} KiB while it replayed its {} KiB spilled log",
+        m["replay_growth"],
+        m["logged"]
+    );
+}
+
 /// The MPI C compiler of the family libcd was built for (`$MPICC`, default `mpicc`).
 fn mpicc() -> String {
     std::env::var("MPICC").unwrap_or_else(|_| "mpicc".to_owned())
 }
 
 /// Compiles an unmodified MPI program (no libcd) with the family's compiler wrapper.
-fn compile_plain(source: &str, compiler: &str) -> PathBuf {
+fn compile_plain(source: &str, compiler: &str, extra: &[String]) -> PathBuf {
     let exe = work_dir().join(format!("mpi-{}", source.replace('.', "-")));
     let out = Command::new(compiler)
         .arg(workspace().join(format!("tests/mpi/{source}")))
         .arg("-o")
         .arg(&exe)
+        .args(extra)
         .output()
         .unwrap_or_else(|e| panic!("run {compiler}: {e}"));
     check(&out, &format!("compiling tests/mpi/{source}"));
@@ -246,10 +563,10 @@ fn compile_plain(source: &str, compiler: &str) -> PathBuf {
 
 /// Runs an unmodified program with and without `LD_PRELOAD=libcd.so`: the same output, and
 /// statistics that show every call was seen by the wrappers.
-fn preloaded_matches_raw(source: &str, compiler: &str) {
+fn preloaded_matches_raw(source: &str, compiler: &str, extra: &[String]) {
     let libcd = lib_dir().join("libcd.so");
     let preload = libcd.to_str().expect("UTF-8 path");
-    let exe = compile_plain(source, compiler);
+    let exe = compile_plain(source, compiler, extra);
     let tag = source.replace('.', "-");
     let without = launch(&exe, &format!("{tag}-raw"), "plain rank", &[]);
     let with = launch(
@@ -287,19 +604,36 @@ fn preloaded_matches_raw(source: &str, compiler: &str) {
 /// An unmodified C program under `LD_PRELOAD=libcd.so`.
 #[test]
 fn unmodified_c_program_is_intercepted_under_ld_preload() {
-    preloaded_matches_raw("plain.c", &mpicc());
+    preloaded_matches_raw("plain.c", &mpicc(), &[]);
 }
 
 /// Unmodified Fortran programs with `mpif.h`, `use mpi` and `use mpi_f08` under
 /// `LD_PRELOAD=libcd.so` (the Fortran bindings reach `PMPI_X` directly).
+///
+/// Debian's Open MPI Fortran wrapper (`mpif90.openmpi`, `mpifort.openmpi`) links its bindings
+/// with `-L<libdir>/fortran/gfortran -lmpi`, a directory that does not exist, so `-lmpi` is
+/// found in the default path: `/usr/lib/<triplet>/libmpi.so`, the `libmpi.so` alternative, which
+/// points at MPICH's library when MPICH is the default MPI. The program then loads both MPICH
+/// and Open MPI, `MPI_Init` binds to MPICH's, and Open MPI's Fortran bindings abort ("MPI_Comm_f2c
+/// called before MPI_INIT"). Naming Open MPI's library directory (from the C wrapper,
+/// `--showme:libdirs`) links the right `libmpi`.
 #[test]
 fn unmodified_fortran_programs_are_intercepted_under_ld_preload() {
-    let fortran = if mpicc().contains("openmpi") {
-        "mpif90.openmpi"
+    let (fortran, extra) = if mpicc().contains("openmpi") {
+        let out = Command::new(mpicc())
+            .arg("--showme:libdirs")
+            .output()
+            .expect("run mpicc.openmpi --showme:libdirs");
+        check(&out, "mpicc --showme:libdirs");
+        let dirs = String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .map(|d| format!("-L{d}"))
+            .collect();
+        ("mpif90.openmpi", dirs)
     } else {
-        "mpif90"
+        ("mpif90", Vec::new())
     };
     for source in ["plain_mpif.f90", "plain_mpi.f90", "plain_f08.f90"] {
-        preloaded_matches_raw(source, fortran);
+        preloaded_matches_raw(source, fortran, &extra);
     }
 }

@@ -23,7 +23,10 @@
 //!   instead, and its data and status are kept for the re-executed receive. Cancelling is
 //!   preferred to waiting because the message may depend on this rank's own re-execution
 //!   (waiting could deadlock); a cancelled receive is posted again when the re-execution
-//!   reaches it live;
+//!   reaches it live. (A receive that had already completed inside MPI before the fault gives
+//!   the bytes its buffer holds at restore: if the fault itself corrupted them, they are what
+//!   the re-execution gets. Receiving into log memory instead of the application's buffer
+//!   would close this; it is not done yet.)
 //! - a nonblocking collective cannot be cancelled (MPI 3.1, 5.12): it is completed (the other
 //!   ranks are live and join it) and its outputs are kept;
 //! - a send is given up to `CD_MPI_DRAIN_SENDS_MS` milliseconds (default 1000) to complete
