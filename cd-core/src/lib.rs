@@ -86,8 +86,8 @@ pub use domain::{Domain, Key};
 pub use error::{CdError, Fate, Result};
 pub use handle::{current_cd, CdHandle, CdRef};
 pub use log::{
-    log_spill_bytes, set_log_spill_bytes, set_log_spill_dir, LogEntry, LogPayload,
-    DEFAULT_LOG_SPILL, LOG_DIR_ENV, LOG_SPILL_ENV,
+    log_spill_bytes, log_spilled_total, set_log_spill_bytes, set_log_spill_dir, LogEntry,
+    LogPayload, DEFAULT_LOG_SPILL, LOG_DIR_ENV, LOG_SPILL_ENV,
 };
 pub use mpi::{
     log_append, log_append_with, log_mark_unreplayable, log_mode, log_next, set_restore_hook,

@@ -432,6 +432,7 @@ impl Log {
         self.bytes += len;
         if spilled {
             self.spilled += len;
+            SPILLED_TOTAL.fetch_add(len as u64, Ordering::Relaxed);
         }
     }
 
@@ -626,6 +627,15 @@ impl Log {
     pub(crate) fn spilled(&self) -> usize {
         self.spilled
     }
+}
+
+/// Bytes of records every log of the process has written to spill files.
+static SPILLED_TOTAL: AtomicU64 = AtomicU64::new(0);
+
+/// Bytes of MPI log records this process has written to spill files so far (all CDs, all
+/// threads; records later discarded included).
+pub fn log_spilled_total() -> u64 {
+    SPILLED_TOTAL.load(Ordering::Relaxed)
 }
 
 fn spill_threshold() -> &'static AtomicU64 {

@@ -18,6 +18,23 @@
 //! - [`abi`]: handle types, `MPI_Status` and constants read from the MPI headers at build time.
 //! - `stats`: `CD_MPI_STATS=<prefix>` writes a per-rank summary at `MPI_Finalize`.
 //!
+//! # What is wrapped
+//! Logged and replayed: Init, Init_thread, Finalize; Send, Ssend, Bsend, Rsend and their
+//! nonblocking and persistent (`_init`) forms; Recv, Irecv, Recv_init, Start, Startall;
+//! Sendrecv(_replace); Probe, Iprobe, Mprobe, Improbe, Mrecv, Imrecv; Wait, Test and their
+//! all/any/some forms, Request_free, Request_get_status, Cancel; Barrier, Bcast, Reduce,
+//! Allreduce, Gather(v), Scatter(v), Allgather(v), Alltoall(v/w), Reduce_scatter(_block),
+//! Scan, Exscan and every nonblocking form of them; Comm_dup, Comm_idup, Comm_split,
+//! Comm_split_type, Comm_create, Comm_create_group, Cart_create, Cart_sub, Graph_create,
+//! Dist_graph_create(_adjacent), Intercomm_create, Intercomm_merge, Comm_free.
+//! Passed through, counted, and refused at restore (`CD_ERR_UNREPLAYABLE`): one-sided
+//! communication (windows, Put/Get/Accumulate and their request forms, atomics,
+//! synchronization), MPI-IO (open/close, reads and writes of every kind, views, sizes), and
+//! dynamic processes (spawn, accept/connect, join). Every other MPI function (Wtime,
+//! Comm_rank, Type_*, Group_*, ...) is not wrapped: it reaches MPI untouched.
+//! Not covered yet: MPI-4 additions (persistent collectives, partitioned communication,
+//! sessions) and the neighborhood collectives.
+//!
 //! # The rules (the spec's, and DESIGN.md's)
 //! - Only a thread whose active CD logs (`COMM_LOGGING_ENABLED`, or inherited) logs. Sends are
 //!   events; receives, probes and collectives log their results; completion calls log which

@@ -5,7 +5,7 @@
 //! call seen (with or without a CD), then the totals `records.logged`, `bytes.logged`,
 //! `records.replayed`, `sends.dropped`, `calls.unreplayable`, `receives.drained`,
 //! `receives.cancelled`, `sends.settled`, `sends.unsettled`, `replay.mismatches`,
-//! `log.failures`. Nothing is counted (not even calls) unless the variable
+//! `log.failures`, and `bytes.spilled` (log bytes written to spill files, from cd-core). Nothing is counted (not even calls) unless the variable
 //! is set, so the counters cost one relaxed load when off.
 
 use crate::exports::Call;
@@ -117,6 +117,7 @@ pub(crate) fn write(rank: i32) {
     for (key, counter) in TOTALS {
         text.push_str(&format!("{key} {}\n", counter.load(Ordering::Relaxed)));
     }
+    text.push_str(&format!("bytes.spilled {}\n", cd_core::log_spilled_total()));
     let result = std::fs::File::create(&path).and_then(|mut f| f.write_all(text.as_bytes()));
     if let Err(error) = result {
         tracing::warn!(path = %path.to_string_lossy(), %error, "cannot write the MPI statistics");
