@@ -572,109 +572,52 @@ pub(crate) unsafe fn probing(
     abi::SUCCESS
 }
 
-fn probe_header(call: Call, source: c_int, tag: c_int, comm: Comm) -> Header {
-    Header {
-        peer: source,
-        tag,
-        ..Header::plain(call, comm)
-    }
+/// Defines the probe wrappers: each reports through [`probing`], `mine` naming the
+/// out-parameters (ours: flag `f`, message `m`, status `st`) the MPI call takes.
+macro_rules! probes {
+    ($(
+        $(#[$doc:meta])*
+        $fn:ident => $call:ident($($a:ident : $t:ty),*)
+            reports($flag:expr, $message:expr, $status:ident)
+            mine |$f:pat_param, $m:pat_param, $st:pat_param| ($($mine:ident),*);
+    )*) => {$(
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// The MPI function's contract.
+        pub(crate) unsafe fn $fn(source: c_int, tag: c_int, comm: Comm, $($a: $t),*) -> c_int {
+            let header = Header {
+                peer: source,
+                tag,
+                ..Header::plain(Call::$call, comm)
+            };
+            // SAFETY: forwarded.
+            unsafe {
+                probing(
+                    header,
+                    comm,
+                    $flag,
+                    $message,
+                    $status,
+                    |$f, $m, $st| real::$call(source, tag, comm, $($mine),*),
+                    || real::$call(source, tag, comm, $($a),*),
+                )
+            }
+        }
+    )*};
 }
 
-/// `MPI_Probe`: the status found is logged (the matched source and tag are determinants).
-///
-/// # Safety
-/// The MPI function's contract.
-pub(crate) unsafe fn probe(source: c_int, tag: c_int, comm: Comm, status: *mut Status) -> c_int {
-    let header = probe_header(Call::Probe, source, tag, comm);
-    // SAFETY: forwarded.
-    unsafe {
-        probing(
-            header,
-            comm,
-            None,
-            None,
-            status,
-            |_, _, st| real::Probe(source, tag, comm, st),
-            || real::Probe(source, tag, comm, status),
-        )
-    }
-}
-
-/// `MPI_Iprobe`: the flag and status are logged and replayed.
-///
-/// # Safety
-/// The MPI function's contract.
-pub(crate) unsafe fn iprobe(
-    source: c_int,
-    tag: c_int,
-    comm: Comm,
-    flag: *mut c_int,
-    status: *mut Status,
-) -> c_int {
-    let header = probe_header(Call::Iprobe, source, tag, comm);
-    // SAFETY: forwarded.
-    unsafe {
-        probing(
-            header,
-            comm,
-            Some(flag),
-            None,
-            status,
-            |f, _, st| real::Iprobe(source, tag, comm, f, st),
-            || real::Iprobe(source, tag, comm, flag, status),
-        )
-    }
-}
-
-/// `MPI_Mprobe`: the status and the matched message's handle are logged.
-///
-/// # Safety
-/// The MPI function's contract.
-pub(crate) unsafe fn mprobe(
-    source: c_int,
-    tag: c_int,
-    comm: Comm,
-    message: *mut Message,
-    status: *mut Status,
-) -> c_int {
-    let header = probe_header(Call::Mprobe, source, tag, comm);
-    // SAFETY: forwarded.
-    unsafe {
-        probing(
-            header,
-            comm,
-            None,
-            Some(message),
-            status,
-            |_, m, st| real::Mprobe(source, tag, comm, m, st),
-            || real::Mprobe(source, tag, comm, message, status),
-        )
-    }
-}
-
-/// `MPI_Improbe`: the flag, status and message handle are logged.
-///
-/// # Safety
-/// The MPI function's contract.
-pub(crate) unsafe fn improbe(
-    source: c_int,
-    tag: c_int,
-    comm: Comm,
-    flag: *mut c_int,
-    message: *mut Message,
-    status: *mut Status,
-) -> c_int {
-    let header = probe_header(Call::Improbe, source, tag, comm);
-    // SAFETY: forwarded.
-    unsafe {
-        probing(
-            header,
-            comm,
-            Some(flag),
-            Some(message),
-            status,
-            |f, m, st| real::Improbe(source, tag, comm, f, m, st),
-            || real::Improbe(source, tag, comm, flag, message, status),
-        )
-    }
+probes! {
+    /// `MPI_Probe`: the status found is logged (the matched source and tag are determinants).
+    probe => Probe(status: *mut Status)
+        reports(None, None, status) mine |_, _, st| (st);
+    /// `MPI_Iprobe`: the flag and status are logged and replayed.
+    iprobe => Iprobe(flag: *mut c_int, status: *mut Status)
+        reports(Some(flag), None, status) mine |f, _, st| (f, st);
+    /// `MPI_Mprobe`: the status and the matched message's handle are logged.
+    mprobe => Mprobe(message: *mut Message, status: *mut Status)
+        reports(None, Some(message), status) mine |_, m, st| (m, st);
+    /// `MPI_Improbe`: the flag, status and message handle are logged.
+    improbe => Improbe(flag: *mut c_int, message: *mut Message, status: *mut Status)
+        reports(Some(flag), Some(message), status) mine |f, m, st| (f, m, st);
 }
