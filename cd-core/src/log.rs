@@ -5,7 +5,9 @@
 //! are therefore not separate heap buffers: they are packed, each behind an 8-byte length
 //! header and padded to 8 bytes (so every record starts 8-byte aligned), into chunks that grow
 //! from 4 KiB to 1 MiB; a record larger than a quarter of that gets a chunk of its own and the
-//! open chunk stays open for the small records that follow. A log is a list of segments, each a run of records in one chunk; a
+//! open chunk stays open for the small records that follow. The blocks of a discarded log's
+//! heap chunks are kept (up to 64 MiB) for the next chunks, so a CD advanced every few
+//! iterations reuses warm memory instead of faulting fresh pages in. A log is a list of segments, each a run of records in one chunk; a
 //! commit or restore moves the child's segments (and chunks) to the parent without copying a
 //! byte, like store segments do. The chunk a log writes into (its open chunk) passes from a
 //! parent to its first child at creation and back at the merge, so a child per iteration does
@@ -136,7 +138,8 @@ impl std::fmt::Debug for LogEntry {
     }
 }
 
-/// A fixed block of zero-initialised bytes, 8-byte aligned, from the heap or a mapped file.
+/// A fixed block of initialised bytes (zeroed when new, old records when reused), 8-byte
+/// aligned, from the heap or a mapped file.
 pub(crate) struct Chunk {
     ptr: NonNull<u8>,
     cap: usize,
@@ -156,6 +159,13 @@ unsafe impl Sync for Chunk {}
 impl Chunk {
     /// A heap chunk of `cap` bytes (a multiple of 8).
     fn heap(cap: usize) -> Result<Chunk> {
+        if let Some(spare) = take_spare(cap) {
+            return Ok(Chunk {
+                ptr: spare.ptr,
+                cap: spare.cap,
+                mapping: None,
+            });
+        }
         let words = (cap / ALIGN).max(1);
         let layout = std::alloc::Layout::array::<u64>(words)
             .map_err(|_| CdError::OutOfMemory { bytes: cap })?;
@@ -250,7 +260,7 @@ impl Chunk {
 
 impl Drop for Chunk {
     fn drop(&mut self) {
-        if self.mapping.is_none() {
+        if self.mapping.is_none() && !put_spare(self.ptr, self.cap) {
             let words = std::ptr::slice_from_raw_parts_mut(
                 self.ptr.as_ptr().cast::<u64>(),
                 self.cap / ALIGN,
@@ -261,6 +271,46 @@ impl Drop for Chunk {
             drop(unsafe { Box::from_raw(words) });
         }
     }
+}
+
+/// A heap chunk's block, kept after its log was discarded.
+struct Spare {
+    ptr: NonNull<u8>,
+    cap: usize,
+}
+
+// SAFETY: a spare block belongs to the cache alone (no chunk or entry points into it any
+// more), so it may be handed to any thread.
+unsafe impl Send for Spare {}
+
+/// Blocks of discarded heap chunks, reused by new ones: a CD that advances every few
+/// iterations would otherwise free its chunks and fault fresh pages in for the next interval.
+static SPARES: Mutex<Vec<Spare>> = Mutex::new(Vec::new());
+/// The most blocks kept, and the most bytes.
+const SPARE_COUNT: usize = 256;
+const SPARE_BYTES: usize = 64 << 20;
+
+/// A spare block of at least `cap` bytes (and at most twice that), if one is kept.
+fn take_spare(cap: usize) -> Option<Spare> {
+    let mut spares = SPARES.lock().unwrap_or_else(|e| e.into_inner());
+    let best = spares
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.cap >= cap && s.cap / 2 <= cap)
+        .min_by_key(|(_, s)| s.cap)
+        .map(|(i, _)| i)?;
+    Some(spares.swap_remove(best))
+}
+
+/// Keeps a discarded heap chunk's block for reuse; `false` when the cache is full.
+fn put_spare(ptr: NonNull<u8>, cap: usize) -> bool {
+    let mut spares = SPARES.lock().unwrap_or_else(|e| e.into_inner());
+    let held: usize = spares.iter().map(|s| s.cap).sum();
+    if spares.len() >= SPARE_COUNT || held + cap > SPARE_BYTES {
+        return false;
+    }
+    spares.push(Spare { ptr, cap });
+    true
 }
 
 /// The chunk a log appends to: the only writer of the chunk, past `filled`.
@@ -278,7 +328,7 @@ impl OpenChunk {
     fn reserve(&mut self, len: usize) -> &mut [u8] {
         debug_assert!(len <= self.room());
         // SAFETY: `filled .. filled + len` lies inside the chunk (callers check the room), is
-        // initialised (chunks start zeroed), and no reference to it exists: readers only reach
+        // initialised (chunks start zeroed or hold old records), and no reference to it exists: readers only reach
         // records below the fill mark, and this is the chunk's only `OpenChunk` (it is never
         // cloned), borrowed mutably here.
         unsafe { std::slice::from_raw_parts_mut(self.chunk.ptr.as_ptr().add(self.filled), len) }
