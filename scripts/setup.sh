@@ -6,6 +6,9 @@
 #   - with CD_SETUP_TEST_TOOLS=1 (scripts/test.sh), what the tests need beyond building: the
 #     aarch64 cross linker, qemu user emulation and Rust's aarch64 target, which run
 #     cd-erasure's NEON kernels on this x86_64 machine
+#   - with CD_SETUP_THIRD_PARTY=1 (scripts/third-party.sh, scripts/test.sh), what the third-party
+#     MPI programs need: Python's venv and headers (mpi4py is built from source against each
+#     family) and NetPIPE for both families
 # Sourced by scripts/test.sh and scripts/demo.sh; safe to run on its own.
 set -euo pipefail
 
@@ -13,6 +16,9 @@ packages=(build-essential pkg-config mpich libmpich-dev gfortran libclang1-14 li
           openmpi-bin libopenmpi-dev valgrind)
 if [ "${CD_SETUP_TEST_TOOLS:-0}" = 1 ] && [ "$(uname -m)" = x86_64 ]; then
     packages+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user)
+fi
+if [ "${CD_SETUP_THIRD_PARTY:-0}" = 1 ]; then
+    packages+=(python3-venv python3-dev netpipe-mpich2 netpipe-openmpi)
 fi
 
 as_root() {

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what it needs, then formatting, lints and every test
-# (unit, integration, property, multi-rank under mpirun, compiled C and Fortran programs).
+# (unit, integration, property, multi-rank under mpirun, compiled C and Fortran programs, real
+# third-party MPI programs under the LD_PRELOAD interposer).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-CD_SETUP_TEST_TOOLS=1 source scripts/setup.sh
+CD_SETUP_TEST_TOOLS=1 CD_SETUP_THIRD_PARTY=1 source scripts/setup.sh
 
 # Every mpirun launched by a test gives up after this many seconds (MPICH's hydra and Open
 # MPI's mpirun both read it); the longest launch takes under a minute here.
@@ -22,10 +23,9 @@ echo "== cd-redset and the MPI interposer: multi-rank tests against Open MPI (th
     cargo build -p cd-redset --examples
     MPIRUN="mpirun.openmpi --oversubscribe --allow-run-as-root" \
         CD_REDSET_TEST_EXTENDED=1 cargo test -p cd-redset --test mpi
-    # libcd built for Open MPI (its own target directory): recovery in isolation, determinants,
-    # requests in flight, and an unmodified C program under LD_PRELOAD
+    # libcd built for Open MPI (its own target directory): every multi-rank interposer test
     MPIRUN="mpirun.openmpi --oversubscribe --allow-run-as-root" \
-        cargo test -p cd-ffi --test tests -- mpi::halo mpi::wildcards mpi::requests mpi::unmodified_c
+        cargo test -p cd-ffi --test tests -- mpi::
 )
 echo "== cd-erasure with SIMD turned off (CD_REDSET_KERNEL=portable)"
 CD_REDSET_KERNEL=portable cargo test -p cd-erasure
@@ -41,4 +41,8 @@ if [ "$(uname -m)" = x86_64 ]; then
         cargo test -p cd-erasure --target aarch64-unknown-linux-gnu
     )
 fi
+echo "== third-party MPI programs, unmodified, under LD_PRELOAD=libcd.so with MPICH and Open MPI"
+# mpi4py's test suite (same counts as without the preload), rsmpi's examples, NetPIPE's
+# integrity check; downloads and builds are cached in target/third-party
+scripts/third-party.sh
 echo "== all tests passed"

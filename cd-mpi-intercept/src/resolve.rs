@@ -1,14 +1,18 @@
 //! Finding the MPI library's own `PMPI_X`, once per function.
+//!
+//! `RTLD_NEXT` searches the objects loaded after the one holding this code, so it skips our own
+//! `PMPI_X` export and finds the MPI library's, whether libcd was linked before `-lmpi` or
+//! preloaded. An MPI library loaded later with `dlopen` in local mode (Python's extension
+//! modules: mpi4py) is not in that search: then the library is found among the loaded objects
+//! as the one, other than libcd, that defines `PMPI_Init`, and its symbols are taken from it.
 
-use std::ffi::{c_void, CStr};
+use std::ffi::{c_char, c_int, c_void, CStr};
 use std::sync::atomic::{AtomicPtr, Ordering};
 
 /// The address of the MPI library's `name` (a NUL-terminated `PMPI_X`), cached in `slot`.
 ///
-/// `RTLD_NEXT` searches the objects loaded after the one holding this code, so it skips our own
-/// `PMPI_X` export and finds the MPI library's, whether libcd was linked before `-lmpi` or
-/// preloaded. A process that calls an MPI function without any MPI library loaded cannot
-/// continue: that aborts with a message naming the function.
+/// A process that calls an MPI function without any MPI library loaded cannot continue: that
+/// aborts with a message naming the function.
 #[inline]
 pub(crate) fn function(slot: &AtomicPtr<c_void>, name: &'static str) -> *mut c_void {
     let f = slot.load(Ordering::Relaxed);
@@ -16,8 +20,7 @@ pub(crate) fn function(slot: &AtomicPtr<c_void>, name: &'static str) -> *mut c_v
         return f;
     }
     let cname = CStr::from_bytes_with_nul(name.as_bytes()).expect("names end in NUL");
-    // SAFETY: `cname` is a NUL-terminated string; dlsym has no other precondition.
-    let f = unsafe { libc::dlsym(libc::RTLD_NEXT, cname.as_ptr()) };
+    let f = lookup(cname);
     if f.is_null() {
         missing(cname);
     }
@@ -25,11 +28,91 @@ pub(crate) fn function(slot: &AtomicPtr<c_void>, name: &'static str) -> *mut c_v
     f
 }
 
+/// The address of the MPI library's symbol `name` (a function or a global), or null.
+pub(crate) fn lookup(name: &CStr) -> *mut c_void {
+    // SAFETY: `name` is a NUL-terminated string; dlsym has no other precondition.
+    let f = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) };
+    if !f.is_null() {
+        return f;
+    }
+    match library() {
+        // SAFETY: a handle dlopen returned, never closed; a NUL-terminated name.
+        Some(handle) => unsafe { libc::dlsym(handle, name.as_ptr()) },
+        None => std::ptr::null_mut(),
+    }
+}
+
+/// The handle of the loaded MPI library found by its `PMPI_Init`, searched until found.
+fn library() -> Option<*mut c_void> {
+    static LIBRARY: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
+    let found = LIBRARY.load(Ordering::Acquire);
+    if !found.is_null() {
+        return Some(found);
+    }
+    let mut names: Vec<Vec<u8>> = Vec::new();
+    // SAFETY: the callback only reads the entries dl_iterate_phdr hands it, during the call.
+    unsafe { libc::dl_iterate_phdr(Some(collect_name), (&mut names as *mut Vec<Vec<u8>>).cast()) };
+    let ours = own_base();
+    for mut name in names {
+        name.push(0);
+        // SAFETY: a NUL-terminated path of an object already loaded: RTLD_NOLOAD only returns
+        // a new reference to it (never closed, which keeps it as loaded as it already is).
+        let handle =
+            unsafe { libc::dlopen(name.as_ptr().cast(), libc::RTLD_NOLOAD | libc::RTLD_LAZY) };
+        if handle.is_null() {
+            continue;
+        }
+        // SAFETY: a live handle and a NUL-terminated name.
+        let init = unsafe { libc::dlsym(handle, c"PMPI_Init".as_ptr()) };
+        if !init.is_null() && base_of(init) != ours {
+            LIBRARY.store(handle, Ordering::Release);
+            return Some(handle);
+        }
+        // SAFETY: the reference this loop took.
+        unsafe { libc::dlclose(handle) };
+    }
+    None
+}
+
+unsafe extern "C" fn collect_name(
+    info: *mut libc::dl_phdr_info,
+    _size: libc::size_t,
+    data: *mut c_void,
+) -> c_int {
+    // SAFETY: dl_iterate_phdr passes a valid entry and our `data`, the Vec of `library`.
+    unsafe {
+        let name: *const c_char = (*info).dlpi_name;
+        if !name.is_null() && *name != 0 {
+            let names = &mut *data.cast::<Vec<Vec<u8>>>();
+            names.push(CStr::from_ptr(name).to_bytes().to_vec());
+        }
+    }
+    0
+}
+
+/// The load address of the object holding `address`.
+fn base_of(address: *const c_void) -> *mut c_void {
+    let mut info: libc::Dl_info = libc::Dl_info {
+        dli_fname: std::ptr::null(),
+        dli_fbase: std::ptr::null_mut(),
+        dli_sname: std::ptr::null(),
+        dli_saddr: std::ptr::null_mut(),
+    };
+    // SAFETY: dladdr only reads the address and writes `info`.
+    unsafe { libc::dladdr(address, &mut info) };
+    info.dli_fbase
+}
+
+/// The load address of the object holding this code (libcd).
+fn own_base() -> *mut c_void {
+    base_of(own_base as *const c_void)
+}
+
 #[cold]
 fn missing(name: &CStr) -> ! {
     let message = format!(
-        "libcd: {} not found in any library loaded after libcd; link the MPI library (mpicc) \
-         or do not call MPI\n",
+        "libcd: {} not found in any loaded library; link the MPI library (mpicc) or do not \
+         call MPI\n",
         name.to_string_lossy()
     );
     // SAFETY: writing a valid buffer to stderr.
