@@ -55,7 +55,7 @@ Name: cd
 Description: Containment Domains: nested, application-directed checkpoint/restore (libcd)
 Version: $version
 Cflags: -I\${includedir}
-Libs: -L\${libdir} -lcd
+Libs: -L\${libdir} -Wl,--no-as-needed -lcd
 Libs.private: -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
 EOF
 

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# The cost of libcd's MPI interposer at -np 2 (cd-mpi-intercept/benches/mpi_overhead.c):
+# ping-pong and allreduce in three modes timed interleaved in one run (raw MPI, libcd's
+# wrappers with no CD, logging), replay from the log, and where logging's time goes.
+#
+#   scripts/bench-mpi.sh [--openmpi] [--quick] [-- ARGS for mpi_overhead]
+#
+# Steps, each printed with the command that ran it:
+#   1. the benchmark: one launch each for --bench pingpong, allreduce, replay, stages (or one
+#      launch with ARGS)
+#   2. the cross-check of the reference: a build without libcd at all, where raw (PMPI_X
+#      pointers taken from the MPI library) and direct (MPI_X called from the program) must
+#      time alike; the same build under LD_PRELOAD=libcd.so (direct is then libcd's wrappers
+#      with no CD, as an unmodified program gets them); then raw-only runs of both builds,
+#      alternated process by process
+#   3. the replay checked with CD_MPI_STATS: records served from the log, sends dropped
+# --openmpi: build libcd and the program for Open MPI (target/openmpi) and launch with
+# mpirun.openmpi. --quick: few rounds, to check that everything runs.
+# Two ranks only: this machine has 2 cores and MPICH busy-polls; each step first waits for
+# idle CPUs (CD_BENCH_IDLE_WAIT).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/setup.sh
+
+family=mpich quick=0
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --openmpi) family=openmpi; shift ;;
+        --quick) quick=1; shift ;;
+        --) shift; break ;;
+        *) echo "usage: $0 [--openmpi] [--quick] [-- ARGS for mpi_overhead]" >&2; exit 2 ;;
+    esac
+done
+export MPIEXEC_TIMEOUT="${MPIEXEC_TIMEOUT:-300}"
+
+if [ "$family" = openmpi ]; then
+    export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}/openmpi" MPICC=mpicc.openmpi
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    mpirun=(mpirun.openmpi --oversubscribe --allow-run-as-root -np 2)
+    stats_env=(-x CD_MPI_STATS)
+else
+    export MPICC=mpicc
+    mpirun=(mpirun -np 2)
+    stats_env=()
+fi
+target="${CARGO_TARGET_DIR:-target}"
+cargo build --release -p cd-ffi
+lib="$PWD/$target/release"
+out="$target/bench-mpi"
+mkdir -p "$out"
+src=cd-mpi-intercept/benches/mpi_overhead.c
+flags=(-Wall -Wextra -Werror -std=gnu11 -O2)
+# -lcd before the MPI library (mpicc appends it): libcd's MPI_X take the calls, as under
+# LD_PRELOAD. --no-as-needed keeps the MPI library even if every MPI call the program makes
+# resolves to libcd (the linker would drop it, and libcd would find no PMPI_X at run time).
+"$MPICC" "${flags[@]}" -Wl,--no-as-needed "$src" -Icd-ffi/include -L"$lib" -lcd \
+    -Wl,-rpath,"$lib" -ldl -o "$out/mpi_overhead"
+"$MPICC" "${flags[@]}" -DNO_LIBCD "$src" -ldl -o "$out/mpi_overhead_nolibcd"
+
+# Waits (up to $CD_BENCH_IDLE_WAIT seconds, default 600; 0: not at all) until both CPUs were
+# under 10% busy during two 5-second samples in a row: other work on the 2 cores would
+# deschedule a busy-polling rank and swamp what is measured. Prints the busy share and load.
+busy_pct() {
+    local a b busy total
+    read -ra a < /proc/stat; sleep 5; read -ra b < /proc/stat
+    busy=$(( b[1]+b[2]+b[3]+b[6]+b[7]+b[8] - a[1]-a[2]-a[3]-a[6]-a[7]-a[8] ))  # steal counts
+    total=$(( busy + b[4]+b[5] - a[4]-a[5] ))
+    echo $(( 100 * busy / (total > 0 ? total : 1) ))
+}
+wait_idle() {
+    local limit=${CD_BENCH_IDLE_WAIT:-600} start=$SECONDS quiet=0 pct="?"
+    while [ "$limit" -gt 0 ] && [ $((SECONDS - start)) -lt "$limit" ]; do
+        pct=$(busy_pct)
+        if [ "$pct" -lt 10 ]; then quiet=$((quiet + 1)); else quiet=0; fi
+        [ "$quiet" -ge 2 ] && break
+    done
+    echo "== CPUs ${pct}% busy before this step (waited $((SECONDS - start)) s), load $(cut -d' ' -f1-3 /proc/loadavg)"
+}
+
+run() {
+    echo
+    echo "\$ MPIEXEC_TIMEOUT=$MPIEXEC_TIMEOUT ${mpirun[*]} $*"
+    "${mpirun[@]}" "$@"
+}
+
+changed=$(git status --porcelain -- cd-core/src cd-mpi-intercept/src cd-ffi/src 2>/dev/null | wc -l)
+echo "== $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')," \
+    "$changed uncommitted files in cd-core/src, cd-mpi-intercept/src, cd-ffi/src"
+echo "== $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+echo "== load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+if [ "$quick" = 1 ]; then
+    quick_args=(--rounds 3 --target-ms 1)
+    : "${CD_BENCH_IDLE_WAIT:=0}"
+else
+    quick_args=()
+fi
+# One launch per benchmark (each waits for idle CPUs), or one launch with the given ARGS.
+if [ $# -eq 0 ]; then
+    steps=(pingpong allreduce replay stages)
+else
+    steps=(args)
+fi
+for step in "${steps[@]}"; do
+    wait_idle
+    if [ "$step" = args ]; then
+        run "$out/mpi_overhead" "${quick_args[@]}" "$@"
+    else
+        run "$out/mpi_overhead" "${quick_args[@]}" --bench "$step"
+    fi
+    echo "== CPUs $(busy_pct)% busy right after (other work that started meanwhile shows here)"
+done
+
+echo
+echo "== cross-check of the reference, without libcd: raw pointers vs MPI_X from the program"
+wait_idle
+run "$out/mpi_overhead_nolibcd" "${quick_args[@]}" --bench pingpong,allreduce --modes raw,direct \
+    --sizes 8,4k,1M --ar-sizes 8,4k,1M
+echo
+echo "== the same program preloaded with libcd (an unmodified MPI program): direct = libcd's wrappers, no CD"
+if [ "$family" = openmpi ]; then preload=(-x "LD_PRELOAD=$lib/libcd.so"); else preload=(-genv LD_PRELOAD "$lib/libcd.so"); fi
+wait_idle
+run "${preload[@]}" "$out/mpi_overhead_nolibcd" "${quick_args[@]}" --bench pingpong,allreduce \
+    --modes raw,direct --sizes 8,64,4k,1M --ar-sizes 8,4k,1M
+echo
+echo "== raw only, the libcd build and the build without libcd alternated (3 processes each)"
+wait_idle
+for _ in 1 2 3; do
+    for bin in mpi_overhead mpi_overhead_nolibcd; do
+        run "$out/$bin" "${quick_args[@]}" --bench pingpong --modes raw --sizes 8,4k,1M |
+            grep '^| [0-9]' | sed "s/^/$bin: /"
+    done
+done
+
+echo
+echo "== the replay, checked with CD_MPI_STATS"
+stats="$(mktemp -d)"
+CD_MPI_STATS="$stats/rank." run "${stats_env[@]}" "$out/mpi_overhead" --bench replay --rounds 1 \
+    --target-ms 1 --sizes 8,1M --ar-sizes 8 | grep -v '^$'
+for r in 0 1; do
+    echo "rank $r: $(grep -E '^(records.logged|bytes.logged|records.replayed|sends.dropped|replay.mismatches) ' \
+        "$stats/rank.$r" | tr '\n' ' ')"
+done
+rm -rf "$stats"
+echo "== load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
