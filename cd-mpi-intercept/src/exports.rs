@@ -22,6 +22,7 @@ pub type CancelFn = unsafe extern "C" fn(*mut c_void, c_int) -> c_int;
 
 macro_rules! mpi_functions {
     (
+        lifecycle { $( $l:ident ( $($la:ident : $lt:ty),* ) => $lhandler:path; )* }
         wrapped { $( $w:ident ( $($wa:ident : $wt:ty),* ) => $handler:path; )* }
         unreplayable { $( $u:ident ( $($ua:ident : $ut:ty),* ); )* }
         called { $( $c:ident ( $($ca:ident : $ct:ty),* ); )* }
@@ -30,15 +31,16 @@ macro_rules! mpi_functions {
         #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
         #[repr(u16)]
         #[allow(missing_docs, non_camel_case_types)]
-        pub enum Call { $($w,)* $($u,)* }
+        pub enum Call { $($l,)* $($w,)* $($u,)* }
 
         impl Call {
             /// Every call, in table order.
-            pub const ALL: &'static [Call] = &[$(Call::$w,)* $(Call::$u,)*];
+            pub const ALL: &'static [Call] = &[$(Call::$l,)* $(Call::$w,)* $(Call::$u,)*];
 
             /// The MPI name (`MPI_Send`).
             pub fn name(self) -> &'static str {
                 match self {
+                    $(Call::$l => concat!("MPI_", stringify!($l)),)*
                     $(Call::$w => concat!("MPI_", stringify!($w)),)*
                     $(Call::$u => concat!("MPI_", stringify!($u)),)*
                 }
@@ -50,6 +52,7 @@ macro_rules! mpi_functions {
             }
         }
 
+        $( export!($l ($($la: $lt),*) => always $lhandler); )*
         $( export!($w ($($wa: $wt),*) => $handler); )*
         $( export!($u ($($ua: $ut),*) => unreplayable); )*
 
@@ -57,6 +60,7 @@ macro_rules! mpi_functions {
         #[allow(non_snake_case, clippy::too_many_arguments, missing_docs)]
         pub mod real {
             use super::*;
+            $( forward!($l ($($la: $lt),*)); )*
             $( forward!($w ($($wa: $wt),*)); )*
             $( forward!($u ($($ua: $ut),*)); )*
             $( forward!($c ($($ca: $ct),*)); )*
@@ -81,10 +85,30 @@ macro_rules! export {
             }
         };
     };
+    ($name:ident ($($a:ident : $t:ty),*) => always $handler:path) => {
+        const _: () = {
+            #[export_name = concat!("MPI_", stringify!($name))]
+            unsafe extern "C" fn mpi($($a: $t),*) -> c_int {
+                crate::boundary::catch(stringify!($name), || {
+                    // SAFETY: the application's arguments, with the MPI function's contract.
+                    unsafe { $handler($($a),*) }
+                })
+            }
+            #[export_name = concat!("PMPI_", stringify!($name))]
+            unsafe extern "C" fn pmpi($($a: $t),*) -> c_int {
+                // SAFETY: the same contract as the MPI_ name.
+                unsafe { mpi($($a),*) }
+            }
+        };
+    };
     ($name:ident ($($a:ident : $t:ty),*) => $handler:path) => {
         const _: () = {
             #[export_name = concat!("MPI_", stringify!($name))]
             unsafe extern "C" fn mpi($($a: $t),*) -> c_int {
+                if crate::passes_through() {
+                    // SAFETY: the application's arguments, forwarded unchanged.
+                    return unsafe { real::$name($($a),*) };
+                }
                 crate::boundary::catch(stringify!($name), || {
                     // SAFETY: the application's arguments, with the MPI function's contract.
                     unsafe { $handler($($a),*) }
@@ -125,10 +149,21 @@ type Ints = *const c_int;
 type Types = *const Datatype;
 
 mpi_functions! {
-    wrapped {
+    // Handlers that run with or without a CD: set-up, and the persistent requests this
+    // thread made (remembered when made, forgotten when freed).
+    lifecycle {
         Init(argc: *mut c_int, argv: *mut *mut *mut c_char) => crate::init::init;
         Init_thread(argc: *mut c_int, argv: *mut *mut *mut c_char, required: c_int, provided: *mut c_int) => crate::init::init_thread;
         Finalize() => crate::init::finalize;
+        Send_init(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request) => crate::p2p::send_init;
+        Ssend_init(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request) => crate::p2p::ssend_init;
+        Bsend_init(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request) => crate::p2p::bsend_init;
+        Rsend_init(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request) => crate::p2p::rsend_init;
+        Recv_init(buf: BufMut, count: c_int, datatype: Datatype, source: c_int, tag: c_int, comm: Comm, request: *mut Request) => crate::p2p::recv_init;
+        Request_free(request: *mut Request) => crate::wait::request_free;
+    }
+    // With no CD logging on the thread and no statistics, these go straight to MPI.
+    wrapped {
 
         Send(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm) => crate::p2p::send;
         Ssend(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm) => crate::p2p::ssend;
@@ -142,11 +177,6 @@ mpi_functions! {
         Irecv(buf: BufMut, count: c_int, datatype: Datatype, source: c_int, tag: c_int, comm: Comm, request: *mut Request) => crate::p2p::irecv;
         Sendrecv(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, dest: c_int, sendtag: c_int, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, source: c_int, recvtag: c_int, comm: Comm, status: *mut Status) => crate::p2p::sendrecv;
         Sendrecv_replace(buf: BufMut, count: c_int, datatype: Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: Comm, status: *mut Status) => crate::p2p::sendrecv_replace;
-        Send_init(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request) => crate::p2p::send_init;
-        Ssend_init(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request) => crate::p2p::ssend_init;
-        Bsend_init(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request) => crate::p2p::bsend_init;
-        Rsend_init(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request) => crate::p2p::rsend_init;
-        Recv_init(buf: BufMut, count: c_int, datatype: Datatype, source: c_int, tag: c_int, comm: Comm, request: *mut Request) => crate::p2p::recv_init;
         Probe(source: c_int, tag: c_int, comm: Comm, status: *mut Status) => crate::p2p::probe;
         Iprobe(source: c_int, tag: c_int, comm: Comm, flag: *mut c_int, status: *mut Status) => crate::p2p::iprobe;
         Mprobe(source: c_int, tag: c_int, comm: Comm, message: *mut Message, status: *mut Status) => crate::p2p::mprobe;
@@ -162,7 +192,6 @@ mpi_functions! {
         Testall(count: c_int, requests: *mut Request, flag: *mut c_int, statuses: *mut Status) => crate::wait::testall;
         Testany(count: c_int, requests: *mut Request, index: *mut c_int, flag: *mut c_int, status: *mut Status) => crate::wait::testany;
         Testsome(incount: c_int, requests: *mut Request, outcount: *mut c_int, indices: *mut c_int, statuses: *mut Status) => crate::wait::testsome;
-        Request_free(request: *mut Request) => crate::wait::request_free;
         Request_get_status(request: Request, flag: *mut c_int, status: *mut Status) => crate::wait::request_get_status;
         Cancel(request: *mut Request) => crate::wait::cancel;
         Start(request: *mut Request) => crate::wait::start;

@@ -67,5 +67,12 @@ mod wait;
 pub use boundary::untraced;
 pub use stats::STATS_ENV;
 
+/// Whether a wrapped call goes straight to MPI, before anything else: no CD logs on this
+/// thread and no statistics are kept. One thread-local read and one relaxed load.
+#[inline(always)]
+fn passes_through() -> bool {
+    cd_core::log_mode() == cd_core::LogMode::Off && !stats::enabled()
+}
+
 /// Forces this crate's exported wrappers into a library that links it (cd-ffi calls it once).
 pub fn link() {}

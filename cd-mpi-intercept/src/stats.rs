@@ -46,6 +46,12 @@ pub(crate) fn init() {
     ENABLED.store(std::env::var_os(STATS_ENV).is_some(), Ordering::Relaxed);
 }
 
+/// Whether statistics are kept (`CD_MPI_STATS` set at `MPI_Init`).
+#[inline(always)]
+pub(crate) fn enabled() -> bool {
+    ENABLED.load(Ordering::Relaxed)
+}
+
 #[inline]
 fn add(counter: &AtomicU64, n: u64) {
     if ENABLED.load(Ordering::Relaxed) {
