@@ -119,7 +119,7 @@ pub(crate) unsafe fn post(
 unsafe fn make_persistent(
     header: Header,
     comm: Comm,
-    delivery: Delivery,
+    delivery: impl FnOnce() -> Delivery,
     run: impl FnOnce(*mut Request) -> c_int,
     request: *mut Request,
 ) -> c_int {
@@ -128,7 +128,7 @@ unsafe fn make_persistent(
             let rc = run(request);
             if rc == abi::SUCCESS {
                 // SAFETY: MPI wrote the request.
-                engine::register_persistent(unsafe { *request }, delivery);
+                engine::register_persistent(unsafe { *request }, delivery());
             }
             rc
         }
@@ -137,7 +137,7 @@ unsafe fn make_persistent(
             if rc == abi::SUCCESS {
                 // SAFETY: MPI wrote the request.
                 let handle = unsafe { *request };
-                engine::register_persistent(handle, delivery);
+                engine::register_persistent(handle, delivery());
                 let mut w = Writer::new(header);
                 w.u64(handle.bits());
                 // SAFETY: no data pieces.
@@ -153,7 +153,7 @@ unsafe fn make_persistent(
                 return engine::corrupt(header.call, comm);
             };
             let handle = Request::from_bits(bits);
-            engine::register_persistent(handle, delivery);
+            engine::register_persistent(handle, delivery());
             // SAFETY: `request` is the application's out-parameter.
             unsafe { request.write(handle) };
             abi::SUCCESS
@@ -161,40 +161,14 @@ unsafe fn make_persistent(
     }
 }
 
-macro_rules! send_posts {
-    ($($fn:ident => $call:ident via $how:ident;)*) => {$(
-        /// The wrapper of the MPI send of this name.
-        ///
-        /// # Safety
-        /// The MPI function's contract.
-        pub(crate) unsafe fn $fn(buf: *const c_void, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request) -> c_int {
-            let header = Header::data(Call::$call, dest, tag, count.into(), datatype, comm);
-            // SAFETY: forwarded.
-            send_posts!(@$how header, comm, |r| real::$call(buf, count, datatype, dest, tag, comm, r), request)
-        }
-    )*};
-    (@post $header:ident, $comm:ident, $run:expr, $request:ident) => {
-        unsafe { post($header, $comm, || Delivery::Nothing, $run, $request) }
-    };
-    (@persistent $header:ident, $comm:ident, $run:expr, $request:ident) => {
-        unsafe { make_persistent($header, $comm, Delivery::Nothing, $run, $request) }
-    };
+/// What a send delivers: nothing.
+fn nothing(_: *const c_void, _: c_int, _: Datatype, _: c_int, _: c_int, _: Comm) -> Delivery {
+    Delivery::Nothing
 }
 
-send_posts! {
-    isend => Isend via post;
-    issend => Issend via post;
-    ibsend => Ibsend via post;
-    irsend => Irsend via post;
-    send_init => Send_init via persistent;
-    ssend_init => Ssend_init via persistent;
-    bsend_init => Bsend_init via persistent;
-    rsend_init => Rsend_init via persistent;
-}
-
-/// A receive's delivery.
+/// What a receive delivers: its buffer, and its source and tag.
 fn receive(
-    buf: *mut c_void,
+    buf: *const c_void,
     count: c_int,
     datatype: Datatype,
     source: c_int,
@@ -213,56 +187,41 @@ fn receive(
     }
 }
 
-/// `MPI_Irecv`.
-///
-/// # Safety
-/// The MPI function's contract.
-pub(crate) unsafe fn irecv(
-    buf: *mut c_void,
-    count: c_int,
-    datatype: Datatype,
-    source: c_int,
-    tag: c_int,
-    comm: Comm,
-    request: *mut Request,
-) -> c_int {
-    let header = Header::data(Call::Irecv, source, tag, count.into(), datatype, comm);
-    // SAFETY: forwarded.
-    unsafe {
-        post(
-            header,
-            comm,
-            || receive(buf, count, datatype, source, tag, comm),
-            |r| real::Irecv(buf, count, datatype, source, tag, comm, r),
-            request,
-        )
-    }
+/// Defines the nonblocking and persistent point-to-point wrappers: `via` names how the
+/// request is made ([`post`] or [`make_persistent`]), `delivers` what it delivers.
+macro_rules! posts {
+    ($($fn:ident => $call:ident($buf:ty) via $how:ident delivers $delivery:ident;)*) => {$(
+        #[doc = concat!("The wrapper of `MPI_", stringify!($call), "`.")]
+        ///
+        /// # Safety
+        /// The MPI function's contract.
+        pub(crate) unsafe fn $fn(buf: $buf, count: c_int, datatype: Datatype, peer: c_int, tag: c_int, comm: Comm, request: *mut Request) -> c_int {
+            let header = Header::data(Call::$call, peer, tag, count.into(), datatype, comm);
+            // SAFETY: forwarded.
+            unsafe {
+                $how(
+                    header,
+                    comm,
+                    || $delivery(buf as *const c_void, count, datatype, peer, tag, comm),
+                    |r| real::$call(buf, count, datatype, peer, tag, comm, r),
+                    request,
+                )
+            }
+        }
+    )*};
 }
 
-/// `MPI_Recv_init`.
-///
-/// # Safety
-/// The MPI function's contract.
-pub(crate) unsafe fn recv_init(
-    buf: *mut c_void,
-    count: c_int,
-    datatype: Datatype,
-    source: c_int,
-    tag: c_int,
-    comm: Comm,
-    request: *mut Request,
-) -> c_int {
-    let header = Header::data(Call::Recv_init, source, tag, count.into(), datatype, comm);
-    // SAFETY: forwarded.
-    unsafe {
-        make_persistent(
-            header,
-            comm,
-            receive(buf, count, datatype, source, tag, comm),
-            |r| real::Recv_init(buf, count, datatype, source, tag, comm, r),
-            request,
-        )
-    }
+posts! {
+    isend => Isend(*const c_void) via post delivers nothing;
+    issend => Issend(*const c_void) via post delivers nothing;
+    ibsend => Ibsend(*const c_void) via post delivers nothing;
+    irsend => Irsend(*const c_void) via post delivers nothing;
+    irecv => Irecv(*mut c_void) via post delivers receive;
+    send_init => Send_init(*const c_void) via make_persistent delivers nothing;
+    ssend_init => Ssend_init(*const c_void) via make_persistent delivers nothing;
+    bsend_init => Bsend_init(*const c_void) via make_persistent delivers nothing;
+    rsend_init => Rsend_init(*const c_void) via make_persistent delivers nothing;
+    recv_init => Recv_init(*mut c_void) via make_persistent delivers receive;
 }
 
 /// `MPI_Imrecv`: a receive of a matched message (the matching was logged by the probe).
