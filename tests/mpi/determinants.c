@@ -146,10 +146,15 @@ int main(int argc, char **argv) {
         memcpy(&b, &acc[i], 8);
         h = (h ^ b) * 1099511628211ull;
     }
-    printf("determinants rank %d norder %d order", rank, norder);
-    for (int i = 0; i < norder; i++) printf(" %d", order[i]);
-    printf(" checksum %016llx recoveries %d replay %s\n", (unsigned long long)h, recoveries,
-           differences ? "DIFFERENT" : "identical");
+    /* one write per rank: mpirun forwards the ranks' output in chunks, which would split a
+     * line printed piece by piece */
+    char line[4096];
+    int at = snprintf(line, sizeof line, "determinants rank %d norder %d order", rank, norder);
+    for (int i = 0; i < norder; i++) at += snprintf(line + at, sizeof line - at, " %d", order[i]);
+    snprintf(line + at, sizeof line - at, " checksum %016llx recoveries %d replay %s\n",
+             (unsigned long long)h, recoveries, differences ? "DIFFERENT" : "identical");
+    fputs(line, stdout);
+    fflush(stdout);
     MPI_Finalize();
     return 0;
 }
