@@ -24,15 +24,29 @@ pub(crate) fn check() -> Result<()> {
     }
 }
 
+/// Marks the thread as inside a callback until the returned guard drops, after checking
+/// (in the same thread-local access) that it was not: [`check`] and [`marked`] at once, for
+/// the log append that runs on every logged MPI call.
+pub(crate) fn enter() -> Result<Unmark> {
+    if IN_CALLBACK.with(|c| c.replace(true)) {
+        Err(CdError::Reentrant)
+    } else {
+        Ok(Unmark)
+    }
+}
+
+/// Clears the callback mark when dropped.
+pub(crate) struct Unmark;
+
+impl Drop for Unmark {
+    fn drop(&mut self) {
+        IN_CALLBACK.with(|c| c.set(false));
+    }
+}
+
 /// Runs `f` marked as a callback; a panic unwinds on (the runtime's state is consistent at
 /// every call of this).
 pub(crate) fn marked<R>(f: impl FnOnce() -> R) -> R {
-    struct Unmark;
-    impl Drop for Unmark {
-        fn drop(&mut self) {
-            IN_CALLBACK.with(|c| c.set(false));
-        }
-    }
     IN_CALLBACK.with(|c| c.set(true));
     let _unmark = Unmark;
     f()

@@ -400,6 +400,11 @@ pub(crate) struct Log {
     generation: u64,
     /// The first call logged that cannot be replayed, if any.
     unreplayable: Option<&'static str>,
+    /// The heap chunks of the interval last discarded ([`Log::clear`]), reused by this one: a
+    /// CD advanced every few iterations logs about as much in each interval, and fresh memory
+    /// would cost a page fault (and the kernel's zeroing) every 4 KiB. Chunks not reused by the
+    /// time of the next discard are freed then, so this holds at most one interval's log.
+    recycled: Vec<Chunk>,
 }
 
 impl Log {
@@ -477,7 +482,7 @@ impl Log {
         fill(&mut record[HEADER..HEADER + len]);
         open.filled += need;
         let spilled = open.chunk.is_spilled();
-        self.push_arena(Arc::clone(&open.chunk), start, start + need);
+        self.push_arena(&open.chunk, start, start + need);
         self.records += 1;
         self.bytes += len;
         if spilled {
@@ -488,7 +493,7 @@ impl Log {
 
     /// A chunk for a record of `need` bytes: in a file past the spill threshold, else on the
     /// heap, twice the size of the previous one (`old`) up to 1 MiB.
-    fn new_chunk(&self, need: usize, old: Option<&OpenChunk>) -> Result<Chunk> {
+    fn new_chunk(&mut self, need: usize, old: Option<&OpenChunk>) -> Result<Chunk> {
         let held = (self.inherited as u64).saturating_add(self.bytes as u64);
         let threshold = log_spill_bytes().unwrap_or(NEVER);
         if held >= threshold {
@@ -498,14 +503,33 @@ impl Log {
             }
         }
         let grown = old.map_or(MIN_CHUNK, |o| o.chunk.cap.saturating_mul(2));
-        Chunk::heap(grown.clamp(MIN_CHUNK, MAX_HEAP_CHUNK).max(need))
+        let cap = grown.clamp(MIN_CHUNK, MAX_HEAP_CHUNK).max(need);
+        match self.take_recycled(need, cap) {
+            Some(chunk) => Ok(chunk),
+            None => Chunk::heap(cap),
+        }
+    }
+
+    /// The smallest recycled chunk with room for `need` bytes, preferring one of at least
+    /// `cap` (the size a new one would get).
+    fn take_recycled(&mut self, need: usize, cap: usize) -> Option<Chunk> {
+        let best = self
+            .recycled
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.cap >= need)
+            .min_by_key(|(_, c)| (c.cap < cap, c.cap))
+            .map(|(i, _)| i)?;
+        Some(self.recycled.swap_remove(best))
     }
 
     /// Adds records `start .. end` of `chunk`, extending the last segment when they follow it.
-    fn push_arena(&mut self, chunk: Arc<Chunk>, start: usize, end: usize) {
+    /// The chunk is cloned (an atomic increment) only for a new segment: most records extend
+    /// the last one.
+    fn push_arena(&mut self, chunk: &Arc<Chunk>, start: usize, end: usize) {
         if let Some(last) = self.segments.last_mut() {
             if let Kind::Arena(c) = &last.kind {
-                if Arc::ptr_eq(c, &chunk) && last.end == start {
+                if Arc::ptr_eq(c, chunk) && last.end == start {
                     last.end = end;
                     return;
                 }
@@ -514,7 +538,7 @@ impl Log {
         self.segments.push(Segment {
             start,
             end,
-            kind: Kind::Arena(chunk),
+            kind: Kind::Arena(Arc::clone(chunk)),
         });
     }
 
@@ -607,9 +631,21 @@ impl Log {
     pub(crate) fn clear(&mut self) {
         let open = self.open.take();
         let generation = self.generation.wrapping_add(1);
+        // The chunks of the previous interval that this one did not reuse go; this interval's
+        // heap chunks are kept for the next (a chunk still shared, by the open chunk or a
+        // record handed out, is only released).
+        let recycled = std::mem::take(&mut self.segments)
+            .into_iter()
+            .filter_map(|segment| match segment.kind {
+                Kind::Arena(chunk) => Arc::try_unwrap(chunk).ok(),
+                Kind::Entry(_) => None,
+            })
+            .filter(|chunk| !chunk.is_spilled())
+            .collect();
         *self = Log {
             open,
             generation,
+            recycled,
             ..Log::default()
         };
     }
@@ -631,7 +667,7 @@ impl Log {
         let mut segments = std::mem::take(&mut later.segments).into_iter();
         if let Some(first) = segments.next() {
             match first.kind {
-                Kind::Arena(chunk) => self.push_arena(chunk, first.start, first.end),
+                Kind::Arena(chunk) => self.push_arena(&chunk, first.start, first.end),
                 kind => self.segments.push(Segment { kind, ..first }),
             }
         }

@@ -42,11 +42,15 @@ pub enum LogMode {
 }
 
 /// The calling thread's mode, from the thread-local cache: no lock, no allocation, no `Arc`
-/// clone. With no CD active it is one thread-local read; otherwise one or two atomic loads
+/// clone. While no CD in the process logs it is one relaxed load of a global counter; with no
+/// CD active on the thread, one thread-local read more; otherwise one or two atomic loads
 /// validate the cache. May be called anywhere, also from the restore hook and from a record's
 /// `fill` closure; it is [`LogMode::Off`] while the thread's locals are being destroyed.
 #[inline]
 pub fn log_mode() -> LogMode {
+    if crate::node::none_logging() {
+        return LogMode::Off;
+    }
     handle::mode()
 }
 
@@ -62,7 +66,9 @@ pub fn log_mode() -> LogMode {
 /// [`CdError::OutOfMemory`]; [`CdError::Reentrant`]; a stale handle if the active CD was
 /// retired by another thread.
 pub fn log_append_with(len: usize, fill: impl FnOnce(&mut [u8])) -> Result<()> {
-    callback::check()?;
+    // Marked for the whole append (`fill` runs under the CD's lock); nothing before `fill`
+    // checks the mark.
+    let _mark = callback::enter()?;
     handle::with_cached(|cached| {
         let cached = cached.ok_or(CdError::NoActiveCd)?;
         match cached.mode {
@@ -71,7 +77,7 @@ pub fn log_append_with(len: usize, fill: impl FnOnce(&mut [u8])) -> Result<()> {
             LogMode::Record => {}
         }
         let mut state = cached.node.lock_live()?;
-        callback::marked(|| state.log.append_with(len, fill))?;
+        state.log.append_with(len, fill)?;
         let stats = Stats {
             log_entries: 1,
             ..Stats::default()

@@ -20,7 +20,7 @@ use crate::storage_info::StorageInfo;
 use crate::store::Segment;
 use crate::types::{Access, Restoration, Scope};
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// How an entry gets its data back.
@@ -142,6 +142,26 @@ pub(crate) struct Node {
     state: Mutex<State>,
 }
 
+/// Nodes in memory that log MPI calls (created with logging, not yet dropped).
+static LOGGING_NODES: AtomicUsize = AtomicUsize::new(0);
+
+/// Whether no CD that logs exists in the process, so that no thread's MPI calls log or replay
+/// (a thread's mode needs its active CD to log): one relaxed load, which lets the MPI
+/// wrappers of a program without such CDs skip even the thread-local read. A thread sees its
+/// own creations in program order; other threads' CDs do not bear on its mode.
+#[inline]
+pub(crate) fn none_logging() -> bool {
+    LOGGING_NODES.load(Ordering::Relaxed) == 0
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        if self.logging {
+            LOGGING_NODES.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+}
+
 impl Node {
     /// A new node; `parent` is `None` for a root.
     #[allow(clippy::too_many_arguments)]
@@ -155,6 +175,9 @@ impl Node {
         storage: StorageInfo,
         had_siblings: bool,
     ) -> Node {
+        if logging {
+            LOGGING_NODES.fetch_add(1, Ordering::Relaxed);
+        }
         Node {
             handle,
             parent,

@@ -46,6 +46,17 @@ impl Guard {
             was_inside: INSIDE.with(|i| i.replace(true)),
         }
     }
+
+    /// Enters the interposer unless the thread is already inside: `None` then (the call
+    /// passes through). One thread-local access for both.
+    #[inline]
+    pub(crate) fn try_enter() -> Option<Guard> {
+        if INSIDE.with(|i| i.replace(true)) {
+            None
+        } else {
+            Some(Guard { was_inside: false })
+        }
+    }
 }
 
 impl Drop for Guard {

@@ -14,7 +14,8 @@
 use crate::abi::{self, Comm, Datatype, Op, Request};
 use crate::engine::{self, Delivery, Route};
 use crate::exports::{real, Call};
-use crate::record::{Corrupt, Header, Piece, Writer};
+use crate::record::{Corrupt, Header, Piece, Pieces, Writer};
+use smallvec::smallvec;
 use std::ffi::{c_int, c_void};
 
 /// The rank of this process in `comm`.
@@ -76,7 +77,7 @@ unsafe fn blocks(
     n: c_int,
     datatype: Datatype,
     comm: Comm,
-) -> Vec<Piece> {
+) -> Pieces {
     let ext = extent(datatype) as isize;
     (0..n.max(0) as usize)
         .map(|i| {
@@ -102,7 +103,7 @@ unsafe fn blocks(
 unsafe fn collective(
     header: Header,
     comm: Comm,
-    outputs: impl FnOnce() -> Vec<Piece>,
+    outputs: impl FnOnce() -> Pieces,
     run: impl FnOnce() -> c_int,
 ) -> c_int {
     let call = header.call;
@@ -155,8 +156,8 @@ unsafe fn collective(
     }
 }
 
-fn one(buf: *mut c_void, count: c_int, datatype: Datatype, comm: Comm) -> Vec<Piece> {
-    vec![Piece {
+fn one(buf: *mut c_void, count: c_int, datatype: Datatype, comm: Comm) -> Pieces {
+    smallvec![Piece {
         buf,
         count,
         datatype,
@@ -175,7 +176,7 @@ unsafe fn typed_blocks(
     types: *const Datatype,
     n: c_int,
     comm: Comm,
-) -> Vec<Piece> {
+) -> Pieces {
     (0..n.max(0) as usize)
         .map(|i| {
             // SAFETY: the caller's contract.
@@ -192,22 +193,18 @@ unsafe fn typed_blocks(
 }
 
 /// The outputs of a rooted collective that only the root receives (Reduce, Gather(v)).
-fn at_root(root: c_int, comm: Comm, outputs: impl FnOnce() -> Vec<Piece>) -> Vec<Piece> {
+fn at_root(root: c_int, comm: Comm, outputs: impl FnOnce() -> Pieces) -> Pieces {
     if is_root(root, comm) {
         outputs()
     } else {
-        vec![]
+        smallvec![]
     }
 }
 
 /// The outputs of a Scatter(v): none at the root, none for a rank sitting out, none in place.
-fn scattered(
-    root: c_int,
-    recvbuf: *mut c_void,
-    outputs: impl FnOnce() -> Vec<Piece>,
-) -> Vec<Piece> {
+fn scattered(root: c_int, recvbuf: *mut c_void, outputs: impl FnOnce() -> Pieces) -> Pieces {
     if sits_out(root) || root == abi::ROOT || abi::is_in_place(recvbuf) {
-        vec![]
+        smallvec![]
     } else {
         outputs()
     }
@@ -262,14 +259,14 @@ macro_rules! collectives {
 collectives! {
     barrier / ibarrier => Barrier / Ibarrier (comm: Comm)
         header(call) { Header::plain(call, comm) }
-        outputs { Vec::new() }
+        outputs { Pieces::new() }
 
     bcast / ibcast => Bcast / Ibcast
         (buffer: *mut c_void, count: c_int, datatype: Datatype, root: c_int, comm: Comm)
         header(call) { Header::data(call, root, 0, count.into(), datatype, comm) }
         outputs {
             if is_root(root, comm) || sits_out(root) {
-                vec![]
+                smallvec![]
             } else {
                 one(buffer, count, datatype, comm)
             }

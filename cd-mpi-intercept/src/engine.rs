@@ -37,11 +37,12 @@
 //!   carry restored data. The re-executed send is dropped either way.
 
 use crate::abi::{self, Comm, Datatype, Request, Status};
-use crate::boundary::{self, Guard};
+use crate::boundary::Guard;
 use crate::exports::{real, Call, CancelFn, FreeFn, QueryFn};
-use crate::record::{Corrupt, Header, Piece, Reader, Writer};
+use crate::record::{Corrupt, Header, Piece, Pieces, Reader, Writer};
 use crate::stats;
 use cd_core::LogMode;
+use smallvec::smallvec;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::{c_int, c_void, CString};
@@ -60,17 +61,21 @@ pub(crate) enum Route {
 #[inline]
 pub(crate) fn route(call: Call) -> Route {
     stats::count(call);
-    match cd_core::log_mode() {
-        LogMode::Off => Route::Direct,
-        _ if boundary::inside() => Route::Direct,
-        LogMode::Record => Route::Record(Guard::enter()),
-        LogMode::Replay => begin_replay(call),
+    let mode = cd_core::log_mode();
+    if mode == LogMode::Off {
+        return Route::Direct;
+    }
+    let Some(guard) = Guard::try_enter() else {
+        return Route::Direct;
+    };
+    match mode {
+        LogMode::Replay => begin_replay(call, guard),
+        _ => Route::Record(guard),
     }
 }
 
 #[cold]
-fn begin_replay(call: Call) -> Route {
-    let guard = Guard::enter();
+fn begin_replay(call: Call, guard: Guard) -> Route {
     let _span = tracing::debug_span!("replay", call = call.name()).entered();
     match cd_core::log_next() {
         Ok(Some(entry)) => match Reader::new(entry) {
@@ -98,15 +103,18 @@ fn begin_replay(call: Call) -> Route {
 ///
 /// # Safety
 /// As [`Writer::append`].
+#[inline]
 pub(crate) unsafe fn log(writer: Writer) {
     // SAFETY: forwarded.
-    match unsafe { writer.append() } {
-        Ok(()) => {}
-        Err(error) => {
-            stats::log_failed();
-            tracing::warn!(%error, "MPI log record not appended");
-        }
+    if let Err(error) = unsafe { writer.append() } {
+        log_failed(error);
     }
+}
+
+#[cold]
+fn log_failed(error: cd_core::CdError) {
+    stats::log_failed();
+    tracing::warn!(%error, "MPI log record not appended");
 }
 
 /// Checks that a replayed record is the call being re-executed; on a mismatch, reports both
@@ -199,15 +207,15 @@ pub(crate) enum Delivery {
         tag: c_int,
     },
     /// A nonblocking collective: its output buffers, whole.
-    Outputs(Vec<Piece>),
+    Outputs(Pieces),
 }
 
 impl Delivery {
     /// The pieces of memory a completion with `status` filled.
-    fn pieces(&self, status: &Status) -> Vec<Piece> {
+    fn pieces(&self, status: &Status) -> Pieces {
         match self {
-            Delivery::Nothing => Vec::new(),
-            Delivery::Receive { dest, .. } => vec![Piece {
+            Delivery::Nothing => Pieces::new(),
+            Delivery::Receive { dest, .. } => smallvec![Piece {
                 count: received_count(status, dest),
                 ..*dest
             }],

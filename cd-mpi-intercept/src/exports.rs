@@ -322,6 +322,7 @@ mpi_functions! {
         Get_count(status: *const Status, datatype: Datatype, count: *mut c_int);
         Type_size(datatype: Datatype, size: *mut c_int);
         Type_get_extent(datatype: Datatype, lb: *mut i64, extent: *mut i64);
+        Type_get_envelope(datatype: Datatype, num_integers: *mut c_int, num_addresses: *mut c_int, num_datatypes: *mut c_int, combiner: *mut c_int);
         Test_cancelled(status: *const Status, flag: *mut c_int);
         Grequest_start(query_fn: QueryFn, free_fn: FreeFn, cancel_fn: CancelFn, extra_state: BufMut, request: *mut Request);
         Grequest_complete(request: Request);

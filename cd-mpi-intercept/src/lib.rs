@@ -12,7 +12,8 @@
 //!   `real::X`, the MPI library's own `PMPI_X` found with `dlsym(RTLD_NEXT)`.
 //! - `engine`: routing (one thread-local read when no CD logs), requests, replay end, the
 //!   restore hook that drains receives in flight.
-//! - `record`: the log record format (header, fields, data packed with `MPI_Pack`).
+//! - `record`: the log record format (header, fields, data packed with `MPI_Pack`);
+//!   `types`: the predefined datatypes whose data is copied as it is, without `MPI_Pack`.
 //! - `p2p`, `wait`, `coll`, `comm`: the wrappers, by family of calls;
 //!   `passthrough`: one-sided, I/O and spawn calls, which cannot be replayed.
 //! - [`abi`]: handle types, `MPI_Status` and constants read from the MPI headers at build time.
@@ -62,6 +63,7 @@ mod passthrough;
 mod record;
 mod resolve;
 mod stats;
+mod types;
 mod wait;
 
 pub use boundary::untraced;

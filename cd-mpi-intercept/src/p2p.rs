@@ -344,7 +344,7 @@ pub(crate) unsafe fn sendrecv(
         source,
         recvtag,
         recvcount,
-        crate::record::type_size(recvtype) as c_int,
+        crate::types::size(recvtype) as c_int,
     ];
     let dest_piece = Piece {
         buf: recvbuf,
