@@ -910,6 +910,66 @@ mod tests {
     }
 
     #[test]
+    fn discarded_chunks_serve_the_next_interval_only() {
+        let mut log = Log::default();
+        // Enough records to fill several chunks past the open one, and one large record with
+        // a chunk of its own.
+        for i in 0..2000u32 {
+            arena(&mut log, &[i as u8; 100]).unwrap();
+        }
+        arena(&mut log, &vec![7; OWN_CHUNK + 1]).unwrap();
+        let used: Vec<usize> = log
+            .segments
+            .iter()
+            .filter_map(|s| match &s.kind {
+                Kind::Arena(c) if !log.open.as_ref().is_some_and(|o| Arc::ptr_eq(c, &o.chunk)) => {
+                    Some(c.ptr.as_ptr() as usize)
+                }
+                _ => None,
+            })
+            .collect();
+        log.clear();
+        let kept: Vec<usize> = log
+            .recycled
+            .iter()
+            .map(|c| c.ptr.as_ptr() as usize)
+            .collect();
+        assert!(!kept.is_empty());
+        assert!(
+            kept.iter().all(|p| used.contains(p)),
+            "only this interval's chunks"
+        );
+
+        // The next interval writes into them (and reads back its own records, not old ones).
+        for i in 0..2000u32 {
+            arena(&mut log, &[(i + 1) as u8; 100]).unwrap();
+        }
+        arena(&mut log, &vec![9; OWN_CHUNK + 1]).unwrap();
+        assert!(
+            log.recycled.len() < kept.len(),
+            "recycled chunks were reused"
+        );
+        let reused = log.segments.iter().any(|s| match &s.kind {
+            Kind::Arena(c) => kept.contains(&(c.ptr.as_ptr() as usize)),
+            Kind::Entry(_) => false,
+        });
+        assert!(reused);
+        let records = replay(&mut log);
+        assert_eq!(records.len(), 2001);
+        for (i, r) in records[..2000].iter().enumerate() {
+            assert_eq!(r, &vec![(i + 1) as u8; 100]);
+        }
+        assert_eq!(records[2000], vec![9; OWN_CHUNK + 1]);
+
+        // A discard keeps the chunks of the interval just ended only.
+        log.clear();
+        let second = log.recycled.len();
+        log.clear();
+        assert!(log.recycled.len() <= second);
+        assert!(log.recycled.is_empty(), "an empty interval keeps nothing");
+    }
+
+    #[test]
     fn sizes_parse() {
         assert_eq!(parse_size("0"), Some(Some(0)));
         assert_eq!(parse_size(" 12k "), Some(Some(12 << 10)));
