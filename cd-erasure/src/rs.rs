@@ -41,11 +41,6 @@ use crate::kernels;
 /// The largest number of blocks (data plus checksum) a code may have.
 pub const MAX_BLOCKS: usize = 255;
 
-/// Bytes of each buffer processed per pass in [`RsCode::encode`] and
-/// [`Decoder::reconstruct`]: small enough that the slice of every input stays
-/// in cache while all outputs are accumulated from it.
-const STRIP: usize = 32 * 1024;
-
 /// Errors of the Reed-Solomon code.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RsError {
@@ -485,29 +480,13 @@ fn check_buffers(
 }
 
 /// `outputs[t] = sum_i rows[t][i] * inputs[i]` for a row-major
-/// `outputs.len() x inputs.len()` matrix, over strips of [`STRIP`] bytes so
-/// each input strip is read from cache by every output.
+/// `outputs.len() x inputs.len()` matrix: all outputs in one pass over the
+/// inputs ([`kernels::combine`]).
 ///
 /// Callers have checked that all buffers have one length and that the counts
 /// match the matrix.
 fn combine(rows: &[u8], inputs: &[&[u8]], outputs: &mut [&mut [u8]]) {
-    let n = inputs.len();
-    debug_assert_eq!(rows.len(), n * outputs.len());
-    let len = outputs.first().map_or(0, |o| o.len());
-    let k = kernels::selected();
-    let mut start = 0;
-    while start < len {
-        let end = (start + STRIP).min(len);
-        for (t, out) in outputs.iter_mut().enumerate() {
-            let out = &mut out[start..end];
-            let coeffs = &rows[t * n..(t + 1) * n];
-            k.mul_into(out, &inputs[0][start..end], coeffs[0]);
-            for (input, &c) in inputs.iter().zip(coeffs).skip(1) {
-                k.mul_xor_into(out, &input[start..end], c);
-            }
-        }
-        start = end;
-    }
+    kernels::combine(rows, inputs, outputs);
 }
 
 /// redset's encoding matrix: Vandermonde rows `r^0 .. r^(n-1)` for
