@@ -494,8 +494,12 @@ unsafe fn vectors<V: Vector, M: Multiplier<V>, const R: usize, const U: usize>(
         unsafe {
             let mut acc = [[V::zero(); U]; R];
             for (x, input) in inputs.iter().enumerate() {
+                // No software prefetch here, unlike the single-stream loops:
+                // with `k` input streams the hardware prefetchers keep up, and
+                // prefetching 2 KiB ahead made GFNI slower with 16 MiB
+                // fragments (4+2: 13.7-14.1 against 17.2-18.3 GB/s, three
+                // alternating runs; docs/bench-kernels.md).
                 let s = input.as_ptr().add(i);
-                prefetch_ahead::<V>(s, 0, U * V::BYTES);
                 let mut p = [M::prepare(V::zero()); U];
                 for (u, pu) in p.iter_mut().enumerate() {
                     *pu = M::prepare(V::load_unaligned(s.add(u * V::BYTES)));
