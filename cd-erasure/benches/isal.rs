@@ -77,27 +77,27 @@ impl Isal {
             (!p.is_null()).then_some(p)
         };
         let need = |name: &CStr| sym(name).ok_or_else(|| format!("no symbol {name:?}"));
-        // SAFETY (the transmutes below): each symbol is the ISA-L function of that name, whose C
-        // prototype in isa-l/erasure_code.h is the function type it is cast to.
-        let init_tables: InitTables = unsafe { std::mem::transmute(need(c"ec_init_tables")?) };
-        let gen_cauchy: GenMatrix = unsafe { std::mem::transmute(need(c"gf_gen_cauchy1_matrix")?) };
-        let mut encoders: Vec<(&'static str, Encode)> = vec![("isal", unsafe {
-            std::mem::transmute(need(c"ec_encode_data")?)
-        })];
+        // SAFETY: the symbol is ISA-L's `ec_init_tables`, whose C prototype in
+        // isa-l/erasure_code.h is `InitTables`.
+        let init_tables =
+            unsafe { std::mem::transmute::<*mut c_void, InitTables>(need(c"ec_init_tables")?) };
+        // SAFETY: as above, `gf_gen_cauchy1_matrix` is a `GenMatrix`.
+        let gen_cauchy = unsafe {
+            std::mem::transmute::<*mut c_void, GenMatrix>(need(c"gf_gen_cauchy1_matrix")?)
+        };
+        // SAFETY: as above, `ec_encode_data` is an `Encode`.
+        let encode =
+            unsafe { std::mem::transmute::<*mut c_void, Encode>(need(c"ec_encode_data")?) };
+        let mut encoders: Vec<(&'static str, Encode)> = vec![("isal", encode)];
         let variants: [(&'static str, &CStr, &str); 2] = [
             ("isal avx2", c"ec_encode_data_avx2", "avx2"),
-            ("isal avx512", c"ec_encode_data_avx512", "avx512bw"),
+            ("isal avx512", c"ec_encode_data_avx512", "avx512"),
         ];
         for (label, name, feature) in variants {
-            let usable = match feature {
-                "avx2" => std::arch::is_x86_feature_detected!("avx2"),
-                _ => {
-                    std::arch::is_x86_feature_detected!("avx512bw")
-                        && std::arch::is_x86_feature_detected!("avx512vl")
-                }
-            };
+            let usable = isa_usable(feature);
             if let (true, Some(p)) = (usable, sym(name)) {
-                // SAFETY: as above; the CPU has the instructions the variant needs.
+                // SAFETY: `ec_encode_data_avx2` / `_avx512` have `ec_encode_data`'s prototype
+                // (`Encode`), and the CPU has the instructions the variant needs.
                 encoders.push((label, unsafe {
                     std::mem::transmute::<*mut c_void, Encode>(p)
                 }));
@@ -126,6 +126,24 @@ impl Isal {
         unsafe { (self.init_tables)(k as c_int, m as c_int, rows.as_mut_ptr(), t.as_mut_ptr()) };
         t
     }
+}
+
+/// Whether this CPU runs ISA-L's variant for `feature` (`"avx2"` or `"avx512"`).
+#[cfg(target_arch = "x86_64")]
+fn isa_usable(feature: &str) -> bool {
+    match feature {
+        "avx2" => std::arch::is_x86_feature_detected!("avx2"),
+        _ => {
+            std::arch::is_x86_feature_detected!("avx512bw")
+                && std::arch::is_x86_feature_detected!("avx512vl")
+        }
+    }
+}
+
+/// ISA-L's per-ISA variants are x86_64 code.
+#[cfg(not(target_arch = "x86_64"))]
+fn isa_usable(_feature: &str) -> bool {
+    false
 }
 
 /// One way to encode: fills `parity` from `data`.

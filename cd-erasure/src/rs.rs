@@ -162,6 +162,40 @@ impl RsCode {
         })
     }
 
+    /// The XOR code of `data_blocks` data blocks: one checksum block whose row is all ones,
+    /// so the checksum is the XOR of the data and a lost block is the XOR of the others.
+    ///
+    /// It shares everything else with the Reed-Solomon code (encode, decoders, chunk layout),
+    /// which is what lets one pipeline serve both schemes; its checksum is redset's XOR parity,
+    /// not the checksum of [`RsCode::new`]`(n, 1)` (whose row is not all ones).
+    ///
+    /// # Errors
+    ///
+    /// [`RsError::NoDataBlocks`], or [`RsError::TooManyBlocks`] when `data_blocks + 1`
+    /// exceeds [`MAX_BLOCKS`].
+    pub fn xor(data_blocks: usize) -> Result<RsCode, RsError> {
+        if data_blocks == 0 {
+            return Err(RsError::NoDataBlocks);
+        }
+        if data_blocks + 1 > MAX_BLOCKS {
+            return Err(RsError::TooManyBlocks {
+                data: data_blocks,
+                checksum: 1,
+            });
+        }
+        let n = data_blocks;
+        let mut matrix = vec![0u8; (n + 1) * n];
+        for i in 0..n {
+            matrix[i * n + i] = 1;
+        }
+        matrix[n * n..].fill(1);
+        Ok(RsCode {
+            data: n,
+            checksum: 1,
+            matrix,
+        })
+    }
+
     /// Number of data blocks `N`.
     pub fn data_blocks(&self) -> usize {
         self.data
@@ -346,26 +380,32 @@ impl RsCode {
     /// Returns `None` if `rank >= p`, `chunk_id >= p`, or `k >= p` (redset's
     /// layout needs `1 <= k < p`).
     pub fn chunk_role(&self, rank: usize, chunk_id: usize) -> Option<ChunkRole> {
-        let (p, k) = (self.data, self.checksum);
-        if rank >= p || chunk_id >= p || k >= p {
-            return None;
-        }
-        let segments = p - k;
-        let id = (segments + p - rank + chunk_id) % p;
-        if id >= segments {
-            return Some(ChunkRole::Checksum { row: id - segments });
-        }
-        let mut chunk = chunk_id;
-        if chunk > rank {
-            chunk -= k;
-        }
-        // Checksum chunks that wrapped around to the front of this rank's
-        // stripes come before its data chunks.
-        let lead = (rank + k).saturating_sub(p);
-        Some(ChunkRole::Data {
-            chunk: chunk - lead,
-        })
+        chunk_role(self.data, self.checksum, rank, chunk_id)
     }
+}
+
+/// What `rank` holds for stripe `chunk_id` in redset's chunk layout for `p` ranks and `k`
+/// checksums (see [`RsCode::chunk_role`], which is this with the code's `N` and `k`); `None`
+/// if `rank >= p`, `chunk_id >= p`, or `k >= p`.
+pub fn chunk_role(p: usize, k: usize, rank: usize, chunk_id: usize) -> Option<ChunkRole> {
+    if rank >= p || chunk_id >= p || k >= p {
+        return None;
+    }
+    let segments = p - k;
+    let id = (segments + p - rank + chunk_id) % p;
+    if id >= segments {
+        return Some(ChunkRole::Checksum { row: id - segments });
+    }
+    let mut chunk = chunk_id;
+    if chunk > rank {
+        chunk -= k;
+    }
+    // Checksum chunks that wrapped around to the front of this rank's
+    // stripes come before its data chunks.
+    let lead = (rank + k).saturating_sub(p);
+    Some(ChunkRole::Data {
+        chunk: chunk - lead,
+    })
 }
 
 /// Rebuilds a fixed set of missing blocks from `N` present ones.
@@ -685,6 +725,24 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The XOR code: the checksum is the XOR of the data, every single loss is rebuilt as the
+    /// XOR of the other blocks.
+    #[test]
+    fn xor_code_is_the_all_ones_row() {
+        for n in 1..=7 {
+            let code = RsCode::xor(n).unwrap();
+            assert_eq!(code.checksum_row(0), vec![1u8; n].as_slice());
+            for lost in 0..=n {
+                let dec = code.decoder(&[lost]).unwrap();
+                assert!(dec.row(0).iter().all(|&c| c == 1), "n {n} lost {lost}");
+                assert!(!dec.present().contains(&lost));
+            }
+        }
+        assert_eq!(RsCode::xor(0), Err(RsError::NoDataBlocks));
+        assert!(RsCode::xor(254).is_ok());
+        assert!(RsCode::xor(255).is_err());
     }
 
     #[test]
