@@ -151,6 +151,9 @@ fn encode_with(
     for s in 0..w {
         post_receives(&mut fl, s);
     }
+    // With one step per offset (`p - k == 1`) and coefficient 1 (XOR on two ranks), the piece
+    // received is the checksum piece: it is written from the receive buffer, not copied first.
+    let as_received = |c: u8| p - k == 1 && c == 1;
     let mut acc: Vec<Vec<u8>> = (0..k).map(|_| vec![0u8; piece]).collect();
     for (s, &(o, n, t)) in steps.iter().enumerate() {
         let slot = s % w;
@@ -165,7 +168,11 @@ fn encode_with(
         for (i, a) in acc.iter_mut().enumerate() {
             let rs_slot = w + slot * k + i;
             fl.wait(rs_slot);
-            let (got, c) = (&fl.buf(rs_slot)[..n], coef(i, from(t, i)));
+            let c = coef(i, from(t, i));
+            if as_received(c) {
+                continue;
+            }
+            let got = &fl.buf(rs_slot)[..n];
             if t == p - 1 {
                 // the first step of this offset: no accumulator to add to yet
                 mul_into(&mut a[..n], got, c);
@@ -173,15 +180,21 @@ fn encode_with(
                 mul_xor_into(&mut a[..n], got, c);
             }
         }
+        if t == k {
+            // the last step of this offset: the checksum pieces are complete (written before
+            // the slot's next receive is posted, as one may still be in its receive buffer)
+            for (i, a) in acc.iter().enumerate() {
+                let done: &[u8] = if as_received(coef(i, from(t, i))) {
+                    &fl.buf(w + slot * k + i)[..n]
+                } else {
+                    &a[..n]
+                };
+                write_file(out, out_path, hlen + i as u64 * chunk + o, done, err);
+                cks_crcs[i] = crc(cks_crcs[i], done);
+            }
+        }
         if s + w < steps.len() {
             post_receives(&mut fl, s + w);
-        }
-        if t == k {
-            // the last step of this offset: the accumulators are checksum pieces
-            for (i, a) in acc.iter_mut().enumerate() {
-                write_file(out, out_path, hlen + i as u64 * chunk + o, &a[..n], err);
-                cks_crcs[i] = crc(cks_crcs[i], &a[..n]);
-            }
         }
     }
     fl.wait_all();
@@ -290,12 +303,18 @@ pub(crate) fn rebuild(
         }
     };
     // multiply-accumulate the symbol in slot `sym` (sent by `h`) into the outputs of bank `b`
-    let absorb = |fl: &mut Flight, b: usize, sym: usize, h: usize, n: usize| {
+    // (the first symbol of an offset overwrites the outputs, the others add to them)
+    let absorb = |fl: &mut Flight, b: usize, sym: usize, h: usize, n: usize, first: &mut bool| {
         if let (Some(d), Some(idx)) = (my_dec, needed(h, r)) {
             for u in 0..m {
                 let (o, s) = fl.pair(out(b, u), sym);
-                mul_xor_into(&mut o[..n], &s[..n], d.coefficient(u, idx));
+                if *first {
+                    mul_into(&mut o[..n], &s[..n], d.coefficient(u, idx));
+                } else {
+                    mul_xor_into(&mut o[..n], &s[..n], d.coefficient(u, idx));
+                }
             }
+            *first = false;
         }
     };
     let mut own_sym = vec![0u8; piece];
@@ -309,8 +328,8 @@ pub(crate) fn rebuild(
         }
         for u in 0..m {
             fl.wait(out(b, u));
-            fl.buf(out(b, u))[..n].fill(0);
         }
+        let mut first = true;
         // phase A: send my symbols to the ranks decoding their stripes, absorb my own and
         // those of the others for stripe r (step t sends to r+t, receives from r-t)
         for t in 1..p {
@@ -326,14 +345,21 @@ pub(crate) fn rebuild(
             read_symbol(&mut own_sym[..n], r, o, err);
             for u in 0..m {
                 let c = d.coefficient(u, idx);
-                mul_xor_into(&mut fl.buf(out(b, u))[..n], &own_sym[..n], c);
+                mul_into(&mut fl.buf(out(b, u))[..n], &own_sym[..n], c);
             }
+            first = false;
         }
         for t in 1..p {
             let from = (r + p - t) % p;
             if needed(from, r).is_some() {
                 fl.wait(a_recv(b, t));
-                absorb(&mut fl, b, a_recv(b, t), from, n);
+                absorb(&mut fl, b, a_recv(b, t), from, n, &mut first);
+            }
+        }
+        if first {
+            // no symbol of this stripe is read (all known zeros): the outputs are zero
+            for u in 0..m {
+                fl.buf(out(b, u))[..n].fill(0);
             }
         }
         // phase B: the outputs go to the lost members, which write them
