@@ -2,6 +2,7 @@
 # Installs what building and testing containment needs on Debian, when missing. Idempotent.
 #   - MPICH (the primary MPI family) and Open MPI (the second), gfortran
 #   - libclang for rsmpi's bindgen
+#   - ISA-L (libisal-dev), the reference cd-erasure's bench `isal` compares its RS encode with
 #   - the MPI alternatives pinned to MPICH, or Open MPI takes over mpicc/mpirun
 #   - with CD_SETUP_TEST_TOOLS=1 (scripts/test.sh), what the tests need beyond building: the
 #     aarch64 cross linker, qemu user emulation and Rust's aarch64 target, which run
@@ -13,7 +14,7 @@
 set -euo pipefail
 
 packages=(build-essential pkg-config mpich libmpich-dev gfortran libclang1-14 libclang-common-14-dev
-          openmpi-bin libopenmpi-dev valgrind)
+          openmpi-bin libopenmpi-dev valgrind libisal-dev)
 if [ "${CD_SETUP_TEST_TOOLS:-0}" = 1 ] && [ "$(uname -m)" = x86_64 ]; then
     packages+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user)
 fi

@@ -41,11 +41,6 @@ use crate::kernels;
 /// The largest number of blocks (data plus checksum) a code may have.
 pub const MAX_BLOCKS: usize = 255;
 
-/// Bytes of each buffer processed per pass in [`RsCode::encode`] and
-/// [`Decoder::reconstruct`]: small enough that the slice of every input stays
-/// in cache while all outputs are accumulated from it.
-const STRIP: usize = 32 * 1024;
-
 /// Errors of the Reed-Solomon code.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RsError {
@@ -163,6 +158,40 @@ impl RsCode {
         Ok(RsCode {
             data: data_blocks,
             checksum: checksum_blocks,
+            matrix,
+        })
+    }
+
+    /// The XOR code of `data_blocks` data blocks: one checksum block whose row is all ones,
+    /// so the checksum is the XOR of the data and a lost block is the XOR of the others.
+    ///
+    /// It shares everything else with the Reed-Solomon code (encode, decoders, chunk layout),
+    /// which is what lets one pipeline serve both schemes; its checksum is redset's XOR parity,
+    /// not the checksum of [`RsCode::new`]`(n, 1)` (whose row is not all ones).
+    ///
+    /// # Errors
+    ///
+    /// [`RsError::NoDataBlocks`], or [`RsError::TooManyBlocks`] when `data_blocks + 1`
+    /// exceeds [`MAX_BLOCKS`].
+    pub fn xor(data_blocks: usize) -> Result<RsCode, RsError> {
+        if data_blocks == 0 {
+            return Err(RsError::NoDataBlocks);
+        }
+        if data_blocks + 1 > MAX_BLOCKS {
+            return Err(RsError::TooManyBlocks {
+                data: data_blocks,
+                checksum: 1,
+            });
+        }
+        let n = data_blocks;
+        let mut matrix = vec![0u8; (n + 1) * n];
+        for i in 0..n {
+            matrix[i * n + i] = 1;
+        }
+        matrix[n * n..].fill(1);
+        Ok(RsCode {
+            data: n,
+            checksum: 1,
             matrix,
         })
     }
@@ -351,26 +380,32 @@ impl RsCode {
     /// Returns `None` if `rank >= p`, `chunk_id >= p`, or `k >= p` (redset's
     /// layout needs `1 <= k < p`).
     pub fn chunk_role(&self, rank: usize, chunk_id: usize) -> Option<ChunkRole> {
-        let (p, k) = (self.data, self.checksum);
-        if rank >= p || chunk_id >= p || k >= p {
-            return None;
-        }
-        let segments = p - k;
-        let id = (segments + p - rank + chunk_id) % p;
-        if id >= segments {
-            return Some(ChunkRole::Checksum { row: id - segments });
-        }
-        let mut chunk = chunk_id;
-        if chunk > rank {
-            chunk -= k;
-        }
-        // Checksum chunks that wrapped around to the front of this rank's
-        // stripes come before its data chunks.
-        let lead = (rank + k).saturating_sub(p);
-        Some(ChunkRole::Data {
-            chunk: chunk - lead,
-        })
+        chunk_role(self.data, self.checksum, rank, chunk_id)
     }
+}
+
+/// What `rank` holds for stripe `chunk_id` in redset's chunk layout for `p` ranks and `k`
+/// checksums (see [`RsCode::chunk_role`], which is this with the code's `N` and `k`); `None`
+/// if `rank >= p`, `chunk_id >= p`, or `k >= p`.
+pub fn chunk_role(p: usize, k: usize, rank: usize, chunk_id: usize) -> Option<ChunkRole> {
+    if rank >= p || chunk_id >= p || k >= p {
+        return None;
+    }
+    let segments = p - k;
+    let id = (segments + p - rank + chunk_id) % p;
+    if id >= segments {
+        return Some(ChunkRole::Checksum { row: id - segments });
+    }
+    let mut chunk = chunk_id;
+    if chunk > rank {
+        chunk -= k;
+    }
+    // Checksum chunks that wrapped around to the front of this rank's
+    // stripes come before its data chunks.
+    let lead = (rank + k).saturating_sub(p);
+    Some(ChunkRole::Data {
+        chunk: chunk - lead,
+    })
 }
 
 /// Rebuilds a fixed set of missing blocks from `N` present ones.
@@ -485,29 +520,13 @@ fn check_buffers(
 }
 
 /// `outputs[t] = sum_i rows[t][i] * inputs[i]` for a row-major
-/// `outputs.len() x inputs.len()` matrix, over strips of [`STRIP`] bytes so
-/// each input strip is read from cache by every output.
+/// `outputs.len() x inputs.len()` matrix: all outputs in one pass over the
+/// inputs ([`kernels::combine`]).
 ///
 /// Callers have checked that all buffers have one length and that the counts
 /// match the matrix.
 fn combine(rows: &[u8], inputs: &[&[u8]], outputs: &mut [&mut [u8]]) {
-    let n = inputs.len();
-    debug_assert_eq!(rows.len(), n * outputs.len());
-    let len = outputs.first().map_or(0, |o| o.len());
-    let k = kernels::selected();
-    let mut start = 0;
-    while start < len {
-        let end = (start + STRIP).min(len);
-        for (t, out) in outputs.iter_mut().enumerate() {
-            let out = &mut out[start..end];
-            let coeffs = &rows[t * n..(t + 1) * n];
-            k.mul_into(out, &inputs[0][start..end], coeffs[0]);
-            for (input, &c) in inputs.iter().zip(coeffs).skip(1) {
-                k.mul_xor_into(out, &input[start..end], c);
-            }
-        }
-        start = end;
-    }
+    kernels::combine(rows, inputs, outputs);
 }
 
 /// redset's encoding matrix: Vandermonde rows `r^0 .. r^(n-1)` for
@@ -706,6 +725,24 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The XOR code: the checksum is the XOR of the data, every single loss is rebuilt as the
+    /// XOR of the other blocks.
+    #[test]
+    fn xor_code_is_the_all_ones_row() {
+        for n in 1..=7 {
+            let code = RsCode::xor(n).unwrap();
+            assert_eq!(code.checksum_row(0), vec![1u8; n].as_slice());
+            for lost in 0..=n {
+                let dec = code.decoder(&[lost]).unwrap();
+                assert!(dec.row(0).iter().all(|&c| c == 1), "n {n} lost {lost}");
+                assert!(!dec.present().contains(&lost));
+            }
+        }
+        assert_eq!(RsCode::xor(0), Err(RsError::NoDataBlocks));
+        assert!(RsCode::xor(254).is_ok());
+        assert!(RsCode::xor(255).is_err());
     }
 
     #[test]

@@ -5,22 +5,27 @@
 //!
 //! ```text
 //! cargo build --release -p cd-redset --benches      # or: cargo bench -p cd-redset --no-run
-//! mpirun -np 4 target/release/deps/redset_mpi-<hash> DIR [--sizes 64,256]
-//!     [--schemes xor,rs2,rs3] [--piece BYTES] [--reps N] [--block] [--phases]
+//! mpirun -np 2 target/release/deps/redset_mpi-<hash> DIR [--sizes 64,256]
+//!     [--schemes xor,rs2,rs3] [--piece BYTES] [--reps N] [--block] [--phases] [--ring-wait]
 //! ```
 //!
-//! Every rank works at once (as in production), so with more ranks than cores the baselines
-//! are per-rank shares too. Times are the slowest rank's, between barriers; each figure is the
-//! best of `--reps` runs (default 3), to filter out other users of a shared machine. Rebuild loses the
-//! scheme's limit (1 rank for XOR and PARTNER, k for RS): data and redundancy files. It is
-//! measured with the default CRC32C verification and without it (`verify: false`).
+//! Every rank works at once (as in production), so with more ranks than cores every figure is
+//! a per-rank share of an oversubscribed machine: report such runs apart. Times are the slowest
+//! rank's, between barriers. The references and the scheme's operations run interleaved, round
+//! after round (`--reps` rounds, default 5): memcpy of the rank's data, writing it to a file,
+//! the MPI ring, encode, rebuild, rebuild without CRC32C, then the next round; each figure is
+//! the median over the rounds with the minimum and maximum, and `/ring` is the median of the
+//! per-round ratios encode / ring. Rebuild loses the scheme's limit (1 rank for XOR and
+//! PARTNER, k for RS): data and redundancy files; it is measured with the default CRC32C
+//! verification and without it (`verify: false`).
 //!
 //! The MPI ring passes each rank's buffer to its right neighbour in `piece`-sized nonblocking
-//! messages: once one at a time completed with `MPI_Wait` (busy-polling, as the first version
-//! of this bench did), and once four at a time completed with `MPI_Test` and `sched_yield`
-//! (what cd-redset's pipelines do; this is the transport ceiling the ratios `/ring` use). `--block` runs cd-redset with blocking
-//! waits too. `--phases` prints where the time went (ms, mean over the ranks; for rebuild
-//! separately over the ranks that kept their files and those that lost them).
+//! messages, four at a time, completed with `MPI_Test` and `sched_yield` (what cd-redset's
+//! pipelines do): every XOR encode must move the same bytes, so it is the transport ceiling the
+//! `/ring` ratio uses. `--ring-wait` also runs it one message at a time with `MPI_Wait`
+//! (busy-polling); `--block` runs cd-redset with blocking waits too. `--phases` prints where
+//! the time went in the median round (ms, mean over the ranks; for rebuild separately over the
+//! ranks that kept their files and those that lost them).
 //!
 //! Started without `mpirun` (as `cargo bench` does), it prints this usage and exits.
 
@@ -128,7 +133,52 @@ fn print_phases(label: &str, p: &[(&'static str, f64)]) {
 
 fn usage() -> &'static str {
     "usage: mpirun -np N redset_mpi DIR [--sizes 64,256] [--schemes xor,rs2,rs3,partner1] \
-     [--piece BYTES] [--reps N] [--block] [--phases]"
+     [--piece BYTES] [--reps N] [--block] [--phases] [--ring-wait]"
+}
+
+/// Times (seconds, slowest rank) of every round of one scheme and size, and the phases of
+/// each encode and rebuild.
+#[derive(Default)]
+struct Rounds {
+    memcpy: Vec<f64>,
+    write: Vec<f64>,
+    ring: Vec<f64>,
+    ring_wait: Vec<f64>,
+    encode: Vec<f64>,
+    rebuild: Vec<f64>,
+    rebuild_nocrc: Vec<f64>,
+    encode_phases: Vec<Vec<(&'static str, f64)>>,
+    rebuild_phases: Vec<[Vec<(&'static str, f64)>; 2]>,
+}
+
+/// The median of `v` (the mean of the middle two for an even count).
+fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(|a, b| a.total_cmp(b));
+    let n = s.len();
+    if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        (s[n / 2 - 1] + s[n / 2]) / 2.0
+    }
+}
+
+/// Index of a median element of `v` (the lower one for an even count).
+fn median_index(v: &[f64]) -> usize {
+    let mut idx: Vec<usize> = (0..v.len()).collect();
+    idx.sort_by(|&a, &b| v[a].total_cmp(&v[b]));
+    idx[(v.len() - 1) / 2]
+}
+
+/// `median (min..max)` of `v`, right-aligned in 21 columns (`unit` appended).
+fn spread(v: &[f64], unit: &str) -> String {
+    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = v.iter().copied().fold(0.0, f64::max);
+    let (m, digits) = (median(v), if unit == "x" { 2 } else { 0 });
+    format!(
+        "{:>21}",
+        format!("{m:.digits$} ({lo:.digits$}..{hi:.digits$}){unit}")
+    )
 }
 
 fn main() {
@@ -152,7 +202,8 @@ fn main() {
     let mut piece = Options::default().piece_size;
     let mut block = false;
     let mut phases = false;
-    let mut reps = 3usize;
+    let mut reps = 5usize;
+    let mut ring_wait = false;
     let mut i = 2;
     while i < args.len() {
         let val = || args.get(i + 1).unwrap_or_else(|| panic!("{}", usage()));
@@ -167,6 +218,10 @@ fn main() {
             }
             "--phases" => {
                 phases = true;
+                i -= 1;
+            }
+            "--ring-wait" => {
+                ring_wait = true;
                 i -= 1;
             }
             "--bench" => i -= 1, // passed by `cargo bench`
@@ -197,41 +252,25 @@ fn main() {
         fill(&mut src, rank as u64 + 1);
         let mut dst = vec![0u8; bytes];
         dst.copy_from_slice(&src); // fault the pages in
-        let mut memcpy = f64::MAX;
-        for _ in 0..reps {
-            memcpy = memcpy.min(timed(&world, || dst.copy_from_slice(&src)));
-        }
-        drop(dst);
         let data = dir.join(format!("data_r{rank}.bin"));
-        let mut write = f64::MAX;
-        for _ in 0..reps {
-            let _ = std::fs::remove_file(&data);
-            write = write.min(timed(&world, || std::fs::write(&data, &src).unwrap()));
-        }
-        let (mut ring_block, mut ring_yield) = (f64::MAX, f64::MAX);
-        for _ in 0..reps {
-            ring_block = ring_block.min(ring(&world, &src, piece, false, 1));
-            ring_yield = ring_yield.min(ring(&world, &src, piece, true, RING_DEPTH));
-        }
-        drop(src);
+        std::fs::write(&data, &src).unwrap();
         let rate = |t: f64| bytes as f64 / t / (1 << 20) as f64;
-        let (memcpy_bw, write_bw, ring_bw) = (rate(memcpy), rate(write), rate(ring_yield));
         if rank == 0 {
             println!(
-                "\n{mib} MiB per rank: memcpy {memcpy_bw:.0} MiB/s, file write {write_bw:.0} MiB/s, \
-                 MPI ring {ring_bw:.0} MiB/s ({RING_DEPTH} in flight, test+yield), \
-                 {:.0} MiB/s (1 in flight, MPI_Wait)",
-                rate(ring_block)
+                "\n{mib} MiB per rank; MiB/s: median (min..max) of {reps} rounds; each round \
+                 runs memcpy, file write, the MPI ring ({RING_DEPTH} in flight, test+yield), \
+                 encode, rebuild, rebuild without CRC, in that order"
             );
             println!(
-                "{:<9} {:>11} {:>8} {:>7} {:>6} {:>12} {:>8} {:>15}",
+                "{:<9} {:>21} {:>21} {:>7} {:>21} {:>21} {:>21} {:>7} {:>21}",
                 "scheme",
+                "memcpy",
+                "MPI ring",
+                "",
                 "encode",
-                "/memcpy",
-                "/write",
-                "/ring",
+                "/ring (per round)",
                 "rebuild",
-                "/encode",
+                "/enc",
                 "rebuild no-CRC"
             );
         }
@@ -248,14 +287,6 @@ fn main() {
             let rs = Redset::create(&world, scheme, 8, None, opts).expect("create");
             let prefix = format!("{}/bench_{name}.", dir.display());
             let files = [data.clone()];
-            let (mut enc, mut enc_phases) = (f64::MAX, Vec::new());
-            for _ in 0..reps {
-                let t = timed(&world, || rs.apply(&files, &prefix).expect("apply"));
-                let p = mean_phases(&world, &rs.last_times(), true);
-                if t < enc {
-                    (enc, enc_phases) = (t, p);
-                }
-            }
             let lost = rank >= np - lose;
             let drop_files = |rs: &Redset| {
                 world.barrier();
@@ -266,47 +297,80 @@ fn main() {
                     }
                 }
             };
-            let (mut reb, mut reb_phases, mut reb_nocrc) = (f64::MAX, Vec::new(), f64::MAX);
+            let mut r = Rounds::default();
             for _ in 0..reps {
+                r.memcpy.push(timed(&world, || dst.copy_from_slice(&src)));
+                let _ = std::fs::remove_file(&data);
+                r.write
+                    .push(timed(&world, || std::fs::write(&data, &src).unwrap()));
+                r.ring.push(ring(&world, &src, piece, true, RING_DEPTH));
+                if ring_wait {
+                    r.ring_wait.push(ring(&world, &src, piece, false, 1));
+                }
+                let t = timed(&world, || rs.apply(&files, &prefix).expect("apply"));
+                r.encode.push(t);
+                r.encode_phases
+                    .push(mean_phases(&world, &rs.last_times(), true));
                 drop_files(&rs);
                 let mut times = PhaseTimes::default();
-                let t = timed(&world, || {
+                r.rebuild.push(timed(&world, || {
                     times = Redset::recover(&world, &prefix, opts)
                         .expect("recover")
                         .1
                         .times;
-                });
-                let p = vec![
+                }));
+                r.rebuild_phases.push([
                     mean_phases(&world, &times, !lost),
                     mean_phases(&world, &times, lost),
-                ];
-                if t < reb {
-                    (reb, reb_phases) = (t, p);
-                }
+                ]);
                 drop_files(&rs);
                 let o = Options {
                     verify: false,
                     ..opts
                 };
-                reb_nocrc = reb_nocrc.min(timed(&world, || {
+                r.rebuild_nocrc.push(timed(&world, || {
                     Redset::recover(&world, &prefix, o).expect("recover");
                 }));
             }
             if rank == 0 {
+                let rates = |ts: &[f64]| -> Vec<f64> { ts.iter().map(|&t| rate(t)).collect() };
+                let per_round: Vec<f64> =
+                    r.ring.iter().zip(&r.encode).map(|(g, e)| g / e).collect();
+                let enc_per_reb: Vec<f64> = r
+                    .encode
+                    .iter()
+                    .zip(&r.rebuild)
+                    .map(|(e, b)| e / b)
+                    .collect();
                 println!(
-                    "{name:<9} {:>5.0} MiB/s {:>7.2}x {:>6.2}x {:>5.2}x {:>6.0} MiB/s {:>7.2}x {:>9.0} MiB/s",
-                    rate(enc),
-                    rate(enc) / memcpy_bw,
-                    rate(enc) / write_bw,
-                    rate(enc) / ring_bw,
-                    rate(reb),
-                    enc / reb,
-                    rate(reb_nocrc)
+                    "{name:<9} {} {} {:>7} {} {} {} {:>6.2}x {}",
+                    spread(&rates(&r.memcpy), ""),
+                    spread(&rates(&r.ring), ""),
+                    "",
+                    spread(&rates(&r.encode), ""),
+                    spread(&per_round, "x"),
+                    spread(&rates(&r.rebuild), ""),
+                    median(&enc_per_reb),
+                    spread(&rates(&r.rebuild_nocrc), ""),
+                );
+                println!(
+                    "  file write {}{}",
+                    spread(&rates(&r.write), " MiB/s"),
+                    if ring_wait {
+                        format!(
+                            ", ring 1 in flight with MPI_Wait {}",
+                            spread(&rates(&r.ring_wait), " MiB/s")
+                        )
+                    } else {
+                        String::new()
+                    }
                 );
                 if phases {
-                    print_phases("encode", &enc_phases);
-                    print_phases("rebuild (kept)", &reb_phases[0]);
-                    print_phases("rebuild (lost)", &reb_phases[1]);
+                    let m = median_index(&r.encode);
+                    print_phases("encode", &r.encode_phases[m]);
+                    let m = median_index(&r.rebuild);
+                    print_phases("rebuild (kept)", &r.rebuild_phases[m][0]);
+                    print_phases("rebuild (lost)", &r.rebuild_phases[m][1]);
                 }
             }
             rs.unapply(&prefix).expect("unapply");

@@ -105,7 +105,7 @@ pub(crate) fn crc_of_range(lf: &LogicalFile, off: u64, len: u64, buf: &mut [u8])
     while pos < end {
         let n = ((end - pos) as usize).min(buf.len());
         crate::prof::timed(crate::prof::Phase::Read, || lf.read_at(pos, &mut buf[..n]))?;
-        crc = crate::pipeline::crc(crc, &buf[..n]);
+        crc = crate::util::crc(crc, &buf[..n]);
         pos += n as u64;
     }
     Ok(crc)

@@ -95,7 +95,7 @@ impl Scheme {
         match *self {
             _ if m == 0 => Ok(()),
             Scheme::Single => Err("SINGLE keeps no redundancy data".into()),
-            Scheme::Partner { replicas } => crate::partner::feasible(replicas as usize, lost),
+            Scheme::Partner { replicas } => partner_feasible(replicas as usize, lost),
             Scheme::Xor | Scheme::Rs { .. } if m > self.tolerance() => Err(format!(
                 "{m} members lost, the scheme rebuilds at most {}",
                 self.tolerance()
@@ -523,9 +523,35 @@ impl Redset {
     }
 }
 
+/// PARTNER's rule: every lost member keeps a surviving right partner within `R`.
+fn partner_feasible(rep: usize, lost: &[bool]) -> std::result::Result<(), String> {
+    let n = lost.len();
+    for x in (0..n).filter(|&x| lost[x]) {
+        if (1..=rep).all(|d| lost[(x + d) % n]) {
+            return Err(format!(
+                "group rank {x} and all of its {rep} partner(s) to the right ({}) are lost",
+                (1..=rep)
+                    .map(|d| ((x + d) % n).to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn partner_feasibility() {
+        assert!(partner_feasible(1, &[true, false, false, false]).is_ok());
+        assert!(partner_feasible(1, &[true, true, false, false]).is_err());
+        assert!(partner_feasible(1, &[true, false, true, false]).is_ok());
+        assert!(partner_feasible(2, &[true, true, false, false]).is_ok());
+        assert!(partner_feasible(2, &[true, true, true, false]).is_err());
+    }
 
     #[test]
     fn group_id_matches_redset() {

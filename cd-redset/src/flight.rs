@@ -24,6 +24,10 @@ use mpi::topology::SimpleCommunicator;
 use crate::pipeline::TAG_DATA;
 use crate::prof::{self, Phase};
 
+/// Pieces in flight per rank in the pipelines: receives are posted this many pieces (or
+/// steps) ahead, so a rank runs up to that many steps ahead of or behind its partners.
+pub(crate) const WINDOW: usize = 4;
+
 /// Buffers and the requests posted on them (see the module docs).
 pub(crate) struct Flight<'c> {
     comm: ffi::MPI_Comm,

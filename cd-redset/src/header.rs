@@ -306,6 +306,55 @@ pub fn check_payload_file(
     f.check_payload(blocks, true, buf)
 }
 
+/// The `DESC` entries of a header: each member's file list with its descriptor.
+pub(crate) fn member_descs(
+    rs: &crate::descriptor::Redset,
+    files: &[Option<RankFiles>],
+    members: impl IntoIterator<Item = usize>,
+) -> Result<Vec<(usize, KvTree)>> {
+    members
+        .into_iter()
+        .map(|m| {
+            let f = files[m].as_ref().ok_or_else(|| {
+                Error::Unrecoverable(format!("file list of group rank {m} is unknown"))
+            })?;
+            Ok((m, f.to_kvtree(Some(&rs.member_desc(m)))))
+        })
+        .collect()
+}
+
+/// Writes the final header at offset 0 of the file being written at `tmp` (and fsyncs it).
+pub(crate) fn write_header(
+    spec: &HeaderSpec,
+    hlen: u64,
+    out: Option<&std::fs::File>,
+    tmp: &Path,
+    fsync: bool,
+    err: &mut crate::pipeline::ErrSlot,
+) {
+    let Some(out) = out else { return };
+    if err.is_err() {
+        return;
+    }
+    let bytes = spec.to_kvtree().to_file_bytes();
+    if bytes.len() as u64 != hlen {
+        err.set(Error::InvalidArgument(format!(
+            "header size changed from {hlen} to {}",
+            bytes.len()
+        )));
+        return;
+    }
+    if let Err(e) = crate::prof::timed(crate::prof::Phase::Write, || {
+        crate::util::write_all_at(out, tmp, &bytes, 0)
+    }) {
+        err.set(e);
+        return;
+    }
+    if fsync {
+        err.keep(crate::util::sync_file(out, tmp));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

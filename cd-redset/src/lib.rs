@@ -81,6 +81,7 @@ pub use cd_erasure::{gf256, kernels, rs};
 pub mod comm;
 pub mod dataset;
 pub mod descriptor;
+mod erasure;
 pub mod error;
 mod flight;
 pub mod header;
@@ -93,10 +94,8 @@ mod partner;
 mod pipeline;
 pub mod prof;
 mod recover;
-mod rs_scheme;
 mod single;
 mod util;
-mod xor;
 
 use std::path::{Path, PathBuf};
 
@@ -414,20 +413,16 @@ impl Redset {
             lost.len(),
             self.info.ranks
         );
-        let verdict = match self.info.scheme {
-            Scheme::Single => Err("SINGLE keeps no redundancy data".to_string()),
-            Scheme::Partner { replicas } => partner::feasible(replicas as usize, &sv.lost),
-            Scheme::Xor | Scheme::Rs { .. } => {
-                let k = self.info.scheme.tolerance();
-                if lost.len() > k {
-                    Err(format!("the scheme rebuilds at most {k}"))
-                } else if sv.chunk.is_none() {
-                    Err("the chunk size was lost with every header".into())
-                } else {
-                    Ok(())
-                }
-            }
-        };
+        let verdict =
+            self.info
+                .scheme
+                .can_rebuild(&sv.lost)
+                .and_then(|()| match self.info.scheme {
+                    Scheme::Xor | Scheme::Rs { .. } if sv.chunk.is_none() => {
+                        Err("the chunk size was lost with every header".into())
+                    }
+                    _ => Ok(()),
+                });
         let verdict = verdict.and_then(|()| match lost.iter().find(|&&x| sv.files[x].is_none()) {
             Some(x) => Err(format!(
                 "the file list of group rank {x} survives in no header"

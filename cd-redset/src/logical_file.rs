@@ -144,7 +144,7 @@ impl LogicalFile {
     /// Flushes every file to stable storage.
     pub fn sync(&self) -> Result<()> {
         for p in &self.parts {
-            crate::pipeline::sync_file(&p.file, &p.path)?;
+            crate::util::sync_file(&p.file, &p.path)?;
         }
         Ok(())
     }

@@ -1,52 +1,24 @@
-//! What XOR and Reed-Solomon share: chunk layout, header contents, apply and rebuild drivers.
+//! The XOR / Reed-Solomon `apply` and rebuild drivers: chunk size, files, headers and the
+//! agreement around the one pipeline of [`crate::erasure`].
 //!
-//! Both treat rank `r`'s files as one logical file cut into `p - k` chunks of
-//! `ceil(max logical size / (p - k))` bytes (at least 1), zero-padded. Stripe `s` (one chunk
-//! per rank) holds checksums on ranks `s, s-1, .., s-k+1` and data chunks on the others, in
-//! order (redset's `redset_rs_get_encoding_id` / `redset_rs_get_data_id`; XOR is the case
-//! `k = 1`, where rank `r` stores the parity of stripe `r`). A rank's redundancy file is its
-//! header followed by its `k` checksum chunks of its stripes `r, r+1, .., r+k-1`.
+//! Both schemes treat rank `r`'s files as one logical file cut into `p - k` chunks of
+//! `ceil(max logical size / (p - k))` bytes (at least 1), zero-padded, in the stripe layout of
+//! [`crate::erasure`]. A rank's redundancy file is its header followed by its `k` checksum
+//! chunks of its stripes `r, r+1, .., r+k-1`.
 //!
 //! The header of rank `r` holds its own file list and those of its `k` left neighbours
 //! (redset's `DESC/<rank>` entries), so any `k` losses leave every file list in some header.
 
-use std::path::{Path, PathBuf};
-
 use crate::comm;
 use crate::dataset::{ChunkCrcs, RankFiles};
-use crate::descriptor::{Redset, Scheme};
+use crate::descriptor::Redset;
+use crate::erasure::{self, code_of, k_of, role, RebuildTarget};
 use crate::error::{Error, Result};
-use crate::header::{self, HeaderSpec};
-use crate::logical_file::LogicalFile;
+use crate::header::{self, member_descs, write_header, HeaderSpec};
 use crate::pipeline::{chunk_size, ErrSlot, Staged};
-use crate::recover::{self, Survey, Verifier};
+use crate::recover::{self, Attempt, Survey, Verifier};
 use crate::rs::{ChunkRole, RsCode};
 use crate::util;
-
-/// Number of checksum chunks per rank.
-pub(crate) fn k_of(rs: &Redset) -> usize {
-    match rs.info.scheme {
-        Scheme::Rs { checksums } => checksums as usize,
-        _ => 1,
-    }
-}
-
-/// What rank `rank` holds in stripe `stripe` for `p` ranks and `k` checksums.
-pub(crate) fn role(p: usize, k: usize, rank: usize, stripe: usize) -> ChunkRole {
-    let segments = p - k;
-    let id = (segments + p - rank + stripe) % p;
-    if id >= segments {
-        return ChunkRole::Checksum { row: id - segments };
-    }
-    let mut chunk = stripe;
-    if chunk > rank {
-        chunk -= k;
-    }
-    let lead = (rank + k).saturating_sub(p);
-    ChunkRole::Data {
-        chunk: chunk - lead,
-    }
-}
 
 /// Group ranks whose file lists rank `r`'s header carries: itself, then `k` left neighbours.
 fn header_members(n: usize, k: usize, r: usize) -> Vec<usize> {
@@ -71,23 +43,6 @@ fn header_spec(
     })
 }
 
-/// The `DESC` entries of a header: each member's file list with its descriptor.
-pub(crate) fn member_descs(
-    rs: &Redset,
-    files: &[Option<RankFiles>],
-    members: impl IntoIterator<Item = usize>,
-) -> Result<Vec<(usize, crate::kvtree::KvTree)>> {
-    members
-        .into_iter()
-        .map(|m| {
-            let f = files[m].as_ref().ok_or_else(|| {
-                Error::Unrecoverable(format!("file list of group rank {m} is unknown"))
-            })?;
-            Ok((m, f.to_kvtree(Some(&rs.member_desc(m)))))
-        })
-        .collect()
-}
-
 fn crc_bytes(v: &[u32]) -> Vec<u8> {
     v.iter().flat_map(|c| c.to_be_bytes()).collect()
 }
@@ -96,38 +51,6 @@ fn crc_from_bytes(b: &[u8]) -> Vec<u32> {
     b.chunks_exact(4)
         .map(|c| u32::from_be_bytes(c.try_into().expect("4")))
         .collect()
-}
-
-/// Writes the final header at offset 0 of the file being written at `tmp` (and fsyncs it).
-pub(crate) fn write_header(
-    spec: &HeaderSpec,
-    hlen: u64,
-    out: Option<&std::fs::File>,
-    tmp: &Path,
-    fsync: bool,
-    err: &mut ErrSlot,
-) {
-    let Some(out) = out else { return };
-    if err.is_err() {
-        return;
-    }
-    let bytes = spec.to_kvtree().to_file_bytes();
-    if bytes.len() as u64 != hlen {
-        err.set(Error::InvalidArgument(format!(
-            "header size changed from {hlen} to {}",
-            bytes.len()
-        )));
-        return;
-    }
-    if let Err(e) = crate::prof::timed(crate::prof::Phase::Write, || {
-        util::write_all_at(out, tmp, &bytes, 0)
-    }) {
-        err.set(e);
-        return;
-    }
-    if fsync {
-        err.keep(crate::pipeline::sync_file(out, tmp));
-    }
 }
 
 /// XOR / RS `apply` (collective over the set; the caller agrees on the outcome). The
@@ -159,12 +82,8 @@ pub(crate) fn apply(rs: &Redset, rf: &RankFiles, prefix: &str) -> Result<Staged>
         chunk,
         ranks = n
     );
-    let (data_crcs, payload_crcs) = span.in_scope(|| match rs.info.scheme {
-        Scheme::Xor => {
-            crate::xor::encode(rs, lf.as_ref(), chunk, out.as_ref(), &tmp, hlen, &mut err)
-        }
-        _ => crate::rs_scheme::encode(rs, lf.as_ref(), chunk, out.as_ref(), &tmp, hlen, &mut err),
-    });
+    let (data_crcs, payload_crcs) = span
+        .in_scope(|| erasure::encode(rs, lf.as_ref(), chunk, out.as_ref(), &tmp, hlen, &mut err));
     if let Some(lf) = &lf {
         if rs.opts.fsync {
             err.keep(lf.sync());
@@ -182,27 +101,6 @@ pub(crate) fn apply(rs: &Redset, rf: &RankFiles, prefix: &str) -> Result<Staged>
     spec = header_spec(rs, r, &files, chunk, payload_crcs)?;
     write_header(&spec, hlen, out.as_ref(), &tmp, rs.opts.fsync, &mut err);
     err.into_result().map(|()| staged)
-}
-
-/// What a rebuilding rank writes to.
-pub(crate) struct RebuildTarget {
-    /// The rebuilt logical file.
-    pub lf: Option<LogicalFile>,
-    /// The new redundancy file (temporary name until complete).
-    pub out: Option<std::fs::File>,
-    /// Its temporary path.
-    pub tmp: PathBuf,
-    /// Header length (payload offset).
-    pub hlen: u64,
-}
-
-/// One rebuild attempt: the files it staged on this rank and the survivors whose own bytes
-/// failed their CRC32C check on the way (the same list on every member).
-pub(crate) struct Attempt {
-    /// This rank's rebuilt files, under temporary names.
-    pub staged: Staged,
-    /// `(member, reason)` of each survivor found damaged; the attempt is void if not empty.
-    pub failures: Vec<(usize, String)>,
 }
 
 /// XOR / RS rebuild of the lost members (collective over the set; the members agree on the
@@ -249,35 +147,20 @@ pub(crate) fn rebuild(rs: &Redset, sv: &Survey, prefix: &str) -> Result<Attempt>
         }
     }
     let span = tracing::debug_span!("rebuild", scheme = rs.info.scheme.type_str(), ?lost);
-    let (data_crcs, payload_crcs) = span.in_scope(|| match rs.info.scheme {
-        Scheme::Xor => crate::xor::rebuild(
+    let code = code_of(rs).map_err(|e| Error::InvalidArgument(e.to_string()));
+    let (data_crcs, payload_crcs) = span.in_scope(|| match err.keep(code) {
+        Some(code) => erasure::rebuild(
             rs,
+            &code,
             sv,
-            lost[0],
+            &lost,
             chunk,
             src_lf.as_ref(),
             target.as_ref(),
             verifier.as_mut(),
             &mut err,
         ),
-        _ => {
-            let code =
-                RsCode::new(rs.info.ranks, k).map_err(|e| Error::InvalidArgument(e.to_string()));
-            match err.keep(code) {
-                Some(code) => crate::rs_scheme::rebuild(
-                    rs,
-                    &code,
-                    sv,
-                    &lost,
-                    chunk,
-                    src_lf.as_ref(),
-                    target.as_ref(),
-                    verifier.as_mut(),
-                    &mut err,
-                ),
-                None => (Vec::new(), Vec::new()),
-            }
-        }
+        None => (Vec::new(), Vec::new()),
     });
     if let Some(t) = target {
         let files = sv.files[r].as_ref().expect("checked");
@@ -330,10 +213,11 @@ pub fn serial_payloads(
     let chunk = chunk_size(max, p - k);
     let c = chunk as usize;
     let code = if xor {
-        None
+        RsCode::xor(p)
     } else {
-        Some(RsCode::new(p, k).map_err(|e| e.to_string())?)
-    };
+        RsCode::new(p, k)
+    }
+    .map_err(|e| e.to_string())?;
     let data_chunk = |s: usize, idx: usize| -> Vec<u8> {
         let mut v = vec![0u8; c];
         let start = (idx * c).min(logical[s].len());
@@ -349,7 +233,7 @@ pub fn serial_payloads(
             for s in 0..p {
                 if let ChunkRole::Data { chunk: idx } = role(p, k, s, stripe) {
                     let d = data_chunk(s, idx);
-                    let coef = code.as_ref().map_or(1, |code| code.checksum_row(row)[s]);
+                    let coef = code.checksum_row(row)[s];
                     for (x, y) in dst.iter_mut().zip(&d) {
                         *x ^= crate::gf256::mul(coef, *y);
                     }

@@ -19,15 +19,12 @@ use crate::comm;
 use crate::dataset::{ChunkCrcs, RankFiles};
 use crate::descriptor::{Redset, Scheme};
 use crate::error::{Error, Result};
-use crate::flight::Flight;
-use crate::header::{self, HeaderSpec};
-use crate::parity::{member_descs, write_header, Attempt};
-use crate::pipeline::{
-    crc, pieces, read_file, read_lf, write_file, write_lf, ErrSlot, SeqCrc, Staged,
-};
-use crate::recover::{self, Survey, Verifier};
+use crate::flight::{Flight, WINDOW};
+use crate::header::{self, member_descs, write_header, HeaderSpec};
+use crate::pipeline::{pieces, read_file, read_lf, write_file, write_lf, ErrSlot, SeqCrc, Staged};
+use crate::recover::{self, Attempt, Survey, Verifier};
 use crate::util;
-use crate::xor::WINDOW;
+use crate::util::crc;
 
 fn replicas(rs: &Redset) -> usize {
     match rs.info.scheme {
@@ -141,7 +138,7 @@ pub(crate) fn apply(rs: &Redset, rf: &RankFiles, prefix: &str) -> Result<Staged>
                 fl.wait(sl);
                 let b = &fl.buf(sl)[..len];
                 write_file(out.as_ref(), &tmp, hlen + offsets[d] + o, b, &mut err);
-                block_crc[d] = crate::pipeline::crc(block_crc[d], b);
+                block_crc[d] = crc(block_crc[d], b);
             }
         }
         post(&mut fl, q + w);
@@ -171,23 +168,6 @@ pub(crate) fn apply(rs: &Redset, rf: &RankFiles, prefix: &str) -> Result<Staged>
     let spec = header_spec(rs, r, &files, block_crc)?;
     write_header(&spec, hlen, out.as_ref(), &tmp, rs.opts.fsync, &mut err);
     err.into_result().map(|()| staged)
-}
-
-/// Whether every lost member keeps a surviving right partner within `R`.
-pub(crate) fn feasible(rep: usize, lost: &[bool]) -> std::result::Result<(), String> {
-    let n = lost.len();
-    for x in (0..n).filter(|&x| lost[x]) {
-        if (1..=rep).all(|d| lost[(x + d) % n]) {
-            return Err(format!(
-                "group rank {x} and all of its {rep} partner(s) to the right ({}) are lost",
-                (1..=rep)
-                    .map(|d| ((x + d) % n).to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-        }
-    }
-    Ok(())
 }
 
 /// One copy of a logical file during a rebuild.
@@ -402,12 +382,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn feasibility() {
-        assert!(feasible(1, &[true, false, false, false]).is_ok());
-        assert!(feasible(1, &[true, true, false, false]).is_err());
-        assert!(feasible(1, &[true, false, true, false]).is_ok());
-        assert!(feasible(2, &[true, true, false, false]).is_ok());
-        assert!(feasible(2, &[true, true, true, false]).is_err());
+    fn partner_sources() {
         assert_eq!(source_of(0, 2, &[true, true, false, false]), Some(2));
     }
 }

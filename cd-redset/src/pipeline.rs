@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::logical_file::LogicalFile;
 use crate::prof::{timed, Phase};
+use crate::util::crc;
 
 /// Message tags of the pipelines (each pipeline runs alone on the set communicator).
 pub(crate) const TAG_DATA: i32 = 4401;
@@ -197,15 +198,10 @@ pub(crate) fn write_file(f: Option<&File>, path: &Path, off: u64, buf: &[u8], er
     }
 }
 
-/// CRC32C of `data` appended to `crc` (timed).
-pub(crate) fn crc(crc: u32, data: &[u8]) -> u32 {
-    timed(Phase::Crc, || crc32c::crc32c_append(crc, data))
-}
-
-/// `dst ^= src` with the selected kernel (timed).
-pub(crate) fn xor_into(dst: &mut [u8], src: &[u8]) {
+/// `dst = c * src` over GF(2^8) with the selected kernel (timed).
+pub(crate) fn mul_into(dst: &mut [u8], src: &[u8], c: u8) {
     timed(Phase::Kernel, || {
-        crate::kernels::selected().xor_into(dst, src)
+        crate::kernels::selected().mul_into(dst, src, c)
     });
 }
 
@@ -214,11 +210,6 @@ pub(crate) fn mul_xor_into(dst: &mut [u8], src: &[u8], c: u8) {
     timed(Phase::Kernel, || {
         crate::kernels::selected().mul_xor_into(dst, src, c)
     });
-}
-
-/// fsync (timed).
-pub(crate) fn sync_file(f: &File, path: &Path) -> Result<()> {
-    timed(Phase::Sync, || f.sync_all()).map_err(|e| Error::io("fsync", path, e))
 }
 
 /// redset's chunk size: the smallest chunk such that `segments` chunks hold `max_bytes`,

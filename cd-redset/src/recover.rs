@@ -250,7 +250,7 @@ impl Unit {
             self.broken = true;
             return;
         }
-        self.got = crate::pipeline::crc(self.got, bytes);
+        self.got = crate::util::crc(self.got, bytes);
         self.fed += bytes.len() as u64;
     }
 
@@ -421,7 +421,7 @@ fn crc_of_file(f: &RedFile, off: u64, len: u64, buf: &mut [u8]) -> Result<u32, S
             crate::util::read_exact_at(&f.file, &f.path, &mut buf[..n], f.header_len + off + done)
         })
         .map_err(|e| e.to_string())?;
-        crc = crate::pipeline::crc(crc, &buf[..n]);
+        crc = crate::util::crc(crc, &buf[..n]);
         done += n as u64;
     }
     Ok(crc)
@@ -465,6 +465,15 @@ fn check_header(rs: &Redset, h: &KvTree) -> std::result::Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// One rebuild attempt: the files it staged on this rank and the survivors whose own bytes
+/// failed their CRC32C check on the way (the same list on every member).
+pub(crate) struct Attempt {
+    /// This rank's rebuilt files, under temporary names.
+    pub staged: crate::pipeline::Staged,
+    /// `(member, reason)` of each survivor found damaged; the attempt is void if not empty.
+    pub failures: Vec<(usize, String)>,
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::prof::{timed, Phase};
 
 /// Writes `bytes` to `path` through a temporary file and a rename, so that a reader never
 /// sees a half-written file and a failed write leaves the old file untouched.
@@ -108,4 +109,14 @@ pub(crate) fn parse_crc_hex(s: &str) -> Option<u32> {
         return None;
     }
     u32::from_str_radix(s, 16).ok()
+}
+
+/// CRC32C of `data` appended to `crc` (timed).
+pub(crate) fn crc(crc: u32, data: &[u8]) -> u32 {
+    timed(Phase::Crc, || crc32c::crc32c_append(crc, data))
+}
+
+/// fsync (timed).
+pub(crate) fn sync_file(f: &File, path: &Path) -> Result<()> {
+    timed(Phase::Sync, || f.sync_all()).map_err(|e| Error::io("fsync", path, e))
 }

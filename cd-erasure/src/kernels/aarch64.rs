@@ -12,7 +12,7 @@
 
 use core::arch::aarch64::*;
 
-use super::generic::{self, NibbleVector, SplitNibble, Vector};
+use super::generic::{self, Multiplier, NibbleVector, SplitNibble, Vector};
 use super::Kernels;
 
 // SAFETY: every method is `#[inline(always)]` without `#[target_feature]`;
@@ -36,6 +36,12 @@ unsafe impl Vector for uint8x16_t {
     unsafe fn xor(self, other: Self) -> Self {
         // SAFETY: the caller guarantees NEON.
         unsafe { veorq_u8(self, other) }
+    }
+
+    #[inline(always)]
+    unsafe fn zero() -> Self {
+        // SAFETY: the caller guarantees NEON.
+        unsafe { vdupq_n_u8(0) }
     }
 }
 
@@ -106,6 +112,16 @@ unsafe fn mul_into(dst: &mut [u8], src: &[u8], c: u8) {
     }
 }
 
+/// # Safety
+///
+/// The CPU must support NEON, and the preconditions of [`generic::combine`]
+/// hold.
+#[target_feature(enable = "neon")]
+unsafe fn combine(rows: &[u8], inputs: &[&[u8]], outputs: &mut [&mut [u8]]) {
+    // SAFETY: forwarded preconditions.
+    unsafe { generic::combine::<uint8x16_t, SplitNibble<uint8x16_t>>(rows, inputs, outputs) }
+}
+
 /// The NEON kernels, if this CPU has NEON.
 pub(super) fn neon() -> Option<Kernels> {
     if !is_available() {
@@ -113,5 +129,5 @@ pub(super) fn neon() -> Option<Kernels> {
     }
     // SAFETY: NEON was just detected, and these functions need nothing else
     // beyond equal lengths, which `Kernels` checks before every call.
-    Some(unsafe { Kernels::new_unchecked("neon", xor_into, mul_xor_into, mul_into) })
+    Some(unsafe { Kernels::new_unchecked("neon", xor_into, mul_xor_into, mul_into, combine) })
 }

@@ -14,7 +14,7 @@
 //! `unsafe`: calling one outside such a wrapper, on a CPU without the
 //! instructions, would be undefined behaviour.
 
-use super::portable;
+use super::{portable, STRIP};
 
 /// How far ahead of the loop the next cache lines are prefetched, in bytes.
 ///
@@ -79,6 +79,13 @@ pub(crate) unsafe trait Vector: Copy {
     /// The CPU must support the instructions of the implementation.
     unsafe fn xor(self, other: Self) -> Self;
 
+    /// All bytes zero.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support the instructions of the implementation.
+    unsafe fn zero() -> Self;
+
     /// Hints that the cache line at `p` will be read soon. `p` may point
     /// anywhere (even past the buffer): a prefetch never faults. The default
     /// does nothing (NEON: the prefetch intrinsic is not stable Rust).
@@ -128,13 +135,46 @@ pub(crate) unsafe trait NibbleVector: Vector {
 }
 
 /// Multiplies every byte of a vector by one fixed field constant.
+///
+/// The work is split in two so that an input vector multiplied by several
+/// constants (one per output of [`combine`]) is prepared once: the
+/// split-nibble multiply extracts the two nibble vectors once and then costs
+/// two look-ups per constant; GFNI needs no preparation.
 pub(crate) trait Multiplier<V: Vector>: Copy {
+    /// What [`Multiplier::mul_prepared`] needs of an input vector.
+    type Prepared: Copy;
+
+    /// The multiplier for the constant `c`.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support the instructions of the implementation.
+    unsafe fn new(c: u8) -> Self;
+
+    /// Prepares `v` for multiplication by any number of constants.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support the instructions of the implementation.
+    unsafe fn prepare(v: V) -> Self::Prepared;
+
+    /// The products of a prepared vector, byte by byte.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support the instructions of the implementation.
+    unsafe fn mul_prepared(self, p: Self::Prepared) -> V;
+
     /// The products, byte by byte.
     ///
     /// # Safety
     ///
     /// The CPU must support the instructions of the implementation.
-    unsafe fn mul(self, v: V) -> V;
+    #[inline(always)]
+    unsafe fn mul(self, v: V) -> V {
+        // SAFETY: forwarded precondition.
+        unsafe { self.mul_prepared(Self::prepare(v)) }
+    }
 }
 
 /// Multiplication by `c` as `lo[x & 15] ^ hi[x >> 4]`, with the two tables
@@ -145,14 +185,12 @@ pub(crate) struct SplitNibble<V> {
     hi: V,
 }
 
-impl<V: NibbleVector> SplitNibble<V> {
-    /// Loads the nibble tables of `c` into registers.
-    ///
-    /// # Safety
-    ///
-    /// The CPU must support the instructions of `V`.
+impl<V: NibbleVector> Multiplier<V> for SplitNibble<V> {
+    /// The low and the high nibbles of every byte.
+    type Prepared = (V, V);
+
     #[inline(always)]
-    pub(crate) unsafe fn new(c: u8) -> Self {
+    unsafe fn new(c: u8) -> Self {
         let (lo, hi) = crate::gf256::nibble_tables(c);
         // SAFETY: the caller guarantees the CPU supports `V`.
         unsafe {
@@ -162,18 +200,18 @@ impl<V: NibbleVector> SplitNibble<V> {
             }
         }
     }
-}
 
-impl<V: NibbleVector> Multiplier<V> for SplitNibble<V> {
     #[inline(always)]
-    unsafe fn mul(self, v: V) -> V {
+    unsafe fn prepare(v: V) -> (V, V) {
+        // SAFETY: the caller guarantees the CPU supports `V`.
+        unsafe { (v.low_nibbles(), v.high_nibbles()) }
+    }
+
+    #[inline(always)]
+    unsafe fn mul_prepared(self, (lo, hi): (V, V)) -> V {
         // SAFETY: the caller guarantees the CPU supports `V`; both index
         // vectors hold nibbles, so every look-up stays inside the table.
-        unsafe {
-            let lo = self.lo.lookup(v.low_nibbles());
-            let hi = self.hi.lookup(v.high_nibbles());
-            lo.xor(hi)
-        }
+        unsafe { self.lo.lookup(lo).xor(self.hi.lookup(hi)) }
     }
 }
 
@@ -325,4 +363,161 @@ unsafe fn put<V: Vector, const ACCUMULATE: bool>(at: *mut u8, p: V) {
         };
         v.store_unaligned(at);
     }
+}
+
+/// Most outputs one pass of [`combine`] accumulates in registers. A matrix
+/// with more rows is done in groups of this many, strip by strip (see
+/// [`STRIP`]).
+const GROUP: usize = 4;
+
+/// `outputs[t] = sum_i rows[t * n + i] * inputs[i]` for `n = inputs.len()`:
+/// every output of a group of up to [`GROUP`] is accumulated in registers
+/// from a single pass over the inputs, so each input byte is loaded once and
+/// each output byte stored once (never read).
+///
+/// # Safety
+///
+/// `inputs` is not empty, `rows.len() == inputs.len() * outputs.len()`,
+/// every buffer has the length of `outputs[0]`, and the CPU supports `V` and
+/// `M`.
+#[inline(always)]
+pub(crate) unsafe fn combine<V: Vector, M: Multiplier<V>>(
+    rows: &[u8],
+    inputs: &[&[u8]],
+    outputs: &mut [&mut [u8]],
+) {
+    let n = inputs.len();
+    debug_assert!(n > 0);
+    debug_assert_eq!(rows.len(), n * outputs.len());
+    let len = outputs.first().map_or(0, |o| o.len());
+    debug_assert!(inputs.iter().all(|b| b.len() == len));
+    debug_assert!(outputs.iter().all(|b| b.len() == len));
+    // The multipliers of each group, input-major: group `g`'s multiplier of
+    // input `i` for its row `r` is `mults[g * GROUP * n + i * rows_in_g + r]`.
+    let mut mults: Vec<M> = Vec::with_capacity(rows.len());
+    for (g, group) in rows.chunks(GROUP * n).enumerate() {
+        let in_group = group.len() / n;
+        debug_assert_eq!(g * GROUP * n, mults.len());
+        for i in 0..n {
+            for r in 0..in_group {
+                // SAFETY: the caller guarantees the CPU supports `M`.
+                mults.push(unsafe { M::new(group[r * n + i]) });
+            }
+        }
+    }
+    let strip = if outputs.len() <= GROUP { len } else { STRIP };
+    let mut start = 0;
+    while start < len {
+        let end = (start + strip).min(len);
+        for (g, outs) in outputs.chunks_mut(GROUP).enumerate() {
+            let at = g * GROUP * n;
+            let m = &mults[at..at + outs.len() * n];
+            let coeffs = &rows[at..at + outs.len() * n];
+            // SAFETY: forwarded preconditions; `m` holds `n` multipliers per
+            // output of `outs`, and `start..end` lies inside every buffer.
+            unsafe {
+                match outs.len() {
+                    1 => pass::<V, M, 1, 4>(m, coeffs, inputs, outs, start, end),
+                    2 => pass::<V, M, 2, 2>(m, coeffs, inputs, outs, start, end),
+                    3 => pass::<V, M, 3, 1>(m, coeffs, inputs, outs, start, end),
+                    _ => pass::<V, M, 4, 1>(m, coeffs, inputs, outs, start, end),
+                }
+            }
+        }
+        start = end;
+    }
+}
+
+/// One pass of [`combine`] over `start..end` for `R` outputs: `U` vectors
+/// per output and iteration (fewer outputs leave registers for more
+/// unrolling), then single vectors, then the scalar kernels for the bytes
+/// that do not fill a vector.
+///
+/// # Safety
+///
+/// `outs.len() == R`; `m.len() == coeffs.len() == R * inputs.len()`, with
+/// `m[i * R + r]` multiplying by `coeffs[r * n + i]`; `start <= end` and
+/// every buffer is at least `end` bytes long; the CPU supports `V` and `M`.
+#[inline(always)]
+unsafe fn pass<V: Vector, M: Multiplier<V>, const R: usize, const U: usize>(
+    m: &[M],
+    coeffs: &[u8],
+    inputs: &[&[u8]],
+    outs: &mut [&mut [u8]],
+    start: usize,
+    end: usize,
+) {
+    debug_assert_eq!(outs.len(), R);
+    let n = inputs.len();
+    let mut dst = [core::ptr::null_mut::<u8>(); R];
+    for (d, o) in dst.iter_mut().zip(outs.iter_mut()) {
+        *d = o.as_mut_ptr();
+    }
+    // SAFETY: forwarded preconditions; `dst` holds the `R` outputs.
+    let i = unsafe {
+        let i = vectors::<V, M, R, U>(m, inputs, dst, start, end);
+        vectors::<V, M, R, 1>(m, inputs, dst, i, end)
+    };
+    if i < end {
+        for (r, out) in outs.iter_mut().enumerate() {
+            let out = &mut out[i..end];
+            let c = &coeffs[r * n..(r + 1) * n];
+            portable::mul_into(out, &inputs[0][i..end], c[0]);
+            for (input, &c) in inputs.iter().zip(c).skip(1) {
+                portable::mul_xor_into(out, &input[i..end], c);
+            }
+        }
+    }
+}
+
+/// The vector loop of [`pass`]: `U` vectors of each of the `R` outputs per
+/// iteration, from `start` while a whole iteration fits before `end`;
+/// returns where it stopped.
+///
+/// # Safety
+///
+/// As for [`pass`], with `dst` the outputs' pointers, each valid for writes
+/// up to `end`.
+#[inline(always)]
+unsafe fn vectors<V: Vector, M: Multiplier<V>, const R: usize, const U: usize>(
+    m: &[M],
+    inputs: &[&[u8]],
+    dst: [*mut u8; R],
+    start: usize,
+    end: usize,
+) -> usize {
+    let mut i = start;
+    while end - i >= U * V::BYTES {
+        // SAFETY: every access covers `i..i + U * BYTES`, inside every buffer
+        // by the loop condition and the caller's length guarantee; `m` has
+        // `R` multipliers per input; the CPU supports `V` and `M`.
+        unsafe {
+            let mut acc = [[V::zero(); U]; R];
+            for (x, input) in inputs.iter().enumerate() {
+                // No software prefetch here, unlike the single-stream loops:
+                // with `k` input streams the hardware prefetchers keep up, and
+                // prefetching 2 KiB ahead made GFNI slower with 16 MiB
+                // fragments (4+2: 13.7-14.1 against 17.2-18.3 GB/s, three
+                // alternating runs; docs/bench-kernels.md).
+                let s = input.as_ptr().add(i);
+                let mut p = [M::prepare(V::zero()); U];
+                for (u, pu) in p.iter_mut().enumerate() {
+                    *pu = M::prepare(V::load_unaligned(s.add(u * V::BYTES)));
+                }
+                let row = m.get_unchecked(x * R..x * R + R);
+                for (a, mr) in acc.iter_mut().zip(row) {
+                    for (au, pu) in a.iter_mut().zip(p) {
+                        *au = au.xor(mr.mul_prepared(pu));
+                    }
+                }
+            }
+            for (a, d) in acc.iter().zip(dst) {
+                for (u, au) in a.iter().enumerate() {
+                    au.store_unaligned(d.add(i + u * V::BYTES));
+                }
+            }
+        }
+        i += U * V::BYTES;
+    }
+    i
 }

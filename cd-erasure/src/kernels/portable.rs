@@ -51,3 +51,25 @@ pub(super) fn mul_into(dst: &mut [u8], src: &[u8], c: u8) {
         *a = row[*b as usize];
     }
 }
+
+/// `outputs[t] = sum_i rows[t * n + i] * inputs[i]` (`n = inputs.len()`,
+/// at least 1), strip by strip: each strip of the inputs is read from memory
+/// once and from the cache by every output, so the data are still streamed
+/// once however many outputs there are.
+pub(super) fn combine(rows: &[u8], inputs: &[&[u8]], outputs: &mut [&mut [u8]]) {
+    let n = inputs.len();
+    debug_assert_eq!(rows.len(), n * outputs.len());
+    let len = outputs.first().map_or(0, |o| o.len());
+    let mut start = 0;
+    while start < len {
+        let end = (start + super::STRIP).min(len);
+        for (out, row) in outputs.iter_mut().zip(rows.chunks_exact(n)) {
+            let out = &mut out[start..end];
+            mul_into(out, &inputs[0][start..end], row[0]);
+            for (input, &c) in inputs.iter().zip(row).skip(1) {
+                mul_xor_into(out, &input[start..end], c);
+            }
+        }
+        start = end;
+    }
+}

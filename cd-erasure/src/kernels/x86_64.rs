@@ -52,6 +52,12 @@ unsafe impl Vector for __m128i {
     }
 
     #[inline(always)]
+    unsafe fn zero() -> Self {
+        // SAFETY: SSE2 is always present on x86_64.
+        unsafe { _mm_setzero_si128() }
+    }
+
+    #[inline(always)]
     unsafe fn prefetch(p: *const u8) {
         // SAFETY: `prefetcht0` is SSE, baseline on x86_64; it never faults,
         // whatever the address.
@@ -114,6 +120,12 @@ unsafe impl Vector for __m256i {
     }
 
     #[inline(always)]
+    unsafe fn zero() -> Self {
+        // SAFETY: the caller guarantees AVX.
+        unsafe { _mm256_setzero_si256() }
+    }
+
+    #[inline(always)]
     unsafe fn prefetch(p: *const u8) {
         // SAFETY: `prefetcht0` is SSE, baseline on x86_64; it never faults,
         // whatever the address.
@@ -158,12 +170,11 @@ struct GfniAffine {
     matrix: __m256i,
 }
 
-impl GfniAffine {
-    /// Builds the bit matrix of "times `c`" in a register.
-    ///
-    /// # Safety
-    ///
-    /// The CPU must support AVX.
+impl Multiplier<__m256i> for GfniAffine {
+    /// GFNI multiplies the input as it is.
+    type Prepared = __m256i;
+
+    /// The bit matrix of "times `c`" in a register (needs AVX).
     #[inline(always)]
     unsafe fn new(c: u8) -> Self {
         let m = crate::gf256::affine_matrix(c);
@@ -171,11 +182,14 @@ impl GfniAffine {
         let matrix = unsafe { _mm256_set1_epi64x(m as i64) };
         GfniAffine { matrix }
     }
-}
 
-impl Multiplier<__m256i> for GfniAffine {
     #[inline(always)]
-    unsafe fn mul(self, v: __m256i) -> __m256i {
+    unsafe fn prepare(v: __m256i) -> __m256i {
+        v
+    }
+
+    #[inline(always)]
+    unsafe fn mul_prepared(self, v: __m256i) -> __m256i {
         // SAFETY: the caller guarantees GFNI and AVX2.
         unsafe { gf2p8affine(v, self.matrix) }
     }
@@ -250,6 +264,16 @@ mod ssse3 {
             generic::mul_into::<__m128i, _>(dst, src, m, c)
         }
     }
+
+    /// # Safety
+    ///
+    /// The CPU must support SSSE3, and the preconditions of
+    /// [`generic::combine`] hold.
+    #[target_feature(enable = "ssse3")]
+    pub(super) unsafe fn combine(rows: &[u8], inputs: &[&[u8]], outputs: &mut [&mut [u8]]) {
+        // SAFETY: forwarded preconditions.
+        unsafe { generic::combine::<__m128i, SplitNibble<__m128i>>(rows, inputs, outputs) }
+    }
 }
 
 /// The AVX2 path.
@@ -294,6 +318,16 @@ mod avx2 {
             generic::mul_into::<__m256i, _>(dst, src, m, c)
         }
     }
+
+    /// # Safety
+    ///
+    /// The CPU must support AVX2, and the preconditions of
+    /// [`generic::combine`] hold.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn combine(rows: &[u8], inputs: &[&[u8]], outputs: &mut [&mut [u8]]) {
+        // SAFETY: forwarded preconditions.
+        unsafe { generic::combine::<__m256i, SplitNibble<__m256i>>(rows, inputs, outputs) }
+    }
 }
 
 /// The GFNI path on 32-byte registers (XOR is plain AVX2).
@@ -330,6 +364,16 @@ mod gfni_avx2 {
             generic::mul_into::<__m256i, _>(dst, src, m, c)
         }
     }
+
+    /// # Safety
+    ///
+    /// The CPU must support AVX2 and GFNI, and the preconditions of
+    /// [`generic::combine`] hold.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn combine(rows: &[u8], inputs: &[&[u8]], outputs: &mut [&mut [u8]]) {
+        // SAFETY: forwarded preconditions (GFNI for the multiplier).
+        unsafe { generic::combine::<__m256i, GfniAffine>(rows, inputs, outputs) }
+    }
 }
 
 /// The SSSE3 kernels, if this CPU has SSSE3.
@@ -345,6 +389,7 @@ pub(super) fn ssse3() -> Option<Kernels> {
             ssse3::xor_into,
             ssse3::mul_xor_into,
             ssse3::mul_into,
+            ssse3::combine,
         )
     })
 }
@@ -357,7 +402,13 @@ pub(super) fn avx2() -> Option<Kernels> {
     // SAFETY: AVX2 was just detected, and these functions need nothing else
     // beyond equal lengths, which `Kernels` checks before every call.
     Some(unsafe {
-        Kernels::new_unchecked("avx2", avx2::xor_into, avx2::mul_xor_into, avx2::mul_into)
+        Kernels::new_unchecked(
+            "avx2",
+            avx2::xor_into,
+            avx2::mul_xor_into,
+            avx2::mul_into,
+            avx2::combine,
+        )
     })
 }
 
@@ -375,6 +426,7 @@ pub(super) fn gfni_avx2() -> Option<Kernels> {
             avx2::xor_into,
             gfni_avx2::mul_xor_into,
             gfni_avx2::mul_into,
+            gfni_avx2::combine,
         )
     })
 }

@@ -1,17 +1,33 @@
-//! Reed-Solomon pipelines over GF(2^8) with redset 0.4's chunk placement and matrix.
+//! The XOR and Reed-Solomon pipelines: one pipeline for both, with redset 0.4's chunk placement.
 //!
-//! # Encode (redset's `redset_reedsolomon_encode`, pipelined)
+//! XOR is the code with one all-ones checksum row ([`RsCode::xor`]): its checksum is the XOR of
+//! the data and a lost block is the XOR of the others. So the encode and rebuild below serve
+//! both schemes and only the code differs ([`code_of`]); a coefficient of 1 costs a plain XOR
+//! in the kernels. (Until 2026-11-24 XOR had a pipeline of its own, a ring reduce-scatter and a
+//! rebuild chain, with the same bytes on every link: `docs/bench-mpi.md` measured the two
+//! against each other before the XOR one went.)
+//!
+//! # Layout
+//!
+//! Rank `r`'s files are one logical file cut into `p - k` chunks. Stripe `s` (one chunk per
+//! rank) holds checksums on ranks `s, s-1, .., s-k+1` and data chunks on the others, in order
+//! ([`role`], redset's `redset_rs_get_encoding_id` / `redset_rs_get_data_id`; for XOR, `k = 1`
+//! and rank `r` stores the parity of stripe `r`).
+//!
+//! # Encode (redset's `redset_reedsolomon_encode` and `redset_xor_encode`, pipelined)
 //!
 //! For each piece offset, rank `r` runs `p - k` steps. At step `t` (from `p - 1` down to `k`)
 //! it reads its data piece of stripe `r + t` and sends it to the `k` ranks at distances
 //! `p - t + i` (`i < k`) to its left, which hold that stripe's checksums; it receives from the
 //! ranks at the same distances to its right their pieces of stripes `r + i` and accumulates
-//! `coefficient(row i, sender) * piece` into checksum accumulator `i`. After the last step the
-//! `k` accumulators are this rank's checksum pieces.
+//! `coefficient(row i, sender) * piece` into checksum accumulator `i` (the first step of an
+//! offset overwrites it). After the last step the `k` accumulators are this rank's checksum
+//! pieces. Each rank sends and receives `p - k` pieces per checksum row and offset, as many
+//! bytes as a ring reduce-scatter.
 //!
-//! No step depends on another rank's earlier step, so receives are posted
-//! [`WINDOW`](crate::xor::WINDOW) steps ahead and each step's read, multiplications and
-//! checksum writes run while the next steps' messages travel (see [`crate::flight`]).
+//! No step depends on another rank's earlier step, so receives are posted [`WINDOW`] steps
+//! ahead and each step's read, multiplications and checksum writes run while the next steps'
+//! messages travel (see [`crate::flight`]).
 //!
 //! # Rebuild (redset's `redset_reedsolomon_decode`, pipelined)
 //!
@@ -23,22 +39,58 @@
 //! are posted while the current one is worked on (two banks of buffers). Survivors hand the
 //! symbols they read to the [`Verifier`], which reads the rest of their bytes at the end.
 //!
-//! The inner loops call [`crate::kernels`] (`mul_xor_into`, `xor_into`): SIMD on x86-64
-//! (SSSE3/AVX2/GFNI) and aarch64 (NEON), chosen at run time.
+//! The inner loops call [`crate::kernels`] (`mul_into`, `mul_xor_into`; a coefficient of 1 is
+//! a plain copy or XOR): SIMD on x86-64 (SSSE3/AVX2/GFNI) and aarch64 (NEON), chosen at run
+//! time.
 
 use std::fs::File;
 use std::path::Path;
 
-use crate::descriptor::Redset;
-use crate::flight::Flight;
+use std::path::PathBuf;
+
+use crate::descriptor::{Redset, Scheme};
+use crate::flight::{Flight, WINDOW};
 use crate::logical_file::LogicalFile;
-use crate::parity::{k_of, role, RebuildTarget};
 use crate::pipeline::{
-    crc, mul_xor_into, pieces, read_file, read_lf, write_file, write_lf, ErrSlot,
+    mul_into, mul_xor_into, pieces, read_file, read_lf, write_file, write_lf, ErrSlot,
 };
 use crate::recover::{Survey, Verifier};
 use crate::rs::{ChunkRole, Decoder, RsCode};
-use crate::xor::WINDOW;
+use crate::util::crc;
+
+/// Number of checksum chunks per rank.
+pub(crate) fn k_of(rs: &Redset) -> usize {
+    match rs.info.scheme {
+        Scheme::Rs { checksums } => checksums as usize,
+        _ => 1,
+    }
+}
+
+/// The code of the set: [`RsCode::xor`] for XOR, redset's Reed-Solomon matrix for RS.
+pub(crate) fn code_of(rs: &Redset) -> Result<RsCode, crate::rs::RsError> {
+    match rs.info.scheme {
+        Scheme::Xor => RsCode::xor(rs.info.ranks),
+        _ => RsCode::new(rs.info.ranks, k_of(rs)),
+    }
+}
+
+/// What rank `rank` holds in stripe `stripe` for `p` ranks and `k` checksums
+/// ([`crate::rs::chunk_role`]; the descriptor guarantees `1 <= k < p`).
+pub(crate) fn role(p: usize, k: usize, rank: usize, stripe: usize) -> ChunkRole {
+    crate::rs::chunk_role(p, k, rank, stripe).expect("a set has 1 <= k < p and ranks below p")
+}
+
+/// What a rebuilding rank writes to.
+pub(crate) struct RebuildTarget {
+    /// The rebuilt logical file.
+    pub lf: Option<LogicalFile>,
+    /// The new redundancy file (temporary name until complete).
+    pub out: Option<std::fs::File>,
+    /// Its temporary path.
+    pub tmp: PathBuf,
+    /// Header length (payload offset).
+    pub hlen: u64,
+}
 
 /// Encodes; returns the CRC32C of this rank's `p-k` data chunks and of its `k` checksum chunks.
 pub(crate) fn encode(
@@ -51,7 +103,7 @@ pub(crate) fn encode(
     err: &mut ErrSlot,
 ) -> (Vec<u32>, Vec<u32>) {
     // without a code (an error), still take part in the exchanges, with zero coefficients
-    let code = RsCode::new(rs.info.ranks, k_of(rs))
+    let code = code_of(rs)
         .map_err(|e| err.set(crate::error::Error::InvalidArgument(e.to_string())))
         .ok();
     encode_with(rs, code.as_ref(), lf, chunk, out, out_path, hlen, err)
@@ -99,6 +151,9 @@ fn encode_with(
     for s in 0..w {
         post_receives(&mut fl, s);
     }
+    // With one step per offset (`p - k == 1`) and coefficient 1 (XOR on two ranks), the piece
+    // received is the checksum piece: it is written from the receive buffer, not copied first.
+    let as_received = |c: u8| p - k == 1 && c == 1;
     let mut acc: Vec<Vec<u8>> = (0..k).map(|_| vec![0u8; piece]).collect();
     for (s, &(o, n, t)) in steps.iter().enumerate() {
         let slot = s % w;
@@ -113,18 +168,33 @@ fn encode_with(
         for (i, a) in acc.iter_mut().enumerate() {
             let rs_slot = w + slot * k + i;
             fl.wait(rs_slot);
-            mul_xor_into(&mut a[..n], &fl.buf(rs_slot)[..n], coef(i, from(t, i)));
+            let c = coef(i, from(t, i));
+            if as_received(c) {
+                continue;
+            }
+            let got = &fl.buf(rs_slot)[..n];
+            if t == p - 1 {
+                // the first step of this offset: no accumulator to add to yet
+                mul_into(&mut a[..n], got, c);
+            } else {
+                mul_xor_into(&mut a[..n], got, c);
+            }
+        }
+        if t == k {
+            // the last step of this offset: the checksum pieces are complete (written before
+            // the slot's next receive is posted, as one may still be in its receive buffer)
+            for (i, a) in acc.iter().enumerate() {
+                let done: &[u8] = if as_received(coef(i, from(t, i))) {
+                    &fl.buf(w + slot * k + i)[..n]
+                } else {
+                    &a[..n]
+                };
+                write_file(out, out_path, hlen + i as u64 * chunk + o, done, err);
+                cks_crcs[i] = crc(cks_crcs[i], done);
+            }
         }
         if s + w < steps.len() {
             post_receives(&mut fl, s + w);
-        }
-        if t == k {
-            // the last step of this offset: the accumulators are checksum pieces
-            for (i, a) in acc.iter_mut().enumerate() {
-                write_file(out, out_path, hlen + i as u64 * chunk + o, &a[..n], err);
-                cks_crcs[i] = crc(cks_crcs[i], &a[..n]);
-                a[..n].fill(0);
-            }
         }
     }
     fl.wait_all();
@@ -233,12 +303,18 @@ pub(crate) fn rebuild(
         }
     };
     // multiply-accumulate the symbol in slot `sym` (sent by `h`) into the outputs of bank `b`
-    let absorb = |fl: &mut Flight, b: usize, sym: usize, h: usize, n: usize| {
+    // (the first symbol of an offset overwrites the outputs, the others add to them)
+    let absorb = |fl: &mut Flight, b: usize, sym: usize, h: usize, n: usize, first: &mut bool| {
         if let (Some(d), Some(idx)) = (my_dec, needed(h, r)) {
             for u in 0..m {
                 let (o, s) = fl.pair(out(b, u), sym);
-                mul_xor_into(&mut o[..n], &s[..n], d.coefficient(u, idx));
+                if *first {
+                    mul_into(&mut o[..n], &s[..n], d.coefficient(u, idx));
+                } else {
+                    mul_xor_into(&mut o[..n], &s[..n], d.coefficient(u, idx));
+                }
             }
+            *first = false;
         }
     };
     let mut own_sym = vec![0u8; piece];
@@ -252,8 +328,8 @@ pub(crate) fn rebuild(
         }
         for u in 0..m {
             fl.wait(out(b, u));
-            fl.buf(out(b, u))[..n].fill(0);
         }
+        let mut first = true;
         // phase A: send my symbols to the ranks decoding their stripes, absorb my own and
         // those of the others for stripe r (step t sends to r+t, receives from r-t)
         for t in 1..p {
@@ -269,14 +345,21 @@ pub(crate) fn rebuild(
             read_symbol(&mut own_sym[..n], r, o, err);
             for u in 0..m {
                 let c = d.coefficient(u, idx);
-                mul_xor_into(&mut fl.buf(out(b, u))[..n], &own_sym[..n], c);
+                mul_into(&mut fl.buf(out(b, u))[..n], &own_sym[..n], c);
             }
+            first = false;
         }
         for t in 1..p {
             let from = (r + p - t) % p;
             if needed(from, r).is_some() {
                 fl.wait(a_recv(b, t));
-                absorb(&mut fl, b, a_recv(b, t), from, n);
+                absorb(&mut fl, b, a_recv(b, t), from, n, &mut first);
+            }
+        }
+        if first {
+            // no symbol of this stripe is read (all known zeros): the outputs are zero
+            for u in 0..m {
+                fl.buf(out(b, u))[..n].fill(0);
             }
         }
         // phase B: the outputs go to the lost members, which write them
