@@ -145,9 +145,21 @@ fn main() {
 /// Compiles and runs a program that prints the ABI as Rust source.
 fn probe(mpicc: &str, out: &Path) -> String {
     let mut c = String::from(
-        "#include <mpi.h>\n#include <stdio.h>\n#include <stddef.h>\n#include <stdint.h>\n\
+        "#define _GNU_SOURCE\n#include <mpi.h>\n#include <stdio.h>\n#include <stddef.h>\n#include <stdint.h>\n\
+         #include <dlfcn.h>\n#include <link.h>\n\
          #define KIND(x) (__builtin_classify_type(x) == 5 ? \"usize\" : \"i32\")\n\
-         int main(void) {\n",
+         /* The loaded object that defines PMPI_Init: the MPI library. */\n\
+         static int find_mpi(struct dl_phdr_info *info, size_t size, void *data) {\n\
+           (void)size;\n\
+           if (info->dlpi_name && info->dlpi_name[0]) {\n\
+             void *h = dlopen(info->dlpi_name, RTLD_NOLOAD | RTLD_LAZY);\n\
+             if (h) { if (dlsym(h, \"PMPI_Init\")) *(const char **)data = info->dlpi_name; dlclose(h); }\n\
+           }\n\
+           return *(const char **)data != NULL;\n\
+         }\n\
+         int main(void) {\n\
+           { const char *lib = NULL; dl_iterate_phdr(find_mpi, &lib);\n\
+             printf(\"/// The MPI library this build was made against (loaded at run time if no MPI library is).\\npub const LIBRARY: &str = \\\"%s\\\";\\n\", lib ? lib : \"\"); }\n",
     );
     for &(cty, _) in HANDLE_TYPES {
         writeln!(
@@ -190,10 +202,13 @@ fn probe(mpicc: &str, out: &Path) -> String {
     let src = out.join("probe.c");
     let exe = out.join("probe");
     fs::write(&src, c).expect("write probe.c");
+    // --no-as-needed: the probe calls no MPI function, yet must load the MPI library to name it.
     let status = Command::new(mpicc)
+        .arg("-Wl,--no-as-needed")
         .arg(&src)
         .arg("-o")
         .arg(&exe)
+        .arg("-ldl")
         .status()
         .unwrap_or_else(|e| panic!("cannot run the MPI compiler `{mpicc}` (set MPICC): {e}"));
     assert!(

@@ -547,9 +547,10 @@ fn mpicc() -> String {
     std::env::var("MPICC").unwrap_or_else(|_| "mpicc".to_owned())
 }
 
-/// Compiles an unmodified MPI program (no libcd) with the family's compiler wrapper.
-fn compile_plain(source: &str, compiler: &str, extra: &[String]) -> PathBuf {
-    let exe = work_dir().join(format!("mpi-{}", source.replace('.', "-")));
+/// Compiles an MPI program that does not call the CD API with the family's compiler wrapper
+/// (`extra`: more arguments, after the source; `variant` keeps builds of one source apart).
+fn compile_plain(source: &str, compiler: &str, extra: &[String], variant: &str) -> PathBuf {
+    let exe = work_dir().join(format!("mpi-{}{variant}", source.replace('.', "-")));
     let out = Command::new(compiler)
         .arg(workspace().join(format!("tests/mpi/{source}")))
         .arg("-o")
@@ -566,7 +567,7 @@ fn compile_plain(source: &str, compiler: &str, extra: &[String]) -> PathBuf {
 fn preloaded_matches_raw(source: &str, compiler: &str, extra: &[String]) {
     let libcd = lib_dir().join("libcd.so");
     let preload = libcd.to_str().expect("UTF-8 path");
-    let exe = compile_plain(source, compiler, extra);
+    let exe = compile_plain(source, compiler, extra, "");
     let tag = source.replace('.', "-");
     let without = launch(&exe, &format!("{tag}-raw"), "plain rank", &[]);
     let with = launch(
@@ -598,6 +599,55 @@ fn preloaded_matches_raw(source: &str, compiler: &str, extra: &[String]) {
                 "{source} rank {rank}: {seen:?}"
             );
         }
+    }
+}
+
+/// A program linked `mpicc app.c -lcd` with the linker's `--as-needed` (Ubuntu's default) that
+/// calls only wrapped MPI functions has no dependency on MPICH's library left (every MPI symbol
+/// it uses resolves to libcd): libcd loads the library it was built against when the first MPI
+/// call finds none, and the program runs as it does without libcd. (Open MPI's handles are
+/// addresses of the library's globals, so its library always stays a dependency.)
+#[test]
+fn linked_with_as_needed_libcd_loads_the_mpi_library_itself() {
+    let lib = lib_dir();
+    let exe = compile_plain(
+        "as_needed.c",
+        &mpicc(),
+        &[
+            "-Wl,--as-needed".to_owned(),
+            format!("-L{}", lib.display()),
+            "-lcd".to_owned(),
+            format!("-Wl,-rpath,{}", lib.display()),
+        ],
+        "-as-needed",
+    );
+    let dynamic = Command::new("readelf")
+        .arg("-d")
+        .arg(&exe)
+        .output()
+        .expect("run readelf");
+    check(&dynamic, "readelf -d");
+    let needed: Vec<String> = String::from_utf8_lossy(&dynamic.stdout)
+        .lines()
+        .filter(|l| l.contains("(NEEDED)"))
+        .map(str::to_owned)
+        .collect();
+    assert!(needed.iter().any(|l| l.contains("libcd.so")), "{needed:?}");
+    assert!(
+        mpicc().contains("openmpi") || !needed.iter().any(|l| l.contains("libmpi")),
+        "the linker kept MPICH's library, so this test does not test the fallback: {needed:?}"
+    );
+    let raw = compile_plain("as_needed.c", &mpicc(), &[], "");
+    let without = launch(&raw, "as-needed-raw", "as-needed rank", &[]);
+    let with = launch(&exe, "as-needed", "as-needed rank", &[]);
+    assert_eq!(without.lines.len(), RANKS, "{}", without.stdout);
+    assert_eq!(without.lines, with.lines, "{}", with.stdout);
+    for rank in 0..RANKS {
+        assert_eq!(
+            calls(&with.stats[rank]).get("calls.MPI_Allreduce"),
+            Some(&1),
+            "rank {rank}: libcd's wrappers saw the calls"
+        );
     }
 }
 

@@ -5,6 +5,12 @@
 //! preloaded. An MPI library loaded later with `dlopen` in local mode (Python's extension
 //! modules: mpi4py) is not in that search: then the library is found among the loaded objects
 //! as the one, other than libcd, that defines `PMPI_Init`, and its symbols are taken from it.
+//!
+//! If no MPI library is loaded at all, the one this build was made against
+//! ([`crate::abi::LIBRARY`], by path, then by file name through the loader's search) is loaded
+//! with `RTLD_GLOBAL`. That happens to a program linked `mpicc app.c -lcd` by a linker using
+//! `--as-needed` (Ubuntu's default): every MPI function the program calls resolves to libcd,
+//! so the linker drops the MPI library from the program's dependencies.
 
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::sync::atomic::{AtomicPtr, Ordering};
@@ -71,6 +77,32 @@ fn library() -> Option<*mut c_void> {
         // SAFETY: the reference this loop took.
         unsafe { libc::dlclose(handle) };
     }
+    let handle = load_built_library()?;
+    LIBRARY.store(handle, Ordering::Release);
+    Some(handle)
+}
+
+/// Loads the MPI library this build was made against, by path, then by file name.
+#[cold]
+fn load_built_library() -> Option<*mut c_void> {
+    let path = crate::abi::LIBRARY;
+    let file_name = path.rsplit('/').next().unwrap_or(path);
+    for name in [path, file_name] {
+        let Ok(name) = std::ffi::CString::new(name) else {
+            continue;
+        };
+        if name.as_bytes().is_empty() {
+            continue;
+        }
+        // SAFETY: a NUL-terminated name; the library is kept loaded for the life of the
+        // process (the handle is never closed). RTLD_GLOBAL: MPI libraries load plugins that
+        // expect the library's symbols in the global scope.
+        let handle = unsafe { libc::dlopen(name.as_ptr(), libc::RTLD_NOW | libc::RTLD_GLOBAL) };
+        if !handle.is_null() {
+            tracing::debug!(library = %name.to_string_lossy(), "no MPI library was loaded; loaded it");
+            return Some(handle);
+        }
+    }
     None
 }
 
@@ -111,9 +143,10 @@ fn own_base() -> *mut c_void {
 #[cold]
 fn missing(name: &CStr) -> ! {
     let message = format!(
-        "libcd: {} not found in any loaded library; link the MPI library (mpicc) or do not \
-         call MPI\n",
-        name.to_string_lossy()
+        "libcd: {} not found in any loaded library, nor in {}; link the MPI library (mpicc) or \
+         do not call MPI\n",
+        name.to_string_lossy(),
+        crate::abi::LIBRARY
     );
     // SAFETY: writing a valid buffer to stderr.
     unsafe { libc::write(2, message.as_ptr().cast(), message.len()) };
