@@ -9,7 +9,8 @@
 !
 ! Every integer function returns SUCCESS (0) or a CD_ERR_* code, except
 ! advance_cd_point_in_time, which returns FAILURE on any failure (cd_last_error() tells why).
-! The constants must equal cd.h's: the test suite compares them.
+! The constants, interfaces and derived types must equal cd.h's: the test suite compares them
+! (cd-ffi/tests/fortran.rs), and every C function is bound here or listed there with a reason.
 !
 ! Build: gfortran -I$(pkg-config --variable=fmoddir cd) prog.f90 $(pkg-config --libs cd)
 module Containment_Domains
