@@ -1,18 +1,42 @@
 //! The C programs of `tests/c/`: each is compiled with `cc -Wall -Wextra -Werror` against
 //! the installed `cd.h` and `libcd.so` (through pkg-config) and must exit with status 0.
 //! Each program checks its spec use case itself (see the comment at its top).
+//!
+//! Each also runs built with AddressSanitizer and UndefinedBehaviorSanitizer (`sanitized::`):
+//! the C side's use of the API (buffers it hands to libcd and gets back, strings, structs)
+//! is checked byte by byte, leaks included. libcd itself is not instrumented (its memory
+//! safety is Rust's, its `unsafe` edges are what valgrind checks in `memcheck`), but its
+//! allocations go through the sanitizer's `malloc` too, so a double or mismatched free across
+//! the boundary is caught.
 
-use crate::util::{compile_c, run, workspace};
+use crate::util::{compile_c, compile_c_with, run, workspace};
 
-/// Compiles and runs `tests/c/<name>.c`, linked with the shared library.
-fn c_program(name: &str) {
+/// The sanitizer flags: every finding is fatal.
+const SANITIZE: &[&str] = &[
+    "-fsanitize=address,undefined",
+    "-fno-sanitize-recover=all",
+    "-fno-omit-frame-pointer",
+];
+
+/// Compiles and runs `tests/c/<name>.c`, linked with the shared library (`flags`: extra
+/// compiler flags, `variant`: a suffix for the executable's name).
+fn c_program(name: &str, flags: &[&str], variant: &str) {
     let source = workspace().join(format!("tests/c/{name}.c"));
-    let exe = compile_c(&source, &format!("c-{name}"), false);
-    let out = run(&exe, &[]);
+    let exe = compile_c_with(&source, &format!("c-{name}{variant}"), false, flags);
+    let out = run(
+        &exe,
+        &[
+            (
+                "ASAN_OPTIONS",
+                "detect_leaks=1:abort_on_error=0:exitcode=86",
+            ),
+            ("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1"),
+        ],
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         stdout.contains(&format!("{name}: ok")),
-        "{name} did not report success:\n{stdout}"
+        "{name}{variant} did not report success:\n{stdout}"
     );
 }
 
@@ -21,9 +45,19 @@ macro_rules! c_tests {
         $(
             #[test]
             fn $name() {
-                c_program(stringify!($name));
+                c_program(stringify!($name), &[], "");
             }
         )*
+
+        /// The same programs under AddressSanitizer and UndefinedBehaviorSanitizer.
+        mod sanitized {
+            $(
+                #[test]
+                fn $name() {
+                    super::c_program(stringify!($name), super::SANITIZE, "-asan");
+                }
+            )*
+        }
     };
 }
 

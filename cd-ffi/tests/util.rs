@@ -95,9 +95,15 @@ pub fn check(out: &Output, what: &str) {
 /// Compiles a C program with `cc -Wall -Wextra -Werror` against the installed header and
 /// library (`pkg-config --cflags --libs cd`, or `--static` for libcd.a).
 pub fn compile_c(source: &Path, name: &str, static_link: bool) -> PathBuf {
+    compile_c_with(source, name, static_link, &[])
+}
+
+/// [`compile_c`] with more compiler flags (sanitizers).
+pub fn compile_c_with(source: &Path, name: &str, static_link: bool, flags: &[&str]) -> PathBuf {
     let exe = work_dir().join(name);
     let mut cmd = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".to_owned()));
     cmd.args(["-Wall", "-Wextra", "-Werror", "-std=gnu11", "-g", "-O1"])
+        .args(flags)
         .arg("-I")
         .arg(workspace().join("tests/c"))
         .args(pkg_config(&["--cflags"]))

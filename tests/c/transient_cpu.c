@@ -11,8 +11,9 @@ static int calls, faults;
 static int compute(int *compute_done) {
     data[0] += 1;
     data[1] += data[0];
-    data[2] ^= data[1] * 31;
-    data[3] = data[3] * 7 + data[2];
+    /* Mixed in unsigned arithmetic, which wraps (signed overflow would be undefined). */
+    data[2] ^= (int)((unsigned)data[1] * 31u);
+    data[3] = (int)((unsigned)data[3] * 7u + (unsigned)data[2]);
     if (++calls % 3 == 0) {
         faults++;
         data[1] = -999; /* the failure corrupts memory */
@@ -49,8 +50,8 @@ int main(void) {
     for (int i = 0; i < 20; i++) {
         ref[0] += 1;
         ref[1] += ref[0];
-        ref[2] ^= ref[1] * 31;
-        ref[3] = ref[3] * 7 + ref[2];
+        ref[2] ^= (int)((unsigned)ref[1] * 31u);
+        ref[3] = (int)((unsigned)ref[3] * 7u + (unsigned)ref[2]);
     }
     for (int i = 0; i < 4; i++) CHECK(data[i] == ref[i]);
     CHECK(faults > 0);
