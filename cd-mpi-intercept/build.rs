@@ -69,6 +69,9 @@ const INT_CONSTANTS: &[(&str, &str)] = &[
     ("MPI_THREAD_MULTIPLE", "THREAD_MULTIPLE"),
     ("MPI_MAX_ERROR_STRING", "MAX_ERROR_STRING"),
     ("MPI_COMBINER_NAMED", "COMBINER_NAMED"),
+    ("MPI_CART", "CART"),
+    ("MPI_GRAPH", "GRAPH"),
+    ("MPI_DIST_GRAPH", "DIST_GRAPH"),
 ];
 
 /// Pointer sentinels: (C macro, Rust name); compared as addresses.

@@ -10,6 +10,9 @@
 //! Exscan, Reduce_scatter(_block): `recvbuf`; Gather(v): `recvbuf` at the root;
 //! Scatter(v): `recvbuf` (not at a root passing `MPI_IN_PLACE`); Allgather(v), Alltoall(v):
 //! `recvbuf`; Alltoallw: `recvbuf`, a block per rank with its own datatype; Barrier: nothing.
+//! The neighborhood collectives (Neighbor_allgather(v), Neighbor_alltoall(v/w)) receive a
+//! block per in-neighbor of the communicator's topology (Cartesian: `2 * ndims`, a `-1`
+//! neighbor's block included, which MPI leaves untouched and the log records as it is).
 
 use crate::abi::{self, Comm, Datatype, Op, Request};
 use crate::engine::{self, Delivery, Route};
@@ -57,6 +60,29 @@ fn is_root(root: c_int, comm: Comm) -> bool {
 /// Whether this rank is a non-receiving party of a rooted intercommunicator collective.
 fn sits_out(root: c_int) -> bool {
     root == abi::PROC_NULL
+}
+
+/// The number of ranks a neighborhood collective receives from on `comm`: its in-degree
+/// (`2 * ndims` on a Cartesian topology, the neighbor count on a graph, the in-degree on a
+/// distributed graph); 0 without a topology, where MPI refuses the call anyway.
+fn in_neighbors(comm: Comm) -> c_int {
+    let (mut topology, mut n) = (0, 0);
+    // SAFETY: each call writes the ints it is given.
+    unsafe {
+        real::Topo_test(comm, &mut topology);
+        if topology == abi::CART {
+            real::Cartdim_get(comm, &mut n);
+            n = n.saturating_mul(2);
+        } else if topology == abi::GRAPH {
+            real::Graph_neighbors_count(comm, rank(comm), &mut n);
+        } else if topology == abi::DIST_GRAPH {
+            let (mut outdegree, mut weighted) = (0, 0);
+            real::Dist_graph_neighbors_count(comm, &mut n, &mut outdegree, &mut weighted);
+        } else {
+            n = 0;
+        }
+    }
+    n.max(0)
 }
 
 fn extent(datatype: Datatype) -> i64 {
@@ -165,14 +191,15 @@ fn one(buf: *mut c_void, count: c_int, datatype: Datatype, comm: Comm) -> Pieces
     }]
 }
 
-/// `n` blocks of `counts[i]` elements of `types[i]` at `displs[i]` bytes from `buf`.
+/// `n` blocks of `counts[i]` elements of `types[i]` at `displs[i]` bytes from `buf`
+/// (displacements as `int`, Alltoallw's, or `MPI_Aint`, Neighbor_alltoallw's).
 ///
 /// # Safety
 /// The three arrays must hold `n` entries.
-unsafe fn typed_blocks(
+unsafe fn typed_blocks<D: Copy + Into<i64>>(
     buf: *mut c_void,
     counts: *const c_int,
-    displs: *const c_int,
+    displs: *const D,
     types: *const Datatype,
     n: c_int,
     comm: Comm,
@@ -181,7 +208,7 @@ unsafe fn typed_blocks(
         .map(|i| {
             // SAFETY: the caller's contract.
             let (count, displ, datatype) =
-                unsafe { (*counts.add(i), *displs.add(i), *types.add(i)) };
+                unsafe { (*counts.add(i), (*displs.add(i)).into(), *types.add(i)) };
             Piece {
                 buf: buf.cast::<u8>().wrapping_offset(displ as isize).cast(),
                 count,
@@ -352,4 +379,32 @@ collectives! {
         header(call) { Header::plain(call, comm) }
         // SAFETY: the arrays have an entry per rank.
         outputs { unsafe { typed_blocks(recvbuf, recvcounts, rdispls, recvtypes, peers(comm), comm) } }
+
+    neighbor_allgather / ineighbor_allgather => Neighbor_allgather / Ineighbor_allgather
+        (sendbuf: *const c_void, sendcount: c_int, sendtype: Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: Datatype, comm: Comm)
+        header(call) { Header::data(call, 0, 0, recvcount.into(), recvtype, comm) }
+        outputs { one(recvbuf, recvcount.saturating_mul(in_neighbors(comm)), recvtype, comm) }
+
+    neighbor_allgatherv / ineighbor_allgatherv => Neighbor_allgatherv / Ineighbor_allgatherv
+        (sendbuf: *const c_void, sendcount: c_int, sendtype: Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: Datatype, comm: Comm)
+        header(call) { Header::data(call, 0, 0, sendcount.into(), sendtype, comm) }
+        // SAFETY: the arrays have an entry per in-neighbor.
+        outputs { unsafe { blocks(recvbuf, recvcounts, displs, in_neighbors(comm), recvtype, comm) } }
+
+    neighbor_alltoall / ineighbor_alltoall => Neighbor_alltoall / Ineighbor_alltoall
+        (sendbuf: *const c_void, sendcount: c_int, sendtype: Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: Datatype, comm: Comm)
+        header(call) { Header::data(call, 0, 0, recvcount.into(), recvtype, comm) }
+        outputs { one(recvbuf, recvcount.saturating_mul(in_neighbors(comm)), recvtype, comm) }
+
+    neighbor_alltoallv / ineighbor_alltoallv => Neighbor_alltoallv / Ineighbor_alltoallv
+        (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: Datatype, comm: Comm)
+        header(call) { Header::data(call, 0, 0, 0, recvtype, comm) }
+        // SAFETY: the arrays have an entry per in-neighbor.
+        outputs { unsafe { blocks(recvbuf, recvcounts, rdispls, in_neighbors(comm), recvtype, comm) } }
+
+    neighbor_alltoallw / ineighbor_alltoallw => Neighbor_alltoallw / Ineighbor_alltoallw
+        (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const i64, sendtypes: *const Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const i64, recvtypes: *const Datatype, comm: Comm)
+        header(call) { Header::plain(call, comm) }
+        // SAFETY: the arrays have an entry per in-neighbor.
+        outputs { unsafe { typed_blocks(recvbuf, recvcounts, rdispls, recvtypes, in_neighbors(comm), comm) } }
 }

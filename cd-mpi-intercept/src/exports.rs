@@ -146,6 +146,7 @@ macro_rules! forward {
 type Buf = *const c_void;
 type BufMut = *mut c_void;
 type Ints = *const c_int;
+type Aints = *const i64;
 type Types = *const Datatype;
 
 mpi_functions! {
@@ -214,6 +215,11 @@ mpi_functions! {
         Scan(sendbuf: Buf, recvbuf: BufMut, count: c_int, datatype: Datatype, op: Op, comm: Comm) => crate::coll::scan;
         Exscan(sendbuf: Buf, recvbuf: BufMut, count: c_int, datatype: Datatype, op: Op, comm: Comm) => crate::coll::exscan;
         Alltoallw(sendbuf: Buf, sendcounts: Ints, sdispls: Ints, sendtypes: Types, recvbuf: BufMut, recvcounts: Ints, rdispls: Ints, recvtypes: Types, comm: Comm) => crate::coll::alltoallw;
+        Neighbor_allgather(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, comm: Comm) => crate::coll::neighbor_allgather;
+        Neighbor_allgatherv(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, displs: Ints, recvtype: Datatype, comm: Comm) => crate::coll::neighbor_allgatherv;
+        Neighbor_alltoall(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, comm: Comm) => crate::coll::neighbor_alltoall;
+        Neighbor_alltoallv(sendbuf: Buf, sendcounts: Ints, sdispls: Ints, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, rdispls: Ints, recvtype: Datatype, comm: Comm) => crate::coll::neighbor_alltoallv;
+        Neighbor_alltoallw(sendbuf: Buf, sendcounts: Ints, sdispls: Aints, sendtypes: Types, recvbuf: BufMut, recvcounts: Ints, rdispls: Aints, recvtypes: Types, comm: Comm) => crate::coll::neighbor_alltoallw;
 
         Ibarrier(comm: Comm, request: *mut Request) => crate::coll::ibarrier;
         Ibcast(buffer: BufMut, count: c_int, datatype: Datatype, root: c_int, comm: Comm, request: *mut Request) => crate::coll::ibcast;
@@ -232,6 +238,11 @@ mpi_functions! {
         Ireduce_scatter(sendbuf: Buf, recvbuf: BufMut, recvcounts: Ints, datatype: Datatype, op: Op, comm: Comm, request: *mut Request) => crate::coll::ireduce_scatter;
         Iscan(sendbuf: Buf, recvbuf: BufMut, count: c_int, datatype: Datatype, op: Op, comm: Comm, request: *mut Request) => crate::coll::iscan;
         Iexscan(sendbuf: Buf, recvbuf: BufMut, count: c_int, datatype: Datatype, op: Op, comm: Comm, request: *mut Request) => crate::coll::iexscan;
+        Ineighbor_allgather(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, comm: Comm, request: *mut Request) => crate::coll::ineighbor_allgather;
+        Ineighbor_allgatherv(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, displs: Ints, recvtype: Datatype, comm: Comm, request: *mut Request) => crate::coll::ineighbor_allgatherv;
+        Ineighbor_alltoall(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, comm: Comm, request: *mut Request) => crate::coll::ineighbor_alltoall;
+        Ineighbor_alltoallv(sendbuf: Buf, sendcounts: Ints, sdispls: Ints, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, rdispls: Ints, recvtype: Datatype, comm: Comm, request: *mut Request) => crate::coll::ineighbor_alltoallv;
+        Ineighbor_alltoallw(sendbuf: Buf, sendcounts: Ints, sdispls: Aints, sendtypes: Types, recvbuf: BufMut, recvcounts: Ints, rdispls: Aints, recvtypes: Types, comm: Comm, request: *mut Request) => crate::coll::ineighbor_alltoallw;
 
         Comm_dup(comm: Comm, newcomm: *mut Comm) => crate::comm::comm_dup;
         Comm_idup(comm: Comm, newcomm: *mut Comm, request: *mut Request) => crate::comm::comm_idup;
@@ -312,6 +323,10 @@ mpi_functions! {
         Comm_size(comm: Comm, size: *mut c_int);
         Comm_remote_size(comm: Comm, size: *mut c_int);
         Comm_test_inter(comm: Comm, flag: *mut c_int);
+        Topo_test(comm: Comm, status: *mut c_int);
+        Cartdim_get(comm: Comm, ndims: *mut c_int);
+        Graph_neighbors_count(comm: Comm, rank: c_int, nneighbors: *mut c_int);
+        Dist_graph_neighbors_count(comm: Comm, indegree: *mut c_int, outdegree: *mut c_int, weighted: *mut c_int);
         Comm_call_errhandler(comm: Comm, errorcode: c_int);
         Add_error_class(errorclass: *mut c_int);
         Add_error_code(errorclass: c_int, errorcode: *mut c_int);
