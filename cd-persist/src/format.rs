@@ -113,6 +113,7 @@ pub(crate) fn write_store(
 }
 
 /// A persisted store, opened and checked (header and trailer CRCs, size).
+#[derive(Debug)]
 pub(crate) struct StoreFile {
     file: File,
     path: std::path::PathBuf,
