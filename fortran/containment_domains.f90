@@ -105,6 +105,8 @@ module Containment_Domains
   integer(c_int), parameter :: CD_ERR_EMPTY_LOG_ENTRY = 72
   integer(c_int), parameter :: CD_ERR_RESTORE_REFUSED = 73
   integer(c_int), parameter :: CD_ERR_UNREPLAYABLE = 74
+  integer(c_int), parameter :: CD_ERR_PERSIST = 75
+  integer(c_int), parameter :: CD_ERR_PERSIST_MISMATCH = 76
   integer(c_int), parameter :: CD_ERR_NULL_HANDLE = 100
   integer(c_int), parameter :: CD_ERR_NULL_POINTER = 101
   integer(c_int), parameter :: CD_ERR_NEGATIVE_COUNT = 102
@@ -280,6 +282,14 @@ module Containment_Domains
       integer(c_size_t), value :: length
       type(c_ptr), value :: out
     end function cd_read_saved
+
+    ! Whether a persistent root CD recovered a persisted version at create (0: none).
+    function cd_recovered_version(cd, version) bind(C)
+      import :: c_ptr, c_int, c_int64_t
+      integer(c_int) :: cd_recovered_version
+      type(c_ptr), value :: cd
+      integer(c_int64_t), intent(out) :: version
+    end function cd_recovered_version
 
     function cd_current() bind(C)
       import :: c_ptr

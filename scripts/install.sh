@@ -44,7 +44,9 @@ install -m 644 "$root/cd-ffi/include/cd.h" "$prefix/include/cd.h"
 install -m 644 "$root/fortran/containment_domains.f90" "$prefix/share/containment/fortran/"
 
 version="$(sed -n 's/^#define CD_VERSION "\(.*\)"$/\1/p' "$root/cd-ffi/include/cd.h")"
-# Libs.private: what a Rust staticlib needs from the system (rustc --print native-static-libs).
+# Libs.private: what a Rust staticlib needs from the system (rustc --print native-static-libs),
+# and the MPI library of the family libcd was built for (persistent CDs call it through rsmpi).
+mpi_libs="$("${MPICC:-mpicc}" -show | tr ' ' '\n' | grep -E '^-[Ll]' | tr '\n' ' ')"
 cat > "$prefix/lib/pkgconfig/cd.pc" <<EOF
 prefix=$prefix
 libdir=\${prefix}/lib
@@ -56,7 +58,7 @@ Description: Containment Domains: nested, application-directed checkpoint/restor
 Version: $version
 Cflags: -I\${includedir}
 Libs: -L\${libdir} -Wl,--no-as-needed -lcd
-Libs.private: -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
+Libs.private: ${mpi_libs}-lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
 EOF
 
 fc="${FC:-gfortran}"

@@ -77,12 +77,35 @@ fn create_root(
         Some(n) => Some(n.into()),
         None => None,
     };
+    let hooks = match storage.persist()? {
+        Some(_) => Some(crate::persist::hooks().ok_or_else(|| {
+            CdError::Persist(
+                "storage_info sets \"dir\" (a persistent CD) but no persistence layer is \
+                 loaded: persistent CDs need MPI, initialized through libcd's MPI_Init"
+                    .to_owned(),
+            )
+        })?),
+        None => None,
+    };
     if let Some(name) = &name {
         handle::claim_root_name(name)?;
     }
-    Ok(handle::register(|handle| {
+    let handle = handle::register(|handle| {
         Arc::new(Node::new(handle, None, name, 0, 0, logging, storage, false))
-    }))
+    });
+    if let Some(hooks) = hooks {
+        match (hooks.created)(handle) {
+            Ok(recovered) => {
+                handle::lookup(handle)?.lock().recovered = recovered;
+            }
+            Err(e) => {
+                // discarding a fresh root cannot fail; the error to report is the hook's
+                let _ = commit_cd(handle);
+                return Err(e);
+            }
+        }
+    }
+    Ok(handle)
 }
 
 fn create_child(
@@ -98,6 +121,11 @@ fn create_child(
         Some(text) => StorageInfo::parse(text)?,
         None => parent.storage.clone(),
     };
+    if storage_info.is_some() && storage.persist()?.is_some() {
+        return Err(CdError::StorageInfo(
+            "key \"dir\": only root CDs persist; a child's storage_info cannot set it".to_owned(),
+        ));
+    }
     let logging = match logging {
         LoggingMode::Inherit => parent.logging,
         mode => {
@@ -299,6 +327,18 @@ unsafe fn add_entries(cd: CdRef, specs: &[AddrSpec], how: How) -> Result<()> {
             offset += ge - gs;
         }
     }
+    if node.persistent {
+        // a range that adds new ground is an entry of its own; a re-add of covered ground (a
+        // promotion after an advance) is not
+        let added = bounds.iter().zip(&gaps).filter(|(_, g)| !g.is_empty());
+        state
+            .adds
+            .extend(added.map(|(&(start, end), _)| crate::persist::AddRecord {
+                start,
+                end,
+                restoration: how.restoration(),
+            }));
+    }
     if how == How::Parent && gaps.iter().any(|g| !g.is_empty()) {
         node.has_parent_entries.store(true, Ordering::Relaxed);
     }
@@ -357,6 +397,8 @@ pub fn delete_from_cd(cd: impl Into<CdRef>, specs: &[AddrSpec]) -> Result<()> {
     for &(s, e) in &bounds {
         state.entries.remove(s, e);
         state.data.remove(s, e);
+        // a persistent CD forgets the adds deleted whole
+        state.adds.retain(|a| !(s <= a.start && a.end <= e));
     }
     Ok(())
 }
@@ -565,6 +607,13 @@ pub unsafe fn advance_cd_point_in_time(cd: impl Into<CdRef>) -> Result<AdvanceRe
     };
     state.stats.absorb(&stats);
     stats.publish();
+    drop(state);
+    drop(_busy);
+    if node.persistent {
+        if let Some(hooks) = crate::persist::hooks() {
+            (hooks.advanced)(node.handle)?;
+        }
+    }
     Ok(AdvanceReport {
         bytes_copied: total,
         ranges_copied: targets.len(),

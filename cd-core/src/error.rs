@@ -258,6 +258,12 @@ pub enum CdError {
         /// The MPI function logged.
         call: &'static str,
     },
+    /// Persisting a CD, or finding, rebuilding or loading a persisted version, failed.
+    #[error("persistence: {0}")]
+    Persist(String),
+    /// The ranges added to a restarted persistent CD do not match the persisted ones.
+    #[error("the restarted CD does not match its persisted version: {0}; add the same ranges (kind and length) in the same order as the run that persisted it")]
+    PersistMismatch(String),
 }
 
 impl CdError {
@@ -305,6 +311,8 @@ impl CdError {
             CdError::EmptyLogEntry => 72,
             CdError::RestoreRefused(_) => 73,
             CdError::Unreplayable { .. } => 74,
+            CdError::Persist(_) => 75,
+            CdError::PersistMismatch(_) => 76,
         }
     }
 }

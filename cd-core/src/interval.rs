@@ -185,7 +185,7 @@ impl<V: Piece> IntervalMap<V> {
     }
 
     /// Like [`overlapping`](Self::overlapping) but without clipping the values.
-    fn overlapping_raw(
+    pub(crate) fn overlapping_raw(
         &self,
         start: usize,
         end: usize,

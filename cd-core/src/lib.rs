@@ -21,6 +21,10 @@
 //!   [`set_restore_hook`]: the same for the PMPI wrappers, on the calling thread's active CD,
 //!   with the decision of what a call does cached per thread (no lock); logs past
 //!   [`LOG_SPILL_ENV`] bytes spill to unlinked files.
+//! - [`set_persist_hooks`], [`with_saved_entries`], [`load_saved_entries`],
+//!   [`recovered_version`]: how a persistence layer persists a root CD whose `storage_info`
+//!   sets `dir` at every advance and brings it back after a restart ([`StorageInfo`] lists the
+//!   keys).
 //! - [`Domain`] is the safe, typed layer for Rust programs: it owns the protected buffers, so
 //!   the borrow checker proves that nothing holds them while a restore writes them, and it
 //!   promotes exactly what is borrowed mutably.
@@ -68,6 +72,7 @@ pub mod interval;
 mod log;
 mod mpi;
 mod node;
+mod persist;
 mod regen;
 mod restore;
 mod space;
@@ -93,11 +98,15 @@ pub use mpi::{
     log_append, log_append_with, log_mark_unreplayable, log_mode, log_next, set_restore_hook,
     LogMode, RestoreHook,
 };
+pub use persist::{
+    load_saved_entries, recovered_version, set_persist_hooks, with_saved_entries, PersistHooks,
+    SavedEntry,
+};
 pub use regen::Regen;
 pub use restore::{restore_cd, RestoreReport};
 pub use space::{
     map_device_region, register_memory_space, unmap_device_region, DeviceMemory, SpaceId, HOST,
 };
 pub use stats::{global_stats, Stats};
-pub use storage_info::{StorageInfo, KNOWN_KEYS, STORAGE_INFO_ENV};
+pub use storage_info::{PersistScheme, PersistSettings, StorageInfo, KNOWN_KEYS, STORAGE_INFO_ENV};
 pub use types::{Access, AddrSpec, LoggingMode, Restoration, Scope};

@@ -75,6 +75,10 @@ pub(crate) struct State {
     /// Live children, oldest first.
     pub(crate) children: Vec<Arc<Node>>,
     pub(crate) stats: Stats,
+    /// A persistent root CD's ranges in add order (see `persist`); empty for other CDs.
+    pub(crate) adds: Vec<crate::persist::AddRecord>,
+    /// The persisted version a persistent root CD recovered at create.
+    pub(crate) recovered: Option<u64>,
 }
 
 /// A CD created (or advanced) while an ancestor's log was being replayed consumes that
@@ -126,6 +130,8 @@ pub(crate) struct Node {
     /// Whether MPI traffic is logged (INHERIT resolved).
     pub(crate) logging: bool,
     pub(crate) storage: StorageInfo,
+    /// A root CD whose `storage_info` sets `dir`: the persistence hooks take part in it.
+    pub(crate) persistent: bool,
     /// Whether this CD ever existed at the same time as a sibling.
     pub(crate) had_siblings: AtomicBool,
     /// Whether this CD ever held a PARENT entry (restore then locks the ancestors too).
@@ -178,6 +184,7 @@ impl Node {
         if logging {
             LOGGING_NODES.fetch_add(1, Ordering::Relaxed);
         }
+        let persistent = parent.is_none() && matches!(storage.persist(), Ok(Some(_)));
         Node {
             handle,
             parent,
@@ -186,6 +193,7 @@ impl Node {
             sibling_index,
             logging,
             storage,
+            persistent,
             had_siblings: AtomicBool::new(had_siblings),
             has_parent_entries: AtomicBool::new(false),
             retired: AtomicU8::new(0),

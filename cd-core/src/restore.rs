@@ -103,6 +103,11 @@ pub unsafe fn restore_cd(cd: impl Into<CdRef>) -> Result<RestoreReport> {
     let _span = debug_span!("restore_cd", ?cd).entered();
     callback::check()?;
     let node = handle::resolve(cd)?;
+    if node.persistent {
+        if let Some(hooks) = crate::persist::hooks() {
+            (hooks.before_restore)(node.handle)?;
+        }
+    }
     let _busy = node.begin(Exclusive::Restore)?;
     // Only create and advance set it, and the busy flag holds off an advance.
     let rewinds = node.lock().feed_mark.is_some();

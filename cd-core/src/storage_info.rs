@@ -2,17 +2,110 @@
 //!
 //! A root CD given no `storage_info` takes the `CD_STORAGE_INFO` environment variable, if set;
 //! a child given none takes its parent's. Unknown keys are refused with a message naming them,
-//! so that a typo never silently drops a setting: each capability that defines keys (the
-//! persistence work adds `dir`, `scheme`, ...) adds them to [`KNOWN_KEYS`].
+//! so that a typo never silently drops a setting, and so are bad values, with a message naming
+//! the key.
+//!
+//! # Persistence keys
+//!
+//! A root CD whose `storage_info` sets `dir` is *persistent*: at every advance its store is
+//! written to node-local storage and protected across ranks by a redundancy scheme, so that a
+//! restarted job finds it again after a node loss (the MPI layer does this, see
+//! `cd-persist`; cd-core only parses the keys and calls the layer's [`crate::PersistHooks`]).
+//!
+//! | key | value | default |
+//! |-----|-------|---------|
+//! | `dir` | the node-local cache directory; it must exist. `{rank}` and `{rank/N}` are replaced by the MPI rank (divided by `N`), to give simulated nodes their own directories | none: not persistent |
+//! | `scheme` | `single`, `partner`, `xor` or `rs` | `xor` |
+//! | `replicas` | PARTNER's number of copies, 1 or more | 1 |
+//! | `checksums` | RS's number of checksum blocks, 1 or more | 2 |
+//! | `set_size` | the minimum number of ranks per redundancy set, 2 or more | 8 |
+//! | `failure_group` | the failure group of a rank (ranks sharing one are lost together), `{rank}` and `{rank/N}` expanded | `$CD_REDSET_FAILURE_GROUP`, else the host name |
+//! | `keep` | how many complete versions to keep, 1 or more | 2 |
+//! | `global_dir`, `flush_every`, `flush` | flushing to a global directory: parsed, refused as not supported yet | none |
+//!
+//! The persistence keys other than `dir` are refused without `dir`, and they are refused in a
+//! child CD's `storage_info` (only root CDs persist).
 
 use crate::error::{CdError, Result};
 
 /// The environment variable that gives root CDs their default `storage_info`.
 pub const STORAGE_INFO_ENV: &str = "CD_STORAGE_INFO";
 
-/// The keys understood today, with what each means. The in-memory store takes no settings, so
-/// none is defined yet.
-pub const KNOWN_KEYS: &[(&str, &str)] = &[];
+/// The keys understood today, with what each means (see the module docs for defaults).
+pub const KNOWN_KEYS: &[(&str, &str)] = &[
+    (
+        "dir",
+        "node-local cache directory of a persistent root CD ({rank}, {rank/N} expanded)",
+    ),
+    (
+        "scheme",
+        "redundancy scheme across ranks: single, partner, xor or rs",
+    ),
+    ("replicas", "PARTNER: number of copies (>= 1)"),
+    ("checksums", "RS: number of checksum blocks (>= 1)"),
+    (
+        "set_size",
+        "minimum number of ranks per redundancy set (>= 2)",
+    ),
+    (
+        "failure_group",
+        "this rank's failure group ({rank}, {rank/N} expanded)",
+    ),
+    ("keep", "number of complete persisted versions kept (>= 1)"),
+    (
+        "global_dir",
+        "global directory for flushed copies (not supported yet)",
+    ),
+    ("flush_every", "flush every N persists (not supported yet)"),
+    ("flush", "background or blocking flush (not supported yet)"),
+];
+
+/// The redundancy scheme of a persistent CD (`scheme=`, with `replicas=` or `checksums=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PersistScheme {
+    /// No redundancy data: a lost rank's files cannot be rebuilt.
+    Single,
+    /// Full copies on `replicas` ranks of other failure groups.
+    Partner {
+        /// Number of copies.
+        replicas: u32,
+    },
+    /// One XOR parity block per set: survives one lost rank per set.
+    Xor,
+    /// Reed-Solomon with `checksums` blocks: survives that many lost ranks per set.
+    Rs {
+        /// Number of checksum blocks.
+        checksums: u32,
+    },
+}
+
+/// The persistence settings of a root CD, validated (see the module docs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PersistSettings {
+    /// The cache directory, before `{rank}` expansion.
+    pub dir: String,
+    /// The redundancy scheme.
+    pub scheme: PersistScheme,
+    /// Minimum number of ranks per redundancy set.
+    pub set_size: usize,
+    /// The failure-group template, if given.
+    pub failure_group: Option<String>,
+    /// How many complete versions to keep.
+    pub keep: usize,
+}
+
+/// Keys that only make sense with `dir`.
+const PERSIST_KEYS: &[&str] = &[
+    "scheme",
+    "replicas",
+    "checksums",
+    "set_size",
+    "failure_group",
+    "keep",
+    "global_dir",
+    "flush_every",
+    "flush",
+];
 
 /// Parsed `storage_info`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -33,12 +126,8 @@ impl StorageInfo {
                 return Err(CdError::StorageInfo(format!("{item:?} has an empty key")));
             }
             if !KNOWN_KEYS.iter().any(|(k, _)| *k == key) {
-                let known = if KNOWN_KEYS.is_empty() {
-                    "no key is defined yet".to_owned()
-                } else {
-                    let names: Vec<&str> = KNOWN_KEYS.iter().map(|(k, _)| *k).collect();
-                    format!("known keys: {}", names.join(", "))
-                };
+                let names: Vec<&str> = KNOWN_KEYS.iter().map(|(k, _)| *k).collect();
+                let known = format!("known keys: {}", names.join(", "));
                 return Err(CdError::StorageInfo(format!(
                     "unknown key {key:?} ({known})"
                 )));
@@ -48,7 +137,88 @@ impl StorageInfo {
             }
             pairs.push((key.to_owned(), value.to_owned()));
         }
-        Ok(StorageInfo { pairs })
+        let info = StorageInfo { pairs };
+        info.persist()?;
+        Ok(info)
+    }
+
+    /// An integer value of `key` of at least `min`, or `default` when not set.
+    fn number(&self, key: &str, min: u64, default: u64) -> Result<u64> {
+        match self.get(key) {
+            None => Ok(default),
+            Some(v) => match v.parse::<u64>() {
+                Ok(n) if n >= min && n <= u64::from(u32::MAX) => Ok(n),
+                _ => Err(CdError::StorageInfo(format!(
+                    "key {key:?}: {v:?} is not an integer in [{min}, {}]",
+                    u32::MAX
+                ))),
+            },
+        }
+    }
+
+    /// The persistence settings: `None` when `dir` is not set (the CD is not persistent).
+    /// Errors name the key: a bad value, a key that needs another one (`replicas` needs
+    /// `scheme=partner`), or a setting that is not supported yet (flushing).
+    pub fn persist(&self) -> Result<Option<PersistSettings>> {
+        let Some(dir) = self.get("dir") else {
+            return match PERSIST_KEYS.iter().find(|k| self.get(k).is_some()) {
+                Some(k) => Err(CdError::StorageInfo(format!(
+                    "key {k:?} needs key \"dir\" (the cache directory of a persistent CD)"
+                ))),
+                None => Ok(None),
+            };
+        };
+        if dir.is_empty() {
+            return Err(CdError::StorageInfo(
+                "key \"dir\": the cache directory is empty".to_owned(),
+            ));
+        }
+        for key in ["global_dir", "flush_every", "flush"] {
+            if self.get(key).is_some() {
+                return Err(CdError::StorageInfo(format!(
+                    "key {key:?}: flushing to a global directory is not supported yet"
+                )));
+            }
+        }
+        let name = self.get("scheme").unwrap_or("xor");
+        let replicas = self.number("replicas", 1, 1)? as u32;
+        let checksums = self.number("checksums", 1, 2)? as u32;
+        let scheme = match name {
+            "single" => PersistScheme::Single,
+            "partner" => PersistScheme::Partner { replicas },
+            "xor" => PersistScheme::Xor,
+            "rs" => PersistScheme::Rs { checksums },
+            other => {
+                return Err(CdError::StorageInfo(format!(
+                    "key \"scheme\": {other:?} is not one of single, partner, xor, rs"
+                )))
+            }
+        };
+        if self.get("replicas").is_some() && name != "partner" {
+            return Err(CdError::StorageInfo(format!(
+                "key \"replicas\" is for scheme=partner, the scheme is {name}"
+            )));
+        }
+        if self.get("checksums").is_some() && name != "rs" {
+            return Err(CdError::StorageInfo(format!(
+                "key \"checksums\" is for scheme=rs, the scheme is {name}"
+            )));
+        }
+        let failure_group = match self.get("failure_group") {
+            Some("") => {
+                return Err(CdError::StorageInfo(
+                    "key \"failure_group\": the value is empty".to_owned(),
+                ))
+            }
+            other => other.map(str::to_owned),
+        };
+        Ok(Some(PersistSettings {
+            dir: dir.to_owned(),
+            scheme,
+            set_size: self.number("set_size", 2, 8)? as usize,
+            failure_group,
+            keep: self.number("keep", 1, 2)? as usize,
+        }))
     }
 
     /// The settings of a new root CD: `given`, else the environment default, else none.
@@ -104,9 +274,44 @@ mod tests {
     }
 
     #[test]
+    fn persistence_keys() {
+        let info = StorageInfo::parse("dir=/dev/shm/cd;scheme=rs;checksums=3;set_size=4").unwrap();
+        let p = info.persist().unwrap().unwrap();
+        assert_eq!(p.dir, "/dev/shm/cd");
+        assert_eq!(p.scheme, PersistScheme::Rs { checksums: 3 });
+        assert_eq!((p.set_size, p.keep, p.failure_group), (4, 2, None));
+        let p = StorageInfo::parse("dir=d")
+            .unwrap()
+            .persist()
+            .unwrap()
+            .unwrap();
+        assert_eq!((p.scheme, p.set_size), (PersistScheme::Xor, 8));
+        assert_eq!(StorageInfo::parse("").unwrap().persist().unwrap(), None);
+    }
+
+    #[test]
+    fn bad_persistence_values_name_the_key() {
+        for (text, key) in [
+            ("dir=d;scheme=raid6", "\"scheme\""),
+            ("dir=d;set_size=1", "\"set_size\""),
+            ("dir=d;set_size=many", "\"set_size\""),
+            ("dir=d;keep=0", "\"keep\""),
+            ("dir=d;scheme=xor;replicas=2", "\"replicas\""),
+            ("dir=d;scheme=partner;checksums=2", "\"checksums\""),
+            ("dir=", "\"dir\""),
+            ("scheme=xor", "\"scheme\""),
+            ("dir=d;global_dir=/g", "\"global_dir\""),
+            ("dir=d;failure_group=", "\"failure_group\""),
+        ] {
+            let err = StorageInfo::parse(text).unwrap_err();
+            assert!(err.to_string().contains(key), "{text}: {err}");
+        }
+    }
+
+    #[test]
     fn unknown_keys_are_named() {
-        let err = StorageInfo::parse("dir=/dev/shm/cd;scheme=xor").unwrap_err();
-        assert!(err.to_string().contains("\"dir\""), "{err}");
+        let err = StorageInfo::parse("dir=/dev/shm/cd;sceme=xor").unwrap_err();
+        assert!(err.to_string().contains("\"sceme\""), "{err}");
         let err = StorageInfo::parse("caching").unwrap_err();
         assert!(err.to_string().contains("key=value"), "{err}");
         let err = StorageInfo::parse("=3").unwrap_err();

@@ -43,6 +43,17 @@ pub enum Restoration {
     Regen,
 }
 
+impl Restoration {
+    /// `COPY`, `PARENT` or `REGEN`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Restoration::Copy => "COPY",
+            Restoration::Parent => "PARENT",
+            Restoration::Regen => "REGEN",
+        }
+    }
+}
+
 /// Whether a CD logs MPI traffic (the spec's `log_communication_traffic`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum LoggingMode {

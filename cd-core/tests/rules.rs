@@ -730,7 +730,15 @@ fn storage_info_is_parsed_kept_and_inherited() {
         Some(&unique("si")),
     )
     .unwrap_err();
-    assert!(err.to_string().contains("unknown key \"dir\""), "{err}");
+    assert!(err.to_string().contains("no persistence layer"), "{err}");
+    let err = create_cd(
+        None,
+        Some("dir=/dev/shm/cd;sceme=xor"),
+        LoggingMode::Disabled,
+        Some(&unique("si")),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("unknown key \"sceme\""), "{err}");
     let cd = create_cd(
         None,
         Some(" ; "),

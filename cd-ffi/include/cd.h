@@ -253,6 +253,18 @@
 #define CD_ERR_UNREPLAYABLE 74
 
 /**
+ * Persisting a persistent CD, or finding, rebuilding or loading a persisted version, failed
+ * (`cd_last_error()` says why: a cache directory, a lost version, a damaged file).
+ */
+#define CD_ERR_PERSIST 75
+
+/**
+ * The ranges added to a restarted persistent CD do not match its persisted version (their
+ * order, kind or length).
+ */
+#define CD_ERR_PERSIST_MISMATCH 76
+
+/**
  * A NULL `cd_handle` where a CD is required (NULL means "no parent" only in `create_cd`).
  */
 #define CD_ERR_NULL_HANDLE 100
@@ -588,6 +600,26 @@ extern const cd_handle_constant cd_current_cd;
  * or `_INHERIT` (children only; a child may not contradict its parent). `name` identifies a
  * root CD (unique among live roots; may be NULL) and must be NULL for a child.
  *
+ * A root CD whose `storage_info` sets `dir` is persistent (MPI programs): every advance
+ * writes a version of its store to the node-local cache directory, protected across ranks,
+ * and after a restart `create_cd` with the same name finds the newest complete version,
+ * rebuilds lost ranks' files, and `cd_recovered_version` tells it was found; add the same
+ * ranges in the same order, then `restore_cd` brings the data back. Creating and advancing
+ * a persistent CD are collective over `MPI_COMM_WORLD` (every rank, same order). Keys
+ * (unknown keys and bad values are errors naming the key, `CD_ERR_STORAGE_INFO`):
+ * - `dir`: the cache directory, which must exist; `{rank}`, `{rank/N}` expand to the MPI
+ *   rank (divided by N), so simulated nodes get their own directories.
+ * - `scheme`: `single`, `partner`, `xor` (default) or `rs`; `replicas=R` (partner, default
+ *   1), `checksums=K` (rs, default 2).
+ * - `set_size`: minimum ranks per redundancy set (default 8, at least 2).
+ * - `failure_group`: the rank's failure group, `{rank}` expanded (default
+ *   `$CD_REDSET_FAILURE_GROUP`, else the host name).
+ * - `keep`: complete versions kept (default 2, at least 1).
+ * - `global_dir`, `flush_every`, `flush`: flushing, not supported yet (refused).
+ *
+ * Persistence failures return `CD_ERR_PERSIST`; ranges that do not match the persisted
+ * version at `restore_cd`, `CD_ERR_PERSIST_MISMATCH`.
+ *
  * Returns the handle, or NULL on error. `*error` receives 0 or the error code; `error` may be
  * NULL (`cd_last_error()` then tells the code).
  *
@@ -847,6 +879,22 @@ int cd_get_entries(cd_handle cd, struct cd_entry_info *out, size_t capacity, siz
  * `out` must be NULL or writable for `length` bytes.
  */
 int cd_read_saved(cd_handle cd, const void *address, size_t length, void *out);
+
+/**
+ * Whether a persistent root CD found a persisted point in time when it was created (after a
+ * restart): stores its version number in `*version` (1 and up), or 0 if it started fresh (or
+ * is not persistent). After a restart the application adds the same ranges in the same order
+ * as before, then calls `restore_cd` to bring the recovered data into its memory.
+ *
+ * Persistent CDs are root CDs whose `storage_info` sets `dir`; see cd.h's "storage_info"
+ * section for the keys.
+ *
+ * Returns 0 or an error code.
+ *
+ * # Safety
+ * `version` must be NULL or writable.
+ */
+int cd_recovered_version(cd_handle cd, uint64_t *version);
 
 /**
  * The calling thread's active CD (what `CURRENT_CD` names now), or NULL if it has none.

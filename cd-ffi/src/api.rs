@@ -22,6 +22,26 @@ pub type cd_regen_fn =
 /// or `_INHERIT` (children only; a child may not contradict its parent). `name` identifies a
 /// root CD (unique among live roots; may be NULL) and must be NULL for a child.
 ///
+/// A root CD whose `storage_info` sets `dir` is persistent (MPI programs): every advance
+/// writes a version of its store to the node-local cache directory, protected across ranks,
+/// and after a restart `create_cd` with the same name finds the newest complete version,
+/// rebuilds lost ranks' files, and `cd_recovered_version` tells it was found; add the same
+/// ranges in the same order, then `restore_cd` brings the data back. Creating and advancing
+/// a persistent CD are collective over `MPI_COMM_WORLD` (every rank, same order). Keys
+/// (unknown keys and bad values are errors naming the key, `CD_ERR_STORAGE_INFO`):
+/// - `dir`: the cache directory, which must exist; `{rank}`, `{rank/N}` expand to the MPI
+///   rank (divided by N), so simulated nodes get their own directories.
+/// - `scheme`: `single`, `partner`, `xor` (default) or `rs`; `replicas=R` (partner, default
+///   1), `checksums=K` (rs, default 2).
+/// - `set_size`: minimum ranks per redundancy set (default 8, at least 2).
+/// - `failure_group`: the rank's failure group, `{rank}` expanded (default
+///   `$CD_REDSET_FAILURE_GROUP`, else the host name).
+/// - `keep`: complete versions kept (default 2, at least 1).
+/// - `global_dir`, `flush_every`, `flush`: flushing, not supported yet (refused).
+///
+/// Persistence failures return `CD_ERR_PERSIST`; ranges that do not match the persisted
+/// version at `restore_cd`, `CD_ERR_PERSIST_MISMATCH`.
+///
 /// Returns the handle, or NULL on error. `*error` receives 0 or the error code; `error` may be
 /// NULL (`cd_last_error()` then tells the code).
 ///

@@ -101,6 +101,12 @@ pub const CD_ERR_RESTORE_REFUSED: c_int = 73;
 /// The MPI log a restore would replay holds a call that cannot be replayed (one-sided, file
 /// I/O, spawn).
 pub const CD_ERR_UNREPLAYABLE: c_int = 74;
+/// Persisting a persistent CD, or finding, rebuilding or loading a persisted version, failed
+/// (`cd_last_error()` says why: a cache directory, a lost version, a damaged file).
+pub const CD_ERR_PERSIST: c_int = 75;
+/// The ranges added to a restarted persistent CD do not match its persisted version (their
+/// order, kind or length).
+pub const CD_ERR_PERSIST_MISMATCH: c_int = 76;
 
 // The C layer's own codes (100..199).
 /// A NULL `cd_handle` where a CD is required (NULL means "no parent" only in `create_cd`).
@@ -119,7 +125,7 @@ pub const CD_ERR_INVALID_STRING: c_int = 105;
 pub const CD_ERR_BUFFER_TOO_SMALL: c_int = 106;
 /// The library panicked (a bug in libcd); the operation did not complete.
 pub const CD_ERR_PANIC: c_int = 107;
-// Last added: CD_ERR_UNREPLAYABLE (cd-core's range), CD_ERR_PANIC (this layer's).
+// Last added: CD_ERR_PERSIST_MISMATCH (cd-core's range), CD_ERR_PANIC (this layer's).
 
 /// Each known code: its name and a one-line description (both NUL-terminated).
 const TABLE: &[(c_int, &CStr, &CStr)] = &[
@@ -323,6 +329,16 @@ const TABLE: &[(c_int, &CStr, &CStr)] = &[
         CD_ERR_UNREPLAYABLE,
         c"CD_ERR_UNREPLAYABLE",
         c"cannot restore: the MPI log holds a call that cannot be replayed in isolation",
+    ),
+    (
+        CD_ERR_PERSIST,
+        c"CD_ERR_PERSIST",
+        c"persisting a CD, or recovering a persisted version, failed",
+    ),
+    (
+        CD_ERR_PERSIST_MISMATCH,
+        c"CD_ERR_PERSIST_MISMATCH",
+        c"the restarted CD's ranges do not match its persisted version (order, kind, length)",
     ),
     (
         CD_ERR_NULL_HANDLE,
@@ -699,6 +715,11 @@ mod tests {
             (
                 CdError::Unreplayable { call: "MPI_Put" },
                 CD_ERR_UNREPLAYABLE,
+            ),
+            (CdError::Persist("x".into()), CD_ERR_PERSIST),
+            (
+                CdError::PersistMismatch("x".into()),
+                CD_ERR_PERSIST_MISMATCH,
             ),
         ];
         for (error, constant) in cases {

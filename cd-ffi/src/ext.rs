@@ -263,6 +263,27 @@ pub unsafe extern "C" fn cd_read_saved(
     })
 }
 
+/// Whether a persistent root CD found a persisted point in time when it was created (after a
+/// restart): stores its version number in `*version` (1 and up), or 0 if it started fresh (or
+/// is not persistent). After a restart the application adds the same ranges in the same order
+/// as before, then calls `restore_cd` to bring the recovered data into its memory.
+///
+/// Persistent CDs are root CDs whose `storage_info` sets `dir`; see cd.h's "storage_info"
+/// section for the keys.
+///
+/// Returns 0 or an error code.
+///
+/// # Safety
+/// `version` must be NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn cd_recovered_version(cd: cd_handle, version: *mut u64) -> c_int {
+    ffi_int!({
+        let found = cd_core::recovered_version(cd_ref(cd)?)?;
+        *try_mut!(version, "version") = found.unwrap_or(0);
+        Ok(())
+    })
+}
+
 /// The calling thread's active CD (what `CURRENT_CD` names now), or NULL if it has none.
 #[no_mangle]
 pub extern "C" fn cd_current() -> cd_handle {

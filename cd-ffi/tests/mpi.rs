@@ -687,3 +687,141 @@ fn unmodified_fortran_programs_are_intercepted_under_ld_preload() {
         preloaded_matches_raw(source, fortran, &extra);
     }
 }
+
+/// One launch of `tests/mpi/heat_persist.c` on four simulated nodes (one rank each, through
+/// `CD_REDSET_FAILURE_GROUP`), whose caches are `<cache>/node<rank>`: the output, and whether
+/// every rank exited cleanly.
+fn heat(cache: &Path, env: &[(&str, &str)]) -> (bool, String) {
+    let exe = compile("heat_persist");
+    let cache = cache.to_str().expect("UTF-8 path").to_owned();
+    let mut all = vec![
+        ("CD_REDSET_FAILURE_GROUP", "node{rank}"),
+        ("HEAT_CACHE", &cache),
+    ];
+    all.extend_from_slice(env);
+    let mut cmd = mpirun(&all);
+    let timeout = std::env::var("MPIEXEC_TIMEOUT").unwrap_or_else(|_| "120".to_owned());
+    cmd.arg("-np")
+        .arg(RANKS.to_string())
+        .env("MPIEXEC_TIMEOUT", &timeout)
+        .arg(&exe)
+        .current_dir(work_dir());
+    let out = cmd.output().expect("run mpirun");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.success(), text)
+}
+
+/// The lines of `text` that start with `heat rank` and contain `word`, sorted.
+fn heat_lines(text: &str, word: &str) -> Vec<String> {
+    let mut lines: Vec<String> = text
+        .lines()
+        .filter(|l| l.starts_with("heat rank") && l.contains(word))
+        .map(str::to_owned)
+        .collect();
+    lines.sort();
+    lines
+}
+
+/// A fresh cache: `<work>/<tag>/node0..3`, empty.
+fn fresh_cache(tag: &str) -> PathBuf {
+    let cache = work_dir().join(tag);
+    let _ = std::fs::remove_dir_all(&cache);
+    for rank in 0..RANKS {
+        std::fs::create_dir_all(cache.join(format!("node{rank}"))).expect("create cache");
+    }
+    cache
+}
+
+/// Issue 10, test 1: killed (SIGKILL, every rank) at step 55 of 100 with a persist every 10
+/// steps, one simulated node's cache lost, restarted: it resumes from step 50 (rebuilt by XOR)
+/// and ends bitwise equal to a fault-free run.
+#[test]
+fn persistent_cd_survives_a_kill_and_a_lost_node_cache() {
+    let (ok, clean) = heat(&fresh_cache("persist-clean"), &[]);
+    assert!(ok, "{clean}");
+    let expected = heat_lines(&clean, " result ");
+    assert_eq!(expected.len(), RANKS, "{clean}");
+
+    let cache = fresh_cache("persist-killed");
+    let (ok, killed) = heat(&cache, &[("HEAT_KILL_AT", "55")]);
+    assert!(!ok, "the run should have been killed:\n{killed}");
+    assert!(heat_lines(&killed, " result ").is_empty(), "{killed}");
+    // node 2 comes back with an empty cache
+    std::fs::remove_dir_all(cache.join("node2")).expect("remove node2's cache");
+    std::fs::create_dir(cache.join("node2")).expect("empty cache");
+
+    let (ok, restarted) = heat(&cache, &[]);
+    assert!(ok, "{restarted}");
+    let resumed = heat_lines(&restarted, " resumed ");
+    assert_eq!(resumed.len(), RANKS, "{restarted}");
+    assert!(
+        resumed.iter().all(|l| l.contains(" resumed 50 version 5")),
+        "{restarted}"
+    );
+    assert_eq!(heat_lines(&restarted, " result "), expected);
+}
+
+/// Issue 10, test 5 (part): bad `storage_info` values and a missing cache directory are clear
+/// errors naming the key, and lose nothing persisted before; a restart that adds its ranges in
+/// another order or size is a clear error at `restore_cd`, and a correct one still recovers.
+#[test]
+fn persistent_cd_errors_are_clear_and_lose_nothing() {
+    let cache = fresh_cache("persist-errors");
+    let (ok, first) = heat(&cache, &[("HEAT_KILL_AT", "35")]);
+    assert!(!ok, "{first}");
+    let dir = format!("dir={}/node{{rank}}", cache.display());
+    let missing = format!("dir={}/nowhere{{rank}}", cache.display());
+    let cases = [
+        (format!("{dir};scheme=raid6"), "\"scheme\""),
+        (format!("{dir};set_size=1"), "\"set_size\""),
+        (format!("{dir};keep=0"), "\"keep\""),
+        (format!("{dir};scheme=xor;replicas=2"), "\"replicas\""),
+        (format!("{dir};global_dir=/tmp"), "not supported yet"),
+        (format!("{dir};sceme=xor"), "\"sceme\""),
+        (missing, "does not exist"),
+    ];
+    for (info, expected) in &cases {
+        let (ok, out) = heat(&cache, &[("HEAT_STORAGE_INFO", info)]);
+        assert!(ok, "{out}");
+        let errors = heat_lines(&out, " error ");
+        assert_eq!(errors.len(), RANKS, "{info}:\n{out}");
+        assert!(
+            errors
+                .iter()
+                .all(|l| l.contains("create_cd") && l.contains(expected)),
+            "{info}: expected {expected}:\n{out}"
+        );
+    }
+    for (var, value, what) in [
+        (
+            "HEAT_ORDER",
+            "swapped",
+            "entry 0 was persisted as COPY of 528 bytes",
+        ),
+        (
+            "HEAT_SHORT",
+            "1",
+            "entry 0 was persisted as COPY of 528 bytes",
+        ),
+    ] {
+        let (ok, out) = heat(&cache, &[(var, value)]);
+        assert!(ok, "{out}");
+        let errors = heat_lines(&out, " error ");
+        assert_eq!(errors.len(), RANKS, "{var}:\n{out}");
+        assert!(
+            errors
+                .iter()
+                .all(|l| l.contains("error 76 restore_cd") && l.contains(what)),
+            "{var}:\n{out}"
+        );
+    }
+    // nothing persisted was lost: the right restart resumes from step 30
+    let (ok, out) = heat(&cache, &[]);
+    assert!(ok, "{out}");
+    let resumed = heat_lines(&out, " resumed ");
+    assert!(
+        resumed.len() == RANKS && resumed.iter().all(|l| l.contains(" resumed 30 version 3")),
+        "{out}"
+    );
+}

@@ -1,12 +1,13 @@
 //! `MPI_Init`, `MPI_Init_thread` and `MPI_Finalize`: set-up and the statistics summary.
 //!
 //! At initialization the rank is handed to cd-core (CD identities carry it), the restore hook
-//! is installed (it drains receives in flight before `restore_cd` rewrites memory) and
+//! is installed (it drains receives in flight before `restore_cd` rewrites memory), so are
+//! the persistence hooks (`cd-persist`, run as the runtime's own untraced MPI traffic), and
 //! `CD_MPI_STATS` is read. rsmpi programs call `MPI_Init_thread`, C programs usually `MPI_Init`:
 //! both are hooked.
 
 use crate::abi;
-use crate::boundary::Guard;
+use crate::boundary::{untraced, Guard};
 use crate::exports::{real, Call};
 use crate::{engine, stats};
 use std::ffi::{c_char, c_int};
@@ -19,6 +20,11 @@ fn after_init() {
     unsafe { real::Comm_rank(abi::predefined().comm_world, &mut rank) };
     cd_core::set_rank(rank.max(0) as u32);
     cd_core::set_restore_hook(engine::drain_in_flight);
+    cd_core::set_persist_hooks(cd_core::PersistHooks {
+        created: |cd| untraced(|| cd_persist::created(cd)),
+        advanced: |cd| untraced(|| cd_persist::advanced(cd)),
+        before_restore: |cd| untraced(|| cd_persist::before_restore(cd)),
+    });
     tracing::debug!(rank, family = abi::FAMILY, "MPI interposer ready");
 }
 

@@ -4,8 +4,10 @@
 //!
 //! This crate is linked into `libcd` (cd-ffi), which exports its wrappers: an application that
 //! calls the CD API links `-lcd`, an unmodified MPI application gets the same wrappers with
-//! `LD_PRELOAD=libcd.so`. `libcd.so` does not depend on `libmpi`: the wrappers find the MPI
-//! library's functions at run time, so a program without MPI links it too.
+//! `LD_PRELOAD=libcd.so`. The wrappers find the MPI library's own functions at run time
+//! (`dlsym(RTLD_NEXT)`); `libcd.so` still links the `libmpi` of its family, which persistent
+//! CDs (`cd-persist`, through cd-redset and rsmpi) call, so a program without MPI needs the
+//! MPI library installed to load it (it never calls it unless a persistent CD is created).
 //!
 //! # Brief overview
 //! - [`exports`]: the table of every wrapped function, exported as `MPI_X` and `PMPI_X`, and

@@ -1,0 +1,101 @@
+/* 1-D heat equation (Jacobi sweeps with a halo exchange) under a persistent root CD that
+ * advances, and so persists, every INTERVAL steps. HEAT_CACHE names the base of the simulated
+ * nodes' cache directories (dir=$HEAT_CACHE/node{rank}); HEAT_STORAGE_INFO replaces the whole
+ * storage_info. With HEAT_KILL_AT=S every rank kills itself (SIGKILL) after step S. A restart
+ * finds the persisted version (cd_recovered_version), restores it and goes on from there.
+ * HEAT_ORDER=swapped adds the ranges in the other order, HEAT_SHORT=1 adds a shorter array.
+ * Prints "heat rank R resumed S version V" after a restore, "heat rank R error CODE MESSAGE"
+ * when a CD call fails (and exits cleanly), and "heat rank R result STEPS HEX" at the end. */
+#include <cd.h>
+#include <mpi.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define N 64
+#define STEPS 100
+#define INTERVAL 10
+
+static int rank;
+
+static int fail(const char *what) {
+    char msg[1024];
+    size_t n = 0;
+    int code = cd_last_error();
+    cd_last_error_message(msg, sizeof msg - 1, &n);
+    msg[n < sizeof msg ? n : sizeof msg - 1] = '\0';
+    printf("heat rank %d error %d %s: %s\n", rank, code, what, msg);
+    fflush(stdout);
+    MPI_Finalize();
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int left = (rank + size - 1) % size, right = (rank + 1) % size;
+    int kill_at = getenv("HEAT_KILL_AT") ? atoi(getenv("HEAT_KILL_AT")) : -1;
+
+    static double u[N + 2], v[N + 2];
+    for (int i = 0; i < N + 2; i++) u[i] = (rank * 31 + i * 7) % 101;
+    int step = 0;
+
+    char info[1024];
+    if (getenv("HEAT_STORAGE_INFO"))
+        snprintf(info, sizeof info, "%s", getenv("HEAT_STORAGE_INFO"));
+    else
+        snprintf(info, sizeof info, "dir=%s/node{rank};scheme=xor;set_size=4;keep=2",
+                 getenv("HEAT_CACHE") ? getenv("HEAT_CACHE") : "/tmp");
+    cd_handle cd = create_cd(NULL, info, COMM_LOGGING_DISABLED, "heat", NULL);
+    if (!cd) return fail("create_cd");
+    size_t ulen = getenv("HEAT_SHORT") ? sizeof u - sizeof(double) : sizeof u;
+    struct cd_addrspec state[] = {
+        {u, ulen, READ_WRITE, GLOBAL},
+        {&step, sizeof step, READ_WRITE, GLOBAL},
+    };
+    if (getenv("HEAT_ORDER") && strcmp(getenv("HEAT_ORDER"), "swapped") == 0) {
+        struct cd_addrspec t = state[0];
+        state[0] = state[1];
+        state[1] = t;
+    }
+    if (add_to_cd_via_copy(cd, state, 2)) return fail("add_to_cd_via_copy");
+    uint64_t version = 0;
+    if (cd_recovered_version(cd, &version)) return fail("cd_recovered_version");
+    if (version) {
+        if (restore_cd(cd)) return fail("restore_cd");
+        printf("heat rank %d resumed %d version %llu\n", rank, step, (unsigned long long)version);
+        fflush(stdout);
+    }
+
+    while (step < STEPS) {
+        MPI_Sendrecv(&u[1], 1, MPI_DOUBLE, left, 0, &u[N + 1], 1, MPI_DOUBLE, right, 0,
+                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Sendrecv(&u[N], 1, MPI_DOUBLE, right, 1, &u[0], 1, MPI_DOUBLE, left, 1,
+                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        for (int i = 1; i <= N; i++) v[i] = u[i] + 0.25 * (u[i - 1] - 2 * u[i] + u[i + 1]);
+        memcpy(&u[1], &v[1], N * sizeof(double));
+        step++;
+        if (step % INTERVAL == 0) {
+            if (advance_cd_point_in_time(cd) != 0) return fail("advance_cd_point_in_time");
+            /* an advance demotes the ranges to READ_ONLY: promote them again */
+            if (add_to_cd_via_copy(cd, state, 2)) return fail("add_to_cd_via_copy");
+        }
+        if (step == kill_at) raise(SIGKILL);
+    }
+
+    char hex[(N + 2) * 16 + 1];
+    for (int i = 0; i < N + 2; i++) {
+        uint64_t bits;
+        memcpy(&bits, &u[i], sizeof bits);
+        snprintf(hex + i * 16, 17, "%016llx", (unsigned long long)bits);
+    }
+    printf("heat rank %d result %d %s\n", rank, step, hex);
+    fflush(stdout);
+    commit_cd(cd);
+    MPI_Finalize();
+    return 0;
+}
