@@ -45,7 +45,9 @@ install -m 644 "$root/fortran/containment_domains.f90" "$prefix/share/containmen
 
 version="$(sed -n 's/^#define CD_VERSION "\(.*\)"$/\1/p' "$root/cd-ffi/include/cd.h")"
 # Libs.private: what a Rust staticlib needs from the system (rustc --print native-static-libs),
-# and the MPI library of the family libcd was built for (persistent CDs call it through rsmpi).
+# and the MPI library of the family libcd was built for: the archive holds all of rsmpi (which
+# persistence uses), and a static link pulls in what it references. (libcd.so records no
+# dependency on the MPI library: see cd-mpi-intercept/src/exports.rs.)
 mpi_libs="$("${MPICC:-mpicc}" -show | tr ' ' '\n' | grep -E '^-[Ll]' | tr '\n' ' ')"
 cat > "$prefix/lib/pkgconfig/cd.pc" <<EOF
 prefix=$prefix

@@ -106,12 +106,18 @@ fn c_shape(ty: &str) -> String {
         .chars()
         .filter(|c| !c.is_whitespace())
         .collect();
-    match ty.as_str() {
-        "void*" | "char*" | "cd_handle" => "ptr".to_owned(),
-        "cd_regen_fn" | "cd_copy_to_host_fn" | "cd_copy_to_device_fn" => "funptr".to_owned(),
+    let sized = |base: &str| match base {
         "uint64_t" | "int64_t" => "i64".to_owned(),
         "uint32_t" | "int32_t" => "i32".to_owned(),
         other => other.to_owned(),
+    };
+    match ty.as_str() {
+        "void*" | "char*" | "cd_handle" => "ptr".to_owned(),
+        "cd_regen_fn" | "cd_copy_to_host_fn" | "cd_copy_to_device_fn" => "funptr".to_owned(),
+        other => match other.strip_suffix('*') {
+            Some(base) => format!("{}*", sized(base)),
+            None => sized(other),
+        },
     }
 }
 

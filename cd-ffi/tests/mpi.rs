@@ -602,6 +602,34 @@ fn preloaded_matches_raw(source: &str, compiler: &str, extra: &[String]) {
     }
 }
 
+/// `libcd.so` records no dependency on an MPI library (MPICH build), so that a program without
+/// MPI (a GPU code) links and runs with it: every MPI function the runtime's own code calls is
+/// defined in libcd and reaches the MPI library, once one is loaded, through `dlsym`. (The Open
+/// MPI build depends on Open MPI's library: rsmpi, which persistence uses, references its
+/// predefined handles, which are the library's globals.)
+#[test]
+fn libcd_records_no_dependency_on_the_mpi_library() {
+    let dynamic = Command::new("readelf")
+        .arg("-d")
+        .arg(lib_dir().join("libcd.so"))
+        .output()
+        .expect("run readelf");
+    check(&dynamic, "readelf -d libcd.so");
+    let text = String::from_utf8_lossy(&dynamic.stdout);
+    let mpi: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("(NEEDED)") && l.contains("libmpi"))
+        .collect();
+    if mpicc().contains("openmpi") {
+        assert!(mpi.iter().all(|l| l.contains("libmpi.so")), "{mpi:?}");
+    } else {
+        assert!(
+            mpi.is_empty(),
+            "libcd.so depends on an MPI library: {mpi:?}"
+        );
+    }
+}
+
 /// A program linked `mpicc app.c -lcd` with the linker's `--as-needed` (Ubuntu's default) that
 /// calls only wrapped MPI functions has no dependency on MPICH's library left (every MPI symbol
 /// it uses resolves to libcd): libcd loads the library it was built against when the first MPI

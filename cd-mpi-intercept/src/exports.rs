@@ -9,6 +9,14 @@
 //! *Unreplayable* functions (one-sided, MPI-IO, spawn) are exported too: they pass through, are
 //! counted, and mark the active CD's log so that a restore that would have to replay them
 //! refuses with an error naming the call.
+//!
+//! *Forwarded* functions are exported as `MPI_X` only and go straight to the library's
+//! `PMPI_X`: they are the functions without communication that the runtime's own MPI code
+//! (cd-redset, through rsmpi, for persistence) calls besides wrapped ones. With every MPI
+//! symbol that code references defined in libcd itself, the linker (`--as-needed`, rustc's
+//! default) records no dependency on the MPI library, so a program without MPI links and runs
+//! with libcd; MPICH's constants are plain integers, so this holds for the MPICH build (Open
+//! MPI's predefined handles are the library's globals, which rsmpi references).
 
 use crate::abi::{Comm, Datatype, File, Group, Info, Message, Op, Request, Status, Win};
 use std::ffi::{c_char, c_int, c_void};
@@ -25,6 +33,7 @@ macro_rules! mpi_functions {
         lifecycle { $( $l:ident ( $($la:ident : $lt:ty),* ) => $lhandler:path; )* }
         wrapped { $( $w:ident ( $($wa:ident : $wt:ty),* ) => $handler:path; )* }
         unreplayable { $( $u:ident ( $($ua:ident : $ut:ty),* ); )* }
+        forwarded { $( $f:ident ( $($fa:ident : $ft:ty),* ); )* }
         called { $( $c:ident ( $($ca:ident : $ct:ty),* ); )* }
     ) => {
         /// Every MPI function the interposer exports: statistics and log records name them.
@@ -55,6 +64,7 @@ macro_rules! mpi_functions {
         $( export!($l ($($la: $lt),*) => always $lhandler); )*
         $( export!($w ($($wa: $wt),*) => $handler); )*
         $( export!($u ($($ua: $ut),*) => unreplayable); )*
+        $( export!($f ($($fa: $ft),*) => forwarded); )*
 
         /// The MPI library's own functions, resolved once with `dlsym(RTLD_NEXT, "PMPI_X")`.
         #[allow(non_snake_case, clippy::too_many_arguments, missing_docs)]
@@ -63,12 +73,22 @@ macro_rules! mpi_functions {
             $( forward!($l ($($la: $lt),*)); )*
             $( forward!($w ($($wa: $wt),*)); )*
             $( forward!($u ($($ua: $ut),*)); )*
+            $( forward!($f ($($fa: $ft),*)); )*
             $( forward!($c ($($ca: $ct),*)); )*
         }
     };
 }
 
 macro_rules! export {
+    ($name:ident ($($a:ident : $t:ty),*) => forwarded) => {
+        const _: () = {
+            #[export_name = concat!("MPI_", stringify!($name))]
+            unsafe extern "C" fn mpi($($a: $t),*) -> c_int {
+                // SAFETY: the caller's arguments, forwarded unchanged.
+                unsafe { real::$name($($a),*) }
+            }
+        };
+    };
     ($name:ident ($($a:ident : $t:ty),*) => unreplayable) => {
         const _: () = {
             #[export_name = concat!("MPI_", stringify!($name))]
@@ -318,11 +338,16 @@ mpi_functions! {
         Comm_join(fd: c_int, intercomm: *mut Comm);
         Comm_spawn(command: *const c_char, argv: *mut *mut c_char, maxprocs: c_int, info: Info, root: c_int, comm: Comm, intercomm: *mut Comm, array_of_errcodes: *mut c_int);
     }
-    called {
+    forwarded {
         Comm_rank(comm: Comm, rank: *mut c_int);
         Comm_size(comm: Comm, size: *mut c_int);
-        Comm_remote_size(comm: Comm, size: *mut c_int);
         Comm_test_inter(comm: Comm, flag: *mut c_int);
+        Comm_get_parent(parent: *mut Comm);
+        Comm_disconnect(comm: *mut Comm);
+    }
+
+    called {
+        Comm_remote_size(comm: Comm, size: *mut c_int);
         Topo_test(comm: Comm, status: *mut c_int);
         Cartdim_get(comm: Comm, ndims: *mut c_int);
         Graph_neighbors_count(comm: Comm, rank: c_int, nneighbors: *mut c_int);

@@ -5,9 +5,12 @@
 //! This crate is linked into `libcd` (cd-ffi), which exports its wrappers: an application that
 //! calls the CD API links `-lcd`, an unmodified MPI application gets the same wrappers with
 //! `LD_PRELOAD=libcd.so`. The wrappers find the MPI library's own functions at run time
-//! (`dlsym(RTLD_NEXT)`); `libcd.so` still links the `libmpi` of its family, which persistent
-//! CDs (`cd-persist`, through cd-redset and rsmpi) call, so a program without MPI needs the
-//! MPI library installed to load it (it never calls it unless a persistent CD is created).
+//! (`dlsym(RTLD_NEXT)`), and `libcd.so` (MPICH build) records no dependency on the MPI library,
+//! so a program without MPI links and runs with it: the runtime's own MPI code (persistent CDs,
+//! `cd-persist` through cd-redset and rsmpi) calls MPI through libcd's exports (see
+//! [`exports`]). The Open MPI build depends on Open MPI's library (rsmpi references its
+//! predefined handles, which are the library's globals), and `libcd.a` needs the MPI library
+//! at a static link.
 //!
 //! # Brief overview
 //! - [`exports`]: the table of every wrapped function, exported as `MPI_X` and `PMPI_X`, and
