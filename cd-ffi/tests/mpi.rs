@@ -263,6 +263,9 @@ fn persistent_matched_probes_nonblocking_collectives_and_communicators_replay() 
         "MPI_Iallreduce",
         "MPI_Alltoallw",
         "MPI_Intercomm_merge",
+        "MPI_Neighbor_allgather",
+        "MPI_Ineighbor_alltoall",
+        "MPI_Neighbor_alltoallw",
     ] {
         assert!(
             f[&format!("calls.{call}")] > clean.stats[2][&format!("calls.{call}")],

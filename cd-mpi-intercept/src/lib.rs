@@ -38,8 +38,9 @@
 //! synchronization), MPI-IO (open/close, reads and writes of every kind, views, sizes), and
 //! dynamic processes (spawn, accept/connect, join). Every other MPI function (Wtime,
 //! Comm_rank, Type_*, Group_*, ...) is not wrapped: it reaches MPI untouched.
-//! Not covered yet: MPI-4 additions (persistent collectives, partitioned communication,
-//! sessions) and the neighborhood collectives.
+//! Neighbor_allgather(v), Neighbor_alltoall(v/w) and their nonblocking forms are logged and
+//! replayed too. Not covered yet: MPI-4 additions (persistent collectives, partitioned
+//! communication, sessions).
 //!
 //! # The rules (the spec's, and DESIGN.md's)
 //! - Only a thread whose active CD logs (`COMM_LOGGING_ENABLED`, or inherited) logs. Sends are

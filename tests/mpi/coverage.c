@@ -1,8 +1,10 @@
 /* The rest of the replayed calls, each in every round of a logged loop: persistent requests
  * (made before the CD and made and freed inside it, Startall/Start), matched probes (Mprobe +
  * Mrecv, Improbe + Imrecv), nonblocking collectives completed together with point-to-point
- * requests in one Waitall, Alltoallw, and the calls that make communicators (Comm_split_type,
- * Cart_create, Cart_sub, Comm_create, Comm_idup, Intercomm_create, Intercomm_merge).
+ * requests in one Waitall, Alltoallw, the calls that make communicators (Comm_split_type,
+ * Cart_create, Cart_sub, Comm_create, Comm_idup, Intercomm_create, Intercomm_merge), and the
+ * neighborhood collectives on the Cartesian one (Neighbor_allgather, Ineighbor_alltoall,
+ * Neighbor_alltoallw).
  * With FAULT_RANK set, that rank faults in round FAULT_ROUND while its persistent halo and an
  * Iallreduce are in flight, restores to the last advance and re-executes alone from its log;
  * the requests in flight are drained at restore and served again after the replay.
@@ -181,6 +183,23 @@ int main(int argc, char **argv) {
         check(MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart), "Cart_create");
         int remain[2] = {0, 1};
         check(MPI_Cart_sub(cart, remain, &row), "Cart_sub");
+        /* neighborhood collectives on the Cartesian topology: 2 * ndims = 4 blocks each */
+        double nb_mine = rank * 3.0 + round, nb_all[4] = {0}, nb_out[4], nb_in[4] = {0},
+               nb_w[4] = {0};
+        for (int k = 0; k < 4; k++) nb_out[k] = rank * 100 + k * 10 + round;
+        check(MPI_Neighbor_allgather(&nb_mine, 1, MPI_DOUBLE, nb_all, 1, MPI_DOUBLE, cart),
+              "Neighbor_allgather");
+        MPI_Request nreq;
+        check(MPI_Ineighbor_alltoall(nb_out, 1, MPI_DOUBLE, nb_in, 1, MPI_DOUBLE, cart, &nreq),
+              "Ineighbor_alltoall");
+        check(MPI_Wait(&nreq, MPI_STATUS_IGNORE), "Wait Ineighbor_alltoall");
+        int wcounts[4] = {1, 1, 1, 1};
+        MPI_Aint wdispls[4] = {24, 16, 8, 0}; /* reversed, in bytes */
+        MPI_Datatype wtypes[4] = {MPI_DOUBLE, MPI_DOUBLE, MPI_DOUBLE, MPI_DOUBLE};
+        check(MPI_Neighbor_alltoallw(nb_out, wcounts, wdispls, wtypes, nb_w, wcounts, wdispls,
+                                     wtypes, cart),
+              "Neighbor_alltoallw");
+        for (int k = 0; k < 4; k++) acc[6] += nb_all[k] * (k + 1) + nb_in[k] * (k + 11) + nb_w[k] * (k + 21);
         MPI_Group world_group, even_group;
         MPI_Comm_group(MPI_COMM_WORLD, &world_group);
         int evens_ranks[8], ne = 0;
