@@ -27,8 +27,24 @@ fn mpirun(env: &[(&str, &str)]) -> Command {
         for (name, _) in env {
             cmd.arg("-x").arg(name);
         }
-        cmd.args(["-x", "MPIEXEC_TIMEOUT", "-x", "CD_MPI_STATS"]);
+        cmd.args([
+            "-x",
+            "MPIEXEC_TIMEOUT",
+            "-x",
+            "CD_MPI_STATS",
+            "-x",
+            "LD_LIBRARY_PATH",
+        ]);
     }
+    // cargo runs tests with LD_LIBRARY_PATH naming target/<profile> too, which may hold an
+    // older libcd.so than deps/ (`cargo test` does not refresh it), and LD_LIBRARY_PATH comes
+    // before the programs' RUNPATH: name the tested library's directory first.
+    let mut path = std::ffi::OsString::from(lib_dir());
+    if let Some(old) = std::env::var_os("LD_LIBRARY_PATH") {
+        path.push(":");
+        path.push(old);
+    }
+    cmd.env("LD_LIBRARY_PATH", path);
     cmd.envs(env.iter().copied());
     cmd
 }
