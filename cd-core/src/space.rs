@@ -33,6 +33,28 @@ pub trait DeviceMemory: Send + Sync {
     fn copy_to_device(&self, dst: usize, src: &[u8]) -> std::result::Result<(), String>;
 }
 
+/// Where an address range lives: host memory, or one device region of a space.
+///
+/// CD entries carry it, and two entries merge only when their locations are equal, so an entry
+/// never spans two device regions: adjacent allocations (`cudaMalloc` places equal-sized
+/// arrays back to back), or one allocation mapped as two regions, stay separate entries, and
+/// every range handed to a copy function lies inside one region.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Location {
+    /// The memory space ([`HOST`] for host memory).
+    pub space: SpaceId,
+    /// The start of the device region that holds the range (0 for host memory).
+    pub region: usize,
+}
+
+impl Location {
+    /// Host memory.
+    pub const HOST: Location = Location {
+        space: HOST,
+        region: 0,
+    };
+}
+
 /// A mapped region's space; regions never merge, so each can be unmapped by its start.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 struct Region(SpaceId);
@@ -113,19 +135,29 @@ pub fn unmap_device_region(address: usize) -> Result<()> {
     Ok(())
 }
 
-/// The space that holds all of `start .. end`.
-pub(crate) fn space_of(start: usize, end: usize) -> Result<SpaceId> {
+/// The space and region that hold all of `start .. end`.
+pub(crate) fn space_of(start: usize, end: usize) -> Result<Location> {
     if !ANY_REGION.load(Ordering::Acquire) {
-        return Ok(HOST);
+        return Ok(Location::HOST);
     }
     let spaces = read();
-    let mut pieces = spaces.regions.overlapping(start, end);
-    match (pieces.next(), pieces.next()) {
-        (None, _) => Ok(HOST),
+    let first = spaces.regions.overlapping(start, end).next();
+    match first {
+        None => Ok(Location::HOST),
         // One region must hold the whole range: a device copy cannot span two allocations.
-        (Some((s, e, Region(space))), None) if s == start && e == end => Ok(space),
+        Some((s, e, Region(space))) if s == start && e == end => Ok(Location {
+            space,
+            region: region_start(&spaces.regions, start),
+        }),
         _ => Err(straddle(start, end)),
     }
+}
+
+/// The start of the mapped region that holds `address`.
+fn region_start(regions: &IntervalMap<Region>, address: usize) -> usize {
+    regions
+        .containing(address)
+        .map_or(address, |(start, _, _)| start)
 }
 
 fn straddle(start: usize, end: usize) -> CdError {
