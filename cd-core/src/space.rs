@@ -122,14 +122,36 @@ pub fn map_device_region(space: SpaceId, address: usize, length: usize) -> Resul
 }
 
 /// Forgets the device region that starts at `address` (call it before freeing the memory).
+///
+/// Refused with [`CdError::RegionInUse`] while a live CD holds a range in the region: a range
+/// added later at that address would be taken for host memory, and restoring the CD would
+/// then write device memory from the CPU. The check sees every CD as it stands when the call
+/// runs; unmapping a region while another thread adds or commits ranges in it is a race the
+/// application must avoid, as it must avoid freeing the memory then.
 pub fn unmap_device_region(address: usize) -> Result<()> {
+    crate::callback::check()?;
+    let region = |spaces: &Spaces| match spaces.regions.containing(address) {
+        Some((s, e, &Region(space))) if s == address => Ok((e, space)),
+        _ => Err(CdError::RegionNotFound(address)),
+    };
+    let (end, space) = region(&read())?;
+    // No CD lock is taken while the space table is locked (restore holds CD locks and then
+    // reads the table), so the CDs are checked first, one at a time.
+    for node in crate::handle::live_nodes() {
+        let state = node.lock();
+        let held = state
+            .entries
+            .overlapping(address, end)
+            .any(|(_, _, entry)| entry.space == space && entry.region == address);
+        if held && node.is_live() {
+            return Err(CdError::RegionInUse {
+                address,
+                cd: node.handle,
+            });
+        }
+    }
     let mut spaces = write();
-    let end = spaces
-        .regions
-        .iter()
-        .find(|&(s, _, _)| s == address)
-        .map(|(_, e, _)| e)
-        .ok_or(CdError::RegionNotFound(address))?;
+    let (end, _) = region(&spaces)?;
     spaces.regions.remove(address, end);
     ANY_REGION.store(!spaces.regions.is_empty(), Ordering::Release);
     Ok(())

@@ -319,8 +319,15 @@ fn entries_and_copies_never_cross_a_region_boundary() {
             "a copy of {len} bytes at region offset {offset} crossed a region boundary"
         );
     }
+    // Item 2: a region a CD still holds cannot be unmapped.
+    assert!(matches!(
+        unmap_device_region(arena.base + A),
+        Err(CdError::RegionInUse { cd, .. }) if cd == parent
+    ));
+    delete_from_cd(parent, &[whole(1, Access::ReadOnly)]).unwrap();
+    unmap_device_region(arena.base + A).unwrap();
     commit_cd(parent).unwrap();
-    for i in 0..4 {
+    for i in [0, 2, 3] {
         unmap_device_region(arena.base + i * A).unwrap();
     }
 }
