@@ -91,6 +91,7 @@ module Containment_Domains
   integer(c_int), parameter :: CD_ERR_REGION_OVERLAP = 32
   integer(c_int), parameter :: CD_ERR_UNKNOWN_MEMORY_SPACE = 33
   integer(c_int), parameter :: CD_ERR_REGION_NOT_FOUND = 34
+  integer(c_int), parameter :: CD_ERR_REGION_IN_USE = 35
   integer(c_int), parameter :: CD_ERR_FILE_NOT_SEEKABLE = 40
   integer(c_int), parameter :: CD_ERR_FILE_NOT_FOUND = 41
   integer(c_int), parameter :: CD_ERR_HAS_CHILDREN = 50

@@ -13,7 +13,7 @@ use crate::node::{
     check_merge, feed_mark, merge_into_parent, resolve_through, Entry, Exclusive, How, Node, State,
 };
 use crate::regen::Regen;
-use crate::space::{self, SpaceId};
+use crate::space::{self, Location, SpaceId};
 use crate::stats::Stats;
 use crate::storage_info::StorageInfo;
 use crate::store::{self, Buffer, Segment, INLINE};
@@ -230,7 +230,7 @@ unsafe fn add_entries(cd: CdRef, specs: &[AddrSpec], how: How) -> Result<()> {
     let spaces = bounds
         .iter()
         .map(|&(s, e)| space::space_of(s, e))
-        .collect::<Result<Small<SpaceId>>>()?;
+        .collect::<Result<Small<Location>>>()?;
     let node = handle::resolve(cd)?;
     if how == How::Parent {
         check_parent_holds(&node, &bounds)?;
@@ -279,11 +279,11 @@ unsafe fn add_entries(cd: CdRef, specs: &[AddrSpec], how: How) -> Result<()> {
     let staged = if copied > INLINE || (copied > 0 && gaps.iter().flatten().count() > 1) {
         let mut buffer = Buffer::new(copied)?;
         let mut offset = 0;
-        for (list, &space) in gaps.iter().zip(&spaces) {
+        for (list, at) in gaps.iter().zip(&spaces) {
             for &(s, e) in list {
                 let dst = &mut buffer.as_mut_slice()[offset..offset + (e - s)];
                 // SAFETY: `s .. e` is part of a range the caller vouched for.
-                unsafe { store::read_app(dst, s, space)? };
+                unsafe { store::read_app(dst, s, at.space)? };
                 offset += e - s;
             }
         }
@@ -297,7 +297,7 @@ unsafe fn add_entries(cd: CdRef, specs: &[AddrSpec], how: How) -> Result<()> {
             .expect("one gap");
         let mut bytes = [0; INLINE];
         // SAFETY: as above.
-        unsafe { store::read_app(&mut bytes[..e - s], s, spaces[i])? };
+        unsafe { store::read_app(&mut bytes[..e - s], s, spaces[i].space)? };
         Some(Staged::Inline(bytes))
     } else {
         None
@@ -306,7 +306,7 @@ unsafe fn add_entries(cd: CdRef, specs: &[AddrSpec], how: How) -> Result<()> {
     // Nothing can fail from here on.
     let mut offset = 0;
     for (i, spec) in specs.iter().enumerate() {
-        let ((s, e), list, space) = (bounds[i], &gaps[i], spaces[i]);
+        let ((s, e), list, at) = (bounds[i], &gaps[i], spaces[i]);
         if !uncovered[i] {
             state.entries.update(s, e, |old| old.access = spec.access);
         }
@@ -314,7 +314,8 @@ unsafe fn add_entries(cd: CdRef, specs: &[AddrSpec], how: How) -> Result<()> {
             how: how.clone(),
             access: spec.access,
             scope: spec.scope,
-            space,
+            space: at.space,
+            region: at.region,
         };
         for &(gs, ge) in list {
             state.entries.insert_uncovered(gs, ge, entry.clone());

@@ -173,6 +173,14 @@ pub enum CdError {
     /// A device region to unregister was not registered.
     #[error("no device memory region starts at {0:#x}")]
     RegionNotFound(usize),
+    /// A device region to unmap still holds ranges of a live CD.
+    #[error("device memory region at {address:#x} still holds ranges of CD {cd}; delete them from the CD (or commit it) before unmapping")]
+    RegionInUse {
+        /// The start of the region.
+        address: usize,
+        /// A live CD holding a range in it.
+        cd: CdHandle,
+    },
 
     /// The file descriptor does not support `lseek` or is closed.
     #[error("file descriptor {fd}: lseek failed: {message}")]
@@ -297,6 +305,7 @@ impl CdError {
             CdError::RegionOverlap { .. } => 32,
             CdError::UnknownMemorySpace(_) => 33,
             CdError::RegionNotFound(_) => 34,
+            CdError::RegionInUse { .. } => 35,
             CdError::FileNotSeekable { .. } => 40,
             CdError::FileNotFound(_) => 41,
             CdError::HasChildren { .. } => 50,

@@ -145,6 +145,15 @@ fn next_generation(generation: u32) -> u32 {
     generation.checked_add(1).unwrap_or(1)
 }
 
+/// Every live CD, in no particular order.
+pub(crate) fn live_nodes() -> Vec<Arc<Node>> {
+    registry_read()
+        .slots
+        .iter()
+        .filter_map(|slot| slot.node.clone())
+        .collect()
+}
+
 /// Removes a CD from the registry; its handle becomes stale.
 pub(crate) fn retire(handle: CdHandle, fate: Fate) {
     let mut reg = registry_write();

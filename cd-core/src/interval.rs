@@ -12,7 +12,9 @@
 //!
 //! The same map holds two things in a CD: the entries (labels and restoration type: a value that
 //! continues its neighbour when it is equal) and the data segments (where the saved bytes are: a
-//! value that continues its neighbour when the bytes are contiguous in the same buffer).
+//! value that continues its neighbour when the bytes are contiguous in the same buffer). An
+//! entry's value includes the device region that holds it, so entries never merge across a
+//! region boundary, and a copy made per entry never spans two device allocations.
 
 use std::collections::BTreeMap;
 
@@ -84,6 +86,14 @@ impl<V: Piece> IntervalMap<V> {
                     if cs > s { v.skip(cs - s) } else { v.clone() },
                 )
             })
+    }
+
+    /// The whole interval (unclipped) that holds `address`, if any: one descent of the tree.
+    pub fn containing(&self, address: usize) -> Option<(usize, usize, &V)> {
+        match self.map.range(..=address).next_back() {
+            Some((&s, (e, v))) if *e > address => Some((s, *e, v)),
+            _ => None,
+        }
     }
 
     /// The sub-ranges of `[start, end)` that no interval covers, in address order.
@@ -330,6 +340,18 @@ mod tests {
             m.overlapping(120, 130).collect::<Vec<_>>(),
             vec![(120, 130, Run(1020))]
         );
+    }
+
+    #[test]
+    fn containing_finds_the_whole_interval() {
+        let mut m = IntervalMap::default();
+        m.fill_gaps(10, 20, &Label(0));
+        m.fill_gaps(20, 30, &Label(1));
+        assert_eq!(m.containing(9), None);
+        assert_eq!(m.containing(10), Some((10, 20, &Label(0))));
+        assert_eq!(m.containing(19), Some((10, 20, &Label(0))));
+        assert_eq!(m.containing(20), Some((20, 30, &Label(1))));
+        assert_eq!(m.containing(30), None);
     }
 
     #[test]

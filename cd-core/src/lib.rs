@@ -105,7 +105,8 @@ pub use persist::{
 pub use regen::Regen;
 pub use restore::{restore_cd, RestoreReport};
 pub use space::{
-    map_device_region, register_memory_space, unmap_device_region, DeviceMemory, SpaceId, HOST,
+    map_device_region, register_memory_space, register_recognising_space, unmap_device_region,
+    DeviceMemory, SpaceId, HOST,
 };
 pub use stats::{global_stats, Stats};
 pub use storage_info::{PersistScheme, PersistSettings, StorageInfo, KNOWN_KEYS, STORAGE_INFO_ENV};

@@ -48,6 +48,9 @@ pub(crate) struct Entry {
     pub(crate) access: Access,
     pub(crate) scope: Scope,
     pub(crate) space: SpaceId,
+    /// The start of the device region holding the range (0 for host memory): part of the
+    /// label, so that entries never merge across a region boundary.
+    pub(crate) region: usize,
 }
 
 impl Piece for Entry {

@@ -7,6 +7,11 @@
 //! stays exactly as the spec has it: the address alone says where the memory lives. Device
 //! virtual addresses do not overlap host addresses under unified addressing, so this lookup is
 //! unambiguous.
+//!
+//! A space may also recognise its own pointers ([`register_recognising_space`]): the built-in
+//! CUDA space (crate `cd-cuda`) asks the driver for each address's allocation, so a GPU code
+//! maps nothing. Either way, the region (mapped, or the allocation) is part of each entry's
+//! label, and no entry or copy crosses a region boundary.
 
 use crate::error::{CdError, Result};
 use crate::interval::{IntervalMap, Piece};
@@ -31,6 +36,41 @@ pub trait DeviceMemory: Send + Sync {
     fn copy_to_host(&self, dst: &mut [u8], src: usize) -> std::result::Result<(), String>;
     /// Copies `src` to device address `dst`.
     fn copy_to_device(&self, dst: usize, src: &[u8]) -> std::result::Result<(), String>;
+    /// For a space that recognises its own pointers (the built-in CUDA space, registered with
+    /// [`register_recognising_space`]): the device allocation `(start, length)` that holds
+    /// `address`, or `None` when the address is not this space's memory. The allocation is
+    /// the region: entries and copies never cross its bounds.
+    fn allocation_of(&self, _address: usize) -> Option<(usize, usize)> {
+        None
+    }
+    /// The store mapped a large host buffer at `address .. address + length`: a space may
+    /// note it and pin it (once, lazily) so that copies into it run at the link's speed.
+    fn host_buffer_mapped(&self, _address: usize, _length: usize) {}
+    /// The store is about to unmap a buffer announced by
+    /// [`host_buffer_mapped`](Self::host_buffer_mapped): unpin it if it was pinned.
+    fn host_buffer_unmapped(&self, _address: usize, _length: usize) {}
+}
+
+/// Where an address range lives: host memory, or one device region of a space.
+///
+/// CD entries carry it, and two entries merge only when their locations are equal, so an entry
+/// never spans two device regions: adjacent allocations (`cudaMalloc` places equal-sized
+/// arrays back to back), or one allocation mapped as two regions, stay separate entries, and
+/// every range handed to a copy function lies inside one region.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Location {
+    /// The memory space ([`HOST`] for host memory).
+    pub space: SpaceId,
+    /// The start of the device region that holds the range (0 for host memory).
+    pub region: usize,
+}
+
+impl Location {
+    /// Host memory.
+    pub const HOST: Location = Location {
+        space: HOST,
+        region: 0,
+    };
 }
 
 /// A mapped region's space; regions never merge, so each can be unmapped by its start.
@@ -51,13 +91,17 @@ struct Spaces {
     /// Index `i` holds space `i + 1`.
     devices: Vec<Arc<dyn DeviceMemory>>,
     regions: IntervalMap<Region>,
+    /// Spaces that recognise their own pointers ([`DeviceMemory::allocation_of`]).
+    recognising: Vec<SpaceId>,
 }
 
 static SPACES: RwLock<Spaces> = RwLock::new(Spaces {
     devices: Vec::new(),
     regions: IntervalMap::EMPTY,
+    recognising: Vec::new(),
 });
-/// Whether any region is mapped: lets host-only programs skip the lookup.
+/// Whether any region is mapped or any space recognises pointers: lets host-only programs
+/// skip the lookup.
 static ANY_REGION: AtomicBool = AtomicBool::new(false);
 
 fn read() -> std::sync::RwLockReadGuard<'static, Spaces> {
@@ -73,6 +117,32 @@ pub fn register_memory_space(device: Arc<dyn DeviceMemory>) -> SpaceId {
     let mut spaces = write();
     spaces.devices.push(device);
     SpaceId::try_from(spaces.devices.len()).expect("fewer than 2^32 memory spaces")
+}
+
+/// Registers a kind of device memory that recognises its own pointers
+/// ([`DeviceMemory::allocation_of`]): ranges in its allocations need no
+/// [`map_device_region`]. Mapped regions are looked up first.
+pub fn register_recognising_space(device: Arc<dyn DeviceMemory>) -> SpaceId {
+    let mut spaces = write();
+    spaces.devices.push(device);
+    let id = SpaceId::try_from(spaces.devices.len()).expect("fewer than 2^32 memory spaces");
+    spaces.recognising.push(id);
+    ANY_REGION.store(true, Ordering::Release);
+    id
+}
+
+/// Tells every space that the store mapped a large host buffer.
+pub(crate) fn host_buffer_mapped(address: usize, length: usize) {
+    for device in read().devices.iter() {
+        device.host_buffer_mapped(address, length);
+    }
+}
+
+/// Tells every space that the store is about to unmap a buffer.
+pub(crate) fn host_buffer_unmapped(address: usize, length: usize) {
+    for device in read().devices.iter() {
+        device.host_buffer_unmapped(address, length);
+    }
 }
 
 /// Declares that `address .. address + length` is device memory of `space`.
@@ -100,32 +170,87 @@ pub fn map_device_region(space: SpaceId, address: usize, length: usize) -> Resul
 }
 
 /// Forgets the device region that starts at `address` (call it before freeing the memory).
+///
+/// Refused with [`CdError::RegionInUse`] while a live CD holds a range in the region: a range
+/// added later at that address would be taken for host memory, and restoring the CD would
+/// then write device memory from the CPU. The check sees every CD as it stands when the call
+/// runs; unmapping a region while another thread adds or commits ranges in it is a race the
+/// application must avoid, as it must avoid freeing the memory then.
 pub fn unmap_device_region(address: usize) -> Result<()> {
+    crate::callback::check()?;
+    let region = |spaces: &Spaces| match spaces.regions.containing(address) {
+        Some((s, e, &Region(space))) if s == address => Ok((e, space)),
+        _ => Err(CdError::RegionNotFound(address)),
+    };
+    let (end, space) = region(&read())?;
+    // No CD lock is taken while the space table is locked (restore holds CD locks and then
+    // reads the table), so the CDs are checked first, one at a time.
+    for node in crate::handle::live_nodes() {
+        let state = node.lock();
+        let held = state
+            .entries
+            .overlapping(address, end)
+            .any(|(_, _, entry)| entry.space == space && entry.region == address);
+        if held && node.is_live() {
+            return Err(CdError::RegionInUse {
+                address,
+                cd: node.handle,
+            });
+        }
+    }
     let mut spaces = write();
-    let end = spaces
-        .regions
-        .iter()
-        .find(|&(s, _, _)| s == address)
-        .map(|(_, e, _)| e)
-        .ok_or(CdError::RegionNotFound(address))?;
+    let (end, _) = region(&spaces)?;
     spaces.regions.remove(address, end);
-    ANY_REGION.store(!spaces.regions.is_empty(), Ordering::Release);
+    let any = !spaces.regions.is_empty() || !spaces.recognising.is_empty();
+    ANY_REGION.store(any, Ordering::Release);
     Ok(())
 }
 
-/// The space that holds all of `start .. end`.
-pub(crate) fn space_of(start: usize, end: usize) -> Result<SpaceId> {
+/// The space and region that hold all of `start .. end`.
+pub(crate) fn space_of(start: usize, end: usize) -> Result<Location> {
     if !ANY_REGION.load(Ordering::Acquire) {
-        return Ok(HOST);
+        return Ok(Location::HOST);
     }
     let spaces = read();
-    let mut pieces = spaces.regions.overlapping(start, end);
-    match (pieces.next(), pieces.next()) {
-        (None, _) => Ok(HOST),
+    let first = spaces.regions.overlapping(start, end).next();
+    match first {
+        None => recognised(&spaces, start, end),
         // One region must hold the whole range: a device copy cannot span two allocations.
-        (Some((s, e, Region(space))), None) if s == start && e == end => Ok(space),
+        Some((s, e, Region(space))) if s == start && e == end => Ok(Location {
+            space,
+            region: region_start(&spaces.regions, start),
+        }),
         _ => Err(straddle(start, end)),
     }
+}
+
+/// The location of `start .. end`, outside every mapped region, as the recognising spaces
+/// see it: host memory, or one allocation of one of them.
+fn recognised(spaces: &Spaces, start: usize, end: usize) -> Result<Location> {
+    for &space in &spaces.recognising {
+        let device = &spaces.devices[space as usize - 1];
+        if let Some((base, length)) = device.allocation_of(start) {
+            if end - base > length {
+                return Err(straddle(start, end));
+            }
+            return Ok(Location {
+                space,
+                region: base,
+            });
+        }
+        // A range that starts in host memory must not end in device memory either.
+        if device.allocation_of(end - 1).is_some() {
+            return Err(straddle(start, end));
+        }
+    }
+    Ok(Location::HOST)
+}
+
+/// The start of the mapped region that holds `address`.
+fn region_start(regions: &IntervalMap<Region>, address: usize) -> usize {
+    regions
+        .containing(address)
+        .map_or(address, |(start, _, _)| start)
 }
 
 fn straddle(start: usize, end: usize) -> CdError {

@@ -116,6 +116,8 @@ impl Mapping {
         unsafe {
             libc::madvise(aligned as *mut libc::c_void, capacity, libc::MADV_HUGEPAGE);
         }
+        // A device space may pin it on first use; it stays pinned while pooled.
+        space::host_buffer_mapped(aligned, capacity);
         Some(Mapping {
             base,
             map_len,
@@ -135,14 +137,22 @@ impl Mapping {
     }
 
     /// Returns the mapping to the pool, or unmaps it if the pool is full.
+    ///
+    /// One mapping may take the pool past its limit: one larger than every pooled mapping,
+    /// while the pool is within its limit. A CD that advances a store larger than the limit
+    /// every iteration thus gets its buffer back (pinned, if a device space pinned it)
+    /// instead of faulting in a fresh one each time, at the cost of one such buffer.
     fn release(self) {
         let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
-        if pool.1 + self.map_len <= pool_limit() {
+        let limit = pool_limit();
+        let largest = pool.0.iter().all(|m| m.capacity < self.capacity);
+        if pool.1 + self.map_len <= limit || (limit > 0 && largest && pool.1 <= limit) {
             pool.1 += self.map_len;
             pool.0.push(self);
             return;
         }
         drop(pool);
+        space::host_buffer_unmapped(self.ptr.as_ptr() as usize, self.capacity);
         // SAFETY: `base`/`map_len` are exactly the mapping made in `new`, unmapped once; no
         // Buffer points into it any more.
         unsafe {

@@ -201,3 +201,133 @@ fn regions_are_checked() {
         Err(CdError::RegionNotFound(arena.base))
     );
 }
+
+/// A device that, like CUDA, refuses any copy spanning two of its allocations, and records
+/// every range it was handed.
+struct Allocations {
+    arena: Arc<Arena>,
+    /// `(offset, len)` of each allocation, back to back as `cudaMalloc` places them.
+    allocations: Vec<(usize, usize)>,
+    seen: Mutex<Vec<(usize, usize)>>,
+}
+
+impl Allocations {
+    fn check(&self, address: usize, len: usize) -> Result<(), String> {
+        self.seen.lock().unwrap().push((address, len));
+        let offset = address - self.arena.base;
+        match self
+            .allocations
+            .iter()
+            .find(|&&(s, l)| s <= offset && offset < s + l)
+        {
+            Some(&(s, l)) if offset + len <= s + l => Ok(()),
+            _ => Err(format!(
+                "invalid value: {len} bytes at {address:#x} span two allocations"
+            )),
+        }
+    }
+}
+
+impl DeviceMemory for Allocations {
+    fn name(&self) -> &str {
+        "allocations"
+    }
+    fn copy_to_host(&self, dst: &mut [u8], src: usize) -> Result<(), String> {
+        self.check(src, dst.len())?;
+        self.arena.copy_to_host(dst, src)
+    }
+    fn copy_to_device(&self, dst: usize, src: &[u8]) -> Result<(), String> {
+        self.check(dst, src.len())?;
+        self.arena.copy_to_device(dst, src)
+    }
+}
+
+/// Issue 11, item 1: equal-label entries in adjacent regions (two adjacent allocations, or
+/// one allocation mapped as two regions) never merge, so no copy crosses a region boundary.
+#[test]
+fn entries_and_copies_never_cross_a_region_boundary() {
+    const A: usize = 64 << 10;
+    let arena = Arena::new(base(4), 4 * A);
+    // Allocations: [0, A), [A, 2A), and [2A, 4A) which the application maps as two regions.
+    let device = Arc::new(Allocations {
+        arena: arena.clone(),
+        allocations: vec![(0, A), (A, A), (2 * A, 2 * A)],
+        seen: Mutex::new(Vec::new()),
+    });
+    let space = register_memory_space(device.clone());
+    for (offset, len) in [(0, A), (A, A), (2 * A, A), (3 * A, A)] {
+        map_device_region(space, arena.base + offset, len).unwrap();
+    }
+    let whole = |i: usize, access| AddrSpec::new(arena.base + i * A, A, access, Scope::Global);
+    let parent = create_cd(None, None, LoggingMode::Disabled, Some(&unique("boundary"))).unwrap();
+    arena.write(0, &vec![1; 4 * A]);
+    // SAFETY: device ranges go through the copy functions.
+    unsafe {
+        add_to_cd_via_copy(
+            parent,
+            &(0..4)
+                .map(|i| whole(i, Access::ReadWrite))
+                .collect::<Vec<_>>(),
+        )
+        .unwrap()
+    };
+    assert_eq!(cd_entries(parent).unwrap().len(), 4, "one entry per region");
+    // A child adds the same memory again via parent and some of it via copy, then commits:
+    // the parent's merged entries still stop at every boundary.
+    let child = create_cd(Some(parent.into()), None, LoggingMode::Inherit, None).unwrap();
+    // SAFETY: as above.
+    unsafe {
+        add_to_cd_via_parent(
+            child,
+            &[whole(0, Access::ReadOnly), whole(1, Access::ReadOnly)],
+        )
+        .unwrap();
+        add_to_cd_via_copy(
+            child,
+            &[whole(2, Access::ReadWrite), whole(3, Access::ReadWrite)],
+        )
+        .unwrap();
+    }
+    arena.write(0, &vec![2; 4 * A]);
+    // SAFETY: as above.
+    unsafe { restore_cd(child).unwrap() };
+    assert_eq!(arena.read(0, 4 * A), vec![1; 4 * A]);
+    arena.write(0, &vec![3; 4 * A]);
+    // SAFETY: as above.
+    unsafe { advance_cd_point_in_time(child).unwrap() };
+    commit_cd(child).unwrap();
+    assert_eq!(
+        cd_entries(parent).unwrap().len(),
+        4,
+        "still one entry per region"
+    );
+    arena.write(0, &vec![4; 4 * A]);
+    // SAFETY: as above.
+    unsafe {
+        advance_cd_point_in_time(parent).unwrap();
+        arena.write(0, &vec![5; 4 * A]);
+        restore_cd(parent).unwrap();
+    }
+    assert_eq!(arena.read(0, 4 * A), vec![4; 4 * A]);
+    let seen = device.seen.lock().unwrap().clone();
+    assert!(!seen.is_empty());
+    for (address, len) in seen {
+        let offset = address - arena.base;
+        assert_eq!(
+            offset / A,
+            (offset + len - 1) / A,
+            "a copy of {len} bytes at region offset {offset} crossed a region boundary"
+        );
+    }
+    // Item 2: a region a CD still holds cannot be unmapped.
+    assert!(matches!(
+        unmap_device_region(arena.base + A),
+        Err(CdError::RegionInUse { cd, .. }) if cd == parent
+    ));
+    delete_from_cd(parent, &[whole(1, Access::ReadOnly)]).unwrap();
+    unmap_device_region(arena.base + A).unwrap();
+    commit_cd(parent).unwrap();
+    for i in [0, 2, 3] {
+        unmap_device_region(arena.base + i * A).unwrap();
+    }
+}

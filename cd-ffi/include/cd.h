@@ -181,6 +181,11 @@
 #define CD_ERR_REGION_NOT_FOUND 34
 
 /**
+ * `cd_unmap_device_region` on a region that a live CD still holds ranges in.
+ */
+#define CD_ERR_REGION_IN_USE 35
+
+/**
  * The file descriptor is closed or does not support `lseek`.
  */
 #define CD_ERR_FILE_NOT_SEEKABLE 40
@@ -774,7 +779,8 @@ int cd_map_device_region(int space, void *address, size_t length);
  * Forgets the device region that starts at `address`; call it before freeing the allocation
  * (after deleting its ranges from every CD).
  *
- * Returns 0 or `CD_ERR_REGION_NOT_FOUND`.
+ * Returns 0, `CD_ERR_REGION_NOT_FOUND`, or `CD_ERR_REGION_IN_USE` while a live CD still holds
+ * ranges in the region.
  */
 int cd_unmap_device_region(void *address);
 

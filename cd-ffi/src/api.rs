@@ -56,6 +56,8 @@ pub unsafe extern "C" fn create_cd(
     error: *mut c_int,
 ) -> cd_handle {
     ffi_ptr!(error, {
+        // The built-in CUDA space, when CUDA is present and CD_CUDA is not 0 (once).
+        cd_cuda::enable();
         let parent = if parent.is_null() {
             None
         } else {

@@ -138,7 +138,8 @@ pub extern "C" fn cd_map_device_region(space: c_int, address: *mut c_void, lengt
 /// Forgets the device region that starts at `address`; call it before freeing the allocation
 /// (after deleting its ranges from every CD).
 ///
-/// Returns 0 or `CD_ERR_REGION_NOT_FOUND`.
+/// Returns 0, `CD_ERR_REGION_NOT_FOUND`, or `CD_ERR_REGION_IN_USE` while a live CD still holds
+/// ranges in the region.
 #[no_mangle]
 pub extern "C" fn cd_unmap_device_region(address: *mut c_void) -> c_int {
     ffi_int!({

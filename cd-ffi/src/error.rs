@@ -71,6 +71,8 @@ pub const CD_ERR_REGION_OVERLAP: c_int = 32;
 pub const CD_ERR_UNKNOWN_MEMORY_SPACE: c_int = 33;
 /// No device region starts at this address.
 pub const CD_ERR_REGION_NOT_FOUND: c_int = 34;
+/// `cd_unmap_device_region` on a region that a live CD still holds ranges in.
+pub const CD_ERR_REGION_IN_USE: c_int = 35;
 /// The file descriptor is closed or does not support `lseek`.
 pub const CD_ERR_FILE_NOT_SEEKABLE: c_int = 40;
 /// `delete_file_from_cd` on a descriptor the CD does not monitor.
@@ -259,6 +261,11 @@ const TABLE: &[(c_int, &CStr, &CStr)] = &[
         CD_ERR_REGION_NOT_FOUND,
         c"CD_ERR_REGION_NOT_FOUND",
         c"no device region starts at this address",
+    ),
+    (
+        CD_ERR_REGION_IN_USE,
+        c"CD_ERR_REGION_IN_USE",
+        c"a live CD still holds ranges in this device region; delete them or commit the CD first",
     ),
     (
         CD_ERR_FILE_NOT_SEEKABLE,
@@ -666,6 +673,13 @@ mod tests {
             ),
             (CdError::UnknownMemorySpace(3), CD_ERR_UNKNOWN_MEMORY_SPACE),
             (CdError::RegionNotFound(1), CD_ERR_REGION_NOT_FOUND),
+            (
+                CdError::RegionInUse {
+                    address: 1,
+                    cd: cd_core::CdHandle::from_bits(1),
+                },
+                CD_ERR_REGION_IN_USE,
+            ),
             (
                 CdError::FileNotSeekable {
                     fd: 1,

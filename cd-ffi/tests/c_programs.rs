@@ -87,3 +87,29 @@ fn static_library_links_and_runs() {
     let out = run(&exe, &[]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("static_1: ok"));
 }
+
+/// The built-in CUDA space through the C API with no callbacks registered, against the
+/// stand-in driver (`cd-cuda/standin/cuda_standin.c`, compiled here).
+#[test]
+fn cuda_builtin_space() {
+    let standin = crate::util::work_dir().join("libcuda_standin.so");
+    let out = std::process::Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+        .args([
+            "-Wall", "-Wextra", "-Werror", "-O1", "-shared", "-fPIC", "-o",
+        ])
+        .arg(&standin)
+        .arg(workspace().join("cd-cuda/standin/cuda_standin.c"))
+        .output()
+        .expect("run cc");
+    crate::util::check(&out, "compile the CUDA stand-in");
+    let exe = compile_c(
+        &workspace().join("tests/c/cuda_builtin.c"),
+        "c-cuda_builtin",
+        false,
+    );
+    let out = run(
+        &exe,
+        &[("CD_CUDA_LIBRARY", standin.to_str().expect("UTF-8 path"))],
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("cuda_builtin: ok"));
+}

@@ -1,0 +1,428 @@
+//! The built-in CUDA memory space: GPU memory in CDs with no copy functions to write.
+//!
+//! [`enable`] loads the CUDA driver library at run time (`dlopen` of `libcuda.so.1`, or the
+//! path in `CD_CUDA_LIBRARY`) and registers a memory space that recognises device pointers by
+//! itself: for each range added to a CD it asks the driver for the pointer's attributes (memory
+//! type, managed flag, allocation start and size), so `cudaMalloc`, `cudaMallocAsync` pools
+//! and `cuMemMap` virtual-memory allocations all work, each allocation being one region that no
+//! entry or copy crosses. Nothing links CUDA: where the library or a GPU is missing, or
+//! `CD_CUDA=0`, the space is simply not registered and every address is host memory. The
+//! registered-callback API of cd-core stays for other devices.
+//!
+//! This is its own crate because it has one job, talking to the CUDA driver, and cd-core must
+//! stay free of any GPU dependency; `libcd` (cd-ffi) enables it when the first CD is created,
+//! Rust programs call [`enable`] (the facade re-exports it).
+//!
+//! # Managed memory
+//! `cudaMallocManaged` memory is saved and restored as device memory, with the driver's copy
+//! functions, not through host access: touching it from the CPU would migrate every page to
+//! the host (and the application's next kernel would fault them all back), and on devices
+//! without concurrent managed access a CPU access while a kernel runs is an error. The driver
+//! copies it from wherever it resides.
+//!
+//! # Copies at the link's speed
+//! Large store buffers (cd-core maps them and pools them) are pinned with
+//! `cuMemHostRegister` the first time a device copy goes into one, and stay pinned while the
+//! pool keeps them, so an advance loop registers once and then copies straight between device
+//! and pinned store at DMA speed. Copies into memory that is not pinned go through two pinned
+//! staging buffers of [`CHUNK`] bytes on two streams: the DMA of one chunk overlaps the CPU copy
+//! of the previous one.
+
+mod driver;
+
+use driver::{DevPtr, Driver, Handle};
+use std::collections::BTreeMap;
+use std::ffi::{c_int, c_uint, c_void};
+use std::sync::{Arc, Mutex, OnceLock};
+
+pub use cd_core::SpaceId;
+
+/// The environment variable that switches the built-in space off (`0`, `off`, `no`, `false`).
+pub const CUDA_ENV: &str = "CD_CUDA";
+/// The environment variable naming the driver library to load (default `libcuda.so.1`).
+pub const CUDA_LIBRARY_ENV: &str = "CD_CUDA_LIBRARY";
+/// The size of each pinned staging buffer, and of each pipelined chunk of a staged copy.
+pub const CHUNK: usize = 8 << 20;
+
+/// Registers the built-in CUDA space if CUDA is present and not switched off, once per
+/// process. Returns its id, or `None` when it is not in use (the reason is in
+/// [`status`]). Safe to call any number of times, from any thread.
+pub fn enable() -> Option<SpaceId> {
+    state().as_ref().ok().copied()
+}
+
+/// The built-in space's id, or why it is not in use ("CD_CUDA=0", "cannot load ...").
+pub fn status() -> Result<SpaceId, String> {
+    state().clone()
+}
+
+fn state() -> &'static Result<SpaceId, String> {
+    static STATE: OnceLock<Result<SpaceId, String>> = OnceLock::new();
+    STATE.get_or_init(|| {
+        let setting = std::env::var(CUDA_ENV).unwrap_or_default();
+        if ["0", "off", "no", "false"].contains(&setting.trim().to_ascii_lowercase().as_str()) {
+            return Err(format!("{CUDA_ENV}={setting}"));
+        }
+        let library = std::env::var(CUDA_LIBRARY_ENV).unwrap_or_else(|_| "libcuda.so.1".to_owned());
+        let space = CudaSpace::new(Driver::load(&library)?)?;
+        Ok(cd_core::register_recognising_space(Arc::new(space)))
+    })
+}
+
+/// Per-device copy machinery: its primary context, two streams with an event each, and two
+/// pinned staging buffers (allocated on first use).
+struct Device {
+    context: Handle,
+    streams: [Handle; 2],
+    events: [Handle; 2],
+    staging: [*mut u8; 2],
+}
+
+/// A store buffer cd-core announced, and whether it is pinned yet.
+#[derive(Clone, Copy, PartialEq)]
+enum Store {
+    Unpinned,
+    Pinned,
+    /// Registration failed once (e.g. a pinned-memory limit): copies stage instead.
+    Refused,
+}
+
+/// The built-in CUDA space.
+struct CudaSpace {
+    driver: Driver,
+    /// Device 0's primary context: host registrations are made in it (portable to all).
+    context0: Handle,
+    devices: Mutex<BTreeMap<c_int, Device>>,
+    /// Store buffers by start: `(length, state)`.
+    stores: Mutex<BTreeMap<usize, (usize, Store)>>,
+}
+
+// SAFETY: the driver's handles (contexts, streams, events) may be used from any thread, and
+// the staging buffers are only touched with the `devices` lock held; all mutable state is
+// behind mutexes.
+unsafe impl Send for CudaSpace {}
+// SAFETY: as above.
+unsafe impl Sync for CudaSpace {}
+
+/// The attributes of one pointer.
+struct Attributes {
+    device_memory: bool,
+    ordinal: c_int,
+    start: usize,
+    size: usize,
+}
+
+impl CudaSpace {
+    fn new(driver: Driver) -> Result<CudaSpace, String> {
+        // SAFETY: cuInit with flags 0, as documented.
+        driver.check(unsafe { (driver.init)(0) }, "cuInit")?;
+        let context0 = primary_context(&driver, 0)?;
+        Ok(CudaSpace {
+            driver,
+            context0,
+            devices: Mutex::new(BTreeMap::new()),
+            stores: Mutex::new(BTreeMap::new()),
+        })
+    }
+
+    fn attributes(&self, address: usize) -> Option<Attributes> {
+        let (mut kind, mut managed, mut ordinal, mut start, mut size) =
+            (0 as c_uint, 0 as c_uint, -1 as c_int, 0 as DevPtr, 0usize);
+        let mut names = [
+            driver::ATTR_MEMORY_TYPE,
+            driver::ATTR_IS_MANAGED,
+            driver::ATTR_DEVICE_ORDINAL,
+            driver::ATTR_RANGE_START_ADDR,
+            driver::ATTR_RANGE_SIZE,
+        ];
+        let mut data: [*mut c_void; 5] = [
+            (&raw mut kind).cast(),
+            (&raw mut managed).cast(),
+            (&raw mut ordinal).cast(),
+            (&raw mut start).cast(),
+            (&raw mut size).cast(),
+        ];
+        // SAFETY: five attributes, each pointing at a live local of the type the driver
+        // writes for it; an unknown pointer gets default values, not an error.
+        let rc = unsafe {
+            (self.driver.pointer_get_attributes)(
+                names.len() as c_uint,
+                names.as_mut_ptr(),
+                data.as_mut_ptr(),
+                address as DevPtr,
+            )
+        };
+        (rc == driver::SUCCESS).then_some(Attributes {
+            device_memory: kind == driver::MEMORYTYPE_DEVICE || managed != 0,
+            ordinal,
+            start: start as usize,
+            size,
+        })
+    }
+
+    /// Runs `f` with the device that holds `address` set up and its context current.
+    fn with_device<R>(
+        &self,
+        address: usize,
+        f: impl FnOnce(&Driver, &mut Device) -> Result<R, String>,
+    ) -> Result<R, String> {
+        let ordinal = self.attributes(address).map_or(0, |a| a.ordinal.max(0));
+        let mut devices = self.devices.lock().unwrap_or_else(|e| e.into_inner());
+        let device = match devices.entry(ordinal) {
+            std::collections::btree_map::Entry::Occupied(slot) => slot.into_mut(),
+            std::collections::btree_map::Entry::Vacant(slot) => {
+                slot.insert(self.new_device(ordinal)?)
+            }
+        };
+        let d = &self.driver;
+        // SAFETY: a context retained from the driver.
+        d.check(unsafe { (d.ctx_push)(device.context) }, "cuCtxPushCurrent")?;
+        let result = f(d, device);
+        let mut popped: Handle = std::ptr::null_mut();
+        // SAFETY: pops the context pushed above.
+        let pop = d.check(unsafe { (d.ctx_pop)(&mut popped) }, "cuCtxPopCurrent");
+        result.and_then(|r| pop.map(|()| r))
+    }
+
+    fn new_device(&self, ordinal: c_int) -> Result<Device, String> {
+        let d = &self.driver;
+        let context = primary_context(d, ordinal)?;
+        let mut device = Device {
+            context,
+            streams: [std::ptr::null_mut(); 2],
+            events: [std::ptr::null_mut(); 2],
+            staging: [std::ptr::null_mut(); 2],
+        };
+        // SAFETY: the retained context, pushed and popped around the creations.
+        d.check(unsafe { (d.ctx_push)(context) }, "cuCtxPushCurrent")?;
+        let made = (0..2).try_for_each(|i| {
+            // SAFETY: out-pointers to this device's handle slots.
+            unsafe {
+                d.check(
+                    (d.stream_create)(&mut device.streams[i], driver::STREAM_NON_BLOCKING),
+                    "cuStreamCreate",
+                )?;
+                d.check(
+                    (d.event_create)(&mut device.events[i], driver::EVENT_DISABLE_TIMING),
+                    "cuEventCreate",
+                )
+            }
+        });
+        let mut popped: Handle = std::ptr::null_mut();
+        // SAFETY: pops the context pushed above.
+        unsafe { (d.ctx_pop)(&mut popped) };
+        made.map(|()| device)
+    }
+
+    /// Whether `bytes` lie in a store buffer that is (now) pinned; pins it on first use.
+    fn pinned(&self, bytes: *const u8, len: usize) -> bool {
+        let address = bytes as usize;
+        let mut stores = self.stores.lock().unwrap_or_else(|e| e.into_inner());
+        let Some((&start, slot)) = stores.range_mut(..=address).next_back() else {
+            return false;
+        };
+        if address + len > start + slot.0 {
+            return false;
+        }
+        if slot.1 == Store::Unpinned {
+            let d = &self.driver;
+            // SAFETY: `start .. start + len` is a live store mapping cd-core announced; it
+            // is unregistered before cd-core unmaps it (`host_buffer_unmapped`).
+            let rc = unsafe {
+                (d.ctx_push)(self.context0);
+                let rc = (d.mem_host_register)(
+                    start as *mut c_void,
+                    slot.0,
+                    driver::HOST_REGISTER_PORTABLE,
+                );
+                (d.ctx_pop)(&mut std::ptr::null_mut());
+                rc
+            };
+            slot.1 = if rc == driver::SUCCESS {
+                Store::Pinned
+            } else {
+                Store::Refused
+            };
+        }
+        slot.1 == Store::Pinned
+    }
+}
+
+fn primary_context(d: &Driver, ordinal: c_int) -> Result<Handle, String> {
+    let (mut device, mut context) = (0 as c_int, std::ptr::null_mut());
+    // SAFETY: out-pointers to locals.
+    unsafe {
+        d.check((d.device_get)(&mut device, ordinal), "cuDeviceGet")?;
+        d.check(
+            (d.primary_ctx_retain)(&mut context, device),
+            "cuDevicePrimaryCtxRetain",
+        )?;
+    }
+    Ok(context)
+}
+
+/// The pinned staging buffer `i` of a device, allocated on first use.
+fn staging(d: &Driver, device: &mut Device, i: usize) -> Result<*mut u8, String> {
+    if device.staging[i].is_null() {
+        let mut buffer: *mut c_void = std::ptr::null_mut();
+        // SAFETY: out-pointer to a local; the device's context is current.
+        d.check(
+            unsafe { (d.mem_alloc_host)(&mut buffer, CHUNK) },
+            "cuMemAllocHost",
+        )?;
+        device.staging[i] = buffer.cast();
+    }
+    Ok(device.staging[i])
+}
+
+/// The chunks of a staged copy of `len` bytes: `(offset, length)`.
+fn chunks(len: usize) -> impl Iterator<Item = (usize, usize)> {
+    (0..len)
+        .step_by(CHUNK)
+        .map(move |offset| (offset, CHUNK.min(len - offset)))
+}
+
+impl cd_core::DeviceMemory for CudaSpace {
+    fn name(&self) -> &str {
+        "cuda"
+    }
+
+    fn allocation_of(&self, address: usize) -> Option<(usize, usize)> {
+        let a = self.attributes(address)?;
+        (a.device_memory && a.size > 0 && a.start <= address && address - a.start < a.size)
+            .then_some((a.start, a.size))
+    }
+
+    fn copy_to_host(&self, dst: &mut [u8], src: usize) -> Result<(), String> {
+        let pinned = self.pinned(dst.as_ptr(), dst.len());
+        self.with_device(src, |d, device| {
+            if pinned {
+                // SAFETY: `dst` is a writable host buffer of this length; `src` lies in one
+                // device allocation (cd-core's region rule), which the driver checks too.
+                return d.check(
+                    unsafe { (d.memcpy_dtoh)(dst.as_mut_ptr().cast(), src as DevPtr, dst.len()) },
+                    "cuMemcpyDtoH",
+                );
+            }
+            // Chunk i goes into staging buffer i % 2 on stream i % 2; while it transfers,
+            // the CPU copies chunk i - 1 out of the other buffer.
+            let mut previous: Option<(usize, usize, usize)> = None;
+            for (i, (offset, n)) in chunks(dst.len()).enumerate() {
+                let b = i % 2;
+                let buffer = staging(d, device, b)?;
+                // SAFETY: `buffer` holds CHUNK >= n pinned bytes that no queued copy uses
+                // (chunk i - 2's copy completed before its bytes were copied out below).
+                unsafe {
+                    d.check(
+                        (d.memcpy_dtoh_async)(
+                            buffer.cast(),
+                            (src + offset) as DevPtr,
+                            n,
+                            device.streams[b],
+                        ),
+                        "cuMemcpyDtoHAsync",
+                    )?;
+                    d.check(
+                        (d.event_record)(device.events[b], device.streams[b]),
+                        "cuEventRecord",
+                    )?;
+                }
+                if let Some(p) = previous.replace((b, offset, n)) {
+                    drain(d, device, p, dst)?;
+                }
+            }
+            match previous {
+                Some(p) => drain(d, device, p, dst),
+                None => Ok(()),
+            }
+        })
+    }
+
+    fn copy_to_device(&self, dst: usize, src: &[u8]) -> Result<(), String> {
+        let pinned = self.pinned(src.as_ptr(), src.len());
+        self.with_device(dst, |d, device| {
+            if pinned {
+                // SAFETY: `src` is a readable host buffer of this length; `dst` lies in one
+                // device allocation, which the driver checks too.
+                return d.check(
+                    unsafe { (d.memcpy_htod)(dst as DevPtr, src.as_ptr().cast(), src.len()) },
+                    "cuMemcpyHtoD",
+                );
+            }
+            let mut used = [false; 2];
+            for (i, (offset, n)) in chunks(src.len()).enumerate() {
+                let b = i % 2;
+                let buffer = staging(d, device, b)?;
+                // SAFETY: waits for chunk i - 2's transfer out of `buffer` before refilling
+                // it; `buffer` holds CHUNK >= n bytes, `src[offset..offset + n]` is in bounds.
+                unsafe {
+                    if used[b] {
+                        d.check(
+                            (d.event_synchronize)(device.events[b]),
+                            "cuEventSynchronize",
+                        )?;
+                    }
+                    std::ptr::copy_nonoverlapping(src.as_ptr().add(offset), buffer, n);
+                    d.check(
+                        (d.memcpy_htod_async)(
+                            (dst + offset) as DevPtr,
+                            buffer.cast(),
+                            n,
+                            device.streams[b],
+                        ),
+                        "cuMemcpyHtoDAsync",
+                    )?;
+                    d.check(
+                        (d.event_record)(device.events[b], device.streams[b]),
+                        "cuEventRecord",
+                    )?;
+                }
+                used[b] = true;
+            }
+            for stream in device.streams {
+                // SAFETY: a stream of this device.
+                d.check(
+                    unsafe { (d.stream_synchronize)(stream) },
+                    "cuStreamSynchronize",
+                )?;
+            }
+            Ok(())
+        })
+    }
+
+    fn host_buffer_mapped(&self, address: usize, length: usize) {
+        let mut stores = self.stores.lock().unwrap_or_else(|e| e.into_inner());
+        stores.insert(address, (length, Store::Unpinned));
+    }
+
+    fn host_buffer_unmapped(&self, address: usize, _length: usize) {
+        let mut stores = self.stores.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, Store::Pinned)) = stores.remove(&address) {
+            let d = &self.driver;
+            // SAFETY: unregisters a range this space registered, before cd-core unmaps it.
+            unsafe {
+                (d.ctx_push)(self.context0);
+                (d.mem_host_unregister)(address as *mut c_void);
+                (d.ctx_pop)(&mut std::ptr::null_mut());
+            }
+        }
+    }
+}
+
+/// Waits for the staged chunk `(buffer, offset, n)` and copies it out into `dst`.
+fn drain(
+    d: &Driver,
+    device: &Device,
+    (b, offset, n): (usize, usize, usize),
+    dst: &mut [u8],
+) -> Result<(), String> {
+    // SAFETY: an event of this device, recorded after the chunk's copy.
+    d.check(
+        unsafe { (d.event_synchronize)(device.events[b]) },
+        "cuEventSynchronize",
+    )?;
+    // SAFETY: the copy into staging buffer `b` completed; it holds `n` valid bytes.
+    let bytes = unsafe { std::slice::from_raw_parts(device.staging[b], n) };
+    dst[offset..offset + n].copy_from_slice(bytes);
+    Ok(())
+}

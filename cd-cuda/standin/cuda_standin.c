@@ -1,0 +1,386 @@
+/* A stand-in for the CUDA driver library (libcuda.so.1), for tests on machines without a GPU.
+ *
+ * It exports the driver API symbols the built-in CUDA memory space uses, with CUDA's rules:
+ * - "device memory" is host memory at its own addresses that the CPU cannot touch: a memfd is
+ *   mapped twice, PROT_NONE at the device addresses handed out and read-write at an alias
+ *   only this library uses, so a runtime that reads device memory directly crashes as it would
+ *   on a GPU;
+ * - cuMemAlloc places allocations back to back (as cudaMalloc does), and a copy that spans two
+ *   allocations is refused with CUDA_ERROR_INVALID_VALUE;
+ * - cuPointerGetAttributes reports memory type, managed flag, ordinal and allocation range,
+ *   and default (zero) values for pointers it does not know;
+ * - copies and stream work need a current context;
+ * - asynchronous copies are queued on their stream and run only when the stream or an event
+ *   recorded after them is synchronised, so a caller that reuses a buffer too early reads or
+ *   writes the wrong bytes, as with a real DMA engine;
+ * - host registration refuses overlaps and unknown ranges.
+ * Managed memory (cuMemAllocManaged) is ordinary host memory reported as managed device memory.
+ * cuStandinCounters exposes counts for tests. Build: cc -shared -fPIC -o libcuda_standin.so. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+typedef int CUresult;
+typedef unsigned long long CUdeviceptr;
+typedef int CUdevice;
+typedef struct ctx_s *CUcontext;
+typedef struct stream_s *CUstream;
+typedef struct event_s *CUevent;
+
+enum {
+    CUDA_SUCCESS = 0, CUDA_ERROR_INVALID_VALUE = 1, CUDA_ERROR_OUT_OF_MEMORY = 2,
+    CUDA_ERROR_NOT_INITIALIZED = 3, CUDA_ERROR_INVALID_CONTEXT = 201,
+    CUDA_ERROR_INVALID_HANDLE = 400, CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712,
+    CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED = 713,
+};
+enum { ATTR_CONTEXT = 1, ATTR_MEMORY_TYPE = 2, ATTR_IS_MANAGED = 8, ATTR_DEVICE_ORDINAL = 9,
+       ATTR_RANGE_START = 11, ATTR_RANGE_SIZE = 12 };
+enum { MEMORYTYPE_HOST = 1, MEMORYTYPE_DEVICE = 2 };
+
+#define MAX_ALLOCS 4096
+#define MAX_PINNED 1024
+struct alloc { uintptr_t start; size_t size; int managed; int live; };
+struct pinned { uintptr_t start; size_t size; int from_alloc_host; };
+struct op { int to_device; uintptr_t dst, src; size_t n; };
+struct stream_s { struct op *ops; size_t len, cap; unsigned long long done, issued; };
+struct event_s { struct stream_s *stream; unsigned long long seq; };
+struct ctx_s { int device; };
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int initialised;
+static struct ctx_s primary = {0};
+static __thread int current_depth;
+static uintptr_t dev_base, alias_base, next_free;
+static size_t arena_bytes;
+static struct alloc allocs[MAX_ALLOCS];
+static int nallocs;
+static struct pinned pins[MAX_PINNED];
+static int npins;
+/* 0 sync D2H bytes, 1 sync H2D bytes, 2 async D2H bytes, 3 async H2D bytes,
+ * 4 async copies whose host side was not pinned, 5 live registrations, 6 registrations made,
+ * 7 copies refused */
+static unsigned long long counters[8];
+static int refuse_register;
+
+CUresult cuInit(unsigned int flags) {
+    if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    if (!initialised) {
+        const char *env = getenv("CD_CUDA_STANDIN_BYTES");
+        arena_bytes = env ? strtoull(env, NULL, 10) : (size_t)512 << 20;
+        int fd = memfd_create("cuda-standin", 0);
+        if (fd < 0 || ftruncate(fd, (off_t)arena_bytes) != 0) goto fail;
+        void *dev = mmap(NULL, arena_bytes, PROT_NONE, MAP_SHARED, fd, 0);
+        void *alias = mmap(NULL, arena_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        close(fd);
+        if (dev == MAP_FAILED || alias == MAP_FAILED) goto fail;
+        dev_base = next_free = (uintptr_t)dev;
+        alias_base = (uintptr_t)alias;
+        initialised = 1;
+    }
+    pthread_mutex_unlock(&lock);
+    return CUDA_SUCCESS;
+fail:
+    pthread_mutex_unlock(&lock);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+CUresult cuGetErrorString(CUresult e, const char **s) {
+    switch (e) {
+    case CUDA_SUCCESS: *s = "no error"; break;
+    case CUDA_ERROR_INVALID_VALUE: *s = "invalid argument"; break;
+    case CUDA_ERROR_OUT_OF_MEMORY: *s = "out of memory"; break;
+    case CUDA_ERROR_NOT_INITIALIZED: *s = "initialization error"; break;
+    case CUDA_ERROR_INVALID_CONTEXT: *s = "invalid device context"; break;
+    case CUDA_ERROR_INVALID_HANDLE: *s = "invalid resource handle"; break;
+    case CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED: *s = "part or all of the requested memory range is already mapped"; break;
+    case CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED: *s = "pointer does not correspond to a registered memory region"; break;
+    default: *s = NULL; return CUDA_ERROR_INVALID_VALUE;
+    }
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGet(CUdevice *d, int ordinal) {
+    if (!initialised) return CUDA_ERROR_NOT_INITIALIZED;
+    if (ordinal != 0) return CUDA_ERROR_INVALID_VALUE;
+    *d = 0;
+    return CUDA_SUCCESS;
+}
+CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d) {
+    if (!initialised) return CUDA_ERROR_NOT_INITIALIZED;
+    if (d != 0) return CUDA_ERROR_INVALID_VALUE;
+    *c = &primary;
+    return CUDA_SUCCESS;
+}
+CUresult cuCtxPushCurrent_v2(CUcontext c) {
+    if (c != &primary) return CUDA_ERROR_INVALID_CONTEXT;
+    current_depth++;
+    return CUDA_SUCCESS;
+}
+CUresult cuCtxPopCurrent_v2(CUcontext *c) {
+    if (current_depth == 0) return CUDA_ERROR_INVALID_CONTEXT;
+    current_depth--;
+    if (c) *c = &primary;
+    return CUDA_SUCCESS;
+}
+
+static struct alloc *find_alloc(uintptr_t p) {
+    for (int i = 0; i < nallocs; i++)
+        if (allocs[i].live && p >= allocs[i].start && p < allocs[i].start + allocs[i].size)
+            return &allocs[i];
+    return NULL;
+}
+static struct pinned *find_pinned(uintptr_t p, size_t n) {
+    for (int i = 0; i < npins; i++)
+        if (p >= pins[i].start && p + n <= pins[i].start + pins[i].size) return &pins[i];
+    return NULL;
+}
+/* The CPU-visible address of device range p..p+n, or 0 when it is not inside one allocation. */
+static uintptr_t device_view(uintptr_t p, size_t n) {
+    struct alloc *a = find_alloc(p);
+    if (!a || n > a->start + a->size - p) { counters[7]++; return 0; }
+    return a->managed ? p : p - dev_base + alias_base;
+}
+
+static CUresult alloc_common(CUdeviceptr *p, size_t size, int managed) {
+    if (!initialised) return CUDA_ERROR_NOT_INITIALIZED;
+    if (size == 0 || !p) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    CUresult rc = CUDA_SUCCESS;
+    uintptr_t start;
+    if (managed) {
+        void *m = NULL;
+        if (posix_memalign(&m, 4096, size) != 0) { rc = CUDA_ERROR_OUT_OF_MEMORY; goto out; }
+        start = (uintptr_t)m;
+    } else {
+        size_t rounded = (size + 255) & ~(size_t)255; /* back to back, 256-byte aligned */
+        if (next_free + rounded > dev_base + arena_bytes) { rc = CUDA_ERROR_OUT_OF_MEMORY; goto out; }
+        start = next_free;
+        next_free += rounded;
+    }
+    if (nallocs == MAX_ALLOCS) { rc = CUDA_ERROR_OUT_OF_MEMORY; goto out; }
+    allocs[nallocs++] = (struct alloc){start, size, managed, 1};
+    *p = start;
+out:
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t size) { return alloc_common(p, size, 0); }
+CUresult cuMemAllocManaged(CUdeviceptr *p, size_t size, unsigned int flags) {
+    (void)flags;
+    return alloc_common(p, size, 1);
+}
+CUresult cuMemFree_v2(CUdeviceptr p) {
+    pthread_mutex_lock(&lock);
+    struct alloc *a = find_alloc((uintptr_t)p);
+    CUresult rc = (a && a->start == p) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    if (rc == CUDA_SUCCESS) {
+        a->live = 0;
+        if (a->managed) free((void *)a->start);
+    }
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+
+CUresult cuPointerGetAttributes(unsigned int n, int *attrs, void **data, CUdeviceptr ptr) {
+    if (!initialised) return CUDA_ERROR_NOT_INITIALIZED;
+    pthread_mutex_lock(&lock);
+    struct alloc *a = find_alloc((uintptr_t)ptr);
+    struct pinned *h = a ? NULL : find_pinned((uintptr_t)ptr, 1);
+    CUresult rc = CUDA_SUCCESS;
+    for (unsigned int i = 0; i < n; i++) {
+        switch (attrs[i]) {
+        case ATTR_CONTEXT: *(CUcontext *)data[i] = (a || h) ? &primary : NULL; break;
+        case ATTR_MEMORY_TYPE:
+            *(unsigned int *)data[i] = a ? MEMORYTYPE_DEVICE : h ? MEMORYTYPE_HOST : 0;
+            break;
+        case ATTR_IS_MANAGED: *(unsigned int *)data[i] = a ? (unsigned)a->managed : 0; break;
+        case ATTR_DEVICE_ORDINAL: *(int *)data[i] = (a || h) ? 0 : -2; break;
+        case ATTR_RANGE_START:
+            *(CUdeviceptr *)data[i] = a ? a->start : h ? h->start : 0;
+            break;
+        case ATTR_RANGE_SIZE: *(size_t *)data[i] = a ? a->size : h ? h->size : 0; break;
+        default: rc = CUDA_ERROR_INVALID_VALUE;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+
+static CUresult copy_now(int to_device, uintptr_t dst, uintptr_t src, size_t n) {
+    uintptr_t view = device_view(to_device ? dst : src, n);
+    if (!view) return CUDA_ERROR_INVALID_VALUE;
+    if (to_device) memcpy((void *)view, (void *)src, n);
+    else memcpy((void *)dst, (void *)view, n);
+    return CUDA_SUCCESS;
+}
+CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n) {
+    if (current_depth == 0) return CUDA_ERROR_INVALID_CONTEXT;
+    pthread_mutex_lock(&lock);
+    CUresult rc = copy_now(0, (uintptr_t)dst, (uintptr_t)src, n);
+    if (rc == CUDA_SUCCESS) counters[0] += n;
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n) {
+    if (current_depth == 0) return CUDA_ERROR_INVALID_CONTEXT;
+    pthread_mutex_lock(&lock);
+    CUresult rc = copy_now(1, (uintptr_t)dst, (uintptr_t)src, n);
+    if (rc == CUDA_SUCCESS) counters[1] += n;
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+
+/* Runs the stream's queued copies up to sequence number `upto`. */
+static void drain(struct stream_s *s, unsigned long long upto) {
+    while (s->done < upto) {
+        struct op *o = &s->ops[s->done % s->cap];
+        copy_now(o->to_device, o->dst, o->src, o->n); /* checked when queued */
+        s->done++;
+    }
+}
+static CUresult enqueue(int to_device, uintptr_t dst, uintptr_t src, size_t n, CUstream s) {
+    if (current_depth == 0) return CUDA_ERROR_INVALID_CONTEXT;
+    if (!s) return CUDA_ERROR_INVALID_HANDLE;
+    pthread_mutex_lock(&lock);
+    CUresult rc = CUDA_SUCCESS;
+    if (!device_view(to_device ? dst : src, n)) { rc = CUDA_ERROR_INVALID_VALUE; goto out; }
+    if (!find_pinned(to_device ? src : dst, n)) counters[4]++;
+    if (s->issued - s->done == s->cap) drain(s, s->issued); /* queue full: the engine catches up */
+    s->ops[s->issued % s->cap] = (struct op){to_device, dst, src, n};
+    s->issued++;
+    counters[to_device ? 3 : 2] += n;
+out:
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s) {
+    return enqueue(0, (uintptr_t)dst, (uintptr_t)src, n, s);
+}
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream s) {
+    return enqueue(1, (uintptr_t)dst, (uintptr_t)src, n, s);
+}
+
+CUresult cuStreamCreate(CUstream *out, unsigned int flags) {
+    (void)flags;
+    if (current_depth == 0) return CUDA_ERROR_INVALID_CONTEXT;
+    struct stream_s *s = calloc(1, sizeof *s);
+    if (!s) return CUDA_ERROR_OUT_OF_MEMORY;
+    s->cap = 64;
+    s->ops = calloc(s->cap, sizeof *s->ops);
+    if (!s->ops) { free(s); return CUDA_ERROR_OUT_OF_MEMORY; }
+    *out = s;
+    return CUDA_SUCCESS;
+}
+CUresult cuStreamSynchronize(CUstream s) {
+    if (!s) return CUDA_ERROR_INVALID_HANDLE;
+    pthread_mutex_lock(&lock);
+    drain(s, s->issued);
+    pthread_mutex_unlock(&lock);
+    return CUDA_SUCCESS;
+}
+CUresult cuStreamDestroy_v2(CUstream s) {
+    if (!s) return CUDA_ERROR_INVALID_HANDLE;
+    cuStreamSynchronize(s);
+    free(s->ops);
+    free(s);
+    return CUDA_SUCCESS;
+}
+CUresult cuEventCreate(CUevent *out, unsigned int flags) {
+    (void)flags;
+    if (current_depth == 0) return CUDA_ERROR_INVALID_CONTEXT;
+    *out = calloc(1, sizeof **out);
+    return *out ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+CUresult cuEventRecord(CUevent e, CUstream s) {
+    if (!e || !s) return CUDA_ERROR_INVALID_HANDLE;
+    pthread_mutex_lock(&lock);
+    e->stream = s;
+    e->seq = s->issued;
+    pthread_mutex_unlock(&lock);
+    return CUDA_SUCCESS;
+}
+CUresult cuEventSynchronize(CUevent e) {
+    if (!e) return CUDA_ERROR_INVALID_HANDLE;
+    pthread_mutex_lock(&lock);
+    if (e->stream) drain(e->stream, e->seq);
+    pthread_mutex_unlock(&lock);
+    return CUDA_SUCCESS;
+}
+CUresult cuEventDestroy_v2(CUevent e) {
+    if (!e) return CUDA_ERROR_INVALID_HANDLE;
+    free(e);
+    return CUDA_SUCCESS;
+}
+
+static CUresult pin(uintptr_t p, size_t n, int from_alloc_host) {
+    for (int i = 0; i < npins; i++)
+        if (p < pins[i].start + pins[i].size && pins[i].start < p + n)
+            return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+    if (npins == MAX_PINNED) return CUDA_ERROR_OUT_OF_MEMORY;
+    pins[npins++] = (struct pinned){p, n, from_alloc_host};
+    counters[5]++;
+    counters[6]++;
+    return CUDA_SUCCESS;
+}
+static CUresult unpin(uintptr_t p, int from_alloc_host) {
+    for (int i = 0; i < npins; i++)
+        if (pins[i].start == p && pins[i].from_alloc_host == from_alloc_host) {
+            pins[i] = pins[--npins];
+            counters[5]--;
+            return CUDA_SUCCESS;
+        }
+    return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+}
+CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned int flags) {
+    (void)flags;
+    if (current_depth == 0) return CUDA_ERROR_INVALID_CONTEXT;
+    if (!p || n == 0) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    CUresult rc = refuse_register ? CUDA_ERROR_OUT_OF_MEMORY : pin((uintptr_t)p, n, 0);
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+CUresult cuMemHostUnregister(void *p) {
+    if (current_depth == 0) return CUDA_ERROR_INVALID_CONTEXT;
+    pthread_mutex_lock(&lock);
+    CUresult rc = unpin((uintptr_t)p, 0);
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+CUresult cuMemAllocHost_v2(void **pp, size_t n) {
+    if (current_depth == 0) return CUDA_ERROR_INVALID_CONTEXT;
+    void *p = NULL;
+    if (n == 0 || posix_memalign(&p, 4096, n) != 0) return CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_mutex_lock(&lock);
+    CUresult rc = pin((uintptr_t)p, n, 1);
+    pthread_mutex_unlock(&lock);
+    if (rc != CUDA_SUCCESS) { free(p); return rc; }
+    *pp = p;
+    return CUDA_SUCCESS;
+}
+CUresult cuMemFreeHost(void *p) {
+    pthread_mutex_lock(&lock);
+    CUresult rc = unpin((uintptr_t)p, 1);
+    pthread_mutex_unlock(&lock);
+    if (rc == CUDA_SUCCESS) free(p);
+    return rc;
+}
+
+/* Test hook: makes cuMemHostRegister fail (as a pinned-memory limit would) while nonzero. */
+void cuStandinRefuseRegister(int refuse) {
+    pthread_mutex_lock(&lock);
+    refuse_register = refuse;
+    pthread_mutex_unlock(&lock);
+}
+
+/* Test hook: copies the counters (see `counters`) into out[0..8]. */
+void cuStandinCounters(unsigned long long out[8]) {
+    pthread_mutex_lock(&lock);
+    memcpy(out, counters, sizeof counters);
+    pthread_mutex_unlock(&lock);
+}
