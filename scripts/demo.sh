@@ -3,12 +3,16 @@
 # protected by a Containment Domain that logs MPI traffic. One rank corrupts its field; it
 # restores the CD and re-executes the interval alone, its MPI calls served from the CD's log,
 # while the other ranks carry on. The result is checked bitwise against a fault-free run, and
-# the per-rank MPI statistics show that only the faulty rank replayed.
+# the per-rank MPI statistics show that only the faulty rank replayed. Then the same CD is
+# persisted at every advance to four simulated nodes' cache directories (XOR across them); the
+# job is killed mid-interval, one node's cache is lost, and the restarted job rebuilds it,
+# restores the newest persisted point in time and finishes with the same verified result.
 #
 # Usage: scripts/demo.sh [heat|gpu]
 #   heat (default)  the MPI demo above. CD_FAULT_RANK (default 2) and CD_FAULT_STEP (default 53;
-#                   comma-separated steps, e.g. 53,57,130) choose the faults; MPIEXEC_TIMEOUT
-#                   (default 120) bounds each mpirun.
+#                   comma-separated steps, e.g. 53,57,130) choose the faults, CD_KILL_STEP
+#                   (default 130) when the persistent job is killed and CD_LOST_NODE (default
+#                   1) whose cache is lost; MPIEXEC_TIMEOUT (default 120) bounds each mpirun.
 #   gpu             the earlier demo: a GPU-style kernel loop protected by a CD, with simulated
 #                   device faults (CD_FAULT_RATE, default 0.05; CD_SEED).
 set -euo pipefail
@@ -20,7 +24,7 @@ case "${1:-heat}" in
     gpu)
         source scripts/setup.sh
         exec cargo run --release --quiet --example gpu_kernel_loop ;;
-    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "demo.sh: unknown demo '$1' (heat or gpu)" >&2; exit 2 ;;
 esac
 
@@ -60,4 +64,31 @@ for ((r = 0; r < np; r++)); do
     printf '%4d  %22d  %22d  %16d  %13d  %s\n' "$r" "$(calls "$clean")" "$(calls "$fault")" \
         "$(value "$fault" records.replayed)" "$(value "$fault" sends.dropped)" "$same"
 done
+
+# Persistence: the same job, its CD persisted at every advance to simulated nodes.
+kill_step="${CD_KILL_STEP:-130}" lost="${CD_LOST_NODE:-1}"
+cache="$work/cache"
+mkdir -p "$cache"/node{0,1,2,3}
+export CD_REDSET_FAILURE_GROUP='node{rank}'   # rank r runs on simulated node r
+persist="dir=$cache/node{rank};scheme=xor;set_size=$np;keep=2"
+echo
+echo "== persistent: CD_STORAGE_INFO=\"$persist\""
+echo "== every advance also persists the CD (XOR across the 4 simulated nodes); the job dies at step $kill_step"
+if CD_STORAGE_INFO="$persist" CD_KILL_STEP="$kill_step" CD_FAULT_STEP=none \
+    mpirun -np $np "$work/heat_mpi" > "$work/killed.out" 2>&1; then
+    cat "$work/killed.out"
+    echo "demo: the job was expected to die at step $kill_step" >&2
+    exit 1
+fi
+grep -E '^(heat_mpi|rank)' "$work/killed.out" || true
+echo "== mpirun: the job died (every rank killed at step $kill_step)"
+echo
+echo "== node $lost's cache is lost: rm -rf $cache/node$lost (a replacement node has an empty one)"
+ls "$cache/node$lost"/heat 2>/dev/null | sed 's/^/   had: /' || true
+rm -rf "$cache/node$lost"
+mkdir -p "$cache/node$lost"
+echo
+echo "== restart: the same command; create_cd finds the newest complete version, rebuilds node $lost's files, restore_cd resumes"
+CD_STORAGE_INFO="$persist" CD_FAULT_STEP=none CD_VERIFY="$work/reference" \
+    mpirun -np $np "$work/heat_mpi"
 awk -v a="$(date +%s.%N)" -v b="$start" 'BEGIN {printf "\ndemo: done in %.1f s\n", a - b}'

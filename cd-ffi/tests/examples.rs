@@ -278,6 +278,64 @@ fn c_heat_mpi_verification_catches_a_different_result() {
     assert!(stdout.contains("VERIFICATION FAILED"), "{stdout}");
 }
 
+/// The demo's second half: the C example persisted at every advance to four simulated nodes,
+/// killed mid-interval, one node's cache lost, restarted: it resumes from the last persisted
+/// step (node 1's files rebuilt by XOR) and ends bitwise equal to a fault-free run.
+#[test]
+fn c_heat_mpi_resumes_from_its_persisted_cd_after_a_kill_and_a_lost_node() {
+    let exe = compile_mpi_c(
+        &workspace().join("examples/c/heat_mpi.c"),
+        "example-heat_mpi-persist",
+    );
+    let reference = fresh("heat-c-persist.ref");
+    let out = mpirun(
+        &exe,
+        &[("CD_FAULT_STEP", "none"), ("CD_VERIFY", &reference)],
+    );
+    check(&out, "heat_mpi (the reference)");
+    let cache = work_dir().join("heat-c-persist-cache");
+    let _ = std::fs::remove_dir_all(&cache);
+    for node in 0..NP {
+        std::fs::create_dir_all(cache.join(format!("node{node}"))).unwrap();
+    }
+    let persist = format!(
+        "dir={}/node{{rank}};scheme=xor;set_size={NP};keep=2",
+        cache.display()
+    );
+    let common = [
+        ("CD_STORAGE_INFO", persist.as_str()),
+        ("CD_REDSET_FAILURE_GROUP", "node{rank}"),
+        ("CD_FAULT_STEP", "none"),
+    ];
+    let mut killed_env = common.to_vec();
+    killed_env.push(("CD_KILL_STEP", "55"));
+    let killed = mpirun(&exe, &killed_env);
+    let text = String::from_utf8_lossy(&killed.stdout);
+    assert!(
+        !killed.status.success(),
+        "the job must die at step 55:\n{text}"
+    );
+    assert!(text.contains("killed at step 55"), "{text}");
+    std::fs::remove_dir_all(cache.join("node1")).unwrap();
+    std::fs::create_dir_all(cache.join("node1")).unwrap();
+    let mut restart_env = common.to_vec();
+    restart_env.push(("CD_VERIFY", &reference));
+    let out = mpirun(&exe, &restart_env);
+    check(&out, "heat_mpi (the restart)");
+    let text = String::from_utf8_lossy(&out.stdout);
+    for rank in 0..NP {
+        assert!(
+            text.contains(&format!("rank {rank}: restarted: persisted version")),
+            "{text}"
+        );
+    }
+    assert!(text.contains("resuming at step 40"), "{text}");
+    assert!(
+        text.contains("verified: result bitwise equal to the fault-free run"),
+        "{text}"
+    );
+}
+
 #[test]
 fn fortran_heat_mpi_recovers_from_the_mpi_log() {
     let exe = compile_mpi_fortran(

@@ -14,6 +14,14 @@
  * and the allreduce get the logged data, sends are dropped), so the other ranks never notice;
  * when the log is consumed the rank goes live again.
  *
+ * Persistence (optional): with CD_STORAGE_INFO naming a cache directory (for example
+ * "dir=/tmp/cache/node{rank};scheme=xor;set_size=4"), every advance also persists the CD to
+ * that node-local directory, protected across ranks with XOR. CD_KILL_STEP=S makes every rank
+ * kill itself (SIGKILL) at step S, as a node failure would end the job. Run again with the
+ * same storage_info, the program finds the newest complete persisted version at create_cd
+ * (cd_recovered_version), rebuilding the files of a node whose cache was lost, and restore_cd
+ * brings the field, the step counter and the residual sum back: the run goes on from there.
+ *
  * At the end every rank hashes its field and rank 0 gathers the hashes. With CD_VERIFY=FILE,
  * a run writes them to FILE when it does not exist (the fault-free reference) and otherwise
  * compares: "verified: result bitwise equal to the fault-free run", or exit status 1.
@@ -25,6 +33,8 @@
  *   CD_VERIFY       the reference file (see above)
  *   CD_HEAT_STEPS   steps (default 200), CD_HEAT_INTERVAL steps between advances (default 20)
  *   CD_MPI_STATS    libcd writes per-rank MPI statistics to <prefix><rank> at MPI_Finalize
+ *   CD_STORAGE_INFO the root CD's storage_info: persistence (see above)
+ *   CD_KILL_STEP    every rank kills itself at this step (default: never)
  *
  * Build: mpicc -O2 heat_mpi.c -I<workspace>/cd-ffi/include -L<target>/debug -lcd \
  *              -Wl,-rpath,<target>/debug -o heat_mpi     (or $(pkg-config --cflags --libs cd))
@@ -33,6 +43,7 @@
  */
 #include <cd.h>
 #include <mpi.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,6 +108,9 @@ int main(int argc, char **argv) {
     const int steps = (int)env_long("CD_HEAT_STEPS", 200);
     const int interval = (int)env_long("CD_HEAT_INTERVAL", 20);
     const int fault_rank = (int)env_long("CD_FAULT_RANK", size > 2 ? 2 : -1);
+    const int kill_step = (int)env_long("CD_KILL_STEP", -1);
+    const char *storage = getenv("CD_STORAGE_INFO");
+    const int persistent = storage != NULL && *storage != '\0';
     int fault_steps[MAX_FAULTS], fault_fired[MAX_FAULTS] = {0};
     int n_faults = fault_rank >= 0 && fault_rank < size ? parse_fault_steps(fault_steps) : 0;
     const int left = rank > 0 ? rank - 1 : MPI_PROC_NULL;
@@ -131,8 +145,18 @@ int main(int argc, char **argv) {
                                 {&step, sizeof step, READ_WRITE, GLOBAL},
                                 {&resid_sum, sizeof resid_sum, READ_WRITE, GLOBAL}};
     int error;
+    /* storage_info NULL: a root CD takes CD_STORAGE_INFO's, if set. */
     cd_handle cd = create_cd(NULL, NULL, COMM_LOGGING_ENABLED, "heat", &error);
     if (cd == NULL) fail("create_cd");
+    if (add_to_cd_via_copy(cd, as, 3) != SUCCESS) fail("add_to_cd_via_copy");
+    uint64_t version = 0;
+    if (cd_recovered_version(cd, &version) != SUCCESS) fail("cd_recovered_version");
+    if (version > 0) { /* a restart: go on from the newest persisted point in time */
+        if (restore_cd(cd) != SUCCESS) fail("restore_cd");
+        printf("rank %d: restarted: persisted version %llu restored, resuming at step %d\n",
+               rank, (unsigned long long)version, step);
+        fflush(stdout);
+    }
 
     int recovering = 0, recovered_from = 0, restored_to = 0;
     size_t log_records = 0;
@@ -173,6 +197,11 @@ int main(int argc, char **argv) {
                         break; /* a step listed twice fails again when re-executed */
                     }
             step++;
+            if (step == kill_step) { /* the job dies, as when a node fails */
+                printf("rank %d: killed at step %d (SIGKILL)\n", rank, step);
+                fflush(stdout);
+                raise(SIGKILL);
+            }
 
             if (recovering && step == recovered_from + 1) {
                 printf("rank %d: caught up with step %d: re-executed steps %d..%d alone, "
@@ -200,6 +229,10 @@ int main(int argc, char **argv) {
         }
         if (!restored) {
             if (advance_cd_point_in_time(cd) == FAILURE) fail("advance_cd_point_in_time");
+            if (persistent && rank == 0) {
+                printf("heat_mpi: step %d: point in time advanced and persisted\n", step);
+                fflush(stdout);
+            }
         }
     }
     struct cd_stats st;
