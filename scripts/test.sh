@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what it needs, then formatting, lints and every test
 # (unit, integration, property, multi-rank under mpirun, compiled C and Fortran programs, real
-# third-party MPI programs under the LD_PRELOAD interposer).
+# third-party MPI programs under the LD_PRELOAD interposer, short fuzz runs of the parsers).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CD_SETUP_TEST_TOOLS=1 CD_SETUP_THIRD_PARTY=1 source scripts/setup.sh
@@ -41,6 +41,8 @@ if [ "$(uname -m)" = x86_64 ]; then
         cargo test -p cd-erasure --target aarch64-unknown-linux-gnu
     )
 fi
+echo "== fuzzing the parsers of untrusted input (fuzz/: storage_info, kvtree, redset names, MPI log records)"
+scripts/fuzz.sh 15
 echo "== third-party MPI programs, unmodified, under LD_PRELOAD=libcd.so with MPICH and Open MPI"
 # mpi4py's test suite (same counts as without the preload), rsmpi's examples, NetPIPE's
 # integrity check; downloads and builds are cached in target/third-party

@@ -73,6 +73,8 @@ mod types;
 mod wait;
 
 pub use boundary::untraced;
+#[cfg(fuzzing)]
+pub use record::fuzz_read as fuzz_read_record;
 pub use stats::STATS_ENV;
 
 /// Whether a wrapped call goes straight to MPI, before anything else: no CD logs on this
