@@ -92,6 +92,7 @@ module Containment_Domains
   integer(c_int), parameter :: CD_ERR_UNKNOWN_MEMORY_SPACE = 33
   integer(c_int), parameter :: CD_ERR_REGION_NOT_FOUND = 34
   integer(c_int), parameter :: CD_ERR_REGION_IN_USE = 35
+  integer(c_int), parameter :: CD_ERR_REMAP_REFUSED = 36
   integer(c_int), parameter :: CD_ERR_FILE_NOT_SEEKABLE = 40
   integer(c_int), parameter :: CD_ERR_FILE_NOT_FOUND = 41
   integer(c_int), parameter :: CD_ERR_HAS_CHILDREN = 50
@@ -335,5 +336,42 @@ module Containment_Domains
       integer(c_int) :: cd_unmap_device_region
       type(c_ptr), value :: address
     end function cd_unmap_device_region
+
+    ! An advance that drains device ranges in the background (stream: a CUstream, or
+    ! c_null_ptr for the default stream); cd_advance_test sets done to 1 once it is current.
+    function cd_advance_async(cd, stream, in_flight) bind(C)
+      import :: c_int, c_ptr
+      integer(c_int) :: cd_advance_async
+      type(c_ptr), value :: cd
+      type(c_ptr), value :: stream
+      integer(c_int), intent(out) :: in_flight
+    end function cd_advance_async
+
+    function cd_advance_test(cd, done) bind(C)
+      import :: c_int, c_ptr
+      integer(c_int) :: cd_advance_test
+      type(c_ptr), value :: cd
+      integer(c_int), intent(out) :: done
+    end function cd_advance_test
+
+    function cd_advance_wait(cd) bind(C)
+      import :: c_int, c_ptr
+      integer(c_int) :: cd_advance_wait
+      type(c_ptr), value :: cd
+    end function cd_advance_wait
+
+    ! After a GPU reset: cd_device_reset, then cd_remap_device_region for arrays that came
+    ! back at other addresses, then restore_cd.
+    function cd_device_reset() bind(C)
+      import :: c_int
+      integer(c_int) :: cd_device_reset
+    end function cd_device_reset
+
+    function cd_remap_device_region(from, to, length) bind(C)
+      import :: c_ptr, c_int, c_size_t
+      integer(c_int) :: cd_remap_device_region
+      type(c_ptr), value :: from, to
+      integer(c_size_t), value :: length
+    end function cd_remap_device_region
   end interface
 end module Containment_Domains

@@ -5,6 +5,7 @@
 //! addresses are `unsafe`; their contract is the spec's: every range in the CD must stay
 //! allocated, and nobody else may write it while the call runs (restore also writes it).
 
+use crate::advance_async::settle;
 use crate::callback;
 use crate::error::{CdError, Fate, Result};
 use crate::handle::{self, CdHandle, CdRef};
@@ -50,7 +51,11 @@ pub fn create_cd(
     callback::check()?;
     let handle = match parent {
         None => create_root(storage_info, logging, name)?,
-        Some(parent) => create_child(handle::resolve(parent)?, storage_info, logging, name)?,
+        Some(parent) => {
+            let parent = handle::resolve(parent)?;
+            settle(&parent, true)?;
+            create_child(parent, storage_info, logging, name)?
+        }
     };
     handle::push_active(handle);
     Stats {
@@ -232,6 +237,7 @@ unsafe fn add_entries(cd: CdRef, specs: &[AddrSpec], how: How) -> Result<()> {
         .map(|&(s, e)| space::space_of(s, e))
         .collect::<Result<Small<Location>>>()?;
     let node = handle::resolve(cd)?;
+    settle(&node, true)?;
     if how == How::Parent {
         check_parent_holds(&node, &bounds)?;
     }
@@ -389,6 +395,7 @@ pub fn delete_from_cd(cd: impl Into<CdRef>, specs: &[AddrSpec]) -> Result<()> {
     callback::check()?;
     let bounds = validate_specs(specs)?;
     let node = handle::resolve(cd)?;
+    settle(&node, true)?;
     let mut state = node.lock_live()?;
     for &(s, e) in &bounds {
         if let Some(&(address, end)) = state.entries.gaps(s, e).first() {
@@ -431,6 +438,7 @@ pub fn add_file_to_cd(cd: impl Into<CdRef>, fd: i32) -> Result<()> {
     callback::check()?;
     let offset = file_offset(fd)?;
     let node = handle::resolve(cd)?;
+    settle(&node, true)?;
     node.lock_live()?.files.entry(fd).or_insert(offset);
     Ok(())
 }
@@ -441,6 +449,7 @@ pub fn delete_file_from_cd(cd: impl Into<CdRef>, fd: i32) -> Result<()> {
     let _span = debug_span!("delete_file_from_cd", ?cd, fd).entered();
     callback::check()?;
     let node = handle::resolve(cd)?;
+    settle(&node, true)?;
     let mut state = node.lock_live()?;
     state
         .files
@@ -462,6 +471,7 @@ pub fn commit_cd(cd: impl Into<CdRef>) -> Result<()> {
     let _span = debug_span!("commit_cd", ?cd).entered();
     callback::check()?;
     let node = handle::resolve(cd)?;
+    settle(&node, true)?;
     let _busy = node.begin(Exclusive::Commit)?;
     let mut parent_state = match &node.parent {
         Some(parent) => Some(parent.lock_live()?),
@@ -493,7 +503,7 @@ pub fn commit_cd(cd: impl Into<CdRef>) -> Result<()> {
     Ok(())
 }
 
-fn refuse_children(state: &State, operation: &'static str) -> Result<()> {
+pub(crate) fn refuse_children(state: &State, operation: &'static str) -> Result<()> {
     if state.children.is_empty() {
         Ok(())
     } else {
@@ -529,6 +539,7 @@ pub unsafe fn advance_cd_point_in_time(cd: impl Into<CdRef>) -> Result<AdvanceRe
     let _span = debug_span!("advance_cd_point_in_time", ?cd).entered();
     callback::check()?;
     let node = handle::resolve(cd)?;
+    settle(&node, true)?;
     let _busy = node.begin(Exclusive::Advance)?;
     // Where a replay feeding this CD stands at its new point in time (before any lock: the
     // feeding CD may be above the parent).
@@ -544,12 +555,7 @@ pub unsafe fn advance_cd_point_in_time(cd: impl Into<CdRef>) -> Result<AdvanceRe
         check_merge(parent_state, &state, had_siblings)?;
     }
 
-    let targets: Vec<(usize, usize, SpaceId)> = state
-        .entries
-        .iter()
-        .filter(|(_, _, e)| e.how == How::Copy && e.access == Access::ReadWrite)
-        .map(|(s, e, entry)| (s, e, entry.space))
-        .collect();
+    let targets = advance_targets(&state);
     let total: usize = targets.iter().map(|(s, e, _)| e - s).sum();
     let staged = if total > 0 {
         let mut buffer = Buffer::new(total)?;
@@ -569,15 +575,59 @@ pub unsafe fn advance_cd_point_in_time(cd: impl Into<CdRef>) -> Result<AdvanceRe
         .keys()
         .map(|&fd| Ok((fd, file_offset(fd)?)))
         .collect::<Result<Vec<(i32, i64)>>>()?;
-
-    // Nothing can fail from here on.
-    if let (Some(parent), Some(parent_state)) = (&node.parent, parent_state.as_deref_mut()) {
-        merge_into_parent(parent_state, parent, &mut state, had_siblings);
-    }
+    let point = NewPoint {
+        targets,
+        staged,
+        offsets,
+        mark,
+    };
+    let report = apply_advance(&node, parent_state.as_deref_mut(), &mut state, point);
     drop(parent_state);
-    if let Some(buffer) = staged {
+    drop(state);
+    drop(_busy);
+    advanced_hook(&node)?;
+    Ok(report)
+}
+
+/// The ranges an advance copies: the READ_WRITE entries restored by COPY, with their space.
+pub(crate) fn advance_targets(state: &State) -> Vec<(usize, usize, SpaceId)> {
+    state
+        .entries
+        .iter()
+        .filter(|(_, _, e)| e.how == How::Copy && e.access == Access::ReadWrite)
+        .map(|(s, e, entry)| (s, e, entry.space))
+        .collect()
+}
+
+/// Everything an advance captured at its point in time, ready to become current.
+pub(crate) struct NewPoint {
+    /// The ranges copied, in the order their bytes lie in `staged`.
+    pub(crate) targets: Vec<(usize, usize, SpaceId)>,
+    /// Their bytes (`None` when there are none).
+    pub(crate) staged: Option<Arc<Buffer>>,
+    /// Monitored files' offsets.
+    pub(crate) offsets: Vec<(i32, i64)>,
+    /// Where a replay feeding the CD stood.
+    pub(crate) mark: Option<crate::node::FeedMark>,
+}
+
+/// Makes `point` the CD's current point in time: the implicit commit into the parent, the
+/// new segments, READ_WRITE entries demoted, files, log. Cannot fail: callers checked
+/// [`refuse_children`] and [`check_merge`] with the same locks held.
+pub(crate) fn apply_advance(
+    node: &Node,
+    parent_state: Option<&mut State>,
+    state: &mut State,
+    point: NewPoint,
+) -> AdvanceReport {
+    let had_siblings = node.had_siblings.load(Ordering::Relaxed);
+    if let (Some(parent), Some(parent_state)) = (&node.parent, parent_state) {
+        merge_into_parent(parent_state, parent, state, had_siblings);
+    }
+    let total: usize = point.targets.iter().map(|(s, e, _)| e - s).sum();
+    if let Some(buffer) = point.staged {
         let mut offset = 0;
-        for &(s, e, _) in &targets {
+        for &(s, e, _) in &point.targets {
             state.data.remove(s, e);
             state
                 .data
@@ -596,10 +646,10 @@ pub unsafe fn advance_cd_point_in_time(cd: impl Into<CdRef>) -> Result<AdvanceRe
             .entries
             .update(s, e, |entry| entry.access = Access::ReadOnly);
     }
-    state.files.extend(offsets);
+    state.files.extend(point.offsets);
     state.log.clear();
-    node.sync_replay(&state);
-    state.feed_mark = mark;
+    node.sync_replay(state);
+    state.feed_mark = point.mark;
 
     let stats = Stats {
         advances: 1,
@@ -608,17 +658,20 @@ pub unsafe fn advance_cd_point_in_time(cd: impl Into<CdRef>) -> Result<AdvanceRe
     };
     state.stats.absorb(&stats);
     stats.publish();
-    drop(state);
-    drop(_busy);
+    AdvanceReport {
+        bytes_copied: total,
+        ranges_copied: point.targets.len(),
+    }
+}
+
+/// Tells the persistence layer that a persistent CD advanced (call with no lock held).
+pub(crate) fn advanced_hook(node: &Node) -> Result<()> {
     if node.persistent {
         if let Some(hooks) = crate::persist::hooks() {
             (hooks.advanced)(node.handle)?;
         }
     }
-    Ok(AdvanceReport {
-        bytes_copied: total,
-        ranges_copied: targets.len(),
-    })
+    Ok(())
 }
 
 /// Adds an MPI log entry to the CD's FIFO (`add_MPI_log_to_cd`); the CD owns it from now on.
@@ -721,6 +774,7 @@ pub struct CdInfo {
 pub fn cd_info(cd: impl Into<CdRef>) -> Result<CdInfo> {
     callback::check()?;
     let node = handle::resolve(cd.into())?;
+    settle(&node, false)?;
     let state = node.lock_live()?;
     Ok(CdInfo {
         handle: node.handle,
@@ -766,6 +820,7 @@ pub struct EntryInfo {
 pub fn cd_entries(cd: impl Into<CdRef>) -> Result<Vec<EntryInfo>> {
     callback::check()?;
     let node = handle::resolve(cd.into())?;
+    settle(&node, false)?;
     let state = node.lock_live()?;
     Ok(state
         .entries
@@ -785,6 +840,7 @@ pub fn cd_entries(cd: impl Into<CdRef>) -> Result<Vec<EntryInfo>> {
 pub fn cd_files(cd: impl Into<CdRef>) -> Result<Vec<(i32, i64)>> {
     callback::check()?;
     let node = handle::resolve(cd.into())?;
+    settle(&node, false)?;
     let state = node.lock_live()?;
     Ok(state.files.iter().map(|(&fd, &off)| (fd, off)).collect())
 }
@@ -803,6 +859,7 @@ pub fn cd_saved_bytes(cd: impl Into<CdRef>, address: usize, length: usize) -> Re
         Scope::Global,
     )])?[0];
     let node = handle::resolve(cd.into())?;
+    settle(&node, false)?;
     let state = node.lock_live()?;
     if let Some(&(address, end)) = state.data.gaps(start, end).first() {
         return Err(CdError::RangeNotFound { address, end });

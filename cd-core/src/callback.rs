@@ -58,9 +58,9 @@ fn run<R>(f: impl FnOnce() -> R) -> Option<R> {
 }
 
 /// Runs a device copy function.
-pub(crate) fn guard(
-    f: impl FnOnce() -> std::result::Result<(), String>,
-) -> std::result::Result<(), String> {
+pub(crate) fn guard<T>(
+    f: impl FnOnce() -> std::result::Result<T, String>,
+) -> std::result::Result<T, String> {
     run(f).unwrap_or_else(|| Err("the copy function panicked".to_owned()))
 }
 

@@ -181,6 +181,16 @@ pub enum CdError {
         /// A live CD holding a range in it.
         cd: CdHandle,
     },
+    /// `remap_device_region` cannot move the ranges as asked.
+    #[error("cannot remap device memory from {from:#x} to {to:#x}: {reason}")]
+    RemapRefused {
+        /// The old start.
+        from: usize,
+        /// The new start.
+        to: usize,
+        /// Why.
+        reason: String,
+    },
 
     /// The file descriptor does not support `lseek` or is closed.
     #[error("file descriptor {fd}: lseek failed: {message}")]
@@ -306,6 +316,7 @@ impl CdError {
             CdError::UnknownMemorySpace(_) => 33,
             CdError::RegionNotFound(_) => 34,
             CdError::RegionInUse { .. } => 35,
+            CdError::RemapRefused { .. } => 36,
             CdError::FileNotSeekable { .. } => 40,
             CdError::FileNotFound(_) => 41,
             CdError::HasChildren { .. } => 50,

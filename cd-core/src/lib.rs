@@ -29,7 +29,9 @@
 //!   the borrow checker proves that nothing holds them while a restore writes them, and it
 //!   promotes exactly what is borrowed mutably.
 //! - [`register_memory_space`] and [`map_device_region`] let GPU codes protect device memory
-//!   with their own copy functions.
+//!   with their own copy functions; [`advance_cd_point_in_time_async`] drains device ranges
+//!   in the background, and [`remap_device_region`] follows allocations that a GPU reset
+//!   moved.
 //!
 //! # Design
 //! Each CD keeps two [interval maps](interval::IntervalMap): its entries (labels and
@@ -62,6 +64,7 @@
 //! commit_cd(cd).unwrap();
 //! ```
 
+mod advance_async;
 mod api;
 mod callback;
 mod domain;
@@ -81,6 +84,7 @@ mod storage_info;
 mod store;
 mod types;
 
+pub use advance_async::{advance_cd_point_in_time_async, advance_test, advance_wait, AsyncAdvance};
 pub use api::{
     add_file_to_cd, add_mpi_log_to_cd, add_to_cd_via_copy, add_to_cd_via_parent,
     add_to_cd_via_regen, advance_cd_point_in_time, cd_entries, cd_files, cd_info, cd_saved_bytes,
@@ -105,8 +109,8 @@ pub use persist::{
 pub use regen::Regen;
 pub use restore::{restore_cd, RestoreReport};
 pub use space::{
-    map_device_region, register_memory_space, register_recognising_space, unmap_device_region,
-    DeviceMemory, SpaceId, HOST,
+    device_reset, map_device_region, register_memory_space, register_recognising_space,
+    remap_device_region, unmap_device_region, DeviceMemory, Drain, DrainCopy, SpaceId, HOST,
 };
 pub use stats::{global_stats, Stats};
 pub use storage_info::{PersistScheme, PersistSettings, StorageInfo, KNOWN_KEYS, STORAGE_INFO_ENV};

@@ -82,6 +82,9 @@ pub(crate) struct State {
     pub(crate) adds: Vec<crate::persist::AddRecord>,
     /// The persisted version a persistent root CD recovered at create.
     pub(crate) recovered: Option<u64>,
+    /// An asynchronous advance whose drain has not completed (see `advance_async`); the
+    /// node's `draining` flag mirrors whether it is set.
+    pub(crate) pending: Option<crate::advance_async::Pending>,
 }
 
 /// A CD created (or advanced) while an ancestor's log was being replayed consumes that
@@ -139,6 +142,9 @@ pub(crate) struct Node {
     pub(crate) had_siblings: AtomicBool,
     /// Whether this CD ever held a PARENT entry (restore then locks the ancestors too).
     pub(crate) has_parent_entries: AtomicBool,
+    /// Whether `state.pending` holds an asynchronous advance (changed with `state` locked):
+    /// lets operations skip settling it without a lock.
+    pub(crate) draining: AtomicBool,
     /// 0 while live; then 1 + the `Fate` code. Changed only with `state` locked.
     retired: AtomicU8,
     busy: AtomicU8,
@@ -199,6 +205,7 @@ impl Node {
             persistent,
             had_siblings: AtomicBool::new(had_siblings),
             has_parent_entries: AtomicBool::new(false),
+            draining: AtomicBool::new(false),
             retired: AtomicU8::new(0),
             busy: AtomicU8::new(0),
             replaying: AtomicBool::new(false),
@@ -285,6 +292,9 @@ impl Node {
         state.files.clear();
         state.log = Log::default();
         state.feed_mark = None;
+        // Waits for its copies to stop and releases its memory.
+        state.pending = None;
+        self.draining.store(false, Ordering::Release);
         self.replaying.store(false, Ordering::Release);
         self.bump();
         // Children hold their parent's `Arc`: dropping ours breaks the cycle, so a discarded

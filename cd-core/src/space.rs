@@ -49,6 +49,51 @@ pub trait DeviceMemory: Send + Sync {
     /// The store is about to unmap a buffer announced by
     /// [`host_buffer_mapped`](Self::host_buffer_mapped): unpin it if it was pinned.
     fn host_buffer_unmapped(&self, _address: usize, _length: usize) {}
+    /// The application reset the device (`cudaDeviceReset`): the streams, events, staging
+    /// buffers and host registrations the space held are gone; it must forget them (not
+    /// release them) and make new ones on next use. See [`crate::device_reset`].
+    fn device_reset(&self) {}
+    /// Starts an asynchronous copy of device ranges to the host, for
+    /// [`advance_cd_point_in_time_async`](crate::advance_cd_point_in_time_async): each
+    /// [`DrainCopy`] names a device source and a host destination. The space snapshots the
+    /// sources now, ordered after the work already queued on `stream` (a stream of the
+    /// device's API, 0 for its default stream), and copies the snapshot to the host in the
+    /// background. `Ok(None)` means it cannot (no spare device memory, not supported): the
+    /// caller then copies synchronously. The default is `Ok(None)`.
+    ///
+    /// # Safety
+    /// Every destination must stay allocated and be neither read nor written by anyone until
+    /// the returned [`Drain`] has reported completion or has been dropped.
+    unsafe fn begin_drain(
+        &self,
+        _copies: &[DrainCopy],
+        _stream: usize,
+    ) -> std::result::Result<Option<Box<dyn Drain>>, String> {
+        Ok(None)
+    }
+}
+
+/// One range of an asynchronous device-to-host copy ([`DeviceMemory::begin_drain`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DrainCopy {
+    /// The device address copied from.
+    pub device: usize,
+    /// The host address copied to.
+    pub host: *mut u8,
+    /// Bytes.
+    pub length: usize,
+}
+
+/// An asynchronous device-to-host copy in flight ([`DeviceMemory::begin_drain`]).
+///
+/// Dropping it must not return before the copies have stopped writing their host
+/// destinations (wait for them, or for the device to fail), and must release whatever device
+/// memory the snapshot took.
+pub trait Drain: Send {
+    /// Whether every copy has completed, without waiting.
+    fn is_complete(&mut self) -> std::result::Result<bool, String>;
+    /// Waits until every copy has completed.
+    fn wait(&mut self) -> std::result::Result<(), String>;
 }
 
 /// Where an address range lives: host memory, or one device region of a space.
@@ -203,6 +248,160 @@ pub fn unmap_device_region(address: usize) -> Result<()> {
     spaces.regions.remove(address, end);
     let any = !spaces.regions.is_empty() || !spaces.recognising.is_empty();
     ANY_REGION.store(any, Ordering::Release);
+    Ok(())
+}
+
+/// Tells the runtime that the application reset the device (`cudaDeviceReset`, a `cd_`
+/// extension). Every advance in flight is dropped (its drain cannot complete: the CD stays at
+/// its previous complete point), and every space forgets the streams, events, staging buffers
+/// and host registrations the reset destroyed ([`DeviceMemory::device_reset`]).
+///
+/// Call it after the reset and after re-creating the application's allocations, before
+/// [`remap_device_region`] or [`restore_cd`](crate::restore_cd). Two recipes:
+/// - allocations made with the virtual-memory API (`cuMemAddressReserve`, `cuMemCreate`,
+///   `cuMemMap`) whose reservation survives the reset: map new physical memory at the same
+///   addresses, call this, then restore the CDs;
+/// - other allocations (`cudaMalloc`, pools) come back at other addresses: call this, then
+///   [`remap_device_region`] for each array (old address, new address, length), then restore.
+///
+/// A sticky error (an illegal address, a kernel trap) leaves the process's CUDA context
+/// unusable, reset or not: the CDs in memory cannot be restored onto the GPU by this
+/// process. Recovery then needs CDs persisted to storage (`storage_info` with `dir`), which a
+/// new process restores after a restart.
+pub fn device_reset() {
+    for node in crate::handle::live_nodes() {
+        let mut state = node.lock();
+        state.pending = None;
+        node.draining.store(false, Ordering::Release);
+    }
+    let devices: Vec<Arc<dyn DeviceMemory>> = read().devices.clone();
+    for device in devices {
+        device.device_reset();
+    }
+}
+
+/// Moves every CD's device ranges in `from .. from + length` to the same offsets from `to`
+/// (`cd_remap_device_region`): for arrays re-allocated at other addresses after a device
+/// reset (see [`device_reset`] for the recipes). The saved bytes move with the ranges, so a
+/// restore then writes the new arrays. Mapped regions (registered-callback spaces) starting
+/// in the old range move too.
+///
+/// Refused, changing nothing ([`CdError::RemapRefused`]), when the two ranges overlap, a
+/// range or mapped region crosses the old range's bounds, a CD already holds ranges at the
+/// destination, or the destination is not device memory of the same space. Advances in
+/// flight on the CDs concerned are dropped first (as by a restore). Like
+/// [`unmap_device_region`], it sees the CDs as they stand when it runs: no other thread may
+/// add to them meanwhile.
+pub fn remap_device_region(from: usize, to: usize, length: usize) -> Result<()> {
+    crate::callback::check()?;
+    let refuse = |reason: &str| CdError::RemapRefused {
+        from,
+        to,
+        reason: reason.to_owned(),
+    };
+    if length == 0 {
+        return Err(CdError::ZeroLength { address: from });
+    }
+    let (Some(end), Some(to_end)) = (from.checked_add(length), to.checked_add(length)) else {
+        return Err(CdError::AddressOverflow {
+            address: from.max(to),
+            length,
+        });
+    };
+    if from < to_end && to < end {
+        return Err(refuse("the old and new ranges overlap"));
+    }
+    if from == to {
+        return Ok(());
+    }
+    let shift = |x: usize| x - from + to;
+    let nodes = crate::handle::live_nodes();
+    for node in &nodes {
+        crate::advance_async::settle_or_drop(node);
+    }
+    let spaces = read();
+    // Mapped regions in the old range move whole, into free space.
+    let moved_regions: Vec<(usize, usize, SpaceId)> = spaces
+        .regions
+        .overlapping(from, end)
+        .map(|(s, e, Region(space))| (s, e, space))
+        .collect();
+    if moved_regions.iter().any(|&(s, e, _)| s < from || e > end) {
+        return Err(refuse(
+            "a mapped device region crosses the old range's bounds",
+        ));
+    }
+    if spaces.regions.overlapping(to, to_end).next().is_some() {
+        return Err(refuse(
+            "a device region is already mapped at the destination",
+        ));
+    }
+    // A restore reads the table with CD locks held: no CD is locked here while the table is
+    // locked for writing.
+    drop(spaces);
+    let location = |spaces: &Spaces, s: usize, e: usize, space: SpaceId, region: usize| {
+        if moved_regions.iter().any(|&(rs, _, _)| rs == region) {
+            return Ok(Location {
+                space,
+                region: shift(region),
+            });
+        }
+        match recognised(spaces, shift(s), shift(e)) {
+            Ok(at) if at.space == space => Ok(at),
+            _ => Err(refuse(
+                "the destination is not device memory of the same space, of the same length",
+            )),
+        }
+    };
+    // Check every CD first, so that a refusal changes nothing.
+    for node in &nodes {
+        let state = node.lock();
+        for (s, e, entry) in state.entries.overlapping(from, end) {
+            if entry.space == HOST {
+                continue;
+            }
+            if s < from || e > end {
+                return Err(refuse("a CD range crosses the old range's bounds"));
+            }
+            location(&read(), s, e, entry.space, entry.region)?;
+        }
+        if state.entries.overlapping(to, to_end).next().is_some() {
+            return Err(refuse("a CD already holds ranges at the destination"));
+        }
+    }
+    {
+        let mut spaces = write();
+        for &(s, e, space) in &moved_regions {
+            spaces.regions.remove(s, e);
+            spaces
+                .regions
+                .insert_uncovered(shift(s), shift(e), Region(space));
+        }
+    }
+    for node in &nodes {
+        let mut state = node.lock();
+        let held: Vec<(usize, usize)> = state
+            .entries
+            .overlapping(from, end)
+            .filter(|(_, _, entry)| entry.space != HOST)
+            .map(|(s, e, _)| (s, e))
+            .collect();
+        for (s, e) in held {
+            for (ps, pe, mut entry) in state.entries.remove(s, e) {
+                let at = location(&read(), ps, pe, entry.space, entry.region)?;
+                entry.region = at.region;
+                state.entries.insert_uncovered(shift(ps), shift(pe), entry);
+            }
+            for (ds, de, segment) in state.data.remove(s, e) {
+                state.data.insert_uncovered(shift(ds), shift(de), segment);
+            }
+            for add in state.adds.iter_mut() {
+                if s <= add.start && add.end <= e {
+                    (add.start, add.end) = (shift(add.start), shift(add.end));
+                }
+            }
+        }
+    }
     Ok(())
 }
 

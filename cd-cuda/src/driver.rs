@@ -12,6 +12,8 @@ pub type DevPtr = u64;
 pub type Handle = *mut c_void;
 
 pub const SUCCESS: CuResult = 0;
+/// `CUDA_ERROR_NOT_READY`: work before an event has not completed.
+pub const NOT_READY: CuResult = 600;
 pub const ATTR_MEMORY_TYPE: c_int = 2;
 pub const ATTR_IS_MANAGED: c_int = 8;
 pub const ATTR_DEVICE_ORDINAL: c_int = 9;
@@ -79,6 +81,13 @@ driver_api! {
     mem_host_register = "cuMemHostRegister_v2": fn(*mut c_void, usize, c_uint);
     mem_host_unregister = "cuMemHostUnregister": fn(*mut c_void);
     mem_alloc_host = "cuMemAllocHost_v2": fn(*mut *mut c_void, usize);
+    mem_get_info = "cuMemGetInfo_v2": fn(*mut usize, *mut usize);
+    mem_alloc_async = "cuMemAllocAsync": fn(*mut DevPtr, usize, Handle);
+    mem_free_async = "cuMemFreeAsync": fn(DevPtr, Handle);
+    memcpy_dtod_async = "cuMemcpyDtoDAsync_v2": fn(DevPtr, DevPtr, usize, Handle);
+    stream_wait_event = "cuStreamWaitEvent": fn(Handle, Handle, c_uint);
+    event_query = "cuEventQuery": fn(Handle);
+    event_destroy = "cuEventDestroy_v2": fn(Handle);
 }
 
 impl Driver {

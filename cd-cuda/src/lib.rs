@@ -27,6 +27,24 @@
 //! and pinned store at DMA speed. Copies into memory that is not pinned go through two pinned
 //! staging buffers of [`CHUNK`] bytes on two streams: the DMA of one chunk overlaps the CPU copy
 //! of the previous one.
+//!
+//! # The asynchronous advance
+//! For [`cd_core::advance_cd_point_in_time_async`] the space snapshots the CD's device ranges
+//! into a stream-ordered allocation (`cuMemAllocAsync`) with device-to-device copies queued on
+//! the application's stream (so the snapshot sees the kernels queued before the call and none
+//! after), then drains the snapshot into the pinned store buffer on a non-blocking copy
+//! stream of its own that waits for the snapshot's event, and frees the snapshot on that
+//! stream. The application's stream is held up only by the device-to-device copy (about
+//! 1.4 TB/s on an H100, against about 55 GB/s over PCIe gen5). Nothing is freed with
+//! `cuMemFree`, which would synchronise the device. The snapshot is taken only when
+//! `cuMemGetInfo` reports its size free beyond [`HEADROOM_DIVISOR`]'s share of the device's
+//! memory, and `cuMemAllocAsync` succeeds; otherwise the advance runs synchronously. All the
+//! ranges of one advance must be on one device to be drained.
+//!
+//! # A GPU reset
+//! `cudaDeviceReset` destroys the primary context's streams, events, host registrations and
+//! pinned allocations: [`cd_core::device_reset`] tells the space to forget (not release) the
+//! ones it holds, and it makes new ones on next use.
 
 mod driver;
 
@@ -43,6 +61,9 @@ pub const CUDA_ENV: &str = "CD_CUDA";
 pub const CUDA_LIBRARY_ENV: &str = "CD_CUDA_LIBRARY";
 /// The size of each pinned staging buffer, and of each pipelined chunk of a staged copy.
 pub const CHUNK: usize = 8 << 20;
+/// An asynchronous advance snapshots on the device only if its bytes leave free at least
+/// `1 / HEADROOM_DIVISOR` of the device's memory for the application.
+pub const HEADROOM_DIVISOR: usize = 16;
 
 /// Registers the built-in CUDA space if CUDA is present and not switched off, once per
 /// process. Returns its id, or `None` when it is not in use (the reason is in
@@ -64,18 +85,21 @@ fn state() -> &'static Result<SpaceId, String> {
             return Err(format!("{CUDA_ENV}={setting}"));
         }
         let library = std::env::var(CUDA_LIBRARY_ENV).unwrap_or_else(|_| "libcuda.so.1".to_owned());
-        let space = CudaSpace::new(Driver::load(&library)?)?;
-        Ok(cd_core::register_recognising_space(Arc::new(space)))
+        let space = Arc::new(CudaSpace::new(Driver::load(&library)?)?);
+        let _ = SPACE.set(Arc::clone(&space));
+        Ok(cd_core::register_recognising_space(space))
     })
 }
 
-/// Per-device copy machinery: its primary context, two streams with an event each, and two
-/// pinned staging buffers (allocated on first use).
+/// Per-device copy machinery: its primary context, two streams with an event each, two
+/// pinned staging buffers (allocated on first use), and the stream asynchronous advances
+/// drain on.
 struct Device {
     context: Handle,
     streams: [Handle; 2],
     events: [Handle; 2],
     staging: [*mut u8; 2],
+    drain_stream: Handle,
 }
 
 /// A store buffer cd-core announced, and whether it is pinned yet.
@@ -192,6 +216,7 @@ impl CudaSpace {
             streams: [std::ptr::null_mut(); 2],
             events: [std::ptr::null_mut(); 2],
             staging: [std::ptr::null_mut(); 2],
+            drain_stream: std::ptr::null_mut(),
         };
         // SAFETY: the retained context, pushed and popped around the creations.
         d.check(unsafe { (d.ctx_push)(context) }, "cuCtxPushCurrent")?;
@@ -207,6 +232,13 @@ impl CudaSpace {
                     "cuEventCreate",
                 )
             }
+        });
+        // SAFETY: an out-pointer to this device's slot.
+        let made = made.and_then(|()| {
+            d.check(
+                unsafe { (d.stream_create)(&mut device.drain_stream, driver::STREAM_NON_BLOCKING) },
+                "cuStreamCreate",
+            )
         });
         let mut popped: Handle = std::ptr::null_mut();
         // SAFETY: pops the context pushed above.
@@ -395,6 +427,145 @@ impl cd_core::DeviceMemory for CudaSpace {
         stores.insert(address, (length, Store::Unpinned));
     }
 
+    unsafe fn begin_drain(
+        &self,
+        copies: &[cd_core::DrainCopy],
+        stream: usize,
+    ) -> Result<Option<Box<dyn cd_core::Drain>>, String> {
+        let Some(first) = copies.first() else {
+            return Ok(None);
+        };
+        let ordinal = |address: usize| self.attributes(address).map(|a| a.ordinal);
+        let device_ordinal = ordinal(first.device);
+        if copies.iter().any(|c| ordinal(c.device) != device_ordinal) {
+            return Ok(None); // several devices: no single snapshot
+        }
+        let total: usize = copies.iter().map(|c| c.length).sum();
+        for c in copies {
+            self.pinned(c.host, c.length);
+        }
+        let app_stream = stream as Handle;
+        self.with_device(first.device, |d, device| {
+            let (mut free, mut capacity) = (0usize, 0usize);
+            // SAFETY: out-pointers to locals; the device's context is current.
+            d.check(
+                unsafe { (d.mem_get_info)(&mut free, &mut capacity) },
+                "cuMemGetInfo",
+            )?;
+            if free.saturating_sub(total) < capacity / HEADROOM_DIVISOR {
+                return Ok(None);
+            }
+            let mut snapshot: DevPtr = 0;
+            // SAFETY: an out-pointer to a local; `app_stream` is the caller's stream.
+            if unsafe { (d.mem_alloc_async)(&mut snapshot, total, app_stream) } != driver::SUCCESS {
+                return Ok(None); // no room after all: the synchronous path
+            }
+            let (mut taken, mut done): (Handle, Handle) =
+                (std::ptr::null_mut(), std::ptr::null_mut());
+            // SAFETY: the snapshot holds `total` bytes, each copy's source lies in one
+            // allocation (cd-core's region rule), each destination is the caller's host
+            // buffer of that length, kept untouched until the drain completes or is dropped;
+            // the events are created here and outlive their use; the snapshot is freed on the
+            // drain stream after the last copy out of it.
+            let queued = unsafe {
+                (|| {
+                    let mut offset = 0;
+                    for c in copies {
+                        d.check(
+                            (d.memcpy_dtod_async)(
+                                snapshot + offset as DevPtr,
+                                c.device as DevPtr,
+                                c.length,
+                                app_stream,
+                            ),
+                            "cuMemcpyDtoDAsync",
+                        )?;
+                        offset += c.length;
+                    }
+                    d.check(
+                        (d.event_create)(&mut taken, driver::EVENT_DISABLE_TIMING),
+                        "cuEventCreate",
+                    )?;
+                    d.check((d.event_record)(taken, app_stream), "cuEventRecord")?;
+                    d.check(
+                        (d.stream_wait_event)(device.drain_stream, taken, 0),
+                        "cuStreamWaitEvent",
+                    )?;
+                    let mut offset = 0;
+                    for c in copies {
+                        d.check(
+                            (d.memcpy_dtoh_async)(
+                                c.host.cast(),
+                                snapshot + offset as DevPtr,
+                                c.length,
+                                device.drain_stream,
+                            ),
+                            "cuMemcpyDtoHAsync",
+                        )?;
+                        offset += c.length;
+                    }
+                    Ok(())
+                })()
+            };
+            // SAFETY: frees the snapshot after every copy queued on the drain stream (on
+            // failure too: nothing reads it after those), then records the drain's end after
+            // the free, so that a completed drain has released its memory; destroys the
+            // snapshot's event, which CUDA allows while work waits on it.
+            let queued = unsafe {
+                let freed = d.check(
+                    (d.mem_free_async)(snapshot, device.drain_stream),
+                    "cuMemFreeAsync",
+                );
+                if !taken.is_null() {
+                    (d.event_destroy)(taken);
+                }
+                queued.and(freed).and_then(|()| {
+                    d.check(
+                        (d.event_create)(&mut done, driver::EVENT_DISABLE_TIMING),
+                        "cuEventCreate",
+                    )?;
+                    d.check((d.event_record)(done, device.drain_stream), "cuEventRecord")
+                })
+            };
+            if let Err(message) = queued {
+                if !done.is_null() {
+                    // SAFETY: created above.
+                    unsafe { (d.event_destroy)(done) };
+                }
+                // The copies queued so far may still write the destinations: wait for them.
+                // SAFETY: this device's stream.
+                unsafe { (d.stream_synchronize)(device.drain_stream) };
+                return Err(message);
+            }
+            let space = SPACE
+                .get()
+                .cloned()
+                .ok_or("the CUDA space is not registered")?;
+            Ok(Some(Box::new(CudaDrain {
+                space,
+                context: device.context,
+                done,
+            }) as Box<dyn cd_core::Drain>))
+        })
+    }
+
+    fn device_reset(&self) {
+        // The reset destroyed the streams, events, staging buffers and host registrations:
+        // forget them without releasing them.
+        self.devices
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+        for slot in self
+            .stores
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values_mut()
+        {
+            slot.1 = Store::Unpinned;
+        }
+    }
+
     fn host_buffer_unmapped(&self, address: usize, _length: usize) {
         let mut stores = self.stores.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((_, Store::Pinned)) = stores.remove(&address) {
@@ -425,4 +596,61 @@ fn drain(
     let bytes = unsafe { std::slice::from_raw_parts(device.staging[b], n) };
     dst[offset..offset + n].copy_from_slice(bytes);
     Ok(())
+}
+
+/// The registered space, for the drains it hands out (they outlive the call that made them).
+static SPACE: OnceLock<Arc<CudaSpace>> = OnceLock::new();
+
+/// An asynchronous advance's drain: the event recorded after its last copy.
+struct CudaDrain {
+    space: Arc<CudaSpace>,
+    context: Handle,
+    done: Handle,
+}
+
+// SAFETY: driver handles may be used from any thread.
+unsafe impl Send for CudaDrain {}
+
+impl CudaDrain {
+    /// Runs `f` on the event with its context current.
+    fn with_context(&self, f: impl FnOnce(&Driver) -> driver::CuResult) -> driver::CuResult {
+        let d = &self.space.driver;
+        // SAFETY: a retained primary context, pushed and popped around `f`.
+        unsafe {
+            let pushed = (d.ctx_push)(self.context);
+            let rc = f(d);
+            if pushed == driver::SUCCESS {
+                (d.ctx_pop)(&mut std::ptr::null_mut());
+            }
+            rc
+        }
+    }
+}
+
+impl cd_core::Drain for CudaDrain {
+    fn is_complete(&mut self) -> Result<bool, String> {
+        // SAFETY: an event this drain created and has not destroyed.
+        match self.with_context(|d| unsafe { (d.event_query)(self.done) }) {
+            driver::NOT_READY => Ok(false),
+            rc => self.space.driver.check(rc, "cuEventQuery").map(|()| true),
+        }
+    }
+
+    fn wait(&mut self) -> Result<(), String> {
+        // SAFETY: as above.
+        let rc = self.with_context(|d| unsafe { (d.event_synchronize)(self.done) });
+        self.space.driver.check(rc, "cuEventSynchronize")
+    }
+}
+
+impl Drop for CudaDrain {
+    fn drop(&mut self) {
+        // The copies must stop writing the host buffer before cd-core frees it; after a
+        // reset or a sticky error the event fails at once, and no copy runs any more.
+        // SAFETY: the event this drain created, destroyed once, here.
+        self.with_context(|d| unsafe {
+            (d.event_synchronize)(self.done);
+            (d.event_destroy)(self.done)
+        });
+    }
 }

@@ -13,9 +13,20 @@
  * - asynchronous copies are queued on their stream and run only when the stream or an event
  *   recorded after them is synchronised, so a caller that reuses a buffer too early reads or
  *   writes the wrong bytes, as with a real DMA engine;
- * - host registration refuses overlaps and unknown ranges.
+ * - host registration refuses overlaps and unknown ranges;
+ * - the NULL stream (and CU_STREAM_LEGACY, CU_STREAM_PER_THREAD) is the legacy default
+ *   stream: synchronous copies first run the work queued on it, streams created with
+ *   CU_STREAM_NON_BLOCKING are not ordered with it; cuStreamWaitEvent orders one stream after
+ *   another's event; cuEventQuery reports CUDA_ERROR_NOT_READY until the work before the
+ *   event ran; device-to-device copies and stream-ordered allocation (cuMemAllocAsync,
+ *   cuMemFreeAsync, the free queued) follow the same rules, and cuMemGetInfo reports the
+ *   arena's free bytes;
+ * - cuStandinReset plays cudaDeviceReset: every device allocation, host registration and
+ *   pinned host allocation is gone, streams and events made before it are invalid handles,
+ *   and allocations made after it land at other addresses.
  * Managed memory (cuMemAllocManaged) is ordinary host memory reported as managed device memory.
- * cuStandinCounters exposes counts for tests. Build: cc -shared -fPIC -o libcuda_standin.so. */
+ * cuStandinCounters exposes counts for tests; cuStandinRunStreams lets the copy engines catch
+ * up (runs every queued operation). Build: cc -shared -fPIC -o libcuda_standin.so. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdint.h>
@@ -35,7 +46,7 @@ enum {
     CUDA_SUCCESS = 0, CUDA_ERROR_INVALID_VALUE = 1, CUDA_ERROR_OUT_OF_MEMORY = 2,
     CUDA_ERROR_NOT_INITIALIZED = 3, CUDA_ERROR_INVALID_CONTEXT = 201,
     CUDA_ERROR_INVALID_HANDLE = 400, CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712,
-    CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED = 713,
+    CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED = 713, CUDA_ERROR_NOT_READY = 600,
 };
 enum { ATTR_CONTEXT = 1, ATTR_MEMORY_TYPE = 2, ATTR_IS_MANAGED = 8, ATTR_DEVICE_ORDINAL = 9,
        ATTR_RANGE_START = 11, ATTR_RANGE_SIZE = 12 };
@@ -45,9 +56,12 @@ enum { MEMORYTYPE_HOST = 1, MEMORYTYPE_DEVICE = 2 };
 #define MAX_PINNED 1024
 struct alloc { uintptr_t start; size_t size; int managed; int live; };
 struct pinned { uintptr_t start; size_t size; int from_alloc_host; };
-struct op { int to_device; uintptr_t dst, src; size_t n; };
-struct stream_s { struct op *ops; size_t len, cap; unsigned long long done, issued; };
-struct event_s { struct stream_s *stream; unsigned long long seq; };
+/* to_device: 0 device to host, 1 host to device, 2 device to device, 3 wait for `wait`
+ * up to `n`, 4 free the allocation at `dst`. */
+struct op { int to_device; uintptr_t dst, src; size_t n; struct stream_s *wait; };
+struct stream_s { struct op *ops; size_t len, cap; unsigned long long done, issued; int gen; };
+struct event_s { struct stream_s *stream; unsigned long long seq; int gen; };
+#define MAX_STREAMS 256
 struct ctx_s { int device; };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -63,8 +77,16 @@ static int npins;
 /* 0 sync D2H bytes, 1 sync H2D bytes, 2 async D2H bytes, 3 async H2D bytes,
  * 4 async copies whose host side was not pinned, 5 live registrations, 6 registrations made,
  * 7 copies refused */
-static unsigned long long counters[8];
+static unsigned long long counters[12];
+/* 8 live device allocations, 9 device-to-device bytes, 10 stream-ordered allocations made,
+ * 11 resets */
 static int refuse_register;
+static size_t free_limit = (size_t)-1;
+static int generation;
+static struct op legacy_ops[64];
+static struct stream_s legacy = {legacy_ops, 0, 64, 0, 0, 0};
+static struct stream_s *streams[MAX_STREAMS];
+static int nstreams;
 
 CUresult cuInit(unsigned int flags) {
     if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
@@ -164,6 +186,7 @@ static CUresult alloc_common(CUdeviceptr *p, size_t size, int managed) {
     }
     if (nallocs == MAX_ALLOCS) { rc = CUDA_ERROR_OUT_OF_MEMORY; goto out; }
     allocs[nallocs++] = (struct alloc){start, size, managed, 1};
+    if (!managed) counters[8]++;
     *p = start;
 out:
     pthread_mutex_unlock(&lock);
@@ -174,16 +197,33 @@ CUresult cuMemAllocManaged(CUdeviceptr *p, size_t size, unsigned int flags) {
     (void)flags;
     return alloc_common(p, size, 1);
 }
+/* Frees an allocation (lock held); the arena's last allocation gives its space back. */
+static CUresult free_alloc(uintptr_t p) {
+    struct alloc *a = find_alloc(p);
+    if (!a || a->start != p) return CUDA_ERROR_INVALID_VALUE;
+    a->live = 0;
+    if (a->managed) {
+        free((void *)a->start);
+    } else {
+        counters[8]--;
+        if (a->start + ((a->size + 255) & ~(size_t)255) == next_free) next_free = a->start;
+    }
+    return CUDA_SUCCESS;
+}
 CUresult cuMemFree_v2(CUdeviceptr p) {
     pthread_mutex_lock(&lock);
-    struct alloc *a = find_alloc((uintptr_t)p);
-    CUresult rc = (a && a->start == p) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
-    if (rc == CUDA_SUCCESS) {
-        a->live = 0;
-        if (a->managed) free((void *)a->start);
-    }
+    CUresult rc = free_alloc((uintptr_t)p);
     pthread_mutex_unlock(&lock);
     return rc;
+}
+CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total) {
+    if (current_depth == 0) return CUDA_ERROR_INVALID_CONTEXT;
+    pthread_mutex_lock(&lock);
+    size_t left = dev_base + arena_bytes - next_free;
+    *free_bytes = left < free_limit ? left : free_limit;
+    *total = arena_bytes;
+    pthread_mutex_unlock(&lock);
+    return CUDA_SUCCESS;
 }
 
 CUresult cuPointerGetAttributes(unsigned int n, int *attrs, void **data, CUdeviceptr ptr) {
@@ -211,7 +251,15 @@ CUresult cuPointerGetAttributes(unsigned int n, int *attrs, void **data, CUdevic
     return rc;
 }
 
+static void drain(struct stream_s *s, unsigned long long upto);
 static CUresult copy_now(int to_device, uintptr_t dst, uintptr_t src, size_t n) {
+    if (to_device == 2) {
+        uintptr_t d = device_view(dst, n), v = device_view(src, n);
+        if (!d || !v) return CUDA_ERROR_INVALID_VALUE;
+        memmove((void *)d, (void *)v, n);
+        counters[9] += n;
+        return CUDA_SUCCESS;
+    }
     uintptr_t view = device_view(to_device ? dst : src, n);
     if (!view) return CUDA_ERROR_INVALID_VALUE;
     if (to_device) memcpy((void *)view, (void *)src, n);
@@ -221,6 +269,7 @@ static CUresult copy_now(int to_device, uintptr_t dst, uintptr_t src, size_t n) 
 CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n) {
     if (current_depth == 0) return CUDA_ERROR_INVALID_CONTEXT;
     pthread_mutex_lock(&lock);
+    drain(&legacy, legacy.issued); /* a synchronous copy runs after the legacy stream's work */
     CUresult rc = copy_now(0, (uintptr_t)dst, (uintptr_t)src, n);
     if (rc == CUDA_SUCCESS) counters[0] += n;
     pthread_mutex_unlock(&lock);
@@ -229,6 +278,7 @@ CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n) {
 CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n) {
     if (current_depth == 0) return CUDA_ERROR_INVALID_CONTEXT;
     pthread_mutex_lock(&lock);
+    drain(&legacy, legacy.issued);
     CUresult rc = copy_now(1, (uintptr_t)dst, (uintptr_t)src, n);
     if (rc == CUDA_SUCCESS) counters[1] += n;
     pthread_mutex_unlock(&lock);
@@ -238,23 +288,68 @@ CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n) {
 /* Runs the stream's queued copies up to sequence number `upto`. */
 static void drain(struct stream_s *s, unsigned long long upto) {
     while (s->done < upto) {
-        struct op *o = &s->ops[s->done % s->cap];
-        copy_now(o->to_device, o->dst, o->src, o->n); /* checked when queued */
+        struct op o = s->ops[s->done % s->cap];
         s->done++;
+        if (o.to_device == 3) drain(o.wait, o.n);
+        else if (o.to_device == 4) free_alloc(o.dst);
+        else copy_now(o.to_device, o.dst, o.src, o.n); /* checked when queued */
     }
 }
-static CUresult enqueue(int to_device, uintptr_t dst, uintptr_t src, size_t n, CUstream s) {
-    if (current_depth == 0) return CUDA_ERROR_INVALID_CONTEXT;
-    if (!s) return CUDA_ERROR_INVALID_HANDLE;
-    pthread_mutex_lock(&lock);
-    CUresult rc = CUDA_SUCCESS;
-    if (!device_view(to_device ? dst : src, n)) { rc = CUDA_ERROR_INVALID_VALUE; goto out; }
-    if (!find_pinned(to_device ? src : dst, n)) counters[4]++;
+/* The stream a handle names (the NULL, legacy and per-thread handles are the legacy
+ * stream), or NULL for a stream made before a reset. */
+static struct stream_s *stream_of(CUstream s) {
+    if ((uintptr_t)s <= 2) return &legacy;
+    return s->gen == generation ? s : NULL;
+}
+/* Queues an operation (lock held). */
+static void push_op(struct stream_s *s, struct op o) {
     if (s->issued - s->done == s->cap) drain(s, s->issued); /* queue full: the engine catches up */
-    s->ops[s->issued % s->cap] = (struct op){to_device, dst, src, n};
+    s->ops[s->issued % s->cap] = o;
     s->issued++;
-    counters[to_device ? 3 : 2] += n;
+}
+static CUresult enqueue(int to_device, uintptr_t dst, uintptr_t src, size_t n, CUstream handle) {
+    if (current_depth == 0) return CUDA_ERROR_INVALID_CONTEXT;
+    pthread_mutex_lock(&lock);
+    struct stream_s *s = stream_of(handle);
+    CUresult rc = CUDA_SUCCESS;
+    if (!s) { rc = CUDA_ERROR_INVALID_HANDLE; goto out; }
+    if (to_device == 2) {
+        if (!device_view(dst, n) || !device_view(src, n)) { rc = CUDA_ERROR_INVALID_VALUE; goto out; }
+    } else {
+        if (!device_view(to_device ? dst : src, n)) { rc = CUDA_ERROR_INVALID_VALUE; goto out; }
+        if (!find_pinned(to_device ? src : dst, n)) counters[4]++;
+        counters[to_device ? 3 : 2] += n;
+    }
+    push_op(s, (struct op){to_device, dst, src, n, NULL});
 out:
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) {
+    return enqueue(2, (uintptr_t)dst, (uintptr_t)src, n, s);
+}
+CUresult cuMemAllocAsync(CUdeviceptr *p, size_t size, CUstream s) {
+    if (current_depth == 0) return CUDA_ERROR_INVALID_CONTEXT;
+    pthread_mutex_lock(&lock);
+    int valid = stream_of(s) != NULL;
+    pthread_mutex_unlock(&lock);
+    if (!valid) return CUDA_ERROR_INVALID_HANDLE;
+    CUresult rc = alloc_common(p, size, 0);
+    if (rc == CUDA_SUCCESS) {
+        pthread_mutex_lock(&lock);
+        counters[10]++;
+        pthread_mutex_unlock(&lock);
+    }
+    return rc;
+}
+CUresult cuMemFreeAsync(CUdeviceptr p, CUstream handle) {
+    if (current_depth == 0) return CUDA_ERROR_INVALID_CONTEXT;
+    pthread_mutex_lock(&lock);
+    struct stream_s *s = stream_of(handle);
+    struct alloc *a = find_alloc((uintptr_t)p);
+    CUresult rc = !s ? CUDA_ERROR_INVALID_HANDLE
+                : (a && a->start == p && !a->managed) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    if (rc == CUDA_SUCCESS) push_op(s, (struct op){4, (uintptr_t)p, 0, 0, NULL});
     pthread_mutex_unlock(&lock);
     return rc;
 }
@@ -273,19 +368,37 @@ CUresult cuStreamCreate(CUstream *out, unsigned int flags) {
     s->cap = 64;
     s->ops = calloc(s->cap, sizeof *s->ops);
     if (!s->ops) { free(s); return CUDA_ERROR_OUT_OF_MEMORY; }
+    pthread_mutex_lock(&lock);
+    s->gen = generation;
+    if (nstreams < MAX_STREAMS) streams[nstreams++] = s;
+    pthread_mutex_unlock(&lock);
     *out = s;
     return CUDA_SUCCESS;
 }
-CUresult cuStreamSynchronize(CUstream s) {
-    if (!s) return CUDA_ERROR_INVALID_HANDLE;
+CUresult cuStreamSynchronize(CUstream handle) {
     pthread_mutex_lock(&lock);
-    drain(s, s->issued);
+    struct stream_s *s = stream_of(handle);
+    if (s) drain(s, s->issued);
     pthread_mutex_unlock(&lock);
-    return CUDA_SUCCESS;
+    return s ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+CUresult cuStreamWaitEvent(CUstream handle, CUevent e, unsigned int flags) {
+    if (flags != 0 || !e) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    struct stream_s *s = stream_of(handle);
+    CUresult rc = (s && e->gen == generation) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    if (rc == CUDA_SUCCESS && e->stream)
+        push_op(s, (struct op){3, 0, 0, (size_t)e->seq, e->stream});
+    pthread_mutex_unlock(&lock);
+    return rc;
 }
 CUresult cuStreamDestroy_v2(CUstream s) {
-    if (!s) return CUDA_ERROR_INVALID_HANDLE;
+    if ((uintptr_t)s <= 2) return CUDA_ERROR_INVALID_HANDLE;
     cuStreamSynchronize(s);
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < nstreams; i++)
+        if (streams[i] == s) { streams[i] = streams[--nstreams]; break; }
+    pthread_mutex_unlock(&lock);
     free(s->ops);
     free(s);
     return CUDA_SUCCESS;
@@ -294,22 +407,39 @@ CUresult cuEventCreate(CUevent *out, unsigned int flags) {
     (void)flags;
     if (current_depth == 0) return CUDA_ERROR_INVALID_CONTEXT;
     *out = calloc(1, sizeof **out);
-    return *out ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
-}
-CUresult cuEventRecord(CUevent e, CUstream s) {
-    if (!e || !s) return CUDA_ERROR_INVALID_HANDLE;
+    if (!*out) return CUDA_ERROR_OUT_OF_MEMORY;
     pthread_mutex_lock(&lock);
-    e->stream = s;
-    e->seq = s->issued;
+    (*out)->gen = generation;
     pthread_mutex_unlock(&lock);
     return CUDA_SUCCESS;
+}
+CUresult cuEventRecord(CUevent e, CUstream handle) {
+    if (!e) return CUDA_ERROR_INVALID_HANDLE;
+    pthread_mutex_lock(&lock);
+    struct stream_s *s = stream_of(handle);
+    CUresult rc = (s && e->gen == generation) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    if (rc == CUDA_SUCCESS) {
+        e->stream = s;
+        e->seq = s->issued;
+    }
+    pthread_mutex_unlock(&lock);
+    return rc;
 }
 CUresult cuEventSynchronize(CUevent e) {
     if (!e) return CUDA_ERROR_INVALID_HANDLE;
     pthread_mutex_lock(&lock);
-    if (e->stream) drain(e->stream, e->seq);
+    CUresult rc = e->gen == generation ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    if (rc == CUDA_SUCCESS && e->stream) drain(e->stream, e->seq);
     pthread_mutex_unlock(&lock);
-    return CUDA_SUCCESS;
+    return rc;
+}
+CUresult cuEventQuery(CUevent e) {
+    if (!e) return CUDA_ERROR_INVALID_HANDLE;
+    pthread_mutex_lock(&lock);
+    CUresult rc = e->gen != generation ? CUDA_ERROR_INVALID_HANDLE
+                : (!e->stream || e->stream->done >= e->seq) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+    pthread_mutex_unlock(&lock);
+    return rc;
 }
 CUresult cuEventDestroy_v2(CUevent e) {
     if (!e) return CUDA_ERROR_INVALID_HANDLE;
@@ -378,8 +508,42 @@ void cuStandinRefuseRegister(int refuse) {
     pthread_mutex_unlock(&lock);
 }
 
-/* Test hook: copies the counters (see `counters`) into out[0..8]. */
-void cuStandinCounters(unsigned long long out[8]) {
+/* Test hook: the copy engines catch up: every queued operation of every stream runs. */
+void cuStandinRunStreams(void) {
+    pthread_mutex_lock(&lock);
+    drain(&legacy, legacy.issued);
+    for (int i = 0; i < nstreams; i++)
+        if (streams[i]->gen == generation) drain(streams[i], streams[i]->issued);
+    pthread_mutex_unlock(&lock);
+}
+
+/* Test hook: cuMemGetInfo reports at most `bytes` free (as other processes' use would). */
+void cuStandinLimitFree(size_t bytes) {
+    pthread_mutex_lock(&lock);
+    free_limit = bytes;
+    pthread_mutex_unlock(&lock);
+}
+
+/* Test hook: cudaDeviceReset. Queued work is lost, every device allocation, registration and
+ * pinned host allocation is gone, streams and events become invalid handles; the arena is not
+ * reused, so allocations made afterwards land at other addresses. */
+void cuStandinReset(void) {
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < nallocs; i++)
+        if (allocs[i].live && !allocs[i].managed) { allocs[i].live = 0; counters[8]--; }
+    for (int i = 0; i < npins; i++)
+        if (pins[i].from_alloc_host) free((void *)pins[i].start);
+    npins = 0;
+    counters[5] = 0;
+    legacy.done = legacy.issued;
+    nstreams = 0;
+    generation++;
+    counters[11]++;
+    pthread_mutex_unlock(&lock);
+}
+
+/* Test hook: copies the counters (see `counters`) into out[0..12]. */
+void cuStandinCounters(unsigned long long out[12]) {
     pthread_mutex_lock(&lock);
     memcpy(out, counters, sizeof counters);
     pthread_mutex_unlock(&lock);

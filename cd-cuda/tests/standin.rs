@@ -24,6 +24,9 @@ struct Standin {
     dtoh: unsafe extern "C" fn(*mut c_void, u64, usize) -> c_int,
     counters: unsafe extern "C" fn(*mut u64),
     refuse_register: unsafe extern "C" fn(c_int),
+    run_streams: unsafe extern "C" fn(),
+    limit_free: unsafe extern "C" fn(usize),
+    reset: unsafe extern "C" fn(),
 }
 
 fn standin() -> (&'static Standin, MutexGuard<'static, ()>) {
@@ -72,6 +75,9 @@ fn standin() -> (&'static Standin, MutexGuard<'static, ()>) {
                 dtoh: std::mem::transmute(sym("cuMemcpyDtoH_v2")),
                 counters: std::mem::transmute(sym("cuStandinCounters")),
                 refuse_register: std::mem::transmute(sym("cuStandinRefuseRegister")),
+                run_streams: std::mem::transmute(sym("cuStandinRunStreams")),
+                limit_free: std::mem::transmute(sym("cuStandinLimitFree")),
+                reset: std::mem::transmute(sym("cuStandinReset")),
             }
         }
     });
@@ -107,11 +113,23 @@ impl Standin {
         self.in_context(|| unsafe { (self.dtoh)(out.as_mut_ptr().cast(), dev as u64, len) });
         out
     }
-    fn counters(&self) -> [u64; 8] {
-        let mut c = [0; 8];
-        // SAFETY: eight writable counters.
+    fn counters(&self) -> [u64; 12] {
+        let mut c = [0; 12];
+        // SAFETY: twelve writable counters.
         unsafe { (self.counters)(c.as_mut_ptr()) };
         c
+    }
+}
+
+impl Standin {
+    /// The copy engines catch up: the drains run.
+    fn run_streams(&self) {
+        // SAFETY: the stand-in's test hook.
+        unsafe { (self.run_streams)() }
+    }
+    /// Live device allocations.
+    fn live(&self) -> u64 {
+        self.counters()[8] // live device allocations
     }
 }
 
@@ -212,7 +230,7 @@ fn managed_host_and_straddling_ranges() {
     unsafe { std::ptr::write_bytes(managed as *mut u8, 9, 4096) };
     let host = [5u8; 64];
     let cd = root("cuda-managed");
-    let dtoh = |c: [u64; 8]| c[0] + c[2];
+    let dtoh = |c: [u64; 12]| c[0] + c[2];
     let dtoh_before = dtoh(s.counters());
     // SAFETY: the ranges are live and not written during the calls.
     unsafe {
@@ -240,5 +258,221 @@ fn managed_host_and_straddling_ranges() {
         let err = unsafe { add_to_cd_via_copy(cd, &[bad]) }.unwrap_err();
         assert!(matches!(err, CdError::StraddlesMemorySpace { .. }), "{err}");
     }
+    commit_cd(cd).unwrap();
+}
+
+/// Counter 9: device-to-device bytes.
+const DTOD: usize = 9;
+
+/// An asynchronous advance snapshots on the device, drains in the background, and becomes
+/// current only once the drain completed; the snapshot's memory is released then.
+#[test]
+fn async_advance_becomes_current_only_after_the_drain() {
+    let (s, _guard) = standin();
+    const N: usize = 3 << 20;
+    let a = s.malloc(N);
+    let mut host = [1u8; 64];
+    s.upload(a, &pattern(N, 1));
+    let cd = root("cuda-async-current");
+    let h = host.as_ptr() as usize;
+    // SAFETY: the ranges stay allocated; nothing writes them during the calls.
+    unsafe { add_to_cd_via_copy(cd, &[rw(a, N), rw(h, 64)]).unwrap() };
+    s.upload(a, &pattern(N, 2));
+    host.fill(2);
+    let (live, dtod) = (s.live(), s.counters()[DTOD]);
+    // SAFETY: as above; 0 is the default stream.
+    let started = unsafe { advance_cd_point_in_time_async(cd, 0).unwrap() };
+    assert!(started.in_flight);
+    assert_eq!(started.report.bytes_copied, N + 64);
+    assert_eq!(s.live(), live + 1, "a snapshot in device memory");
+    // The application's next kernel: ordered after the snapshot on the default stream.
+    s.upload(a, &pattern(N, 3));
+    std::hint::black_box(&mut host).fill(3);
+    assert_eq!(
+        s.counters()[DTOD] - dtod,
+        N as u64,
+        "snapshot copied on the device"
+    );
+    assert!(!advance_test(cd).unwrap(), "the drain has not run");
+    assert!(
+        cd_saved_bytes(cd, a, N).unwrap() == pattern(N, 1),
+        "still the old point"
+    );
+    assert_eq!(cd_saved_bytes(cd, h, 64).unwrap(), [1; 64]);
+    s.run_streams();
+    assert!(advance_test(cd).unwrap(), "the drain completed");
+    assert!(
+        cd_saved_bytes(cd, a, N).unwrap() == pattern(N, 2),
+        "the new point"
+    );
+    assert_eq!(cd_saved_bytes(cd, h, 64).unwrap(), [2; 64]);
+    assert_eq!(s.live(), live, "the snapshot was freed");
+    assert_eq!(cd_info(cd).unwrap().stats.advances, 1);
+    // SAFETY: as above.
+    unsafe { restore_cd(cd).unwrap() };
+    assert!(s.download(a, N) == pattern(N, 2));
+    assert_eq!(
+        std::hint::black_box(&host),
+        &[2; 64],
+        "host ranges saved at the call"
+    );
+    commit_cd(cd).unwrap();
+}
+
+/// A fault noticed during the drain: the restore does not wait for the pending point and
+/// restores the previous complete one; the snapshot is released. After the drain completes,
+/// a restore restores the new point (the other order).
+#[test]
+fn restore_during_the_drain_restores_the_previous_point() {
+    let (s, _guard) = standin();
+    const N: usize = 1 << 20;
+    let a = s.malloc(N);
+    s.upload(a, &pattern(N, 1));
+    let cd = root("cuda-async-restore");
+    // SAFETY: the range stays allocated; nothing writes it during the calls.
+    unsafe { add_to_cd_via_copy(cd, &[rw(a, N)]).unwrap() };
+    let live = s.live();
+    s.upload(a, &pattern(N, 2));
+    // SAFETY: as above.
+    assert!(unsafe { advance_cd_point_in_time_async(cd, 0).unwrap() }.in_flight);
+    s.upload(a, &pattern(N, 3));
+    // SAFETY: as above.
+    unsafe { restore_cd(cd).unwrap() };
+    assert!(
+        s.download(a, N) == pattern(N, 1),
+        "the previous complete point"
+    );
+    assert_eq!(s.live(), live, "the dropped snapshot was freed");
+    assert!(advance_test(cd).unwrap(), "nothing in flight any more");
+    assert!(cd_saved_bytes(cd, a, N).unwrap() == pattern(N, 1));
+
+    // The other order: the drain completes before the fault.
+    s.upload(a, &pattern(N, 4));
+    // SAFETY: as above.
+    assert!(unsafe { advance_cd_point_in_time_async(cd, 0).unwrap() }.in_flight);
+    s.upload(a, &pattern(N, 5));
+    s.run_streams();
+    // SAFETY: as above.
+    unsafe { restore_cd(cd).unwrap() };
+    assert!(s.download(a, N) == pattern(N, 4), "the drained point");
+    assert_eq!(s.live(), live);
+    commit_cd(cd).unwrap();
+}
+
+/// An advance (or a wait) while a drain runs waits for it: points stay in order.
+#[test]
+fn advance_during_the_drain_waits_for_it() {
+    let (s, _guard) = standin();
+    const N: usize = 1 << 20;
+    let a = s.malloc(N);
+    s.upload(a, &pattern(N, 1));
+    let cd = root("cuda-async-advance");
+    // SAFETY: the range stays allocated; nothing writes it during the calls.
+    unsafe { add_to_cd_via_copy(cd, &[rw(a, N)]).unwrap() };
+    let live = s.live();
+    s.upload(a, &pattern(N, 2));
+    // SAFETY: as above.
+    assert!(unsafe { advance_cd_point_in_time_async(cd, 0).unwrap() }.in_flight);
+    s.upload(a, &pattern(N, 3));
+    // The pending advance completes first; it demoted the entry, so this one copies nothing.
+    // SAFETY: as above.
+    let report = unsafe { advance_cd_point_in_time(cd).unwrap() };
+    assert_eq!(report.bytes_copied, 0);
+    let stats = cd_info(cd).unwrap().stats;
+    assert_eq!(stats.advances, 2, "both advances completed, in order");
+    assert_eq!(stats.bytes_advanced, N as u64);
+    assert!(cd_saved_bytes(cd, a, N).unwrap() == pattern(N, 2));
+    // Promoted again, advanced asynchronously, waited for.
+    // SAFETY: as above.
+    unsafe { add_to_cd_via_copy(cd, &[rw(a, N)]).unwrap() };
+    s.upload(a, &pattern(N, 4));
+    // SAFETY: as above.
+    assert!(unsafe { advance_cd_point_in_time_async(cd, 0).unwrap() }.in_flight);
+    s.upload(a, &pattern(N, 5));
+    advance_wait(cd).unwrap();
+    assert!(cd_saved_bytes(cd, a, N).unwrap() == pattern(N, 4));
+    assert_eq!(s.live(), live, "every snapshot was freed");
+    commit_cd(cd).unwrap();
+}
+
+/// Without spare device memory the advance runs synchronously, and says so.
+#[test]
+fn async_advance_falls_back_without_spare_memory() {
+    let (s, _guard) = standin();
+    const N: usize = 1 << 20;
+    let a = s.malloc(N);
+    s.upload(a, &pattern(N, 1));
+    let cd = root("cuda-async-fallback");
+    // SAFETY: the range stays allocated; nothing writes it during the calls.
+    unsafe { add_to_cd_via_copy(cd, &[rw(a, N)]).unwrap() };
+    s.upload(a, &pattern(N, 2));
+    let live = s.live();
+    // SAFETY: the stand-in's test hook; then as above.
+    let started = unsafe {
+        (s.limit_free)(N);
+        let started = advance_cd_point_in_time_async(cd, 0);
+        (s.limit_free)(usize::MAX);
+        started.unwrap()
+    };
+    assert!(!started.in_flight, "no room for a snapshot: synchronous");
+    assert_eq!(s.live(), live);
+    assert!(cd_saved_bytes(cd, a, N).unwrap() == pattern(N, 2));
+    commit_cd(cd).unwrap();
+}
+
+/// A GPU reset: the arrays come back at other addresses; `device_reset` drops the advance in
+/// flight, `remap_device_region` moves the CD's ranges and saved bytes, and the restore
+/// writes the new arrays. Bad remaps are refused and change nothing.
+#[test]
+fn reset_then_remap_restores_into_new_allocations() {
+    let (s, _guard) = standin();
+    const N: usize = 1 << 20;
+    let (a, b) = (s.malloc(N), s.malloc(N));
+    s.upload(a, &pattern(N, 1));
+    s.upload(b, &pattern(N, 2));
+    let cd = root("cuda-reset");
+    // SAFETY: the ranges stay allocated until the reset; nothing writes them meanwhile.
+    unsafe { add_to_cd_via_copy(cd, &[rw(a, N), rw(b, N)]).unwrap() };
+    s.upload(a, &pattern(N, 3));
+    // SAFETY: as above.
+    assert!(unsafe { advance_cd_point_in_time_async(cd, 0).unwrap() }.in_flight);
+    // SAFETY: the stand-in's cudaDeviceReset.
+    unsafe { (s.reset)() };
+    device_reset();
+    let (a2, b2) = (s.malloc(N), s.malloc(N));
+    assert!(a2 != a && b2 != b, "the arrays came back elsewhere");
+    let host = [0u8; 64];
+    for (from, to, len) in [
+        (a, a2, N),                     // destination held by nobody yet, but:
+        (a, host.as_ptr() as usize, N), // host memory
+        (a + 16, a2, N - 16),           // crosses an entry
+        (a, a + 1, N),                  // overlapping
+    ] {
+        if to == a2 {
+            continue;
+        }
+        let err = remap_device_region(from, to, len).unwrap_err();
+        assert!(matches!(err, CdError::RemapRefused { .. }), "{err}");
+    }
+    remap_device_region(a, a2, N).unwrap();
+    remap_device_region(b, b2, N).unwrap();
+    let entries = cd_entries(cd).unwrap();
+    assert_eq!(
+        entries.iter().map(|e| e.address).collect::<Vec<_>>(),
+        [a2, b2]
+    );
+    // SAFETY: the new arrays are allocated; nothing else writes them.
+    unsafe { restore_cd(cd).unwrap() };
+    assert!(
+        s.download(a2, N) == pattern(N, 1),
+        "the previous complete point"
+    );
+    assert!(s.download(b2, N) == pattern(N, 2));
+    // The space works on after the reset: an asynchronous advance on the new arrays.
+    s.upload(a2, &pattern(N, 7));
+    // SAFETY: as above.
+    assert!(unsafe { advance_cd_point_in_time_async(cd, 0).unwrap() }.in_flight);
+    advance_wait(cd).unwrap();
+    assert!(cd_saved_bytes(cd, a2, N).unwrap() == pattern(N, 7));
     commit_cd(cd).unwrap();
 }

@@ -186,6 +186,12 @@
 #define CD_ERR_REGION_IN_USE 35
 
 /**
+ * `cd_remap_device_region` cannot move the ranges as asked (overlap, a range across the
+ * bounds, a destination that is held or not device memory of the same space).
+ */
+#define CD_ERR_REMAP_REFUSED 36
+
+/**
  * The file descriptor is closed or does not support `lseek`.
  */
 #define CD_ERR_FILE_NOT_SEEKABLE 40
@@ -783,6 +789,74 @@ int cd_map_device_region(int space, void *address, size_t length);
  * ranges in the region.
  */
 int cd_unmap_device_region(void *address);
+
+/**
+ * Moves the CD's point in time to now like `advance_cd_point_in_time`, but drains its device
+ * ranges to the host in the background: they are snapshotted in spare device memory, ordered
+ * after the work queued on `stream` (a `CUstream`/`cudaStream_t`; NULL for the default
+ * stream), and copied to the host on a copy stream of the runtime while the application's
+ * kernels run. The new point in time becomes current only when that copy completes (see
+ * `cd_advance_test`); until then the CD is at its previous point. A `restore_cd` meanwhile
+ * restores the previous point unless the copy completed; an advance, a commit, adding or
+ * deleting ranges or files, and creating a child wait for it. Without room on the device,
+ * or with no device range, the advance runs synchronously. `*in_flight` (if not NULL) is
+ * set to 1 when the copy runs in the background, 0 when the advance is already current.
+ *
+ * Returns 0 or an error code; on error the CD is as before.
+ *
+ * # Safety
+ * As `advance_cd_point_in_time`; the device ranges must stay allocated until the copy
+ * completes or the CD is restored or committed; `stream` must be a valid stream or NULL.
+ */
+int cd_advance_async(cd_handle cd, void *stream, int *in_flight);
+
+/**
+ * Sets `*done` to 1 when the CD has no asynchronous advance in flight (a completed one is
+ * made current now), 0 while its copy runs. Does not wait.
+ *
+ * Returns 0, or the copy's error (`CD_ERR_DEVICE_COPY`): the CD then stays at its previous
+ * point in time.
+ *
+ * # Safety
+ * `done` must be NULL or writable.
+ */
+int cd_advance_test(cd_handle cd, int *done);
+
+/**
+ * Waits for the CD's asynchronous advance, if any, and makes its point in time current.
+ *
+ * Returns 0, or the copy's error (`CD_ERR_DEVICE_COPY`): the CD then stays at its previous
+ * point in time.
+ */
+int cd_advance_wait(cd_handle cd);
+
+/**
+ * Tells the runtime the application reset the GPU (`cudaDeviceReset`): asynchronous
+ * advances in flight are dropped (their CDs stay at their previous points), and the built-in
+ * CUDA space forgets the streams, events and pinned buffers the reset destroyed.
+ *
+ * Recipes, after a detected fault: (1) arrays made with the virtual-memory API (`cuMemMap`
+ * into a reservation kept across the reset) come back at the same addresses: reset, map new
+ * memory, `cd_device_reset()`, `restore_cd`. (2) Other arrays (`cudaMalloc`) come back
+ * elsewhere: reset, allocate, `cd_device_reset()`, `cd_remap_device_region` per array,
+ * `restore_cd`. A sticky error (an illegal address) leaves the process unable to use the GPU
+ * at all: recovery then needs persisted CDs (`storage_info` `dir=`), restored by a new
+ * process.
+ *
+ * Returns 0.
+ */
+int cd_device_reset(void);
+
+/**
+ * Moves every CD's device ranges in `from .. from + length` to the same offsets from `to`,
+ * saved bytes included, for arrays that came back at other addresses after a GPU reset (see
+ * `cd_device_reset`). Mapped regions starting there move too.
+ *
+ * Returns 0, or `CD_ERR_REMAP_REFUSED` (nothing moved) when the ranges overlap, a CD range or
+ * region crosses the old range's bounds, a CD already holds ranges at `to`, or `to` is not
+ * device memory of the same space.
+ */
+int cd_remap_device_region(void *from, void *to, size_t length);
 
 /**
  * A static, NUL-terminated description of an error code ("unknown CD error code" for a

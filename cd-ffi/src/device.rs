@@ -4,6 +4,7 @@
 
 use crate::boundary::{ffi_int, try_mut};
 use crate::error::Error;
+use crate::types::{cd_handle, cd_ref};
 use cd_core::DeviceMemory;
 use std::ffi::{c_char, c_int, c_void};
 use std::sync::Arc;
@@ -147,5 +148,115 @@ pub extern "C" fn cd_unmap_device_region(address: *mut c_void) -> c_int {
             return Err(Error::NullPointer("address"));
         }
         Ok(cd_core::unmap_device_region(address as usize)?)
+    })
+}
+
+/// Moves the CD's point in time to now like `advance_cd_point_in_time`, but drains its device
+/// ranges to the host in the background: they are snapshotted in spare device memory, ordered
+/// after the work queued on `stream` (a `CUstream`/`cudaStream_t`; NULL for the default
+/// stream), and copied to the host on a copy stream of the runtime while the application's
+/// kernels run. The new point in time becomes current only when that copy completes (see
+/// `cd_advance_test`); until then the CD is at its previous point. A `restore_cd` meanwhile
+/// restores the previous point unless the copy completed; an advance, a commit, adding or
+/// deleting ranges or files, and creating a child wait for it. Without room on the device,
+/// or with no device range, the advance runs synchronously. `*in_flight` (if not NULL) is
+/// set to 1 when the copy runs in the background, 0 when the advance is already current.
+///
+/// Returns 0 or an error code; on error the CD is as before.
+///
+/// # Safety
+/// As `advance_cd_point_in_time`; the device ranges must stay allocated until the copy
+/// completes or the CD is restored or committed; `stream` must be a valid stream or NULL.
+#[no_mangle]
+pub unsafe extern "C" fn cd_advance_async(
+    cd: cd_handle,
+    stream: *mut c_void,
+    in_flight: *mut c_int,
+) -> c_int {
+    ffi_int!({
+        let cd = cd_ref(cd)?;
+        // SAFETY: forwarded from the caller.
+        let started = unsafe { cd_core::advance_cd_point_in_time_async(cd, stream as usize)? };
+        if !in_flight.is_null() {
+            // SAFETY: non-null, and writable by this function's contract.
+            unsafe { *in_flight = c_int::from(started.in_flight) };
+        }
+        Ok(())
+    })
+}
+
+/// Sets `*done` to 1 when the CD has no asynchronous advance in flight (a completed one is
+/// made current now), 0 while its copy runs. Does not wait.
+///
+/// Returns 0, or the copy's error (`CD_ERR_DEVICE_COPY`): the CD then stays at its previous
+/// point in time.
+///
+/// # Safety
+/// `done` must be NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn cd_advance_test(cd: cd_handle, done: *mut c_int) -> c_int {
+    ffi_int!({
+        let finished = cd_core::advance_test(cd_ref(cd)?)?;
+        let done = try_mut!(done, "done");
+        *done = c_int::from(finished);
+        Ok(())
+    })
+}
+
+/// Waits for the CD's asynchronous advance, if any, and makes its point in time current.
+///
+/// Returns 0, or the copy's error (`CD_ERR_DEVICE_COPY`): the CD then stays at its previous
+/// point in time.
+#[no_mangle]
+pub extern "C" fn cd_advance_wait(cd: cd_handle) -> c_int {
+    ffi_int!({ Ok(cd_core::advance_wait(cd_ref(cd)?)?) })
+}
+
+/// Tells the runtime the application reset the GPU (`cudaDeviceReset`): asynchronous
+/// advances in flight are dropped (their CDs stay at their previous points), and the built-in
+/// CUDA space forgets the streams, events and pinned buffers the reset destroyed.
+///
+/// Recipes, after a detected fault: (1) arrays made with the virtual-memory API (`cuMemMap`
+/// into a reservation kept across the reset) come back at the same addresses: reset, map new
+/// memory, `cd_device_reset()`, `restore_cd`. (2) Other arrays (`cudaMalloc`) come back
+/// elsewhere: reset, allocate, `cd_device_reset()`, `cd_remap_device_region` per array,
+/// `restore_cd`. A sticky error (an illegal address) leaves the process unable to use the GPU
+/// at all: recovery then needs persisted CDs (`storage_info` `dir=`), restored by a new
+/// process.
+///
+/// Returns 0.
+#[no_mangle]
+pub extern "C" fn cd_device_reset() -> c_int {
+    ffi_int!({
+        cd_core::device_reset();
+        Ok(())
+    })
+}
+
+/// Moves every CD's device ranges in `from .. from + length` to the same offsets from `to`,
+/// saved bytes included, for arrays that came back at other addresses after a GPU reset (see
+/// `cd_device_reset`). Mapped regions starting there move too.
+///
+/// Returns 0, or `CD_ERR_REMAP_REFUSED` (nothing moved) when the ranges overlap, a CD range or
+/// region crosses the old range's bounds, a CD already holds ranges at `to`, or `to` is not
+/// device memory of the same space.
+#[no_mangle]
+pub extern "C" fn cd_remap_device_region(
+    from: *mut c_void,
+    to: *mut c_void,
+    length: usize,
+) -> c_int {
+    ffi_int!({
+        if from.is_null() {
+            return Err(Error::NullPointer("from"));
+        }
+        if to.is_null() {
+            return Err(Error::NullPointer("to"));
+        }
+        Ok(cd_core::remap_device_region(
+            from as usize,
+            to as usize,
+            length,
+        )?)
     })
 }

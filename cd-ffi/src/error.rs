@@ -73,6 +73,9 @@ pub const CD_ERR_UNKNOWN_MEMORY_SPACE: c_int = 33;
 pub const CD_ERR_REGION_NOT_FOUND: c_int = 34;
 /// `cd_unmap_device_region` on a region that a live CD still holds ranges in.
 pub const CD_ERR_REGION_IN_USE: c_int = 35;
+/// `cd_remap_device_region` cannot move the ranges as asked (overlap, a range across the
+/// bounds, a destination that is held or not device memory of the same space).
+pub const CD_ERR_REMAP_REFUSED: c_int = 36;
 /// The file descriptor is closed or does not support `lseek`.
 pub const CD_ERR_FILE_NOT_SEEKABLE: c_int = 40;
 /// `delete_file_from_cd` on a descriptor the CD does not monitor.
@@ -266,6 +269,11 @@ const TABLE: &[(c_int, &CStr, &CStr)] = &[
         CD_ERR_REGION_IN_USE,
         c"CD_ERR_REGION_IN_USE",
         c"a live CD still holds ranges in this device region; delete them or commit the CD first",
+    ),
+    (
+        CD_ERR_REMAP_REFUSED,
+        c"CD_ERR_REMAP_REFUSED",
+        c"the device ranges cannot be moved to the new address as asked",
     ),
     (
         CD_ERR_FILE_NOT_SEEKABLE,
@@ -679,6 +687,14 @@ mod tests {
                     cd: cd_core::CdHandle::from_bits(1),
                 },
                 CD_ERR_REGION_IN_USE,
+            ),
+            (
+                CdError::RemapRefused {
+                    from: 1,
+                    to: 2,
+                    reason: String::new(),
+                },
+                CD_ERR_REMAP_REFUSED,
             ),
             (
                 CdError::FileNotSeekable {
