@@ -872,3 +872,70 @@ fn persistent_cd_errors_are_clear_and_lose_nothing() {
         "{out}"
     );
 }
+
+/// The result lines of a fault-free run of `heat_persist.c` (one run, shared by the tests).
+fn heat_clean() -> Vec<String> {
+    static CLEAN: OnceLock<Vec<String>> = OnceLock::new();
+    CLEAN
+        .get_or_init(|| {
+            let (ok, clean) = heat(&fresh_cache("persist-clean-shared"), &[]);
+            assert!(ok, "{clean}");
+            let lines = heat_lines(&clean, " result ");
+            assert_eq!(lines.len(), RANKS, "{clean}");
+            lines
+        })
+        .clone()
+}
+
+/// Restarts `heat_persist.c` on `cache` and checks that every rank resumed from one of the
+/// `allowed` (step, version) points and ended bitwise equal to the fault-free run.
+fn heat_restart_resumes(cache: &Path, allowed: &[(u32, u64)], what: &str) {
+    let (ok, restarted) = heat(cache, &[]);
+    assert!(ok, "{what}: the restart failed:\n{restarted}");
+    let resumed = heat_lines(&restarted, " resumed ");
+    assert!(
+        resumed.len() == RANKS
+            && allowed.iter().any(|(step, version)| {
+                let expected = format!(" resumed {step} version {version}");
+                resumed.iter().all(|l| l.ends_with(&expected))
+            }),
+        "{what}: expected every rank to resume from one of (step, version) {allowed:?}:\n{restarted}"
+    );
+    assert_eq!(
+        heat_lines(&restarted, " result "),
+        heat_clean(),
+        "{what}: the result differs from the fault-free run"
+    );
+}
+
+/// Issue 10, test 2: the job killed at every crash point of a persist (`CD_PERSIST_CRASH_AT`,
+/// documented in cd-persist's `inject` module), on every rank or on one: the restart uses the
+/// newest complete version (the previous one before the commit markers, the new one after)
+/// and ends bitwise equal to a fault-free run. When one rank dies after cd-redset's apply,
+/// the others may write their commit markers before mpirun kills them: then the new version
+/// is complete, and either is right.
+#[test]
+fn persistent_cd_killed_at_every_crash_point_restarts_from_a_complete_version() {
+    // (point of the persist of version 6 at step 60, the (step, version) a restart may use)
+    let cases: [(&str, &[(u32, u64)]); 6] = [
+        ("data-written@6", &[(50, 5)]),
+        ("data-renamed@6:2", &[(50, 5)]),
+        ("redset-applied@6", &[(50, 5)]),
+        ("redset-applied@6:0", &[(50, 5), (60, 6)]),
+        ("committed@6:1", &[(60, 6)]),
+        ("cleaned@6", &[(60, 6)]),
+    ];
+    for (point, allowed) in cases {
+        let cache = fresh_cache(&format!("persist-crash-{}", point.replace([':', '@'], "-")));
+        let (ok, out) = heat(&cache, &[("CD_PERSIST_CRASH_AT", point)]);
+        assert!(!ok, "{point}: the run should have been killed:\n{out}");
+        assert!(
+            out.contains(&format!(
+                "killed at {}",
+                point.split(['@', ':']).next().unwrap()
+            )),
+            "{point}:\n{out}"
+        );
+        heat_restart_resumes(&cache, allowed, point);
+    }
+}

@@ -12,6 +12,7 @@
 //! its destination and checked there, without reading the file twice. The file is written
 //! under a temporary name, fsynced and renamed (see [`write_store`]).
 
+use crate::inject;
 use cd_core::{Restoration, SavedEntry};
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -74,6 +75,7 @@ pub(crate) fn write_store(
     let mut f = File::create(&tmp).map_err(|e| io("create", e))?;
     let mut trailer = Vec::new();
     let written = (|| -> std::io::Result<()> {
+        inject::write_fault()?;
         f.write_all(&head)?;
         for e in entries
             .iter()
@@ -109,6 +111,7 @@ pub(crate) fn write_store(
         return Err(io("write", e));
     }
     drop(f);
+    inject::crash_point("data-written", version);
     std::fs::rename(&tmp, path).map_err(|e| io("rename into", e))
 }
 

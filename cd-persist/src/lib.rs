@@ -30,6 +30,8 @@
 //! a restart picks the newest version that has a marker anywhere, recovers it with cd-redset
 //! (rebuilding what was lost), and falls back to older marked versions if that fails. Old
 //! versions are deleted only after a newer one is committed, keeping the newest `keep`.
+//! That this holds at every step is tested by killing the job there: the crash points of
+//! [`inject`] (`CD_PERSIST_CRASH_AT`) name them, with the version a restart then uses.
 //!
 //! # Points in time
 //! The first version is written by the first advance: at `create_cd` the CD holds no entries
@@ -39,6 +41,7 @@
 //! before that restore drops it.
 
 mod format;
+pub mod inject;
 mod mpi_util;
 
 use cd_core::{CdError, CdHandle, PersistScheme, PersistSettings};
@@ -127,7 +130,8 @@ fn local_versions(base: &Path) -> Vec<(u64, bool)> {
 fn write_durable(path: &Path, bytes: &[u8]) -> Result<(), String> {
     use std::io::Write;
     let tmp = path.with_extension("tmp");
-    let res = std::fs::File::create(&tmp)
+    let res = inject::write_fault()
+        .and_then(|_| std::fs::File::create(&tmp))
         .and_then(|mut f| f.write_all(bytes).and_then(|_| f.sync_all()))
         .and_then(|_| std::fs::rename(&tmp, path))
         .and_then(|_| sync_dir(path.parent().unwrap_or(Path::new("."))));
@@ -152,6 +156,7 @@ pub fn created(cd: CdHandle) -> cd_core::Result<Option<u64>> {
         .ok_or_else(|| err("the CD is not persistent"))?;
     let comm = world();
     let local = (|| {
+        inject::check()?;
         let name = info.name.clone().ok_or_else(|| {
             "a persistent CD needs a name (create_cd's name): a restart finds it by name".to_owned()
         })?;
@@ -249,6 +254,7 @@ pub fn advanced(cd: CdHandle) -> cd_core::Result<()> {
     })
     .ok_or_else(|| err("the CD was not prepared for persistence at create"))?;
     let comm = world();
+    inject::persist_started();
     let newest = local_versions(&base).last().map_or(0, |&(v, _)| v);
     let v = max_u64(&comm, newest) + 1;
     let vdir = version_dir(&base, v);
@@ -262,6 +268,7 @@ pub fn advanced(cd: CdHandle) -> cd_core::Result<()> {
             .and_then(|r| r)
         })
         .and_then(|_| sync_dir(&vdir).map_err(|e| format!("{}: {e}", vdir.display())));
+    inject::crash_point("data-renamed", v);
     let result = agree(&comm, written)
         .and_then(|_| {
             let rs = Redset::create(
@@ -276,8 +283,13 @@ pub fn advanced(cd: CdHandle) -> cd_core::Result<()> {
                 .map_err(|e| format!("cd-redset: {e}"))
         })
         .and_then(|_| {
+            inject::crash_point("redset-applied", v);
             let marker = vdir.join(format!("COMMIT.{}", rank()));
-            agree(&comm, write_durable(&marker, format!("{v}\n").as_bytes()))
+            let marked = write_durable(&marker, format!("{v}\n").as_bytes());
+            if marked.is_ok() {
+                inject::crash_point("committed", v);
+            }
+            agree(&comm, marked)
         });
     if let Err(e) = result {
         // an incomplete version is never used; the previous complete one stays
@@ -296,6 +308,7 @@ pub fn advanced(cd: CdHandle) -> cd_core::Result<()> {
             let _ = std::fs::remove_dir_all(version_dir(&base, u));
         }
     }
+    inject::crash_point("cleaned", v);
     Ok(())
 }
 
