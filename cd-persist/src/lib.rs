@@ -30,7 +30,10 @@
 //! a restart picks the newest version that has a marker anywhere, recovers it with cd-redset
 //! (rebuilding what was lost), and falls back to older marked versions if that fails. Old
 //! versions are deleted only after a newer one is committed, keeping the newest `keep`.
-//! That this holds at every step is tested by killing the job there: the crash points of
+//! A restart's recover reads every byte of the version once (cd-redset's `verify`): a data
+//! file whose CRC32C does not match counts as lost, like a missing one, and is rebuilt from
+//! the redundancy data (and this crate's own per-chunk CRCs check it again as it is loaded).
+//! That the version rules hold at every step is tested by killing the job there: the crash points of
 //! [`inject`] (`CD_PERSIST_CRASH_AT`) name them, with the version a restart then uses.
 //!
 //! # Points in time
