@@ -109,5 +109,7 @@ pub use space::{
     DeviceMemory, SpaceId, HOST,
 };
 pub use stats::{global_stats, Stats};
-pub use storage_info::{PersistScheme, PersistSettings, StorageInfo, KNOWN_KEYS, STORAGE_INFO_ENV};
+pub use storage_info::{
+    FlushSettings, PersistScheme, PersistSettings, StorageInfo, KNOWN_KEYS, STORAGE_INFO_ENV,
+};
 pub use types::{Access, AddrSpec, LoggingMode, Restoration, Scope};

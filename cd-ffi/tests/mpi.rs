@@ -824,7 +824,14 @@ fn persistent_cd_errors_are_clear_and_lose_nothing() {
         (format!("{dir};set_size=1"), "\"set_size\""),
         (format!("{dir};keep=0"), "\"keep\""),
         (format!("{dir};scheme=xor;replicas=2"), "\"replicas\""),
-        (format!("{dir};global_dir=/tmp"), "not supported yet"),
+        (
+            format!("{dir};flush=background"),
+            "\"flush\" needs key \"global_dir\"",
+        ),
+        (
+            format!("{dir};global_dir={}/no-such-global", cache.display()),
+            "key \"global_dir\": the directory",
+        ),
         (format!("{dir};sceme=xor"), "\"sceme\""),
         (missing, "does not exist"),
     ];
@@ -968,4 +975,127 @@ fn persistent_cd_flipped_byte_is_detected_and_rebuilt() {
         "{restarted}"
     );
     assert_eq!(heat_lines(&restarted, " result "), heat_clean());
+}
+
+/// Kills `heat_persist.c` (with `info` as its storage_info) at step 55, empties the caches
+/// of the simulated nodes `lost`, and restarts it with `CD_MPI_STATS`: the restart's output
+/// and each rank's statistics.
+fn heat_lose_nodes(
+    tag: &str,
+    info: &dyn Fn(&Path) -> String,
+    env: &[(&str, &str)],
+    lost: &[usize],
+) -> (bool, String, Vec<BTreeMap<String, u64>>) {
+    let cache = fresh_cache(tag);
+    std::fs::create_dir_all(cache.join("global")).expect("create the global directory");
+    let info = info(&cache);
+    let mut first = vec![("HEAT_STORAGE_INFO", info.as_str()), ("HEAT_KILL_AT", "55")];
+    first.extend_from_slice(env);
+    let (ok, out) = heat(&cache, &first);
+    assert!(!ok, "{tag}: the run should have been killed:\n{out}");
+    for node in lost {
+        let dir = cache.join(format!("node{node}"));
+        std::fs::remove_dir_all(&dir).expect("remove a node's cache");
+        std::fs::create_dir(&dir).expect("empty cache");
+    }
+    let stats = work_dir().join(format!("stats-{tag}."));
+    let stats = stats.to_str().expect("UTF-8 path");
+    let (ok, out) = heat(
+        &cache,
+        &[
+            ("HEAT_STORAGE_INFO", info.as_str()),
+            ("CD_MPI_STATS", stats),
+        ],
+    );
+    let stats = (0..RANKS)
+        .map(|rank| {
+            std::fs::read_to_string(format!("{stats}{rank}"))
+                .unwrap_or_default()
+                .lines()
+                .filter_map(|l| l.split_once(' '))
+                .map(|(k, v)| (k.to_owned(), v.parse().unwrap_or(0)))
+                .collect()
+        })
+        .collect();
+    (ok, out, stats)
+}
+
+/// Issue 10, test 3: XOR with two nodes of its one set lost cannot rebuild, so the restart
+/// fetches the newest flushed version from the global directory (flushed every 2nd version
+/// in the background: version 4, at step 40) and ends bitwise equal; without a global
+/// directory the same loss is a clear error on every rank; RS with 2 checksums rebuilds two
+/// lost nodes; a blocking flush killed between the copies and its marker does not hide the
+/// previous flushed version.
+#[test]
+fn persistent_cd_fetches_the_flushed_copy_when_the_rebuild_cannot_succeed() {
+    let base = |cache: &Path| format!("dir={}/node{{rank}};set_size=4", cache.display());
+    let flushed = |cache: &Path| {
+        format!(
+            "{};scheme=xor;global_dir={}/global;flush_every=2;flush=background",
+            base(cache),
+            cache.display()
+        )
+    };
+    let (ok, out, stats) = heat_lose_nodes("persist-fetch", &flushed, &[], &[1, 2]);
+    assert!(ok, "{out}");
+    let resumed = heat_lines(&out, " resumed ");
+    assert!(
+        resumed.len() == RANKS && resumed.iter().all(|l| l.ends_with(" resumed 40 version 4")),
+        "{out}"
+    );
+    assert_eq!(heat_lines(&out, " result "), heat_clean());
+    for (rank, s) in stats.iter().enumerate() {
+        assert_eq!(s.get("fetch.count"), Some(&1), "rank {rank}: {s:?}");
+        assert!(s.get("fetch.bytes") > Some(&0), "rank {rank}: {s:?}");
+        assert!(s.get("persist.count") >= Some(&6), "rank {rank}: {s:?}");
+        assert!(s.get("flush.bytes") > Some(&0), "rank {rank}: {s:?}");
+    }
+
+    let xor = |cache: &Path| format!("{};scheme=xor", base(cache));
+    let (ok, out, _) = heat_lose_nodes("persist-nofetch", &xor, &[], &[1, 2]);
+    assert!(ok, "{out}");
+    let errors = heat_lines(&out, " error ");
+    assert!(
+        errors.len() == RANKS
+            && errors.iter().all(|l| l.contains("create_cd")
+                && l.contains("none can be recovered")
+                && l.contains("no global directory")),
+        "{out}"
+    );
+
+    let rs = |cache: &Path| format!("{};scheme=rs;checksums=2", base(cache));
+    let (ok, out, stats) = heat_lose_nodes("persist-rs2", &rs, &[], &[1, 2]);
+    assert!(ok, "{out}");
+    let resumed = heat_lines(&out, " resumed ");
+    assert!(
+        resumed.len() == RANKS && resumed.iter().all(|l| l.ends_with(" resumed 50 version 5")),
+        "{out}"
+    );
+    assert_eq!(heat_lines(&out, " result "), heat_clean());
+    assert!(
+        stats.iter().all(|s| s.get("recover.count") == Some(&1)),
+        "{stats:?}"
+    );
+
+    // killed (at step 60) between version 6's copies and its flush marker, every node lost
+    let blocking = |cache: &Path| {
+        format!(
+            "{};scheme=xor;global_dir={}/global",
+            base(cache),
+            cache.display()
+        )
+    };
+    let (ok, out, _) = heat_lose_nodes(
+        "persist-flush-crash",
+        &blocking,
+        &[("CD_PERSIST_CRASH_AT", "flush-copied@6")],
+        &[0, 1, 2, 3],
+    );
+    assert!(ok, "{out}");
+    let resumed = heat_lines(&out, " resumed ");
+    assert!(
+        resumed.len() == RANKS && resumed.iter().all(|l| l.ends_with(" resumed 50 version 5")),
+        "{out}"
+    );
+    assert_eq!(heat_lines(&out, " result "), heat_clean());
 }

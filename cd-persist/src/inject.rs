@@ -22,7 +22,7 @@
 //! | `redset-applied` | cd-redset's descriptor and redundancy files in place on every rank, no commit marker | the previous version |
 //! | `committed` | this rank's commit marker written (others' may be missing) | the new version |
 //! | `cleaned` | old versions beyond `keep` removed on this rank | the new version |
-//! | `flush-copied` | this rank's copy in the global directory, its flush not marked yet | the new version (locally); the flush is not used |
+//! | `flush-copied` | this rank's copy in the global directory (blocking, or on the background thread), the flush not marked yet | the new version (locally); the flush is not used |
 //!
 //! # `CD_PERSIST_FAIL_WRITE=<enospc|eacces>[@<n>][:<rank>]`
 //!
@@ -46,6 +46,7 @@ pub const POINTS: &[&str] = &[
     "redset-applied",
     "committed",
     "cleaned",
+    "flush-copied",
 ];
 
 /// `<what>[@<number>][:<rank>]`, parsed.
