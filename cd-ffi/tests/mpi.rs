@@ -960,6 +960,23 @@ fn persistent_cd_flipped_byte_is_detected_and_rebuilt() {
     // past the header (44 bytes), the 2-entry table and its CRC: inside the array's bytes
     bytes[80 + 100] ^= 0x10;
     std::fs::write(&data, &bytes).expect("write the damaged data file");
+    // what `cd-persist list --verify` shows: version 5 complete, rank 1 lost, rebuildable
+    let layout = cd_persist::inspect::Layout {
+        dir: format!("{}/node{{rank}}", cache.display()),
+        ranks: RANKS,
+        global: None,
+    };
+    let health = cd_persist::inspect::versions(&layout, "heat", true);
+    let shown: Vec<String> = health.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        shown,
+        [
+            "v00000004 complete, intact",
+            "v00000005 complete, rebuildable, lost ranks 1"
+        ],
+        "{health:?}"
+    );
+    assert!(health[1].lost[&1].contains("CRC32C mismatch"), "{health:?}");
 
     let (ok, restarted) = heat(&cache, &[("CD_REDSET_STATS", "1")]);
     assert!(ok, "{restarted}");

@@ -62,6 +62,7 @@
 mod flush;
 mod format;
 pub mod inject;
+pub mod inspect;
 mod mpi_util;
 pub mod stats;
 
@@ -118,7 +119,7 @@ pub(crate) fn data_file(vdir: &Path) -> PathBuf {
     vdir.join(format!("data.{}.cdp", rank()))
 }
 
-fn redset_prefix(vdir: &Path) -> String {
+pub(crate) fn redset_prefix(vdir: &Path) -> String {
     format!("{}/redset.", vdir.display())
 }
 
