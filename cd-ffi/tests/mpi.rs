@@ -1116,3 +1116,61 @@ fn persistent_cd_fetches_the_flushed_copy_when_the_rebuild_cannot_succeed() {
     );
     assert_eq!(heat_lines(&out, " result "), heat_clean());
 }
+
+/// Issue 10, test 5 (a full disk and an unwritable cache, injected with
+/// `CD_PERSIST_FAIL_WRITE` since root ignores file modes and CI cannot mount a small tmpfs):
+/// the failed persist is a clear error on every rank (naming the failed rank and the
+/// kernel's reason), the previous version stays intact, and the next persist succeeds; an
+/// unwritable cache at create is refused naming the key.
+#[test]
+fn persistent_cd_write_failures_are_clear_and_lose_nothing() {
+    // (injection, kill after step, the rank that fails or none, the reason, resumed from)
+    let cases = [
+        ("enospc@6", "75", None, "No space left on device", (70, 6)),
+        ("eacces@6:2", "65", Some(2), "Permission denied", (50, 5)),
+    ];
+    for (fault, kill, failing, reason, (step, version)) in cases {
+        let cache = fresh_cache(&format!("persist-fail-{}", fault.replace([':', '@'], "-")));
+        let (ok, out) = heat(
+            &cache,
+            &[
+                ("CD_PERSIST_FAIL_WRITE", fault),
+                ("HEAT_PERSIST_ERRORS", "continue"),
+                ("HEAT_KILL_AT", kill),
+            ],
+        );
+        assert!(!ok, "{fault}: the run should have been killed:\n{out}");
+        let errors = heat_lines(&out, " persist error ");
+        assert!(
+            errors.len() == RANKS
+                && errors.iter().all(|l| l.contains(" persist error at 60: ")
+                    && l.contains("persisting version 6 failed")
+                    && l.contains(reason)
+                    && failing.is_none_or(
+                        |r| l.contains(&format!("node{r}/heat/v00000006/data.{r}.cdp"))
+                    )),
+            "{fault}:\n{out}"
+        );
+        // the previous version is intact on every node
+        for rank in 0..RANKS {
+            let v5 = cache.join(format!("node{rank}/heat/v00000005"));
+            assert!(
+                v5.join(format!("COMMIT.{rank}")).is_file(),
+                "{fault}: {v5:?}"
+            );
+        }
+        heat_restart_resumes(&cache, &[(step, version)], fault);
+    }
+    // an unwritable cache at create
+    let cache = fresh_cache("persist-fail-create");
+    let (ok, out) = heat(&cache, &[("CD_PERSIST_FAIL_WRITE", "eacces")]);
+    assert!(ok, "{out}");
+    let errors = heat_lines(&out, " error ");
+    assert!(
+        errors.len() == RANKS
+            && errors.iter().all(|l| l.contains("create_cd")
+                && l.contains("key \"dir\": the directory is not writable")
+                && l.contains("Permission denied")),
+        "{out}"
+    );
+}

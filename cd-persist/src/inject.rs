@@ -29,7 +29,9 @@
 //! Makes the writes of the `<n>`-th persist of this process (every persist if not given) fail
 //! on rank `<rank>` (every rank if not given) with `ENOSPC` ("No space left on device") or
 //! `EACCES` ("Permission denied"), as the kernel reports a full disk or an unwritable
-//! directory.
+//! directory: the data file's and the commit markers' writes (cd-redset's own writes are not
+//! reached: the data file fails first). Without `@<n>` the check of the cache directory at
+//! `create_cd` fails too (an unwritable cache).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
