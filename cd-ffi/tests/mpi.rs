@@ -716,7 +716,15 @@ fn unmodified_c_program_is_intercepted_under_ld_preload() {
 /// `--showme:libdirs`) links the right `libmpi`.
 #[test]
 fn unmodified_fortran_programs_are_intercepted_under_ld_preload() {
-    let (fortran, extra) = if mpicc().contains("openmpi") {
+    let (fortran, extra) = mpi_fortran();
+    for source in ["plain_mpif.f90", "plain_mpi.f90", "plain_f08.f90"] {
+        preloaded_matches_raw(source, fortran, &extra);
+    }
+}
+
+/// The MPI family's Fortran compiler and the options it needs (see above).
+fn mpi_fortran() -> (&'static str, Vec<String>) {
+    if mpicc().contains("openmpi") {
         let out = Command::new(mpicc())
             .arg("--showme:libdirs")
             .output()
@@ -729,9 +737,6 @@ fn unmodified_fortran_programs_are_intercepted_under_ld_preload() {
         ("mpif90.openmpi", dirs)
     } else {
         ("mpif90", Vec::new())
-    };
-    for source in ["plain_mpif.f90", "plain_mpi.f90", "plain_f08.f90"] {
-        preloaded_matches_raw(source, fortran, &extra);
     }
 }
 
@@ -739,7 +744,11 @@ fn unmodified_fortran_programs_are_intercepted_under_ld_preload() {
 /// `CD_REDSET_FAILURE_GROUP`), whose caches are `<cache>/node<rank>`: the output, and whether
 /// every rank exited cleanly.
 fn heat(cache: &Path, env: &[(&str, &str)]) -> (bool, String) {
-    let exe = compile("heat_persist");
+    heat_run(&compile("heat_persist"), cache, env)
+}
+
+/// [`heat`] with another build of the program (the Fortran one).
+fn heat_run(exe: &Path, cache: &Path, env: &[(&str, &str)]) -> (bool, String) {
     let cache = cache.to_str().expect("UTF-8 path").to_owned();
     let mut all = vec![
         ("CD_REDSET_FAILURE_GROUP", "node{rank}"),
@@ -751,7 +760,7 @@ fn heat(cache: &Path, env: &[(&str, &str)]) -> (bool, String) {
     cmd.arg("-np")
         .arg(RANKS.to_string())
         .env("MPIEXEC_TIMEOUT", &timeout)
-        .arg(&exe)
+        .arg(exe)
         .current_dir(work_dir());
     let out = cmd.output().expect("run mpirun");
     let text =
@@ -1173,4 +1182,44 @@ fn persistent_cd_write_failures_are_clear_and_lose_nothing() {
                 && l.contains("Permission denied")),
         "{out}"
     );
+}
+
+/// Issue 10, test 1 in Fortran: `tests/mpi/heat_persist.f90` (`use Containment_Domains`,
+/// `cd_recovered_version`), killed at step 55, one node's cache lost, restarted: it resumes
+/// from step 50 and ends bitwise equal to the C program's fault-free run (the same
+/// arithmetic in the same order).
+#[test]
+fn persistent_cd_survives_a_kill_and_a_lost_node_cache_in_fortran() {
+    let (fortran, extra) = mpi_fortran();
+    let exe = work_dir().join("mpi-heat_persist-f");
+    let modules = work_dir().join("mod-heat_persist-f");
+    std::fs::create_dir_all(&modules).expect("create the module directory");
+    let out = Command::new(fortran)
+        .args(["-Wall", "-Werror", "-std=f2008", "-g", "-O1"])
+        .arg(format!("-J{}", modules.display()))
+        .arg(workspace().join("fortran/containment_domains.f90"))
+        .arg(workspace().join("tests/mpi/heat_persist.f90"))
+        .arg("-o")
+        .arg(&exe)
+        .args(&extra)
+        .arg(format!("-L{}", lib_dir().display()))
+        .arg("-lcd")
+        .arg(format!("-Wl,-rpath,{}", lib_dir().display()))
+        .output()
+        .unwrap_or_else(|e| panic!("run {fortran}: {e}"));
+    check(&out, "compiling tests/mpi/heat_persist.f90");
+
+    let cache = fresh_cache("persist-killed-f");
+    let (ok, killed) = heat_run(&exe, &cache, &[("HEAT_KILL_AT", "55")]);
+    assert!(!ok, "the run should have been killed:\n{killed}");
+    std::fs::remove_dir_all(cache.join("node2")).expect("remove node2's cache");
+    std::fs::create_dir(cache.join("node2")).expect("empty cache");
+    let (ok, restarted) = heat_run(&exe, &cache, &[]);
+    assert!(ok, "{restarted}");
+    let resumed = heat_lines(&restarted, " resumed ");
+    assert!(
+        resumed.len() == RANKS && resumed.iter().all(|l| l.ends_with(" resumed 50 version 5")),
+        "{restarted}"
+    );
+    assert_eq!(heat_lines(&restarted, " result "), heat_clean());
 }
