@@ -6,7 +6,8 @@
  * HEAT_ORDER=swapped adds the ranges in the other order, HEAT_SHORT=1 adds a shorter array.
  * With HEAT_PERSIST_ERRORS=continue a failed advance prints its error and the run goes on.
  * Prints "heat rank R resumed S version V" after a restore, "heat rank R error CODE MESSAGE"
- * when a CD call fails (and exits cleanly), and "heat rank R result STEPS HEX" at the end. */
+ * when a CD call fails (and exits cleanly), and "heat rank R result STEPS PART HEX" at the end (the
+ * final array's bits in hex, in three parts). */
 #include <cd.h>
 #include <mpi.h>
 #include <signal.h>
@@ -18,6 +19,8 @@
 #define N 64
 #define STEPS 100
 #define INTERVAL 10
+#define RESULT_PARTS 3
+#define PART ((N + 2) / RESULT_PARTS)
 
 static int rank;
 
@@ -98,14 +101,18 @@ int main(int argc, char **argv) {
         if (step == kill_at) raise(SIGKILL);
     }
 
-    char hex[(N + 2) * 16 + 1];
-    for (int i = 0; i < N + 2; i++) {
-        uint64_t bits;
-        memcpy(&bits, &u[i], sizeof bits);
-        snprintf(hex + i * 16, 17, "%016llx", (unsigned long long)bits);
+    /* in RESULT_PARTS lines of PART values: a line longer than stdout's buffer (1 KiB on
+     * Open MPI's pseudo-terminals) is written in pieces that other ranks' output can split */
+    for (int p = 0; p < RESULT_PARTS; p++) {
+        char hex[PART * 16 + 1];
+        for (int i = 0; i < PART; i++) {
+            uint64_t bits;
+            memcpy(&bits, &u[p * PART + i], sizeof bits);
+            snprintf(hex + i * 16, 17, "%016llx", (unsigned long long)bits);
+        }
+        printf("heat rank %d result %d %d %s\n", rank, step, p, hex);
+        fflush(stdout);
     }
-    printf("heat rank %d result %d %s\n", rank, step, hex);
-    fflush(stdout);
     commit_cd(cd);
     MPI_Finalize();
     return 0;
