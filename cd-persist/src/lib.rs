@@ -261,8 +261,8 @@ pub fn created(cd: CdHandle) -> cd_core::Result<Option<u64>> {
                         .to_owned(),
                 };
                 return Err(err(format!(
-                    "CD {:?}: persisted versions exist but none can be recovered (last: \
-                     {last_error}) {fallback}; remove {} on every node to start fresh",
+                    "CD {:?}: persisted versions exist but none can be recovered {fallback}; \
+                     remove {} on every node to start fresh (the last tried: {last_error})",
                     info.name.unwrap_or_default(),
                     base.display()
                 )));

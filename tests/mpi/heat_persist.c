@@ -37,6 +37,10 @@ static int fail(const char *what) {
 }
 
 int main(int argc, char **argv) {
+    /* each line leaves in one write at its fflush (Open MPI's pseudo-terminals give stdout a
+     * 1 KiB buffer, which cuts longer lines into pieces that other ranks' lines can split) */
+    static char out[1 << 16];
+    setvbuf(stdout, out, _IOFBF, sizeof out);
     MPI_Init(&argc, &argv);
     int size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
