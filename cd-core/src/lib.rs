@@ -113,5 +113,7 @@ pub use space::{
     remap_device_region, unmap_device_region, DeviceMemory, Drain, DrainCopy, SpaceId, HOST,
 };
 pub use stats::{global_stats, Stats};
-pub use storage_info::{PersistScheme, PersistSettings, StorageInfo, KNOWN_KEYS, STORAGE_INFO_ENV};
+pub use storage_info::{
+    FlushSettings, PersistScheme, PersistSettings, StorageInfo, KNOWN_KEYS, STORAGE_INFO_ENV,
+};
 pub use types::{Access, AddrSpec, LoggingMode, Restoration, Scope};

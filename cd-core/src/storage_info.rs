@@ -21,10 +21,13 @@
 //! | `set_size` | the minimum number of ranks per redundancy set, 2 or more | 8 |
 //! | `failure_group` | the failure group of a rank (ranks sharing one are lost together), `{rank}` and `{rank/N}` expanded | `$CD_REDSET_FAILURE_GROUP`, else the host name |
 //! | `keep` | how many complete versions to keep, 1 or more | 2 |
-//! | `global_dir`, `flush_every`, `flush` | flushing to a global directory: parsed, refused as not supported yet | none |
+//! | `global_dir` | a directory every rank reaches (a parallel file system) that committed versions are *flushed* to, to survive more losses than the scheme rebuilds; it must exist | none: no flush |
+//! | `flush_every` | flush every N-th version (the versions whose number N divides), 1 or more | 1 |
+//! | `flush` | `blocking` (the advance copies) or `background` (a thread of the runtime copies while the application computes; the next persist completes it) | `blocking` |
 //!
 //! The persistence keys other than `dir` are refused without `dir`, and they are refused in a
-//! child CD's `storage_info` (only root CDs persist).
+//! child CD's `storage_info` (only root CDs persist); `flush_every` and `flush` are refused
+//! without `global_dir`.
 
 use crate::error::{CdError, Result};
 
@@ -54,10 +57,10 @@ pub const KNOWN_KEYS: &[(&str, &str)] = &[
     ("keep", "number of complete persisted versions kept (>= 1)"),
     (
         "global_dir",
-        "global directory for flushed copies (not supported yet)",
+        "global directory that committed versions are flushed to (must exist)",
     ),
-    ("flush_every", "flush every N persists (not supported yet)"),
-    ("flush", "background or blocking flush (not supported yet)"),
+    ("flush_every", "flush every N-th version (>= 1)"),
+    ("flush", "blocking or background flush"),
 ];
 
 /// The redundancy scheme of a persistent CD (`scheme=`, with `replicas=` or `checksums=`).
@@ -90,8 +93,21 @@ pub struct PersistSettings {
     pub set_size: usize,
     /// The failure-group template, if given.
     pub failure_group: Option<String>,
-    /// How many complete versions to keep.
+    /// How many complete versions to keep (locally, and flushed ones in the global directory).
     pub keep: usize,
+    /// Flushing to a global directory, if `global_dir` is set.
+    pub flush: Option<FlushSettings>,
+}
+
+/// Where and when a persistent CD's versions are flushed (`global_dir`, `flush_every`, `flush`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlushSettings {
+    /// The global directory (no `{rank}` expansion: every rank reaches the same one).
+    pub dir: String,
+    /// Versions whose number this divides are flushed.
+    pub every: u64,
+    /// Whether a thread of the runtime copies while the application goes on.
+    pub background: bool,
 }
 
 /// Keys that only make sense with `dir`.
@@ -157,8 +173,8 @@ impl StorageInfo {
     }
 
     /// The persistence settings: `None` when `dir` is not set (the CD is not persistent).
-    /// Errors name the key: a bad value, a key that needs another one (`replicas` needs
-    /// `scheme=partner`), or a setting that is not supported yet (flushing).
+    /// Errors name the key: a bad value, or a key that needs another one (`replicas` needs
+    /// `scheme=partner`, `flush` needs `global_dir`).
     pub fn persist(&self) -> Result<Option<PersistSettings>> {
         let Some(dir) = self.get("dir") else {
             return match PERSIST_KEYS.iter().find(|k| self.get(k).is_some()) {
@@ -173,13 +189,37 @@ impl StorageInfo {
                 "key \"dir\": the cache directory is empty".to_owned(),
             ));
         }
-        for key in ["global_dir", "flush_every", "flush"] {
-            if self.get(key).is_some() {
-                return Err(CdError::StorageInfo(format!(
-                    "key {key:?}: flushing to a global directory is not supported yet"
-                )));
+        let flush = match self.get("global_dir") {
+            None => {
+                if let Some(k) = ["flush_every", "flush"]
+                    .into_iter()
+                    .find(|k| self.get(k).is_some())
+                {
+                    return Err(CdError::StorageInfo(format!(
+                        "key {k:?} needs key \"global_dir\" (the directory versions are flushed to)"
+                    )));
+                }
+                None
             }
-        }
+            Some("") => {
+                return Err(CdError::StorageInfo(
+                    "key \"global_dir\": the global directory is empty".to_owned(),
+                ))
+            }
+            Some(dir) => Some(FlushSettings {
+                dir: dir.to_owned(),
+                every: self.number("flush_every", 1, 1)?,
+                background: match self.get("flush").unwrap_or("blocking") {
+                    "blocking" => false,
+                    "background" => true,
+                    other => {
+                        return Err(CdError::StorageInfo(format!(
+                            "key \"flush\": {other:?} is not one of blocking, background"
+                        )))
+                    }
+                },
+            }),
+        };
         let name = self.get("scheme").unwrap_or("xor");
         let replicas = self.number("replicas", 1, 1)? as u32;
         let checksums = self.number("checksums", 1, 2)? as u32;
@@ -218,6 +258,7 @@ impl StorageInfo {
             set_size: self.number("set_size", 2, 8)? as usize,
             failure_group,
             keep: self.number("keep", 1, 2)? as usize,
+            flush,
         }))
     }
 
@@ -285,7 +326,29 @@ mod tests {
             .persist()
             .unwrap()
             .unwrap();
-        assert_eq!((p.scheme, p.set_size), (PersistScheme::Xor, 8));
+        assert_eq!(
+            (p.scheme, p.set_size, p.flush),
+            (PersistScheme::Xor, 8, None)
+        );
+        let p = StorageInfo::parse("dir=d;global_dir=/g;flush_every=3;flush=background")
+            .unwrap()
+            .persist()
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            p.flush,
+            Some(FlushSettings {
+                dir: "/g".into(),
+                every: 3,
+                background: true
+            })
+        );
+        let p = StorageInfo::parse("dir=d;global_dir=/g")
+            .unwrap()
+            .persist()
+            .unwrap()
+            .unwrap();
+        assert_eq!(p.flush.map(|f| (f.every, f.background)), Some((1, false)));
         assert_eq!(StorageInfo::parse("").unwrap().persist().unwrap(), None);
     }
 
@@ -300,7 +363,12 @@ mod tests {
             ("dir=d;scheme=partner;checksums=2", "\"checksums\""),
             ("dir=", "\"dir\""),
             ("scheme=xor", "\"scheme\""),
-            ("dir=d;global_dir=/g", "\"global_dir\""),
+            ("dir=d;global_dir=", "\"global_dir\""),
+            ("dir=d;flush_every=2", "\"flush_every\""),
+            ("dir=d;flush=background", "\"flush\""),
+            ("dir=d;global_dir=/g;flush=later", "\"flush\""),
+            ("dir=d;global_dir=/g;flush_every=0", "\"flush_every\""),
+            ("global_dir=/g", "\"global_dir\""),
             ("dir=d;failure_group=", "\"failure_group\""),
         ] {
             let err = StorageInfo::parse(text).unwrap_err();

@@ -37,7 +37,11 @@ pub type cd_regen_fn =
 /// - `failure_group`: the rank's failure group, `{rank}` expanded (default
 ///   `$CD_REDSET_FAILURE_GROUP`, else the host name).
 /// - `keep`: complete versions kept (default 2, at least 1).
-/// - `global_dir`, `flush_every`, `flush`: flushing, not supported yet (refused).
+/// - `global_dir`: a directory every rank reaches (which must exist) that committed
+///   versions are flushed to; a restart whose rebuild cannot succeed fetches the newest
+///   flushed version from there. `flush_every=N`: flush every N-th version (default 1).
+///   `flush=blocking` (default: the advance copies) or `background` (a runtime thread
+///   copies while the application computes; the next advance completes the flush).
 ///
 /// Persistence failures return `CD_ERR_PERSIST`; ranges that do not match the persisted
 /// version at `restore_cd`, `CD_ERR_PERSIST_MISMATCH`.

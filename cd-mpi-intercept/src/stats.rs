@@ -5,8 +5,13 @@
 //! call seen (with or without a CD), then the totals `records.logged`, `bytes.logged`,
 //! `records.replayed`, `sends.dropped`, `calls.unreplayable`, `receives.drained`,
 //! `receives.cancelled`, `sends.settled`, `sends.unsettled`, `replay.mismatches`,
-//! `log.failures`, and `bytes.spilled` (log bytes written to spill files, from cd-core). Nothing is counted (not even calls) unless the variable
-//! is set, so the counters cost one relaxed load when off.
+//! `log.failures`, and `bytes.spilled` (log bytes written to spill files, from cd-core),
+//! and persistence's counters from `cd_persist::stats` (`persist.*`, `recover.*`, `fetch.*`,
+//! `flush.*`, `flush_wait.*`, each `.count`, `.ns` and `.bytes`: persistent CDs' persists,
+//! restart recovers and fetches, flushes to the global directory and the advances' waits for
+//! a background flush). Nothing is counted here (not even calls) unless the variable is set,
+//! so the counters cost one relaxed load when off; persistence counts once per collective
+//! persist step, which writes files anyway.
 
 use crate::exports::Call;
 use std::io::Write as _;
@@ -124,6 +129,9 @@ pub(crate) fn write(rank: i32) {
         text.push_str(&format!("{key} {}\n", counter.load(Ordering::Relaxed)));
     }
     text.push_str(&format!("bytes.spilled {}\n", cd_core::log_spilled_total()));
+    for (key, value) in cd_persist::stats::totals() {
+        text.push_str(&format!("{key} {value}\n"));
+    }
     let result = std::fs::File::create(&path).and_then(|mut f| f.write_all(text.as_bytes()));
     if let Err(error) = result {
         tracing::warn!(path = %path.to_string_lossy(), %error, "cannot write the MPI statistics");

@@ -12,6 +12,7 @@
 //! its destination and checked there, without reading the file twice. The file is written
 //! under a temporary name, fsynced and renamed (see [`write_store`]).
 
+use crate::inject;
 use cd_core::{Restoration, SavedEntry};
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -41,13 +42,14 @@ fn kind_of(code: u8) -> Option<Restoration> {
     }
 }
 
-/// Writes `entries` to `path` under `path.tmp`, fsyncs and renames it into place.
+/// Writes `entries` to `path` under `path.tmp`, fsyncs and renames it into place; returns
+/// the file's size.
 pub(crate) fn write_store(
     path: &Path,
     rank: u32,
     version: u64,
     entries: &[SavedEntry<'_>],
-) -> Result<(), String> {
+) -> Result<u64, String> {
     let io = |what: &str, e: std::io::Error| format!("{what} {}: {e}", path.display());
     let data_len: u64 = entries
         .iter()
@@ -74,6 +76,7 @@ pub(crate) fn write_store(
     let mut f = File::create(&tmp).map_err(|e| io("create", e))?;
     let mut trailer = Vec::new();
     let written = (|| -> std::io::Result<()> {
+        inject::write_fault()?;
         f.write_all(&head)?;
         for e in entries
             .iter()
@@ -109,7 +112,9 @@ pub(crate) fn write_store(
         return Err(io("write", e));
     }
     drop(f);
-    std::fs::rename(&tmp, path).map_err(|e| io("rename into", e))
+    inject::crash_point("data-written", version);
+    std::fs::rename(&tmp, path).map_err(|e| io("rename into", e))?;
+    Ok(head.len() as u64 + data_len + trailer.len() as u64)
 }
 
 /// A persisted store, opened and checked (header and trailer CRCs, size).
@@ -123,6 +128,8 @@ pub(crate) struct StoreFile {
     offsets: Vec<u64>,
     /// Each entry's chunk CRCs.
     crcs: Vec<Vec<u32>>,
+    /// The file's size.
+    size: u64,
 }
 
 impl StoreFile {
@@ -207,7 +214,41 @@ impl StoreFile {
             entries,
             offsets,
             crcs,
+            size,
         })
+    }
+
+    /// The file's size in bytes.
+    pub(crate) fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// Reads every COPY entry and checks its CRC32Cs (a chunk's worth of memory at a time).
+    pub(crate) fn verify(&mut self) -> Result<(), String> {
+        let mut buf = Vec::new();
+        for i in 0..self.entries.len() {
+            let (kind, len) = self.entries[i];
+            if kind != Restoration::Copy {
+                continue;
+            }
+            let mut at = 0usize;
+            for (k, &crc) in self.crcs[i].iter().enumerate() {
+                let n = (len - at).min(CHUNK as usize);
+                buf.resize(n, 0);
+                self.file
+                    .seek(SeekFrom::Start(self.offsets[i] + at as u64))
+                    .and_then(|_| self.file.read_exact(&mut buf))
+                    .map_err(|e| format!("reading entry {i} of {}: {e}", self.path.display()))?;
+                if crc32c::crc32c(&buf) != crc {
+                    return Err(format!(
+                        "{} is damaged: CRC32C mismatch in chunk {k} of entry {i}",
+                        self.path.display()
+                    ));
+                }
+                at += n;
+            }
+        }
+        Ok(())
     }
 
     /// Reads COPY entry `i` into `dst` (its length) and checks its chunks' CRC32C.
@@ -255,8 +296,11 @@ mod tests {
                 pieces: vec![&b[..]],
             },
         ];
-        write_store(&path, 3, 7, &entries).unwrap();
+        let size = write_store(&path, 3, 7, &entries).unwrap();
+        assert_eq!(size, std::fs::metadata(&path).unwrap().len());
         let mut f = StoreFile::open(&path).unwrap();
+        assert_eq!(f.size(), size);
+        f.verify().unwrap();
         assert_eq!(
             f.entries,
             vec![
@@ -279,6 +323,11 @@ mod tests {
         bytes[at] ^= 1;
         std::fs::write(&path, &bytes).unwrap();
         let mut f = StoreFile::open(&path).unwrap();
+        let err = f.verify().unwrap_err();
+        assert!(
+            err.contains("CRC32C mismatch in chunk 0 of entry 0"),
+            "{err}"
+        );
         let err = f.read_entry(0, &mut first).unwrap_err();
         assert!(
             err.contains("CRC32C mismatch in chunk 0 of entry 0"),

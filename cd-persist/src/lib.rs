@@ -23,6 +23,8 @@
 //! <dir>/<name>/v00000007/redset.<rank>.redset     cd-redset's descriptor and redundancy files
 //! <dir>/<name>/v00000007/redset.<rank>.xor.grp_1_of_1.mem_2_of_4.redset
 //! <dir>/<name>/v00000007/COMMIT.<rank>            the commit marker, written last
+//! <global_dir>/<name>/v00000006/data.<rank>.cdp   a flushed copy (see `flush`)
+//! <global_dir>/<name>/v00000006/FLUSHED           its marker, written last by rank 0
 //! ```
 //! A persist writes the data file (temporary name, fsync, rename), applies cd-redset to it,
 //! and only when every rank succeeded writes the commit markers. Any rank's marker proves the
@@ -30,6 +32,25 @@
 //! a restart picks the newest version that has a marker anywhere, recovers it with cd-redset
 //! (rebuilding what was lost), and falls back to older marked versions if that fails. Old
 //! versions are deleted only after a newer one is committed, keeping the newest `keep`.
+//! A restart's recover reads every byte of the version once (cd-redset's `verify`): a data
+//! file whose CRC32C does not match counts as lost, like a missing one, and is rebuilt from
+//! the redundancy data (and this crate's own per-chunk CRCs check it again as it is loaded).
+//! That the version rules hold at every step is tested by killing the job there: the crash points of
+//! [`inject`] (`CD_PERSIST_CRASH_AT`) name them, with the version a restart then uses.
+//!
+//! # Flush and fetch
+//! With `global_dir` set, every `flush_every`-th committed version is also copied to that
+//! global directory (module `flush`: blocking, or on a thread of the runtime in the background).
+//! A restart tries the candidates newest first, local committed versions and flushed ones
+//! alike: a local one is rebuilt with the scheme; when that cannot succeed (more losses than
+//! the scheme rebuilds, or damage beyond it) and the version was flushed, it is fetched, its
+//! CRCs checked, and protected again with the scheme so that it is a local version like any
+//! other; else the next older candidate is tried. When none is left, `create_cd` fails on
+//! every rank with an error that says what was tried; it never starts fresh on its own.
+//!
+//! # Statistics
+//! [`stats`] counts persists, recovers, fetches and flushes (time and bytes) for
+//! `CD_MPI_STATS`.
 //!
 //! # Points in time
 //! The first version is written by the first advance: at `create_cd` the CD holds no entries
@@ -38,8 +59,12 @@
 //! store by the next `restore_cd` (local, by the entries' order, kind and length); an advance
 //! before that restore drops it.
 
+mod flush;
 mod format;
+pub mod inject;
+pub mod inspect;
 mod mpi_util;
+pub mod stats;
 
 use cd_core::{CdError, CdHandle, PersistScheme, PersistSettings};
 use cd_redset::{Options, Redset, Scheme};
@@ -48,16 +73,27 @@ use mpi::traits::*;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::thread::JoinHandle;
 
 use mpi_util::{agree, max_u64};
+
+/// A background flush under way: the version, and the thread copying this rank's file.
+struct Flushing {
+    version: u64,
+    thread: JoinHandle<Result<u64, String>>,
+}
 
 /// What this process knows of one persistent CD.
 struct Persisted {
     /// `<dir>/<name>` for this rank.
     base: PathBuf,
+    /// `<global_dir>/<name>`, when the CD flushes.
+    global: Option<PathBuf>,
     settings: PersistSettings,
     /// A recovered version not yet loaded by `restore_cd`.
     pending: Option<u64>,
+    /// The background flush the next persist completes.
+    flushing: Option<Flushing>,
 }
 
 static CDS: Mutex<Option<HashMap<CdHandle, Persisted>>> = Mutex::new(None);
@@ -75,15 +111,15 @@ fn rank() -> u32 {
     cd_core::rank()
 }
 
-fn version_dir(base: &Path, version: u64) -> PathBuf {
+pub(crate) fn version_dir(base: &Path, version: u64) -> PathBuf {
     base.join(format!("v{version:08}"))
 }
 
-fn data_file(vdir: &Path) -> PathBuf {
+pub(crate) fn data_file(vdir: &Path) -> PathBuf {
     vdir.join(format!("data.{}.cdp", rank()))
 }
 
-fn redset_prefix(vdir: &Path) -> String {
+pub(crate) fn redset_prefix(vdir: &Path) -> String {
     format!("{}/redset.", vdir.display())
 }
 
@@ -124,17 +160,24 @@ fn local_versions(base: &Path) -> Vec<(u64, bool)> {
 }
 
 /// Writes `path` with `bytes` under a temporary name, fsyncs, renames and fsyncs the directory.
-fn write_durable(path: &Path, bytes: &[u8]) -> Result<(), String> {
+pub(crate) fn write_durable(path: &Path, bytes: &[u8]) -> Result<(), String> {
     use std::io::Write;
-    let tmp = path.with_extension("tmp");
-    let res = std::fs::File::create(&tmp)
+    // `<name>.tmp`, never with_extension: `.probe.3` and `COMMIT.3` would lose their rank
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    let res = inject::write_fault()
+        .and_then(|_| std::fs::File::create(&tmp))
         .and_then(|mut f| f.write_all(bytes).and_then(|_| f.sync_all()))
         .and_then(|_| std::fs::rename(&tmp, path))
         .and_then(|_| sync_dir(path.parent().unwrap_or(Path::new("."))));
-    res.map_err(|e| format!("cannot write {}: {e}", path.display()))
+    res.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("cannot write {}: {e}", path.display())
+    })
 }
 
-fn sync_dir(dir: &Path) -> std::io::Result<()> {
+pub(crate) fn sync_dir(dir: &Path) -> std::io::Result<()> {
     std::fs::File::open(dir)?.sync_all()
 }
 
@@ -142,8 +185,35 @@ fn world() -> SimpleCommunicator {
     SimpleCommunicator::world().duplicate()
 }
 
-/// cd-core's `created` hook: checks the cache directory on every rank, then recovers the
-/// newest complete version, if any (collective).
+/// Checks that `dir` (the value of `key`) is a writable directory and makes `<dir>/<name>`.
+fn prepare_dir(key: &str, dir: &Path, name: &str) -> Result<PathBuf, String> {
+    if !dir.is_dir() {
+        return Err(format!(
+            "key \"{key}\": the directory {} does not exist or is not a directory",
+            dir.display()
+        ));
+    }
+    let base = dir.join(name);
+    std::fs::create_dir_all(&base).map_err(|e| {
+        format!(
+            "key \"{key}\": cannot create {} in the directory: {e}",
+            base.display()
+        )
+    })?;
+    let probe = base.join(format!(".probe.{}", rank()));
+    write_durable(&probe, b"")
+        .and_then(|_| std::fs::remove_file(&probe).map_err(|e| e.to_string()))
+        .map_err(|e| format!("key \"{key}\": the directory is not writable: {e}"))?;
+    Ok(base)
+}
+
+/// cd-core's `created` hook: checks the cache directory (and the global one) on every rank,
+/// then recovers the newest complete version, if any (collective).
+///
+/// Candidates are the versions committed locally on some rank and the flushed ones, newest
+/// first: a local one is rebuilt with the scheme where needed; when that fails (too many
+/// losses, or damage beyond the scheme) and the version was flushed, it is fetched from the
+/// global directory; else the next older candidate is tried.
 pub fn created(cd: CdHandle) -> cd_core::Result<Option<u64>> {
     let info = cd_core::cd_info(cd)?;
     let settings = info
@@ -152,53 +222,71 @@ pub fn created(cd: CdHandle) -> cd_core::Result<Option<u64>> {
         .ok_or_else(|| err("the CD is not persistent"))?;
     let comm = world();
     let local = (|| {
+        inject::check()?;
         let name = info.name.clone().ok_or_else(|| {
             "a persistent CD needs a name (create_cd's name): a restart finds it by name".to_owned()
         })?;
-        let dir = PathBuf::from(expand(&settings.dir));
-        if !dir.is_dir() {
-            return Err(format!(
-                "key \"dir\": the cache directory {} does not exist or is not a directory",
-                dir.display()
-            ));
-        }
-        let base = dir.join(&name);
-        std::fs::create_dir_all(&base).map_err(|e| {
-            format!(
-                "key \"dir\": cannot create {} in the cache directory: {e}",
-                base.display()
-            )
-        })?;
-        let probe = base.join(format!(".probe.{}", rank()));
-        write_durable(&probe, b"")
-            .and_then(|_| std::fs::remove_file(&probe).map_err(|e| e.to_string()))
-            .map_err(|e| format!("key \"dir\": the cache directory is not writable: {e}"))?;
-        Ok(base)
+        let base = prepare_dir("dir", Path::new(&expand(&settings.dir)), &name)?;
+        let global = match &settings.flush {
+            Some(f) => Some(prepare_dir("global_dir", Path::new(&f.dir), &name)?),
+            None => None,
+        };
+        Ok((base, global))
     })();
-    let base = agree(&comm, local).map_err(err)?;
+    let (base, global) = agree(&comm, local).map_err(err)?;
     let mut limit = u64::MAX;
     let mut last_error = String::new();
     let recovered = loop {
-        let mine = local_versions(&base)
+        let local_newest = local_versions(&base)
             .into_iter()
             .filter(|&(v, marked)| marked && v < limit)
             .map(|(v, _)| v)
             .max()
             .unwrap_or(0);
-        let candidate = max_u64(&comm, mine);
+        let flushed_newest = global.as_deref().map_or(0, |g| {
+            flush::flushed_versions(g)
+                .into_iter()
+                .filter(|&v| v < limit)
+                .max()
+                .unwrap_or(0)
+        });
+        let local_newest = max_u64(&comm, local_newest);
+        let flushed_newest = max_u64(&comm, flushed_newest);
+        let candidate = local_newest.max(flushed_newest);
         if candidate == 0 {
             if !last_error.is_empty() {
+                let fallback = match &global {
+                    Some(g) => format!("and {} holds no flushed version to fetch", g.display()),
+                    None => "and no global directory (key \"global_dir\") holds a flushed copy"
+                        .to_owned(),
+                };
                 return Err(err(format!(
-                    "CD {:?}: persisted versions exist but none can be recovered (last: \
-                     {last_error}); remove {} on every node to start fresh",
+                    "CD {:?}: persisted versions exist but none can be recovered {fallback}; \
+                     remove {} on every node to start fresh (the last tried: {last_error})",
                     info.name.unwrap_or_default(),
                     base.display()
                 )));
             }
             break None;
         }
-        match recover_version(&comm, &base, candidate) {
-            Ok(()) => break Some(candidate),
+        let mut outcome: Result<u64, String> = Err(String::new());
+        if candidate == local_newest {
+            outcome = stats::timed(stats::Op::Recover, || {
+                recover_version(&comm, &base, candidate)
+            });
+        }
+        if let (Err(e), Some(g)) = (&outcome, &global) {
+            if candidate == flushed_newest {
+                if !e.is_empty() {
+                    tracing::warn!(version = candidate, error = %e, "fetching the flushed copy");
+                }
+                outcome = stats::timed(stats::Op::Fetch, || {
+                    fetch_version(&comm, &base, g, candidate, &settings)
+                });
+            }
+        }
+        match outcome {
+            Ok(_) => break Some(candidate),
             Err(e) => {
                 tracing::warn!(version = candidate, error = %e, "persisted version not recoverable");
                 last_error = format!("version {candidate}: {e}");
@@ -211,16 +299,19 @@ pub fn created(cd: CdHandle) -> cd_core::Result<Option<u64>> {
             cd,
             Persisted {
                 base,
+                global,
                 settings,
                 pending: recovered,
+                flushing: None,
             },
         )
     });
     Ok(recovered)
 }
 
-/// Rebuilds version `v` where needed and checks this rank's store (collective).
-fn recover_version(comm: &SimpleCommunicator, base: &Path, v: u64) -> Result<(), String> {
+/// Rebuilds version `v` where needed and checks this rank's store (collective); returns the
+/// bytes of this rank's data file.
+fn recover_version(comm: &SimpleCommunicator, base: &Path, v: u64) -> Result<u64, String> {
     let vdir = version_dir(base, v);
     let made = std::fs::create_dir_all(&vdir).map_err(|e| format!("{}: {e}", vdir.display()));
     agree(comm, made)?;
@@ -228,27 +319,135 @@ fn recover_version(comm: &SimpleCommunicator, base: &Path, v: u64) -> Result<(),
         .map(drop)
         .map_err(|e| e.to_string());
     agree(comm, recovered)?;
-    let checked = format::StoreFile::open(&data_file(&vdir)).and_then(|_| {
+    let checked = format::StoreFile::open(&data_file(&vdir)).and_then(|store| {
         let marker = vdir.join(format!("COMMIT.{}", rank()));
         if marker.exists() {
-            Ok(())
+            Ok(store.size())
         } else {
-            write_durable(&marker, format!("{v}\n").as_bytes())
+            write_durable(&marker, format!("{v}\n").as_bytes()).map(|_| store.size())
         }
     });
     agree(comm, checked)
 }
 
-/// cd-core's `advanced` hook: persists the CD's point in time as a new version (collective).
+/// Fetches flushed version `v` from `global` into the local cache, checks every CRC, and
+/// protects it again with the scheme, so that it is a complete local version like any other
+/// (collective). Returns the bytes of this rank's data file.
+fn fetch_version(
+    comm: &SimpleCommunicator,
+    base: &Path,
+    global: &Path,
+    v: u64,
+    settings: &PersistSettings,
+) -> Result<u64, String> {
+    let vdir = version_dir(base, v);
+    let fetched = (|| {
+        // what is left of the local version is not trusted: its rebuild failed
+        if vdir.exists() {
+            std::fs::remove_dir_all(&vdir)
+                .map_err(|e| format!("cannot clear {}: {e}", vdir.display()))?;
+        }
+        std::fs::create_dir_all(&vdir).map_err(|e| format!("{}: {e}", vdir.display()))?;
+        let from = data_file(&flush::version_dir(global, v));
+        let n = flush::copy_durable(&from, &data_file(&vdir))?;
+        format::StoreFile::open(&data_file(&vdir))?.verify()?;
+        Ok(n)
+    })();
+    let n = agree(comm, fetched).map_err(|e| {
+        format!(
+            "fetching flushed version {v} from {}: {e}",
+            global.display()
+        )
+    })?;
+    protect_and_commit(comm, &vdir, v, settings)?;
+    Ok(n)
+}
+
+/// Applies the scheme to the data file of version `v` in `vdir` (written on every rank) and
+/// writes the commit markers (collective).
+fn protect_and_commit(
+    comm: &SimpleCommunicator,
+    vdir: &Path,
+    v: u64,
+    settings: &PersistSettings,
+) -> Result<(), String> {
+    let rs = Redset::create(
+        comm,
+        scheme_of(settings.scheme),
+        settings.set_size,
+        settings.failure_group.as_deref(),
+        Options::default(),
+    )
+    .map_err(|e| format!("cd-redset: {e}"))?;
+    rs.apply(&[data_file(vdir)], &redset_prefix(vdir))
+        .map_err(|e| format!("cd-redset: {e}"))?;
+    inject::crash_point("redset-applied", v);
+    let marker = vdir.join(format!("COMMIT.{}", rank()));
+    let marked = write_durable(&marker, format!("{v}\n").as_bytes());
+    if marked.is_ok() {
+        inject::crash_point("committed", v);
+    }
+    agree(comm, marked)
+}
+
+/// Completes the background flush under way, if any (collective): waits for this rank's
+/// copy, then rank 0 marks the version once every rank's copy is in place.
+fn complete_flush(comm: &SimpleCommunicator, cd: CdHandle) -> Result<(), String> {
+    let Some((flushing, global, keep)) = with_cds(|cds| {
+        cds.get_mut(&cd).and_then(|p| {
+            let f = p.flushing.take()?;
+            Some((f, p.global.clone()?, p.settings.keep))
+        })
+    }) else {
+        // every rank flushes the same versions, so none has one under way either
+        return Ok(());
+    };
+    let v = flushing.version;
+    let copied = flushing
+        .thread
+        .join()
+        .unwrap_or_else(|_| Err("the flush thread panicked".to_owned()));
+    if let Ok(n) = copied {
+        stats::add_bytes(stats::Op::Flush, n);
+    }
+    finish_flush(comm, &global, v, keep, copied.map(drop))
+}
+
+/// Agrees on every rank's copy of version `v`, then rank 0 marks it (collective).
+fn finish_flush(
+    comm: &SimpleCommunicator,
+    global: &Path,
+    v: u64,
+    keep: usize,
+    copied: Result<(), String>,
+) -> Result<(), String> {
+    agree(comm, copied)
+        .and_then(|_| {
+            let marked = if comm.rank() == 0 {
+                flush::mark(global, v, comm.size() as usize, keep)
+            } else {
+                Ok(())
+            };
+            agree(comm, marked)
+        })
+        .map_err(|e| format!("flushing version {v} to {} failed: {e}", global.display()))
+}
+
+/// cd-core's `advanced` hook: persists the CD's point in time as a new version, and flushes
+/// it when asked (collective).
 pub fn advanced(cd: CdHandle) -> cd_core::Result<()> {
-    let (base, settings) = with_cds(|cds| {
+    let (base, global, settings) = with_cds(|cds| {
         cds.get_mut(&cd).map(|p| {
             p.pending = None;
-            (p.base.clone(), p.settings.clone())
+            (p.base.clone(), p.global.clone(), p.settings.clone())
         })
     })
     .ok_or_else(|| err("the CD was not prepared for persistence at create"))?;
     let comm = world();
+    // the previous background flush first: its local version may be removed below
+    let flushed = stats::timed(stats::Op::FlushWait, || complete_flush(&comm, cd));
+    inject::persist_started();
+    let started = std::time::Instant::now();
     let newest = local_versions(&base).last().map_or(0, |&(v, _)| v);
     let v = max_u64(&comm, newest) + 1;
     let vdir = version_dir(&base, v);
@@ -261,29 +460,24 @@ pub fn advanced(cd: CdHandle) -> cd_core::Result<()> {
             .map_err(|e| e.to_string())
             .and_then(|r| r)
         })
-        .and_then(|_| sync_dir(&vdir).map_err(|e| format!("{}: {e}", vdir.display())));
-    let result = agree(&comm, written)
-        .and_then(|_| {
-            let rs = Redset::create(
-                &comm,
-                scheme_of(settings.scheme),
-                settings.set_size,
-                settings.failure_group.as_deref(),
-                Options::default(),
-            )
-            .map_err(|e| format!("cd-redset: {e}"))?;
-            rs.apply(&[data_file(&vdir)], &redset_prefix(&vdir))
-                .map_err(|e| format!("cd-redset: {e}"))
-        })
-        .and_then(|_| {
-            let marker = vdir.join(format!("COMMIT.{}", rank()));
-            agree(&comm, write_durable(&marker, format!("{v}\n").as_bytes()))
+        .and_then(|n| {
+            sync_dir(&vdir)
+                .map(|_| n)
+                .map_err(|e| format!("{}: {e}", vdir.display()))
         });
-    if let Err(e) = result {
-        // an incomplete version is never used; the previous complete one stays
-        let _ = std::fs::remove_dir_all(&vdir);
-        return Err(err(format!("persisting version {v} failed: {e}")));
-    }
+    inject::crash_point("data-renamed", v);
+    let result = agree(&comm, written)
+        .and_then(|n| protect_and_commit(&comm, &vdir, v, &settings).map(|_| n));
+    let bytes = match result {
+        Ok(n) => n,
+        Err(e) => {
+            // an incomplete version is never used; the previous complete one stays
+            let _ = std::fs::remove_dir_all(&vdir);
+            let also = flushed.err().map(|f| format!("; {f}")).unwrap_or_default();
+            return Err(err(format!("persisting version {v} failed: {e}{also}")));
+        }
+    };
+    stats::record(stats::Op::Persist, started.elapsed(), bytes);
     // Version v is complete on every rank: older versions beyond the newest `keep` go.
     let complete: Vec<u64> = local_versions(&base)
         .into_iter()
@@ -296,7 +490,30 @@ pub fn advanced(cd: CdHandle) -> cd_core::Result<()> {
             let _ = std::fs::remove_dir_all(version_dir(&base, u));
         }
     }
-    Ok(())
+    inject::crash_point("cleaned", v);
+    if let (Some(f), Some(global)) = (&settings.flush, global) {
+        if v.is_multiple_of(f.every) {
+            if f.background {
+                let thread = std::thread::Builder::new()
+                    .name("cd-persist-flush".to_owned())
+                    .spawn(move || flush::copy_rank(&vdir, &global, v))
+                    .map_err(|e| err(format!("cannot start the flush thread: {e}")))?;
+                with_cds(|cds| {
+                    if let Some(p) = cds.get_mut(&cd) {
+                        p.flushing = Some(Flushing { version: v, thread });
+                    }
+                });
+            } else {
+                stats::timed(stats::Op::Flush, || {
+                    let copied = flush::copy_rank(&vdir, &global, v);
+                    let n = *copied.as_ref().unwrap_or(&0);
+                    finish_flush(&comm, &global, v, settings.keep, copied.map(drop)).map(|_| n)
+                })
+                .map_err(err)?;
+            }
+        }
+    }
+    flushed.map_err(|e| err(format!("version {v} persisted, but {e}")))
 }
 
 /// cd-core's `before_restore` hook: loads a recovered version into the CD's store (local).

@@ -1,0 +1,89 @@
+//! Where persistence spends its time, for `CD_MPI_STATS`: the interposer writes [`totals`]
+//! into each rank's statistics file at `MPI_Finalize`.
+//!
+//! The counters are updated once per persist, recover, fetch or flush (a few relaxed atomic
+//! additions next to a collective step that writes files), so they are always kept: there is
+//! nothing to save by turning them off.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// The operations counted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Op {
+    /// A persist at an advance: data file, redundancy, commit markers.
+    Persist,
+    /// A restart's recover of a local version (with its rebuild, if any).
+    Recover,
+    /// A restart's fetch of a flushed version from the global directory.
+    Fetch,
+    /// Flushing a version to the global directory (the copy; for a background flush, the
+    /// bytes only: its time is the thread's, not the application's).
+    Flush,
+    /// The time an advance waited for the previous background flush to complete.
+    FlushWait,
+}
+
+const OPS: usize = 5;
+const NAMES: [&str; OPS] = ["persist", "recover", "fetch", "flush", "flush_wait"];
+static COUNT: [AtomicU64; OPS] = [const { AtomicU64::new(0) }; OPS];
+static NANOS: [AtomicU64; OPS] = [const { AtomicU64::new(0) }; OPS];
+static BYTES: [AtomicU64; OPS] = [const { AtomicU64::new(0) }; OPS];
+
+/// What an operation's result says of the bytes it wrote.
+pub(crate) trait Bytes {
+    /// This rank's bytes written (0 when not counted).
+    fn bytes(&self) -> u64;
+}
+
+impl Bytes for u64 {
+    fn bytes(&self) -> u64 {
+        *self
+    }
+}
+
+impl Bytes for () {
+    fn bytes(&self) -> u64 {
+        0
+    }
+}
+
+/// Counts one `op` that took `time` and wrote `bytes` on this rank.
+pub(crate) fn record(op: Op, time: Duration, bytes: u64) {
+    let i = op as usize;
+    COUNT[i].fetch_add(1, Ordering::Relaxed);
+    NANOS[i].fetch_add(
+        u64::try_from(time.as_nanos()).unwrap_or(u64::MAX),
+        Ordering::Relaxed,
+    );
+    BYTES[i].fetch_add(bytes, Ordering::Relaxed);
+}
+
+/// Adds `bytes` to `op`'s bytes (a background flush's copy, counted when it completes).
+pub(crate) fn add_bytes(op: Op, bytes: u64) {
+    BYTES[op as usize].fetch_add(bytes, Ordering::Relaxed);
+}
+
+/// Runs `f` as one `op`, counted when it succeeds.
+pub(crate) fn timed<T: Bytes, E>(op: Op, f: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
+    let start = std::time::Instant::now();
+    let out = f();
+    if let Ok(v) = &out {
+        record(op, start.elapsed(), v.bytes());
+    }
+    out
+}
+
+/// The totals of this process, as `CD_MPI_STATS` keys: `persist.count`, `persist.ns`,
+/// `persist.bytes`, and the same for `recover`, `fetch`, `flush` and `flush_wait` (counts and
+/// times of successful operations; bytes are this rank's data file bytes written, rebuilt or
+/// checked, fetched, and copied to the global directory).
+pub fn totals() -> Vec<(String, u64)> {
+    let mut out = Vec::with_capacity(3 * OPS);
+    for (i, name) in NAMES.iter().enumerate() {
+        out.push((format!("{name}.count"), COUNT[i].load(Ordering::Relaxed)));
+        out.push((format!("{name}.ns"), NANOS[i].load(Ordering::Relaxed)));
+        out.push((format!("{name}.bytes"), BYTES[i].load(Ordering::Relaxed)));
+    }
+    out
+}
