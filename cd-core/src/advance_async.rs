@@ -38,9 +38,10 @@ use crate::api::{
 };
 use crate::callback;
 use crate::error::{CdError, Result};
-use crate::handle::{self, CdRef};
-use crate::node::{check_merge, feed_mark, Exclusive, FeedMark, Node};
-use crate::space::{self, Drain, DrainCopy, SpaceId, HOST};
+use crate::handle;
+use crate::ids::CdRef;
+use crate::node::{check_merge, feed_mark, Exclusive, Node, Pending};
+use crate::space::{self, DrainCopy, SpaceId, HOST};
 use crate::store::{self, Buffer};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -54,18 +55,6 @@ pub struct AsyncAdvance {
     /// `true`: the device ranges are draining and the new point becomes current when they
     /// are done; `false`: the advance ran synchronously and is already current.
     pub in_flight: bool,
-}
-
-/// An asynchronous advance whose drain has not completed, kept in its CD's state.
-pub(crate) struct Pending {
-    /// Declared before `buffer`, so dropped first: each waits until its copies stopped
-    /// writing `buffer`.
-    drains: Vec<(String, Box<dyn Drain>)>,
-    /// The new point's bytes: host ranges written at the call, device ranges by the drains.
-    buffer: Buffer,
-    targets: Vec<(usize, usize, SpaceId)>,
-    offsets: Vec<(i32, i64)>,
-    mark: Option<FeedMark>,
 }
 
 /// Moves the CD's point in time to now, draining device ranges in the background (a `cd_`

@@ -8,7 +8,8 @@
 use crate::advance_async::settle;
 use crate::callback;
 use crate::error::{CdError, Fate, Result};
-use crate::handle::{self, CdHandle, CdRef};
+use crate::handle;
+use crate::ids::{CdHandle, CdRef};
 use crate::log::LogEntry;
 use crate::node::{
     check_merge, feed_mark, merge_into_parent, resolve_through, Entry, Exclusive, How, Node, State,
@@ -340,7 +341,7 @@ unsafe fn add_entries(cd: CdRef, specs: &[AddrSpec], how: How) -> Result<()> {
         let added = bounds.iter().zip(&gaps).filter(|(_, g)| !g.is_empty());
         state
             .adds
-            .extend(added.map(|(&(start, end), _)| crate::persist::AddRecord {
+            .extend(added.map(|(&(start, end), _)| crate::node::AddRecord {
                 start,
                 end,
                 restoration: how.restoration(),

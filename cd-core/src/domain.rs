@@ -37,7 +37,7 @@
 
 use crate::api::{self, AdvanceReport};
 use crate::error::Result;
-use crate::handle::CdHandle;
+use crate::ids::CdHandle;
 use crate::restore::{self, RestoreReport};
 use crate::types::{Access, AddrSpec, LoggingMode};
 use bytemuck::Pod;

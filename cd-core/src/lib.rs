@@ -71,6 +71,7 @@ mod domain;
 mod error;
 pub mod fault;
 mod handle;
+mod ids;
 pub mod interval;
 mod log;
 mod mpi;
@@ -93,14 +94,15 @@ pub use api::{
 };
 pub use domain::{Domain, Key};
 pub use error::{CdError, Fate, Result};
-pub use handle::{current_cd, CdHandle, CdRef};
+pub use handle::current_cd;
+pub use ids::{CdHandle, CdRef};
 pub use log::{
     log_spill_bytes, log_spilled_total, set_log_spill_bytes, set_log_spill_dir, LogEntry,
     LogPayload, DEFAULT_LOG_SPILL, LOG_DIR_ENV, LOG_SPILL_ENV,
 };
 pub use mpi::{
     log_append, log_append_with, log_mark_unreplayable, log_mode, log_next, set_restore_hook,
-    LogMode, RestoreHook,
+    RestoreHook,
 };
 pub use persist::{
     load_saved_entries, recovered_version, set_persist_hooks, with_saved_entries, PersistHooks,
@@ -116,4 +118,4 @@ pub use stats::{global_stats, Stats};
 pub use storage_info::{
     FlushSettings, PersistScheme, PersistSettings, StorageInfo, KNOWN_KEYS, STORAGE_INFO_ENV,
 };
-pub use types::{Access, AddrSpec, LoggingMode, Restoration, Scope};
+pub use types::{Access, AddrSpec, LogMode, LoggingMode, Restoration, Scope};

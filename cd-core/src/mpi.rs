@@ -22,24 +22,13 @@
 
 use crate::callback;
 use crate::error::{CdError, Result};
-use crate::handle::{self, CdHandle};
+use crate::handle;
+use crate::ids::CdHandle;
 use crate::log::LogEntry;
 use crate::node::outermost_replaying;
 use crate::stats::Stats;
+use crate::types::LogMode;
 use std::sync::RwLock;
-
-/// What the calling thread's MPI calls do now.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-#[repr(u8)]
-pub enum LogMode {
-    /// No active CD, or the active CD does not log: calls go straight to MPI.
-    Off = 0,
-    /// The active CD logs: calls go to MPI and are appended to its log.
-    Record = 1,
-    /// A replay feeds this thread (the active CD's log, or an ancestor's): calls are served
-    /// from it.
-    Replay = 2,
-}
 
 /// The calling thread's mode, from the thread-local cache: no lock, no allocation, no `Arc`
 /// clone. While no CD in the process logs it is one relaxed load of a global counter; with no

@@ -10,14 +10,14 @@
 //! [`CdError::ConcurrentOperation`] at once instead of queueing behind the first.
 
 use crate::error::{CdError, Fate, Result};
-use crate::handle::CdHandle;
+use crate::ids::CdHandle;
 use crate::interval::{IntervalMap, Piece};
 use crate::log::{Cursor, Log};
 use crate::regen::Regen;
-use crate::space::SpaceId;
+use crate::space::{Drain, SpaceId};
 use crate::stats::Stats;
 use crate::storage_info::StorageInfo;
-use crate::store::Segment;
+use crate::store::{Buffer, Segment};
 use crate::types::{Access, Restoration, Scope};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
@@ -79,12 +79,32 @@ pub(crate) struct State {
     pub(crate) children: Vec<Arc<Node>>,
     pub(crate) stats: Stats,
     /// A persistent root CD's ranges in add order (see `persist`); empty for other CDs.
-    pub(crate) adds: Vec<crate::persist::AddRecord>,
+    pub(crate) adds: Vec<AddRecord>,
     /// The persisted version a persistent root CD recovered at create.
     pub(crate) recovered: Option<u64>,
     /// An asynchronous advance whose drain has not completed (see `advance_async`); the
     /// node's `draining` flag mirrors whether it is set.
-    pub(crate) pending: Option<crate::advance_async::Pending>,
+    pub(crate) pending: Option<Pending>,
+}
+
+/// A range as it was added to a persistent root CD.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct AddRecord {
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+    pub(crate) restoration: Restoration,
+}
+
+/// An asynchronous advance whose drain has not completed, kept in its CD's state.
+pub(crate) struct Pending {
+    /// Declared before `buffer`, so dropped first: each waits until its copies stopped
+    /// writing `buffer`.
+    pub(crate) drains: Vec<(String, Box<dyn Drain>)>,
+    /// The new point's bytes: host ranges written at the call, device ranges by the drains.
+    pub(crate) buffer: Buffer,
+    pub(crate) targets: Vec<(usize, usize, SpaceId)>,
+    pub(crate) offsets: Vec<(i32, i64)>,
+    pub(crate) mark: Option<FeedMark>,
 }
 
 /// A CD created (or advanced) while an ancestor's log was being replayed consumes that

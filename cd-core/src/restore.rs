@@ -17,7 +17,8 @@
 
 use crate::callback;
 use crate::error::{CdError, Fate, Result};
-use crate::handle::{self, CdRef};
+use crate::handle;
+use crate::ids::{CdHandle, CdRef};
 use crate::mpi;
 use crate::node::{resolve_through, Exclusive, How, Node, State};
 use crate::space::SpaceId;
@@ -149,7 +150,7 @@ pub unsafe fn restore_cd(cd: impl Into<CdRef>) -> Result<RestoreReport> {
             return Err(CdError::Unreplayable { call });
         }
         let rewind = rewind.map(|(at, mark)| (at, mark.generation, mark.cursor));
-        let cds: Vec<handle::CdHandle> = tree.nodes.iter().map(|n| n.handle).collect();
+        let cds: Vec<CdHandle> = tree.nodes.iter().map(|n| n.handle).collect();
         mpi::run_restore_hook(&cds)?;
         // Nearest ancestor first.
         let above: Vec<&State> = ancestor_states.iter().rev().map(|g| &**g).collect();
