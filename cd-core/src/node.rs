@@ -87,6 +87,21 @@ pub(crate) struct State {
     pub(crate) pending: Option<Pending>,
 }
 
+impl State {
+    /// Fails with [`CdError::HasChildren`] unless the CD has no live children: the rule of
+    /// commit and advance.
+    pub(crate) fn refuse_children(&self, operation: &'static str) -> Result<()> {
+        if self.children.is_empty() {
+            Ok(())
+        } else {
+            Err(CdError::HasChildren {
+                operation,
+                children: self.children.len(),
+            })
+        }
+    }
+}
+
 /// A range as it was added to a persistent root CD.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct AddRecord {
@@ -463,4 +478,23 @@ pub(crate) fn resolve_through(
         }
     }
     Ok(next)
+}
+
+/// The current offset of `fd`, by `lseek(fd, 0, SEEK_CUR)`.
+pub(crate) fn file_offset(fd: i32) -> Result<i64> {
+    if fd < 0 {
+        return Err(CdError::FileNotSeekable {
+            fd,
+            message: "negative file descriptor".to_owned(),
+        });
+    }
+    // SAFETY: lseek on any integer is memory safe; a bad descriptor only yields EBADF.
+    let offset = unsafe { libc::lseek(fd, 0, libc::SEEK_CUR) };
+    if offset < 0 {
+        return Err(CdError::FileNotSeekable {
+            fd,
+            message: std::io::Error::last_os_error().to_string(),
+        });
+    }
+    Ok(offset)
 }

@@ -113,7 +113,7 @@ pub unsafe fn restore_cd(cd: impl Into<CdRef>) -> Result<RestoreReport> {
     // An advance in flight in the subtree (only leaves can have one: creating a child waits
     // for its parent's) becomes current if its drain completed, and is dropped otherwise.
     for n in &Subtree::collect(&node).nodes {
-        crate::advance_async::settle_or_drop(n);
+        crate::advance::settle_or_drop(n);
     }
     // Only create and advance set it, and the busy flag holds off an advance.
     let rewinds = node.lock().feed_mark.is_some();

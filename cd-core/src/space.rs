@@ -317,7 +317,7 @@ pub fn remap_device_region(from: usize, to: usize, length: usize) -> Result<()> 
     let shift = |x: usize| x - from + to;
     let nodes = crate::handle::live_nodes();
     for node in &nodes {
-        crate::advance_async::settle_or_drop(node);
+        crate::advance::settle_or_drop(node);
     }
     let spaces = read();
     // Mapped regions in the old range move whole, into free space.
