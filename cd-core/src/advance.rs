@@ -38,7 +38,7 @@ pub struct AdvanceReport {
 /// from application memory, every READ_WRITE entry is demoted to READ_ONLY, monitored files'
 /// positions are updated and the CD's MPI log is discarded (which ends a replay of it). All or
 /// nothing: on error the CD (and its parent) are exactly as before. The implicit commit
-/// refuses to merge log records into a log being replayed, as [`commit_cd`] does.
+/// refuses to merge log records into a log being replayed, as [`commit_cd`](crate::commit_cd) does.
 ///
 /// # Safety
 /// Every COPY range of the CD must be readable (host memory) and not written during the call.

@@ -1,5 +1,5 @@
 //! `commit_cd`: a root is discarded; a child is merged into its parent by the rules of
-//! `merge` and discarded.
+//! `node::merge_into_parent` and discarded.
 
 use crate::advance::settle;
 use crate::callback;
@@ -13,11 +13,11 @@ use std::sync::Arc;
 use tracing::debug_span;
 
 /// Commits a CD (`commit_cd`): a root is discarded; a child is merged into its parent by the
-/// spec's rules (see [`merge_into_parent`]) and discarded. A CD with live children cannot be
+/// spec's rules (see `node::merge_into_parent`) and discarded. A CD with live children cannot be
 /// committed. If the CD is the calling thread's active CD, the one below becomes active.
 ///
 /// A commit that would merge MPI log records into a parent whose log is being replayed fails
-/// with [`CdError::LogReplaying`] and changes nothing: the records would land in the middle of
+/// with [`CdError::LogReplaying`](crate::CdError::LogReplaying) and changes nothing: the records would land in the middle of
 /// the replay. It does not happen when the MPI layer follows [`crate::log_mode`] (a CD that a
 /// replay feeds logs nothing); it means that records were added to the child explicitly.
 pub fn commit_cd(cd: impl Into<CdRef>) -> Result<()> {

@@ -109,7 +109,7 @@ pub struct EntryInfo {
     pub scope: Scope,
     /// COPY, PARENT or REGEN.
     pub restoration: Restoration,
-    /// The memory space ([`space::HOST`] for host memory).
+    /// The memory space ([`HOST`](crate::HOST) for host memory).
     pub space: SpaceId,
 }
 

@@ -70,6 +70,7 @@ mod advance_async;
 mod callback;
 mod commit;
 mod create;
+mod device;
 mod domain;
 mod error;
 pub mod fault;
@@ -95,6 +96,7 @@ pub use advance::{advance_cd_point_in_time, AdvanceReport};
 pub use advance_async::{advance_cd_point_in_time_async, advance_test, advance_wait, AsyncAdvance};
 pub use commit::commit_cd;
 pub use create::create_cd;
+pub use device::{device_reset, remap_device_region, unmap_device_region};
 pub use domain::{Domain, Key};
 pub use error::{CdError, Fate, Result};
 pub use files::{add_file_to_cd, delete_file_from_cd};
@@ -116,8 +118,8 @@ pub use persist::{
 pub use regen::Regen;
 pub use restore::{restore_cd, RestoreReport};
 pub use space::{
-    device_reset, map_device_region, register_memory_space, register_recognising_space,
-    remap_device_region, unmap_device_region, DeviceMemory, Drain, DrainCopy, SpaceId, HOST,
+    map_device_region, register_memory_space, register_recognising_space, DeviceMemory, Drain,
+    DrainCopy, SpaceId, HOST,
 };
 pub use stats::{global_stats, Stats};
 pub use storage_info::{
