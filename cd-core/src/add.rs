@@ -6,6 +6,7 @@
 //! CD, so that a failed add leaves it as it was. Re-adding covered ground changes only the
 //! access label, by the rule in `access`.
 
+use crate::access;
 use crate::advance::settle;
 use crate::callback;
 use crate::error::{CdError, Result};
@@ -16,7 +17,7 @@ use crate::regen::Regen;
 use crate::space::{self, Location};
 use crate::stats::Stats;
 use crate::store::{self, Buffer, Segment, INLINE};
-use crate::types::{validate_specs, Access, AddrSpec, Small};
+use crate::types::{validate_specs, AddrSpec, Small};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use tracing::debug_span;
@@ -68,13 +69,7 @@ pub fn add_to_cd_via_regen(cd: impl Into<CdRef>, specs: &[AddrSpec], regen: Rege
 unsafe fn add_entries(cd: CdRef, specs: &[AddrSpec], how: How) -> Result<()> {
     callback::check()?;
     let bounds = validate_specs(specs)?;
-    if matches!(how, How::Regen(_)) {
-        if let Some(spec) = specs.iter().find(|s| s.access == Access::ReadWrite) {
-            return Err(CdError::ReadWriteRegen {
-                address: spec.address,
-            });
-        }
-    }
+    access::check_new(&how, specs)?;
     let spaces = bounds
         .iter()
         .map(|&(s, e)| space::space_of(s, e))
@@ -104,9 +99,7 @@ unsafe fn add_entries(cd: CdRef, specs: &[AddrSpec], how: How) -> Result<()> {
                     existing: old.scope.name(),
                 });
             }
-            if spec.access == Access::ReadWrite && matches!(old.how, How::Regen(_)) {
-                return Err(CdError::PromoteRegen { address: os });
-            }
+            access::check_readd(&old, spec.access, os)?;
         }
     }
     let gaps: Small<Small<(usize, usize)>> = bounds
@@ -157,7 +150,7 @@ unsafe fn add_entries(cd: CdRef, specs: &[AddrSpec], how: How) -> Result<()> {
     for (i, spec) in specs.iter().enumerate() {
         let ((s, e), list, at) = (bounds[i], &gaps[i], spaces[i]);
         if !uncovered[i] {
-            state.entries.update(s, e, |old| old.access = spec.access);
+            access::relabel(&mut state.entries, s, e, spec.access);
         }
         let entry = Entry {
             how: how.clone(),

@@ -7,13 +7,13 @@
 //! not in `advance_async`, because every operation calls it first: keeping it in the lower
 //! module is what lets the operation modules depend on `advance` without a circle.
 
+use crate::access;
 use crate::callback;
 use crate::error::{CdError, Result};
 use crate::handle;
 use crate::ids::CdRef;
-use crate::node::{
-    check_merge, feed_mark, file_offset, merge_into_parent, Exclusive, How, Node, Pending, State,
-};
+use crate::merge::{check_merge, merge_into_parent};
+use crate::node::{feed_mark, file_offset, Exclusive, How, Node, Pending, State};
 use crate::space::SpaceId;
 use crate::stats::Stats;
 use crate::store::{self, Buffer, Segment};
@@ -143,17 +143,7 @@ pub(crate) fn apply_advance(
             offset += e - s;
         }
     }
-    let writable: Vec<(usize, usize)> = state
-        .entries
-        .iter()
-        .filter(|(_, _, e)| e.access == Access::ReadWrite)
-        .map(|(s, e, _)| (s, e))
-        .collect();
-    for (s, e) in writable {
-        state
-            .entries
-            .update(s, e, |entry| entry.access = Access::ReadOnly);
-    }
+    access::demote_all(&mut state.entries);
     state.files.extend(point.offsets);
     state.log.clear();
     node.sync_replay(state);

@@ -1,19 +1,20 @@
 //! `commit_cd`: a root is discarded; a child is merged into its parent by the rules of
-//! `node::merge_into_parent` and discarded.
+//! `merge` and discarded.
 
 use crate::advance::settle;
 use crate::callback;
 use crate::error::{Fate, Result};
 use crate::handle;
 use crate::ids::CdRef;
-use crate::node::{check_merge, merge_into_parent, Exclusive};
+use crate::merge::{check_merge, merge_into_parent};
+use crate::node::Exclusive;
 use crate::stats::Stats;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use tracing::debug_span;
 
 /// Commits a CD (`commit_cd`): a root is discarded; a child is merged into its parent by the
-/// spec's rules (see `node::merge_into_parent`) and discarded. A CD with live children cannot be
+/// spec's rules (see `merge`) and discarded. A CD with live children cannot be
 /// committed. If the CD is the calling thread's active CD, the one below becomes active.
 ///
 /// A commit that would merge MPI log records into a parent whose log is being replayed fails

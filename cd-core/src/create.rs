@@ -11,6 +11,7 @@ use crate::commit::commit_cd;
 use crate::error::{CdError, Result};
 use crate::handle;
 use crate::ids::{CdHandle, CdRef};
+use crate::merge;
 use crate::node::{feed_mark, Node};
 use crate::stats::Stats;
 use crate::storage_info::StorageInfo;
@@ -153,7 +154,7 @@ fn create_child(
     let node = handle::lookup(handle).expect("just registered");
     if logging {
         let mut child = node.lock();
-        if !had_siblings {
+        if merge::log_goes_up(had_siblings) {
             state.log.hand_down(&mut child.log);
         }
         child.feed_mark = mark;

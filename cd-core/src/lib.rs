@@ -64,6 +64,7 @@
 //! commit_cd(cd).unwrap();
 //! ```
 
+mod access;
 mod add;
 mod advance;
 mod advance_async;
@@ -80,6 +81,7 @@ mod ids;
 mod info;
 pub mod interval;
 mod log;
+mod merge;
 mod mpi;
 mod node;
 mod persist;

@@ -352,60 +352,6 @@ impl Node {
     }
 }
 
-/// Commits `child`'s state into its parent's: the spec's commit rules, shared by `commit_cd`
-/// and the implicit commit of an advance.
-///
-/// - GLOBAL entries only in the child move up (with their data, shared, not copied);
-/// - where both hold a range, the parent's entry wins, but a READ_WRITE child entry promotes a
-///   READ_ONLY parent entry (never a regen one, which cannot be READ_WRITE);
-/// - CONSTRAINED entries never move up;
-/// - files only in the child move up;
-/// - the child's log is appended to the parent's if the child never had a sibling, and is
-///   dropped otherwise. Either way the child's log is left empty. Callers first check that
-///   the parent's log may take it ([`Log::check_append`]).
-pub(crate) fn merge_into_parent(
-    parent: &mut State,
-    parent_node: &Node,
-    child: &mut State,
-    child_had_siblings: bool,
-) {
-    let moved: Vec<(usize, usize, Entry)> = child
-        .entries
-        .iter()
-        .filter(|(_, _, e)| e.scope == Scope::Global)
-        .map(|(s, e, entry)| (s, e, entry.clone()))
-        .collect();
-    for (start, end, entry) in moved {
-        if entry.access == Access::ReadWrite {
-            parent.entries.update(start, end, |p| {
-                if !matches!(p.how, How::Regen(_)) {
-                    p.access = Access::ReadWrite;
-                }
-            });
-        }
-        for (gs, ge) in parent.entries.fill_gaps(start, end, &entry) {
-            match entry.how {
-                How::Copy => {
-                    for (ds, de, segment) in child.data.overlapping(gs, ge) {
-                        parent.data.insert_uncovered(ds, de, segment);
-                    }
-                }
-                How::Parent => parent_node
-                    .has_parent_entries
-                    .store(true, Ordering::Relaxed),
-                How::Regen(_) => {}
-            }
-        }
-    }
-    for (&fd, &offset) in &child.files {
-        parent.files.entry(fd).or_insert(offset);
-    }
-    let log = std::mem::take(&mut child.log);
-    if !child_had_siblings {
-        parent.log.append(log);
-    }
-}
-
 /// The outermost CD whose own log is being replayed among `node` and its ancestors: the one
 /// whose records are the oldest, so the replay that feeds a thread whose active CD is `node`.
 pub(crate) fn outermost_replaying(node: &Arc<Node>) -> Option<Arc<Node>> {
@@ -433,16 +379,6 @@ pub(crate) fn feed_mark(parent: &Arc<Node>) -> Option<FeedMark> {
         generation,
         cursor,
     })
-}
-
-/// Checks that committing a child (its state `child`) into its parent's state may append its
-/// log there (see [`merge_into_parent`]).
-pub(crate) fn check_merge(parent: &State, child: &State, child_had_siblings: bool) -> Result<()> {
-    if child_had_siblings {
-        Ok(())
-    } else {
-        parent.log.check_append(&child.log)
-    }
 }
 
 /// One step of resolving PARENT bytes through the ancestors: splits the `pending` ranges over

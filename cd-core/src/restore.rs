@@ -19,6 +19,7 @@ use crate::callback;
 use crate::error::{CdError, Fate, Result};
 use crate::handle;
 use crate::ids::{CdHandle, CdRef};
+use crate::merge;
 use crate::mpi;
 use crate::node::{resolve_through, Exclusive, How, Node, State};
 use crate::space::SpaceId;
@@ -313,7 +314,7 @@ fn unreplayable(tree: &Subtree, states: &[MutexGuard<'_, State>]) -> Option<&'st
         let call = states[i].log.unreplayable()?;
         let mut at = i;
         while let Some(parent) = tree.parents[at] {
-            if tree.nodes[at].had_siblings.load(Ordering::Relaxed) {
+            if !merge::log_goes_up(tree.nodes[at].had_siblings.load(Ordering::Relaxed)) {
                 return None;
             }
             at = parent;
@@ -327,11 +328,14 @@ fn unreplayable(tree: &Subtree, states: &[MutexGuard<'_, State>]) -> Option<&'st
 /// allowed even while it replays.
 fn finish(tree: &Subtree, states: &mut [MutexGuard<'_, State>]) {
     for i in (1..tree.nodes.len()).rev() {
-        let log = std::mem::take(&mut states[i].log);
         let parent = tree.parents[i].expect("only the restored CD has no parent here");
-        if !tree.nodes[i].had_siblings.load(Ordering::Relaxed) {
-            states[parent].log.append(log);
-        }
+        // taken out first: two guards of one slice cannot be borrowed mutably at once
+        let mut child_log = std::mem::take(&mut states[i].log);
+        merge::merge_log(
+            &mut states[parent].log,
+            &mut child_log,
+            tree.nodes[i].had_siblings.load(Ordering::Relaxed),
+        );
         tree.nodes[i].mark_retired(&mut states[i], Fate::DiscardedByRestore);
     }
     states[0].children.clear();
