@@ -32,15 +32,14 @@
 //! an advance with nothing to copy, advances synchronously: [`AsyncAdvance::in_flight`] says
 //! which happened. The spec's `advance_cd_point_in_time` is unchanged.
 
-use crate::api::{
-    advance_targets, advanced_hook, apply_advance, file_offset, refuse_children, AdvanceReport,
-    NewPoint,
-};
+use crate::advance::{advance_targets, settle, AdvanceReport};
 use crate::callback;
 use crate::error::{CdError, Result};
-use crate::handle::{self, CdRef};
-use crate::node::{check_merge, feed_mark, Exclusive, FeedMark, Node};
-use crate::space::{self, Drain, DrainCopy, SpaceId, HOST};
+use crate::handle;
+use crate::ids::CdRef;
+use crate::merge::check_merge;
+use crate::node::{feed_mark, file_offset, Exclusive, Node, Pending};
+use crate::space::{self, DrainCopy, SpaceId, HOST};
 use crate::store::{self, Buffer};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -54,18 +53,6 @@ pub struct AsyncAdvance {
     /// `true`: the device ranges are draining and the new point becomes current when they
     /// are done; `false`: the advance ran synchronously and is already current.
     pub in_flight: bool,
-}
-
-/// An asynchronous advance whose drain has not completed, kept in its CD's state.
-pub(crate) struct Pending {
-    /// Declared before `buffer`, so dropped first: each waits until its copies stopped
-    /// writing `buffer`.
-    drains: Vec<(String, Box<dyn Drain>)>,
-    /// The new point's bytes: host ranges written at the call, device ranges by the drains.
-    buffer: Buffer,
-    targets: Vec<(usize, usize, SpaceId)>,
-    offsets: Vec<(i32, i64)>,
-    mark: Option<FeedMark>,
 }
 
 /// Moves the CD's point in time to now, draining device ranges in the background (a `cd_`
@@ -119,7 +106,7 @@ unsafe fn begin(node: &Arc<Node>, stream: usize) -> Result<Option<AdvanceReport>
         None => None,
     };
     let mut state = node.lock_live()?;
-    refuse_children(&state, "cd_advance_async")?;
+    state.refuse_children("cd_advance_async")?;
     if let Some(parent_state) = parent_state.as_deref() {
         check_merge(
             parent_state,
@@ -226,79 +213,4 @@ pub fn advance_test(cd: impl Into<CdRef>) -> Result<bool> {
 pub fn advance_wait(cd: impl Into<CdRef>) -> Result<()> {
     callback::check()?;
     settle(&handle::resolve(cd.into())?, true).map(drop)
-}
-
-/// Makes the CD's pending advance current if its drain completed (waiting for it when
-/// `block`); `Ok(true)` when none is pending any more. Call with no CD locked.
-pub(crate) fn settle(node: &Arc<Node>, block: bool) -> Result<bool> {
-    if !node.draining.load(Ordering::Acquire) {
-        return Ok(true);
-    }
-    let mut parent_state = node.parent.as_ref().map(|p| p.lock());
-    let mut state = node.lock();
-    let Some(pending) = state.pending.as_mut() else {
-        return Ok(true);
-    };
-    for (name, drain) in &mut pending.drains {
-        let done = callback::guard(|| {
-            if block {
-                drain.wait().map(|()| true)
-            } else {
-                drain.is_complete()
-            }
-        });
-        match done {
-            Ok(true) => {}
-            Ok(false) => return Ok(false),
-            Err(message) => {
-                let space = name.clone();
-                state.pending = None;
-                node.draining.store(false, Ordering::Release);
-                return Err(CdError::DeviceCopy { space, message });
-            }
-        }
-    }
-    let Some(pending) = state.pending.take() else {
-        return Ok(true);
-    };
-    node.draining.store(false, Ordering::Release);
-    if let Some(parent_state) = parent_state.as_deref() {
-        check_merge(
-            parent_state,
-            &state,
-            node.had_siblings.load(Ordering::Relaxed),
-        )?;
-    }
-    let Pending {
-        drains,
-        buffer,
-        targets,
-        offsets,
-        mark,
-    } = pending;
-    drop(drains);
-    let point = NewPoint {
-        targets,
-        staged: Some(Arc::new(buffer)),
-        offsets,
-        mark,
-    };
-    apply_advance(node, parent_state.as_deref_mut(), &mut state, point);
-    drop(state);
-    drop(parent_state);
-    advanced_hook(node)?;
-    Ok(true)
-}
-
-/// For a restore: makes a completed drain's point current, or drops a pending one (waiting
-/// for its copies to stop), so that the previous complete point is restored.
-pub(crate) fn settle_or_drop(node: &Arc<Node>) {
-    // A failed drain has already been dropped: the restore goes on from the previous point,
-    // and reports the device's state itself if it cannot copy.
-    if let Ok(true) | Err(_) = settle(node, false) {
-        return;
-    }
-    let mut state = node.lock();
-    state.pending = None;
-    node.draining.store(false, Ordering::Release);
 }

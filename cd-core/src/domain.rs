@@ -35,9 +35,12 @@
 //! cd.commit().unwrap();
 //! ```
 
-use crate::api::{self, AdvanceReport};
+use crate::add::{add_to_cd_via_copy, delete_from_cd};
+use crate::advance::{advance_cd_point_in_time, AdvanceReport};
+use crate::commit::commit_cd;
+use crate::create::create_cd;
 use crate::error::Result;
-use crate::handle::CdHandle;
+use crate::ids::CdHandle;
 use crate::restore::{self, RestoreReport};
 use crate::types::{Access, AddrSpec, LoggingMode};
 use bytemuck::Pod;
@@ -83,7 +86,7 @@ impl Domain {
     /// A root CD with the given logging mode (`Enabled` when the program uses MPI).
     pub fn with_logging(name: Option<&str>, logging: LoggingMode) -> Result<Domain> {
         Ok(Domain {
-            handle: api::create_cd(None, None, logging, name)?,
+            handle: create_cd(None, None, logging, name)?,
             buffers: Vec::new(),
             committed: false,
         })
@@ -103,7 +106,7 @@ impl Domain {
             let spec = AddrSpec::of(&*data, Access::ReadOnly);
             // SAFETY: the buffer is owned by this domain from now on, stays at this address
             // (a boxed slice never moves its elements), and is freed only after it left the CD.
-            unsafe { api::add_to_cd_via_copy(self.handle, &[spec])? };
+            unsafe { add_to_cd_via_copy(self.handle, &[spec])? };
         }
         self.buffers.push(Some(Box::new(data)));
         Ok(Key {
@@ -148,7 +151,7 @@ impl Domain {
         let spec = AddrSpec::of(part, Access::ReadWrite);
         // SAFETY: the range is already in the CD (added by `protect`), so this only relabels
         // it; the buffer is owned by the domain.
-        unsafe { api::add_to_cd_via_copy(self.handle, &[spec]) }
+        unsafe { add_to_cd_via_copy(self.handle, &[spec]) }
     }
 
     /// The buffer, for reading.
@@ -203,7 +206,7 @@ impl Domain {
     pub fn take<T: Pod>(&mut self, key: Key<T>) -> Result<Vec<T>> {
         let data = self.slot(key);
         if !data.is_empty() {
-            api::delete_from_cd(self.handle, &[AddrSpec::of(data, Access::ReadOnly)])?;
+            delete_from_cd(self.handle, &[AddrSpec::of(data, Access::ReadOnly)])?;
         }
         let boxed = self.buffers[key.index]
             .take()
@@ -225,12 +228,12 @@ impl Domain {
     /// advance, and demotes it.
     pub fn advance(&mut self) -> Result<AdvanceReport> {
         // SAFETY: as in `restore`: owned buffers, and no borrow is alive.
-        unsafe { api::advance_cd_point_in_time(self.handle) }
+        unsafe { advance_cd_point_in_time(self.handle) }
     }
 
     /// Commits (discards) the CD and frees the buffers still in it.
     pub fn commit(mut self) -> Result<()> {
-        api::commit_cd(self.handle)?;
+        commit_cd(self.handle)?;
         self.committed = true;
         Ok(())
     }
@@ -238,7 +241,7 @@ impl Domain {
 
 impl Drop for Domain {
     fn drop(&mut self) {
-        if self.committed || api::commit_cd(self.handle).is_ok() {
+        if self.committed || commit_cd(self.handle).is_ok() {
             return;
         }
         // The CD outlives us (a child created through the raw API keeps it alive), and it

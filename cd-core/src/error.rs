@@ -4,7 +4,7 @@
 //! `lseek`, regen functions), has its own variant with a message that says what to fix. The C
 //! layer maps each variant to a stable number with [`CdError::code`].
 
-use crate::handle::CdHandle;
+use crate::ids::CdHandle;
 
 /// Why a handle no longer names a live CD.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

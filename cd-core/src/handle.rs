@@ -17,54 +17,12 @@
 //! replay feeds the thread.
 
 use crate::error::{CdError, Fate, Result};
-use crate::mpi::LogMode;
+use crate::ids::{CdHandle, CdRef};
 use crate::node::Node;
+use crate::types::LogMode;
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::sync::{Arc, RwLock};
-
-/// Names one CD. Cheap to copy; validated on every use.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-pub struct CdHandle {
-    index: u32,
-    generation: u32,
-}
-
-impl CdHandle {
-    /// The handle as 64 bits (what the C API hands out as `cd_handle`).
-    pub fn to_bits(self) -> u64 {
-        (u64::from(self.generation) << 32) | u64::from(self.index)
-    }
-
-    /// A handle from 64 bits. Any value is accepted here; lookups reject invalid ones.
-    pub fn from_bits(bits: u64) -> CdHandle {
-        CdHandle {
-            index: bits as u32,
-            generation: (bits >> 32) as u32,
-        }
-    }
-}
-
-impl std::fmt::Display for CdHandle {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "cd#{}.{}", self.index, self.generation)
-    }
-}
-
-/// Which CD an operation applies to: a handle, or the calling thread's active CD.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum CdRef {
-    /// The calling thread's active CD (the spec's `CURRENT_CD`).
-    Current,
-    /// A given CD.
-    Handle(CdHandle),
-}
-
-impl From<CdHandle> for CdRef {
-    fn from(handle: CdHandle) -> Self {
-        CdRef::Handle(handle)
-    }
-}
 
 struct Slot {
     generation: u32,

@@ -64,15 +64,24 @@
 //! commit_cd(cd).unwrap();
 //! ```
 
+mod access;
+mod add;
+mod advance;
 mod advance_async;
-mod api;
 mod callback;
+mod commit;
+mod create;
+mod device;
 mod domain;
 mod error;
 pub mod fault;
+mod files;
 mod handle;
+mod ids;
+mod info;
 pub mod interval;
 mod log;
+mod merge;
 mod mpi;
 mod node;
 mod persist;
@@ -84,23 +93,25 @@ mod storage_info;
 mod store;
 mod types;
 
+pub use add::{add_to_cd_via_copy, add_to_cd_via_parent, add_to_cd_via_regen, delete_from_cd};
+pub use advance::{advance_cd_point_in_time, AdvanceReport};
 pub use advance_async::{advance_cd_point_in_time_async, advance_test, advance_wait, AsyncAdvance};
-pub use api::{
-    add_file_to_cd, add_mpi_log_to_cd, add_to_cd_via_copy, add_to_cd_via_parent,
-    add_to_cd_via_regen, advance_cd_point_in_time, cd_entries, cd_files, cd_info, cd_saved_bytes,
-    commit_cd, create_cd, delete_file_from_cd, delete_from_cd, delete_mpi_log_from_cd,
-    get_mpi_log_from_cd, rank, set_rank, AdvanceReport, CdInfo, EntryInfo,
-};
+pub use commit::commit_cd;
+pub use create::create_cd;
+pub use device::{device_reset, remap_device_region, unmap_device_region};
 pub use domain::{Domain, Key};
 pub use error::{CdError, Fate, Result};
-pub use handle::{current_cd, CdHandle, CdRef};
+pub use files::{add_file_to_cd, delete_file_from_cd};
+pub use handle::current_cd;
+pub use ids::{CdHandle, CdRef};
+pub use info::{cd_entries, cd_files, cd_info, cd_saved_bytes, rank, set_rank, CdInfo, EntryInfo};
 pub use log::{
     log_spill_bytes, log_spilled_total, set_log_spill_bytes, set_log_spill_dir, LogEntry,
     LogPayload, DEFAULT_LOG_SPILL, LOG_DIR_ENV, LOG_SPILL_ENV,
 };
 pub use mpi::{
-    log_append, log_append_with, log_mark_unreplayable, log_mode, log_next, set_restore_hook,
-    LogMode, RestoreHook,
+    add_mpi_log_to_cd, delete_mpi_log_from_cd, get_mpi_log_from_cd, log_append, log_append_with,
+    log_mark_unreplayable, log_mode, log_next, set_restore_hook, RestoreHook,
 };
 pub use persist::{
     load_saved_entries, recovered_version, set_persist_hooks, with_saved_entries, PersistHooks,
@@ -109,11 +120,11 @@ pub use persist::{
 pub use regen::Regen;
 pub use restore::{restore_cd, RestoreReport};
 pub use space::{
-    device_reset, map_device_region, register_memory_space, register_recognising_space,
-    remap_device_region, unmap_device_region, DeviceMemory, Drain, DrainCopy, SpaceId, HOST,
+    map_device_region, register_memory_space, register_recognising_space, DeviceMemory, Drain,
+    DrainCopy, SpaceId, HOST,
 };
 pub use stats::{global_stats, Stats};
 pub use storage_info::{
     FlushSettings, PersistScheme, PersistSettings, StorageInfo, KNOWN_KEYS, STORAGE_INFO_ENV,
 };
-pub use types::{Access, AddrSpec, LoggingMode, Restoration, Scope};
+pub use types::{Access, AddrSpec, LogMode, LoggingMode, Restoration, Scope};

@@ -22,24 +22,14 @@
 
 use crate::callback;
 use crate::error::{CdError, Result};
-use crate::handle::{self, CdHandle};
+use crate::handle;
+use crate::ids::{CdHandle, CdRef};
 use crate::log::LogEntry;
 use crate::node::outermost_replaying;
 use crate::stats::Stats;
+use crate::types::LogMode;
 use std::sync::RwLock;
-
-/// What the calling thread's MPI calls do now.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-#[repr(u8)]
-pub enum LogMode {
-    /// No active CD, or the active CD does not log: calls go straight to MPI.
-    Off = 0,
-    /// The active CD logs: calls go to MPI and are appended to its log.
-    Record = 1,
-    /// A replay feeds this thread (the active CD's log, or an ancestor's): calls are served
-    /// from it.
-    Replay = 2,
-}
+use tracing::debug_span;
 
 /// The calling thread's mode, from the thread-local cache: no lock, no allocation, no `Arc`
 /// clone. While no CD in the process logs it is one relaxed load of a global counter; with no
@@ -185,4 +175,57 @@ pub(crate) fn run_restore_hook(cds: &[CdHandle]) -> Result<()> {
         Some(hook) => callback::restore_hook(|| hook(cds)),
         None => Ok(()),
     }
+}
+
+/// Adds an MPI log entry to the CD's FIFO (`add_MPI_log_to_cd`); the CD owns it from now on.
+///
+/// The entry is kept as it is, not copied into the log's arena, so [`get_mpi_log_from_cd`]
+/// hands out the very bytes given here (the spec: "MPI log entry originally provided by
+/// add_MPI_log_to_cd"). Refused when the CD does not log communication, and while its own log
+/// is being replayed. The MPI layer appends to the active CD with [`crate::log_append`]
+/// instead.
+pub fn add_mpi_log_to_cd(cd: impl Into<CdRef>, entry: LogEntry) -> Result<()> {
+    let cd = cd.into();
+    let _span = debug_span!("add_MPI_log_to_cd", ?cd, len = entry.bytes().len()).entered();
+    callback::check()?;
+    let node = handle::resolve(cd)?;
+    if !node.logging {
+        return Err(CdError::LoggingDisabled);
+    }
+    let mut state = node.lock_live()?;
+    state.log.push(entry)?;
+    let stats = Stats {
+        log_entries: 1,
+        ..Stats::default()
+    };
+    state.stats.absorb(&stats);
+    stats.publish();
+    Ok(())
+}
+
+/// The next entry of the replay of the CD's own log started by `restore_cd`
+/// (`get_MPI_log_from_cd`); `None` when the log is exhausted (which ends the replay) or no
+/// replay is in progress.
+pub fn get_mpi_log_from_cd(cd: impl Into<CdRef>) -> Result<Option<LogEntry>> {
+    let cd = cd.into();
+    let _span = debug_span!("get_MPI_log_from_cd", ?cd).entered();
+    callback::check()?;
+    let node = handle::resolve(cd)?;
+    let mut state = node.lock_live()?;
+    let entry = state.log.next();
+    node.sync_replay(&state);
+    Ok(entry)
+}
+
+/// Discards the CD's MPI log (`delete_MPI_log_from_cd`), with its unreplayable mark, and ends
+/// a replay of it.
+pub fn delete_mpi_log_from_cd(cd: impl Into<CdRef>) -> Result<()> {
+    let cd = cd.into();
+    let _span = debug_span!("delete_MPI_log_from_cd", ?cd).entered();
+    callback::check()?;
+    let node = handle::resolve(cd)?;
+    let mut state = node.lock_live()?;
+    state.log.clear();
+    node.sync_replay(&state);
+    Ok(())
 }

@@ -10,14 +10,14 @@
 //! [`CdError::ConcurrentOperation`] at once instead of queueing behind the first.
 
 use crate::error::{CdError, Fate, Result};
-use crate::handle::CdHandle;
+use crate::ids::CdHandle;
 use crate::interval::{IntervalMap, Piece};
 use crate::log::{Cursor, Log};
 use crate::regen::Regen;
-use crate::space::SpaceId;
+use crate::space::{Drain, SpaceId};
 use crate::stats::Stats;
 use crate::storage_info::StorageInfo;
-use crate::store::Segment;
+use crate::store::{Buffer, Segment};
 use crate::types::{Access, Restoration, Scope};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
@@ -79,12 +79,47 @@ pub(crate) struct State {
     pub(crate) children: Vec<Arc<Node>>,
     pub(crate) stats: Stats,
     /// A persistent root CD's ranges in add order (see `persist`); empty for other CDs.
-    pub(crate) adds: Vec<crate::persist::AddRecord>,
+    pub(crate) adds: Vec<AddRecord>,
     /// The persisted version a persistent root CD recovered at create.
     pub(crate) recovered: Option<u64>,
     /// An asynchronous advance whose drain has not completed (see `advance_async`); the
     /// node's `draining` flag mirrors whether it is set.
-    pub(crate) pending: Option<crate::advance_async::Pending>,
+    pub(crate) pending: Option<Pending>,
+}
+
+impl State {
+    /// Fails with [`CdError::HasChildren`] unless the CD has no live children: the rule of
+    /// commit and advance.
+    pub(crate) fn refuse_children(&self, operation: &'static str) -> Result<()> {
+        if self.children.is_empty() {
+            Ok(())
+        } else {
+            Err(CdError::HasChildren {
+                operation,
+                children: self.children.len(),
+            })
+        }
+    }
+}
+
+/// A range as it was added to a persistent root CD.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct AddRecord {
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+    pub(crate) restoration: Restoration,
+}
+
+/// An asynchronous advance whose drain has not completed, kept in its CD's state.
+pub(crate) struct Pending {
+    /// Declared before `buffer`, so dropped first: each waits until its copies stopped
+    /// writing `buffer`.
+    pub(crate) drains: Vec<(String, Box<dyn Drain>)>,
+    /// The new point's bytes: host ranges written at the call, device ranges by the drains.
+    pub(crate) buffer: Buffer,
+    pub(crate) targets: Vec<(usize, usize, SpaceId)>,
+    pub(crate) offsets: Vec<(i32, i64)>,
+    pub(crate) mark: Option<FeedMark>,
 }
 
 /// A CD created (or advanced) while an ancestor's log was being replayed consumes that
@@ -317,60 +352,6 @@ impl Node {
     }
 }
 
-/// Commits `child`'s state into its parent's: the spec's commit rules, shared by `commit_cd`
-/// and the implicit commit of an advance.
-///
-/// - GLOBAL entries only in the child move up (with their data, shared, not copied);
-/// - where both hold a range, the parent's entry wins, but a READ_WRITE child entry promotes a
-///   READ_ONLY parent entry (never a regen one, which cannot be READ_WRITE);
-/// - CONSTRAINED entries never move up;
-/// - files only in the child move up;
-/// - the child's log is appended to the parent's if the child never had a sibling, and is
-///   dropped otherwise. Either way the child's log is left empty. Callers first check that
-///   the parent's log may take it ([`Log::check_append`]).
-pub(crate) fn merge_into_parent(
-    parent: &mut State,
-    parent_node: &Node,
-    child: &mut State,
-    child_had_siblings: bool,
-) {
-    let moved: Vec<(usize, usize, Entry)> = child
-        .entries
-        .iter()
-        .filter(|(_, _, e)| e.scope == Scope::Global)
-        .map(|(s, e, entry)| (s, e, entry.clone()))
-        .collect();
-    for (start, end, entry) in moved {
-        if entry.access == Access::ReadWrite {
-            parent.entries.update(start, end, |p| {
-                if !matches!(p.how, How::Regen(_)) {
-                    p.access = Access::ReadWrite;
-                }
-            });
-        }
-        for (gs, ge) in parent.entries.fill_gaps(start, end, &entry) {
-            match entry.how {
-                How::Copy => {
-                    for (ds, de, segment) in child.data.overlapping(gs, ge) {
-                        parent.data.insert_uncovered(ds, de, segment);
-                    }
-                }
-                How::Parent => parent_node
-                    .has_parent_entries
-                    .store(true, Ordering::Relaxed),
-                How::Regen(_) => {}
-            }
-        }
-    }
-    for (&fd, &offset) in &child.files {
-        parent.files.entry(fd).or_insert(offset);
-    }
-    let log = std::mem::take(&mut child.log);
-    if !child_had_siblings {
-        parent.log.append(log);
-    }
-}
-
 /// The outermost CD whose own log is being replayed among `node` and its ancestors: the one
 /// whose records are the oldest, so the replay that feeds a thread whose active CD is `node`.
 pub(crate) fn outermost_replaying(node: &Arc<Node>) -> Option<Arc<Node>> {
@@ -398,16 +379,6 @@ pub(crate) fn feed_mark(parent: &Arc<Node>) -> Option<FeedMark> {
         generation,
         cursor,
     })
-}
-
-/// Checks that committing a child (its state `child`) into its parent's state may append its
-/// log there (see [`merge_into_parent`]).
-pub(crate) fn check_merge(parent: &State, child: &State, child_had_siblings: bool) -> Result<()> {
-    if child_had_siblings {
-        Ok(())
-    } else {
-        parent.log.check_append(&child.log)
-    }
 }
 
 /// One step of resolving PARENT bytes through the ancestors: splits the `pending` ranges over
@@ -443,4 +414,23 @@ pub(crate) fn resolve_through(
         }
     }
     Ok(next)
+}
+
+/// The current offset of `fd`, by `lseek(fd, 0, SEEK_CUR)`.
+pub(crate) fn file_offset(fd: i32) -> Result<i64> {
+    if fd < 0 {
+        return Err(CdError::FileNotSeekable {
+            fd,
+            message: "negative file descriptor".to_owned(),
+        });
+    }
+    // SAFETY: lseek on any integer is memory safe; a bad descriptor only yields EBADF.
+    let offset = unsafe { libc::lseek(fd, 0, libc::SEEK_CUR) };
+    if offset < 0 {
+        return Err(CdError::FileNotSeekable {
+            fd,
+            message: std::io::Error::last_os_error().to_string(),
+        });
+    }
+    Ok(offset)
 }

@@ -16,7 +16,9 @@
 
 use crate::callback;
 use crate::error::{CdError, Result};
-use crate::handle::{self, CdHandle, CdRef};
+use crate::handle;
+use crate::ids::{CdHandle, CdRef};
+use crate::node::AddRecord;
 use crate::store::{Buffer, Segment};
 use crate::types::Restoration;
 use std::sync::{Arc, RwLock};
@@ -63,14 +65,6 @@ pub struct SavedEntry<'a> {
     pub length: usize,
     /// The saved bytes, in order, straight from the store (COPY entries; empty otherwise).
     pub pieces: Vec<&'a [u8]>,
-}
-
-/// A range as it was added to a persistent root CD.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct AddRecord {
-    pub(crate) start: usize,
-    pub(crate) end: usize,
-    pub(crate) restoration: Restoration,
 }
 
 /// Runs `f` on the saved entries of persistent root CD `cd`, in add order, with the CD's lock

@@ -17,7 +17,9 @@
 
 use crate::callback;
 use crate::error::{CdError, Fate, Result};
-use crate::handle::{self, CdRef};
+use crate::handle;
+use crate::ids::{CdHandle, CdRef};
+use crate::merge;
 use crate::mpi;
 use crate::node::{resolve_through, Exclusive, How, Node, State};
 use crate::space::SpaceId;
@@ -112,7 +114,7 @@ pub unsafe fn restore_cd(cd: impl Into<CdRef>) -> Result<RestoreReport> {
     // An advance in flight in the subtree (only leaves can have one: creating a child waits
     // for its parent's) becomes current if its drain completed, and is dropped otherwise.
     for n in &Subtree::collect(&node).nodes {
-        crate::advance_async::settle_or_drop(n);
+        crate::advance::settle_or_drop(n);
     }
     // Only create and advance set it, and the busy flag holds off an advance.
     let rewinds = node.lock().feed_mark.is_some();
@@ -149,7 +151,7 @@ pub unsafe fn restore_cd(cd: impl Into<CdRef>) -> Result<RestoreReport> {
             return Err(CdError::Unreplayable { call });
         }
         let rewind = rewind.map(|(at, mark)| (at, mark.generation, mark.cursor));
-        let cds: Vec<handle::CdHandle> = tree.nodes.iter().map(|n| n.handle).collect();
+        let cds: Vec<CdHandle> = tree.nodes.iter().map(|n| n.handle).collect();
         mpi::run_restore_hook(&cds)?;
         // Nearest ancestor first.
         let above: Vec<&State> = ancestor_states.iter().rev().map(|g| &**g).collect();
@@ -312,7 +314,7 @@ fn unreplayable(tree: &Subtree, states: &[MutexGuard<'_, State>]) -> Option<&'st
         let call = states[i].log.unreplayable()?;
         let mut at = i;
         while let Some(parent) = tree.parents[at] {
-            if tree.nodes[at].had_siblings.load(Ordering::Relaxed) {
+            if !merge::log_goes_up(tree.nodes[at].had_siblings.load(Ordering::Relaxed)) {
                 return None;
             }
             at = parent;
@@ -326,11 +328,14 @@ fn unreplayable(tree: &Subtree, states: &[MutexGuard<'_, State>]) -> Option<&'st
 /// allowed even while it replays.
 fn finish(tree: &Subtree, states: &mut [MutexGuard<'_, State>]) {
     for i in (1..tree.nodes.len()).rev() {
-        let log = std::mem::take(&mut states[i].log);
         let parent = tree.parents[i].expect("only the restored CD has no parent here");
-        if !tree.nodes[i].had_siblings.load(Ordering::Relaxed) {
-            states[parent].log.append(log);
-        }
+        // taken out first: two guards of one slice cannot be borrowed mutably at once
+        let mut child_log = std::mem::take(&mut states[i].log);
+        merge::merge_log(
+            &mut states[parent].log,
+            &mut child_log,
+            tree.nodes[i].had_siblings.load(Ordering::Relaxed),
+        );
         tree.nodes[i].mark_retired(&mut states[i], Fate::DiscardedByRestore);
     }
     states[0].children.clear();

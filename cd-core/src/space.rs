@@ -214,195 +214,75 @@ pub fn map_device_region(space: SpaceId, address: usize, length: usize) -> Resul
     Ok(())
 }
 
-/// Forgets the device region that starts at `address` (call it before freeing the memory).
-///
-/// Refused with [`CdError::RegionInUse`] while a live CD holds a range in the region: a range
-/// added later at that address would be taken for host memory, and restoring the CD would
-/// then write device memory from the CPU. The check sees every CD as it stands when the call
-/// runs; unmapping a region while another thread adds or commits ranges in it is a race the
-/// application must avoid, as it must avoid freeing the memory then.
-pub fn unmap_device_region(address: usize) -> Result<()> {
-    crate::callback::check()?;
-    let region = |spaces: &Spaces| match spaces.regions.containing(address) {
+/// The end and space of the mapped region that starts at `address`.
+pub(crate) fn region_at(address: usize) -> Result<(usize, SpaceId)> {
+    region_in(&read(), address)
+}
+
+fn region_in(spaces: &Spaces, address: usize) -> Result<(usize, SpaceId)> {
+    match spaces.regions.containing(address) {
         Some((s, e, &Region(space))) if s == address => Ok((e, space)),
         _ => Err(CdError::RegionNotFound(address)),
-    };
-    let (end, space) = region(&read())?;
-    // No CD lock is taken while the space table is locked (restore holds CD locks and then
-    // reads the table), so the CDs are checked first, one at a time.
-    for node in crate::handle::live_nodes() {
-        let state = node.lock();
-        let held = state
-            .entries
-            .overlapping(address, end)
-            .any(|(_, _, entry)| entry.space == space && entry.region == address);
-        if held && node.is_live() {
-            return Err(CdError::RegionInUse {
-                address,
-                cd: node.handle,
-            });
-        }
     }
+}
+
+/// Removes the mapped region that starts at `address` (see
+/// [`unmap_device_region`](crate::unmap_device_region)).
+pub(crate) fn remove_region(address: usize) -> Result<()> {
     let mut spaces = write();
-    let (end, _) = region(&spaces)?;
+    let (end, _) = region_in(&spaces, address)?;
     spaces.regions.remove(address, end);
     let any = !spaces.regions.is_empty() || !spaces.recognising.is_empty();
     ANY_REGION.store(any, Ordering::Release);
     Ok(())
 }
 
-/// Tells the runtime that the application reset the device (`cudaDeviceReset`, a `cd_`
-/// extension). Every advance in flight is dropped (its drain cannot complete: the CD stays at
-/// its previous complete point), and every space forgets the streams, events, staging buffers
-/// and host registrations the reset destroyed ([`DeviceMemory::device_reset`]).
-///
-/// Call it after the reset and after re-creating the application's allocations, before
-/// [`remap_device_region`] or [`restore_cd`](crate::restore_cd). Two recipes:
-/// - allocations made with the virtual-memory API (`cuMemAddressReserve`, `cuMemCreate`,
-///   `cuMemMap`) whose reservation survives the reset: map new physical memory at the same
-///   addresses, call this, then restore the CDs;
-/// - other allocations (`cudaMalloc`, pools) come back at other addresses: call this, then
-///   [`remap_device_region`] for each array (old address, new address, length), then restore.
-///
-/// A sticky error (an illegal address, a kernel trap) leaves the process's CUDA context
-/// unusable, reset or not: the CDs in memory cannot be restored onto the GPU by this
-/// process. Recovery then needs CDs persisted to storage (`storage_info` with `dir`), which a
-/// new process restores after a restart.
-pub fn device_reset() {
-    for node in crate::handle::live_nodes() {
-        let mut state = node.lock();
-        state.pending = None;
-        node.draining.store(false, Ordering::Release);
-    }
+/// Tells every space that the application reset the device.
+pub(crate) fn reset_devices() {
     let devices: Vec<Arc<dyn DeviceMemory>> = read().devices.clone();
     for device in devices {
         device.device_reset();
     }
 }
 
-/// Moves every CD's device ranges in `from .. from + length` to the same offsets from `to`
-/// (`cd_remap_device_region`): for arrays re-allocated at other addresses after a device
-/// reset (see [`device_reset`] for the recipes). The saved bytes move with the ranges, so a
-/// restore then writes the new arrays. Mapped regions (registered-callback spaces) starting
-/// in the old range move too.
-///
-/// Refused, changing nothing ([`CdError::RemapRefused`]), when the two ranges overlap, a
-/// range or mapped region crosses the old range's bounds, a CD already holds ranges at the
-/// destination, or the destination is not device memory of the same space. Advances in
-/// flight on the CDs concerned are dropped first (as by a restore). Like
-/// [`unmap_device_region`], it sees the CDs as they stand when it runs: no other thread may
-/// add to them meanwhile.
-pub fn remap_device_region(from: usize, to: usize, length: usize) -> Result<()> {
-    crate::callback::check()?;
-    let refuse = |reason: &str| CdError::RemapRefused {
-        from,
-        to,
-        reason: reason.to_owned(),
-    };
-    if length == 0 {
-        return Err(CdError::ZeroLength { address: from });
-    }
-    let (Some(end), Some(to_end)) = (from.checked_add(length), to.checked_add(length)) else {
-        return Err(CdError::AddressOverflow {
-            address: from.max(to),
-            length,
-        });
-    };
-    if from < to_end && to < end {
-        return Err(refuse("the old and new ranges overlap"));
-    }
-    if from == to {
-        return Ok(());
-    }
-    let shift = |x: usize| x - from + to;
-    let nodes = crate::handle::live_nodes();
-    for node in &nodes {
-        crate::advance_async::settle_or_drop(node);
-    }
+/// The mapped regions in `from .. end` that a remap to `to .. to_end` moves, each whole; or
+/// why the remap is refused. Both checks see one state of the table.
+pub(crate) fn regions_to_move(
+    from: usize,
+    end: usize,
+    to: usize,
+    to_end: usize,
+) -> std::result::Result<Vec<(usize, usize, SpaceId)>, &'static str> {
     let spaces = read();
-    // Mapped regions in the old range move whole, into free space.
-    let moved_regions: Vec<(usize, usize, SpaceId)> = spaces
+    let moved: Vec<(usize, usize, SpaceId)> = spaces
         .regions
         .overlapping(from, end)
         .map(|(s, e, Region(space))| (s, e, space))
         .collect();
-    if moved_regions.iter().any(|&(s, e, _)| s < from || e > end) {
-        return Err(refuse(
-            "a mapped device region crosses the old range's bounds",
-        ));
+    if moved.iter().any(|&(s, e, _)| s < from || e > end) {
+        return Err("a mapped device region crosses the old range's bounds");
     }
     if spaces.regions.overlapping(to, to_end).next().is_some() {
-        return Err(refuse(
-            "a device region is already mapped at the destination",
-        ));
+        return Err("a device region is already mapped at the destination");
     }
-    // A restore reads the table with CD locks held: no CD is locked here while the table is
-    // locked for writing.
-    drop(spaces);
-    let location = |spaces: &Spaces, s: usize, e: usize, space: SpaceId, region: usize| {
-        if moved_regions.iter().any(|&(rs, _, _)| rs == region) {
-            return Ok(Location {
-                space,
-                region: shift(region),
-            });
-        }
-        match recognised(spaces, shift(s), shift(e)) {
-            Ok(at) if at.space == space => Ok(at),
-            _ => Err(refuse(
-                "the destination is not device memory of the same space, of the same length",
-            )),
-        }
-    };
-    // Check every CD first, so that a refusal changes nothing.
-    for node in &nodes {
-        let state = node.lock();
-        for (s, e, entry) in state.entries.overlapping(from, end) {
-            if entry.space == HOST {
-                continue;
-            }
-            if s < from || e > end {
-                return Err(refuse("a CD range crosses the old range's bounds"));
-            }
-            location(&read(), s, e, entry.space, entry.region)?;
-        }
-        if state.entries.overlapping(to, to_end).next().is_some() {
-            return Err(refuse("a CD already holds ranges at the destination"));
-        }
+    Ok(moved)
+}
+
+/// Moves mapped regions (from [`regions_to_move`]) by `shift`.
+pub(crate) fn move_regions(moved: &[(usize, usize, SpaceId)], shift: impl Fn(usize) -> usize) {
+    let mut spaces = write();
+    for &(s, e, space) in moved {
+        spaces.regions.remove(s, e);
+        spaces
+            .regions
+            .insert_uncovered(shift(s), shift(e), Region(space));
     }
-    {
-        let mut spaces = write();
-        for &(s, e, space) in &moved_regions {
-            spaces.regions.remove(s, e);
-            spaces
-                .regions
-                .insert_uncovered(shift(s), shift(e), Region(space));
-        }
-    }
-    for node in &nodes {
-        let mut state = node.lock();
-        let held: Vec<(usize, usize)> = state
-            .entries
-            .overlapping(from, end)
-            .filter(|(_, _, entry)| entry.space != HOST)
-            .map(|(s, e, _)| (s, e))
-            .collect();
-        for (s, e) in held {
-            for (ps, pe, mut entry) in state.entries.remove(s, e) {
-                let at = location(&read(), ps, pe, entry.space, entry.region)?;
-                entry.region = at.region;
-                state.entries.insert_uncovered(shift(ps), shift(pe), entry);
-            }
-            for (ds, de, segment) in state.data.remove(s, e) {
-                state.data.insert_uncovered(shift(ds), shift(de), segment);
-            }
-            for add in state.adds.iter_mut() {
-                if s <= add.start && add.end <= e {
-                    (add.start, add.end) = (shift(add.start), shift(add.end));
-                }
-            }
-        }
-    }
-    Ok(())
+}
+
+/// The space and region that hold all of `start .. end`, from the spaces that recognise their
+/// own pointers and the mapped regions (not the host fallback of [`space_of`]).
+pub(crate) fn recognised_at(start: usize, end: usize) -> Result<Location> {
+    recognised(&read(), start, end)
 }
 
 /// The space and region that hold all of `start .. end`.

@@ -204,3 +204,16 @@ mod tests {
         );
     }
 }
+
+/// What the calling thread's MPI calls do now.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[repr(u8)]
+pub enum LogMode {
+    /// No active CD, or the active CD does not log: calls go straight to MPI.
+    Off = 0,
+    /// The active CD logs: calls go to MPI and are appended to its log.
+    Record = 1,
+    /// A replay feeds this thread (the active CD's log, or an ancestor's): calls are served
+    /// from it.
+    Replay = 2,
+}

@@ -1,0 +1,248 @@
+//! `advance_cd_point_in_time`, and what every advance shares: the ranges it copies, making a
+//! new point current (the implicit commit into the parent, new segments, demotion, files,
+//! log), and settling an asynchronous advance whose drain ended.
+//!
+//! The synchronous advance and the asynchronous one (`advance_async`) capture their point
+//! differently but make it current through the one [`apply_advance`]. [`settle`] lives here,
+//! not in `advance_async`, because every operation calls it first: keeping it in the lower
+//! module is what lets the operation modules depend on `advance` without a circle.
+
+use crate::access;
+use crate::callback;
+use crate::error::{CdError, Result};
+use crate::handle;
+use crate::ids::CdRef;
+use crate::merge::{check_merge, merge_into_parent};
+use crate::node::{feed_mark, file_offset, Exclusive, How, Node, Pending, State};
+use crate::space::SpaceId;
+use crate::stats::Stats;
+use crate::store::{self, Buffer, Segment};
+use crate::types::Access;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use tracing::debug_span;
+
+/// What an advance did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AdvanceReport {
+    /// Bytes copied from application memory: the READ_WRITE COPY entries.
+    pub bytes_copied: usize,
+    /// Address ranges copied.
+    pub ranges_copied: usize,
+}
+
+/// Moves the CD's point in time to now (`advance_cd_point_in_time`).
+///
+/// Only a CD without children can advance. A child is first committed implicitly into its
+/// parent (without being invalidated). Then the READ_WRITE entries restored by COPY are copied
+/// from application memory, every READ_WRITE entry is demoted to READ_ONLY, monitored files'
+/// positions are updated and the CD's MPI log is discarded (which ends a replay of it). All or
+/// nothing: on error the CD (and its parent) are exactly as before. The implicit commit
+/// refuses to merge log records into a log being replayed, as [`commit_cd`](crate::commit_cd) does.
+///
+/// # Safety
+/// Every COPY range of the CD must be readable (host memory) and not written during the call.
+pub unsafe fn advance_cd_point_in_time(cd: impl Into<CdRef>) -> Result<AdvanceReport> {
+    let cd = cd.into();
+    let _span = debug_span!("advance_cd_point_in_time", ?cd).entered();
+    callback::check()?;
+    let node = handle::resolve(cd)?;
+    settle(&node, true)?;
+    let _busy = node.begin(Exclusive::Advance)?;
+    // Where a replay feeding this CD stands at its new point in time (before any lock: the
+    // feeding CD may be above the parent).
+    let mark = node.parent.as_ref().and_then(feed_mark);
+    let mut parent_state = match &node.parent {
+        Some(parent) => Some(parent.lock_live()?),
+        None => None,
+    };
+    let mut state = node.lock_live()?;
+    state.refuse_children("advance_cd_point_in_time")?;
+    let had_siblings = node.had_siblings.load(Ordering::Relaxed);
+    if let Some(parent_state) = parent_state.as_deref() {
+        check_merge(parent_state, &state, had_siblings)?;
+    }
+
+    let targets = advance_targets(&state);
+    let total: usize = targets.iter().map(|(s, e, _)| e - s).sum();
+    let staged = if total > 0 {
+        let mut buffer = Buffer::new(total)?;
+        let mut offset = 0;
+        for &(s, e, space) in &targets {
+            let dst = &mut buffer.as_mut_slice()[offset..offset + (e - s)];
+            // SAFETY: the range is in the CD, which the caller vouched for.
+            unsafe { store::read_app(dst, s, space)? };
+            offset += e - s;
+        }
+        Some(Arc::new(buffer))
+    } else {
+        None
+    };
+    let offsets = state
+        .files
+        .keys()
+        .map(|&fd| Ok((fd, file_offset(fd)?)))
+        .collect::<Result<Vec<(i32, i64)>>>()?;
+    let point = NewPoint {
+        targets,
+        staged,
+        offsets,
+        mark,
+    };
+    let report = apply_advance(&node, parent_state.as_deref_mut(), &mut state, point);
+    drop(parent_state);
+    drop(state);
+    drop(_busy);
+    advanced_hook(&node)?;
+    Ok(report)
+}
+
+/// The ranges an advance copies: the READ_WRITE entries restored by COPY, with their space.
+pub(crate) fn advance_targets(state: &State) -> Vec<(usize, usize, SpaceId)> {
+    state
+        .entries
+        .iter()
+        .filter(|(_, _, e)| e.how == How::Copy && e.access == Access::ReadWrite)
+        .map(|(s, e, entry)| (s, e, entry.space))
+        .collect()
+}
+
+/// Everything an advance captured at its point in time, ready to become current.
+pub(crate) struct NewPoint {
+    /// The ranges copied, in the order their bytes lie in `staged`.
+    pub(crate) targets: Vec<(usize, usize, SpaceId)>,
+    /// Their bytes (`None` when there are none).
+    pub(crate) staged: Option<Arc<Buffer>>,
+    /// Monitored files' offsets.
+    pub(crate) offsets: Vec<(i32, i64)>,
+    /// Where a replay feeding the CD stood.
+    pub(crate) mark: Option<crate::node::FeedMark>,
+}
+
+/// Makes `point` the CD's current point in time: the implicit commit into the parent, the
+/// new segments, READ_WRITE entries demoted, files, log. Cannot fail: callers checked
+/// [`State::refuse_children`] and [`check_merge`] with the same locks held.
+pub(crate) fn apply_advance(
+    node: &Node,
+    parent_state: Option<&mut State>,
+    state: &mut State,
+    point: NewPoint,
+) -> AdvanceReport {
+    let had_siblings = node.had_siblings.load(Ordering::Relaxed);
+    if let (Some(parent), Some(parent_state)) = (&node.parent, parent_state) {
+        merge_into_parent(parent_state, parent, state, had_siblings);
+    }
+    let total: usize = point.targets.iter().map(|(s, e, _)| e - s).sum();
+    if let Some(buffer) = point.staged {
+        let mut offset = 0;
+        for &(s, e, _) in &point.targets {
+            state.data.remove(s, e);
+            state
+                .data
+                .insert_uncovered(s, e, Segment::new(Arc::clone(&buffer), offset));
+            offset += e - s;
+        }
+    }
+    access::demote_all(&mut state.entries);
+    state.files.extend(point.offsets);
+    state.log.clear();
+    node.sync_replay(state);
+    state.feed_mark = point.mark;
+
+    let stats = Stats {
+        advances: 1,
+        bytes_advanced: total as u64,
+        ..Stats::default()
+    };
+    state.stats.absorb(&stats);
+    stats.publish();
+    AdvanceReport {
+        bytes_copied: total,
+        ranges_copied: point.targets.len(),
+    }
+}
+
+/// Tells the persistence layer that a persistent CD advanced (call with no lock held).
+pub(crate) fn advanced_hook(node: &Node) -> Result<()> {
+    if node.persistent {
+        if let Some(hooks) = crate::persist::hooks() {
+            (hooks.advanced)(node.handle)?;
+        }
+    }
+    Ok(())
+}
+
+/// Makes the CD's pending advance current if its drain completed (waiting for it when
+/// `block`); `Ok(true)` when none is pending any more. Call with no CD locked.
+pub(crate) fn settle(node: &Arc<Node>, block: bool) -> Result<bool> {
+    if !node.draining.load(Ordering::Acquire) {
+        return Ok(true);
+    }
+    let mut parent_state = node.parent.as_ref().map(|p| p.lock());
+    let mut state = node.lock();
+    let Some(pending) = state.pending.as_mut() else {
+        return Ok(true);
+    };
+    for (name, drain) in &mut pending.drains {
+        let done = callback::guard(|| {
+            if block {
+                drain.wait().map(|()| true)
+            } else {
+                drain.is_complete()
+            }
+        });
+        match done {
+            Ok(true) => {}
+            Ok(false) => return Ok(false),
+            Err(message) => {
+                let space = name.clone();
+                state.pending = None;
+                node.draining.store(false, Ordering::Release);
+                return Err(CdError::DeviceCopy { space, message });
+            }
+        }
+    }
+    let Some(pending) = state.pending.take() else {
+        return Ok(true);
+    };
+    node.draining.store(false, Ordering::Release);
+    if let Some(parent_state) = parent_state.as_deref() {
+        check_merge(
+            parent_state,
+            &state,
+            node.had_siblings.load(Ordering::Relaxed),
+        )?;
+    }
+    let Pending {
+        drains,
+        buffer,
+        targets,
+        offsets,
+        mark,
+    } = pending;
+    drop(drains);
+    let point = NewPoint {
+        targets,
+        staged: Some(Arc::new(buffer)),
+        offsets,
+        mark,
+    };
+    apply_advance(node, parent_state.as_deref_mut(), &mut state, point);
+    drop(state);
+    drop(parent_state);
+    advanced_hook(node)?;
+    Ok(true)
+}
+
+/// For a restore: makes a completed drain's point current, or drops a pending one (waiting
+/// for its copies to stop), so that the previous complete point is restored.
+pub(crate) fn settle_or_drop(node: &Arc<Node>) {
+    // A failed drain has already been dropped: the restore goes on from the previous point,
+    // and reports the device's state itself if it cannot copy.
+    if let Ok(true) | Err(_) = settle(node, false) {
+        return;
+    }
+    let mut state = node.lock();
+    state.pending = None;
+    node.draining.store(false, Ordering::Release);
+}

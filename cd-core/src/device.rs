@@ -1,0 +1,169 @@
+//! The device operations that reach every CD: [`unmap_device_region`], [`device_reset`] and
+//! [`remap_device_region`].
+//!
+//! The table of memory spaces and regions (`space`) sits below the store and the nodes, which
+//! look addresses up in it; these three operations also walk the live CDs through the
+//! registry, so they live here, above it, and `space` imports neither the registry nor any
+//! operation. Lock order: CD locks and the space table are never held at the same time here
+//! (a restore holds CD locks and then reads the table).
+
+use crate::advance::settle_or_drop;
+use crate::callback;
+use crate::error::{CdError, Result};
+use crate::handle;
+use crate::space::{self, Location, SpaceId, HOST};
+use std::sync::atomic::Ordering;
+
+/// Forgets the device region that starts at `address` (call it before freeing the memory).
+///
+/// Refused with [`CdError::RegionInUse`] while a live CD holds a range in the region: a range
+/// added later at that address would be taken for host memory, and restoring the CD would
+/// then write device memory from the CPU. The check sees every CD as it stands when the call
+/// runs; unmapping a region while another thread adds or commits ranges in it is a race the
+/// application must avoid, as it must avoid freeing the memory then.
+pub fn unmap_device_region(address: usize) -> Result<()> {
+    callback::check()?;
+    let (end, space) = space::region_at(address)?;
+    // No CD lock is taken while the space table is locked (restore holds CD locks and then
+    // reads the table), so the CDs are checked first, one at a time.
+    for node in handle::live_nodes() {
+        let state = node.lock();
+        let held = state
+            .entries
+            .overlapping(address, end)
+            .any(|(_, _, entry)| entry.space == space && entry.region == address);
+        if held && node.is_live() {
+            return Err(CdError::RegionInUse {
+                address,
+                cd: node.handle,
+            });
+        }
+    }
+    space::remove_region(address)
+}
+
+/// Tells the runtime that the application reset the device (`cudaDeviceReset`, a `cd_`
+/// extension). Every advance in flight is dropped (its drain cannot complete: the CD stays at
+/// its previous complete point), and every space forgets the streams, events, staging buffers
+/// and host registrations the reset destroyed ([`DeviceMemory::device_reset`](crate::DeviceMemory::device_reset)).
+///
+/// Call it after the reset and after re-creating the application's allocations, before
+/// [`remap_device_region`] or [`restore_cd`](crate::restore_cd). Two recipes:
+/// - allocations made with the virtual-memory API (`cuMemAddressReserve`, `cuMemCreate`,
+///   `cuMemMap`) whose reservation survives the reset: map new physical memory at the same
+///   addresses, call this, then restore the CDs;
+/// - other allocations (`cudaMalloc`, pools) come back at other addresses: call this, then
+///   [`remap_device_region`] for each array (old address, new address, length), then restore.
+///
+/// A sticky error (an illegal address, a kernel trap) leaves the process's CUDA context
+/// unusable, reset or not: the CDs in memory cannot be restored onto the GPU by this
+/// process. Recovery then needs CDs persisted to storage (`storage_info` with `dir`), which a
+/// new process restores after a restart.
+pub fn device_reset() {
+    for node in handle::live_nodes() {
+        let mut state = node.lock();
+        state.pending = None;
+        node.draining.store(false, Ordering::Release);
+    }
+    space::reset_devices();
+}
+
+/// Moves every CD's device ranges in `from .. from + length` to the same offsets from `to`
+/// (`cd_remap_device_region`): for arrays re-allocated at other addresses after a device
+/// reset (see [`device_reset`] for the recipes). The saved bytes move with the ranges, so a
+/// restore then writes the new arrays. Mapped regions (registered-callback spaces) starting
+/// in the old range move too.
+///
+/// Refused, changing nothing ([`CdError::RemapRefused`]), when the two ranges overlap, a
+/// range or mapped region crosses the old range's bounds, a CD already holds ranges at the
+/// destination, or the destination is not device memory of the same space. Advances in
+/// flight on the CDs concerned are dropped first (as by a restore). Like
+/// [`unmap_device_region`], it sees the CDs as they stand when it runs: no other thread may
+/// add to them meanwhile.
+pub fn remap_device_region(from: usize, to: usize, length: usize) -> Result<()> {
+    callback::check()?;
+    let refuse = |reason: &str| CdError::RemapRefused {
+        from,
+        to,
+        reason: reason.to_owned(),
+    };
+    if length == 0 {
+        return Err(CdError::ZeroLength { address: from });
+    }
+    let (Some(end), Some(to_end)) = (from.checked_add(length), to.checked_add(length)) else {
+        return Err(CdError::AddressOverflow {
+            address: from.max(to),
+            length,
+        });
+    };
+    if from < to_end && to < end {
+        return Err(refuse("the old and new ranges overlap"));
+    }
+    if from == to {
+        return Ok(());
+    }
+    let shift = |x: usize| x - from + to;
+    let nodes = handle::live_nodes();
+    for node in &nodes {
+        settle_or_drop(node);
+    }
+    // Mapped regions in the old range move whole, into free space. A restore reads the table
+    // with CD locks held: no CD is locked here while the table is locked.
+    let moved_regions = space::regions_to_move(from, end, to, to_end).map_err(refuse)?;
+    let location = |s: usize, e: usize, space: SpaceId, region: usize| {
+        if moved_regions.iter().any(|&(rs, _, _)| rs == region) {
+            return Ok(Location {
+                space,
+                region: shift(region),
+            });
+        }
+        match space::recognised_at(shift(s), shift(e)) {
+            Ok(at) if at.space == space => Ok(at),
+            _ => Err(refuse(
+                "the destination is not device memory of the same space, of the same length",
+            )),
+        }
+    };
+    // Check every CD first, so that a refusal changes nothing.
+    for node in &nodes {
+        let state = node.lock();
+        for (s, e, entry) in state.entries.overlapping(from, end) {
+            if entry.space == HOST {
+                continue;
+            }
+            if s < from || e > end {
+                return Err(refuse("a CD range crosses the old range's bounds"));
+            }
+            location(s, e, entry.space, entry.region)?;
+        }
+        if state.entries.overlapping(to, to_end).next().is_some() {
+            return Err(refuse("a CD already holds ranges at the destination"));
+        }
+    }
+    space::move_regions(&moved_regions, shift);
+    for node in &nodes {
+        let mut state = node.lock();
+        let held: Vec<(usize, usize)> = state
+            .entries
+            .overlapping(from, end)
+            .filter(|(_, _, entry)| entry.space != HOST)
+            .map(|(s, e, _)| (s, e))
+            .collect();
+        for (s, e) in held {
+            for (ps, pe, mut entry) in state.entries.remove(s, e) {
+                let at = location(ps, pe, entry.space, entry.region)?;
+                entry.region = at.region;
+                state.entries.insert_uncovered(shift(ps), shift(pe), entry);
+            }
+            for (ds, de, segment) in state.data.remove(s, e) {
+                state.data.insert_uncovered(shift(ds), shift(de), segment);
+            }
+            for add in state.adds.iter_mut() {
+                if s <= add.start && add.end <= e {
+                    (add.start, add.end) = (shift(add.start), shift(add.end));
+                }
+            }
+        }
+    }
+    Ok(())
+}
