@@ -6,6 +6,10 @@
 //! of CDs, their entries and stores, file positions and MPI log FIFOs. The C library
 //! (`cd-ffi`) and the PMPI layer (`cd-mpi-intercept`) sit on top of it.
 //!
+//! The modules form layers with no import circle (ids and errors at the bottom, then store,
+//! node, the handle registry, then one module per operation); `cd-core/ARCHITECTURE.md` draws
+//! them and maps each spec rule to the one module that owns it.
+//!
 //! # Brief overview
 //! - [`create_cd`] makes a root or child CD and pushes it on the calling thread's stack of
 //!   active CDs ([`CdRef::Current`] is the spec's `CURRENT_CD`).
