@@ -1049,6 +1049,47 @@ fn heat_lose_nodes(
     (ok, out, stats)
 }
 
+/// A background flush started by the last persist before the program ends is completed at
+/// `MPI_Finalize`: the global directory holds the run's last version (10, at step 100) marked
+/// complete, so a restart that loses every node's cache fetches it.
+#[test]
+fn persistent_cd_last_background_flush_completes_at_finalize() {
+    let cache = fresh_cache("persist-last-flush");
+    let global = cache.join("global");
+    std::fs::create_dir_all(&global).expect("create the global directory");
+    let info = format!(
+        "dir={}/node{{rank}};scheme=xor;set_size=4;keep=2;global_dir={};flush=background",
+        cache.display(),
+        global.display()
+    );
+    let (ok, out) = heat(&cache, &[("HEAT_STORAGE_INFO", info.as_str())]);
+    assert!(ok, "{out}");
+    let marker = global.join("heat/v00000010/FLUSHED");
+    assert!(
+        marker.is_file(),
+        "the last version's flush was not completed: {} missing\n{out}",
+        marker.display()
+    );
+    for node in 0..RANKS {
+        let dir = cache.join(format!("node{node}"));
+        std::fs::remove_dir_all(&dir).expect("remove a node's cache");
+        std::fs::create_dir(&dir).expect("empty cache");
+    }
+    let (ok, out) = heat(&cache, &[("HEAT_STORAGE_INFO", info.as_str())]);
+    assert!(ok, "{out}");
+    assert_eq!(
+        heat_lines(&out, "resumed").len(),
+        RANKS,
+        "every rank fetched the last flushed version:\n{out}"
+    );
+    assert!(
+        heat_lines(&out, "resumed")
+            .iter()
+            .all(|l| l.contains("resumed 100 version 10")),
+        "{out}"
+    );
+}
+
 /// Issue 10, test 3: XOR with two nodes of its one set lost cannot rebuild, so the restart
 /// fetches the newest flushed version from the global directory (flushed every 2nd version
 /// in the background: version 4, at step 40) and ends bitwise equal; without a global

@@ -67,6 +67,8 @@ pub(crate) unsafe fn init_thread(
 /// The MPI function's contract.
 pub(crate) unsafe fn finalize() -> c_int {
     stats::count(Call::Finalize);
+    // A persistent CD's last background flush is completed while MPI still works.
+    crate::boundary::untraced(cd_persist::finalize);
     let mut rank: c_int = 0;
     // SAFETY: MPI is still initialized; writes one int.
     unsafe { real::Comm_rank(abi::predefined().comm_world, &mut rank) };

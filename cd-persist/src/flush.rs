@@ -18,8 +18,9 @@
 //! computes; the thread only copies this rank's file (no MPI call: MPI need not be
 //! thread-safe here). The next persist waits for it and completes the flush collectively
 //! (every rank's copy in place, then the marker), before it writes anything itself, so the
-//! local version being copied cannot be removed under the thread. A background flush that no
-//! persist follows is never marked, and so never used.
+//! local version being copied cannot be removed under the thread. The flush of the last
+//! persist, which no persist follows, is completed in `MPI_Finalize` ([`crate::finalize`]);
+//! one cut short by the program dying first is never marked, and so never used.
 
 use crate::inject;
 use std::path::{Path, PathBuf};

@@ -390,6 +390,31 @@ fn protect_and_commit(
     agree(comm, marked)
 }
 
+/// Completes every background flush still under way (collective over the job): called in
+/// `MPI_Finalize`, before the MPI library finalizes. Without it the version the last persist
+/// started flushing would never be marked, and a restart could not fetch it. Every rank
+/// flushes the same versions of the same CDs, so every rank has the same flushes under way and
+/// completes them in the same order (by global directory). Failures are reported through
+/// `tracing`: the program is ending, and the previous flushed version stays usable.
+pub fn finalize() {
+    let mut pending: Vec<(PathBuf, CdHandle)> = with_cds(|cds| {
+        cds.iter()
+            .filter(|(_, p)| p.flushing.is_some())
+            .filter_map(|(cd, p)| Some((p.global.clone()?, *cd)))
+            .collect()
+    });
+    if pending.is_empty() {
+        return;
+    }
+    pending.sort_by(|a, b| a.0.cmp(&b.0));
+    let comm = world();
+    for (global, cd) in pending {
+        if let Err(error) = stats::timed(stats::Op::FlushWait, || complete_flush(&comm, cd)) {
+            tracing::warn!(global = %global.display(), %error, "the last background flush failed");
+        }
+    }
+}
+
 /// Completes the background flush under way, if any (collective): waits for this rank's
 /// copy, then rank 0 marks the version once every rank's copy is in place.
 fn complete_flush(comm: &SimpleCommunicator, cd: CdHandle) -> Result<(), String> {
