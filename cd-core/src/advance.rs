@@ -13,7 +13,7 @@ use crate::error::{CdError, Result};
 use crate::handle;
 use crate::ids::CdRef;
 use crate::merge::{check_merge, merge_into_parent};
-use crate::node::{feed_mark, file_offset, Exclusive, How, Node, Pending, State};
+use crate::node::{feed_mark, file_offsets, Exclusive, How, Node, Pending, State};
 use crate::space::SpaceId;
 use crate::stats::Stats;
 use crate::store::{self, Buffer, Segment};
@@ -78,11 +78,7 @@ pub unsafe fn advance_cd_point_in_time(cd: impl Into<CdRef>) -> Result<AdvanceRe
     } else {
         None
     };
-    let offsets = state
-        .files
-        .keys()
-        .map(|&fd| Ok((fd, file_offset(fd)?)))
-        .collect::<Result<Vec<(i32, i64)>>>()?;
+    let offsets = file_offsets(&state)?;
     let point = NewPoint {
         targets,
         staged,

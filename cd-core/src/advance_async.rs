@@ -38,7 +38,7 @@ use crate::error::{CdError, Result};
 use crate::handle;
 use crate::ids::CdRef;
 use crate::merge::check_merge;
-use crate::node::{feed_mark, file_offset, Exclusive, Node, Pending};
+use crate::node::{feed_mark, file_offsets, Exclusive, Node, Pending};
 use crate::space::{self, DrainCopy, SpaceId, HOST};
 use crate::store::{self, Buffer};
 use std::sync::atomic::Ordering;
@@ -179,11 +179,7 @@ unsafe fn begin(node: &Arc<Node>, stream: usize) -> Result<Option<AdvanceReport>
             }
         }
     }
-    let offsets = state
-        .files
-        .keys()
-        .map(|&fd| Ok((fd, file_offset(fd)?)))
-        .collect::<Result<Vec<(i32, i64)>>>()?;
+    let offsets = file_offsets(&state)?;
     let report = AdvanceReport {
         bytes_copied: total,
         ranges_copied: targets.len(),

@@ -25,7 +25,7 @@ use crate::error::{CdError, Result};
 use crate::handle;
 use crate::ids::{CdHandle, CdRef};
 use crate::log::LogEntry;
-use crate::node::outermost_replaying;
+use crate::node::{outermost_replaying, State};
 use crate::stats::Stats;
 use crate::types::LogMode;
 use std::sync::RwLock;
@@ -68,14 +68,19 @@ pub fn log_append_with(len: usize, fill: impl FnOnce(&mut [u8])) -> Result<()> {
         }
         let mut state = cached.node.lock_live()?;
         state.log.append_with(len, fill)?;
-        let stats = Stats {
-            log_entries: 1,
-            ..Stats::default()
-        };
-        state.stats.absorb(&stats);
-        stats.publish();
+        count_log_entry(&mut state);
         Ok(())
     })
+}
+
+/// Counts one log entry added to a CD (its statistics and the process's).
+fn count_log_entry(state: &mut State) {
+    let stats = Stats {
+        log_entries: 1,
+        ..Stats::default()
+    };
+    state.stats.absorb(&stats);
+    stats.publish();
 }
 
 /// [`log_append_with`] with the record given as the concatenation of `parts`.
@@ -194,12 +199,7 @@ pub fn add_mpi_log_to_cd(cd: impl Into<CdRef>, entry: LogEntry) -> Result<()> {
     }
     let mut state = node.lock_live()?;
     state.log.push(entry)?;
-    let stats = Stats {
-        log_entries: 1,
-        ..Stats::default()
-    };
-    state.stats.absorb(&stats);
-    stats.publish();
+    count_log_entry(&mut state);
     Ok(())
 }
 

@@ -416,6 +416,15 @@ pub(crate) fn resolve_through(
     Ok(next)
 }
 
+/// The current offset of every file the CD monitors (what an advance records).
+pub(crate) fn file_offsets(state: &State) -> Result<Vec<(i32, i64)>> {
+    state
+        .files
+        .keys()
+        .map(|&fd| Ok((fd, file_offset(fd)?)))
+        .collect()
+}
+
 /// The current offset of `fd`, by `lseek(fd, 0, SEEK_CUR)`.
 pub(crate) fn file_offset(fd: i32) -> Result<i64> {
     if fd < 0 {
