@@ -92,16 +92,7 @@ fn static_library_links_and_runs() {
 /// stand-in driver (`cd-cuda/standin/cuda_standin.c`, compiled here).
 #[test]
 fn cuda_builtin_space() {
-    let standin = crate::util::work_dir().join("libcuda_standin.so");
-    let out = std::process::Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
-        .args([
-            "-Wall", "-Wextra", "-Werror", "-O1", "-shared", "-fPIC", "-o",
-        ])
-        .arg(&standin)
-        .arg(workspace().join("cd-cuda/standin/cuda_standin.c"))
-        .output()
-        .expect("run cc");
-    crate::util::check(&out, "compile the CUDA stand-in");
+    let standin = crate::util::cuda_standin();
     let exe = compile_c(
         &workspace().join("tests/c/cuda_builtin.c"),
         "c-cuda_builtin",

@@ -7,6 +7,8 @@
 //! (and its executable); the programs also run under Open MPI (`MPICC=mpicc.openmpi` and
 //! `MPIRUN="mpirun.openmpi ..."`, see `scripts/test.sh`).
 
+mod persist_device;
+
 use crate::util::{check, lib_dir, work_dir, workspace};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

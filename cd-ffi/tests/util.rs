@@ -46,6 +46,25 @@ pub fn work_dir() -> &'static Path {
     })
 }
 
+/// The stand-in CUDA driver (`cd-cuda/standin/cuda_standin.c`), compiled once into the scratch
+/// directory: libcd's built-in CUDA space loads it when `CD_CUDA_LIBRARY` names it.
+pub fn cuda_standin() -> &'static Path {
+    static STANDIN: OnceLock<PathBuf> = OnceLock::new();
+    STANDIN.get_or_init(|| {
+        let standin = work_dir().join("libcuda_standin.so");
+        let out = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+            .args([
+                "-Wall", "-Wextra", "-Werror", "-O1", "-shared", "-fPIC", "-o",
+            ])
+            .arg(&standin)
+            .arg(workspace().join("cd-cuda/standin/cuda_standin.c"))
+            .output()
+            .expect("run cc");
+        check(&out, "compile the CUDA stand-in");
+        standin
+    })
+}
+
 /// The prefix where `scripts/install.sh` installed this run's libcd (installed once).
 pub fn prefix() -> &'static Path {
     static PREFIX: OnceLock<PathBuf> = OnceLock::new();
