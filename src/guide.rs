@@ -1,0 +1,1 @@
+//! A guide to containment domains (placeholder, written below).
