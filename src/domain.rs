@@ -65,7 +65,7 @@ pub struct Domain {
 /// It reaches its own buffers and its ancestors' (a `get_mut` of an ancestor's buffer saves
 /// it in the child first). A child cannot outlive its parent:
 ///
-/// ```compile_fail
+/// ```compile_fail,E0597
 /// let child;
 /// {
 ///     let mut root = containment::Domain::new().unwrap();
@@ -76,14 +76,14 @@ pub struct Domain {
 ///
 /// and while it lives the parent can be neither used nor restored, advanced or committed:
 ///
-/// ```compile_fail
+/// ```compile_fail,E0499
 /// let mut root = containment::Domain::new().unwrap();
 /// let child = root.child().unwrap();
 /// root.restore().unwrap(); // the child borrows `root`
 /// child.commit().unwrap();
 /// ```
 ///
-/// ```compile_fail
+/// ```compile_fail,E0502
 /// let mut root = containment::Domain::new().unwrap();
 /// let x = root.protect(vec![1u8]).unwrap();
 /// let mut child = root.child().unwrap();
