@@ -499,6 +499,17 @@ macro_rules! level_methods {
             Ok(report)
         }
 
+        /// `count` child CDs of this one over disjoint pieces of `key`'s buffer (of nearly
+        /// equal lengths; fewer if the buffer has fewer elements), each usable on its own
+        /// thread: see [`Sibling`](crate::Sibling).
+        pub fn siblings<T: Pod + Send + Sync>(
+            &mut self,
+            key: Key<T>,
+            count: usize,
+        ) -> Result<Vec<crate::Sibling<'_, T>>> {
+            crate::siblings::split(self.tree_mut(), key, count)
+        }
+
         /// A child CD of this one, inheriting its logging mode and `storage_info`.
         pub fn child(&mut self) -> Result<Child<'_>> {
             self.child_builder().create()

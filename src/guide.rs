@@ -120,9 +120,13 @@
 //! A child may have children of its own ([`Child::child`](crate::Child::child)); its advance
 //! first commits it implicitly into its parent (the spec's rule), without ending it. A child
 //! is `Send`: it may do its work on another thread, for instance in [`std::thread::scope`].
-//! Several *concurrent* siblings, one per thread, are not expressed by the safe layer yet
-//! (each child borrows the whole tree); use the raw API ([`crate::raw::create_cd`] from each
-//! thread) for that, under its `unsafe` contract.
+//! Several *concurrent* siblings, one per thread, each need memory of their own: a
+//! [`Child`](crate::Child) borrows the whole tree, so
+//! [`siblings`](crate::Domain::siblings) splits one buffer into disjoint pieces instead, one
+//! [`Sibling`](crate::Sibling) CD per piece, to move into threads (an example is on
+//! [`Sibling`](crate::Sibling)). Anything beyond that — siblings sharing several
+//! buffers in irregular ways — is the raw API's ([`crate::raw::create_cd`]), under its
+//! `unsafe` contract.
 //!
 //! # 4. Errors and a failed commit
 //! Every call returns a [`Result`](crate::Result): a key of another tree, a buffer taken

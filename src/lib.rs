@@ -17,6 +17,8 @@
 //! - [`Child`] is a nested CD ([`Domain::child`]): it borrows its parent, so it cannot
 //!   outlive it and the parent cannot be restored, advanced or committed while it lives;
 //!   [`Child::commit`] merges it into the parent by the spec's rules.
+//! - [`Sibling`]s ([`Domain::siblings`]) are concurrent children, one per disjoint piece of a
+//!   buffer, each usable on its own thread.
 //! - [`Builder`] and [`ChildBuilder`] set the name, the MPI logging mode and `storage_info`.
 //! - [`Device`] and [`DeviceKey`]: typed buffers in device memory, allocated through a
 //!   registered memory space ([`DeviceAlloc`]).
@@ -56,6 +58,7 @@ mod device;
 mod domain;
 mod error;
 pub mod guide;
+mod siblings;
 mod tree;
 
 pub use cd_core::{
@@ -66,6 +69,7 @@ pub use cd_cuda::{enable as enable_cuda, status as cuda_status};
 pub use device::{Device, DeviceAlloc, DevicePtrMut};
 pub use domain::{Builder, Child, ChildBuilder, Domain};
 pub use error::{CommitError, Error, Result};
+pub use siblings::Sibling;
 pub use tree::{DeviceKey, Key};
 
 /// The spec's API by its names: the layer under [`Domain`] (crate `cd-core`).

@@ -556,3 +556,77 @@ fn a_failing_device_is_an_error() {
     );
     assert_eq!(root.info().unwrap().ranges, 0);
 }
+
+#[test]
+fn concurrent_siblings_restore_and_commit_their_own_pieces() {
+    let mut root = Domain::new().unwrap();
+    let field = root.protect(vec![0u32; 1000]).unwrap();
+    let other = root.protect(vec![7u8; 3]).unwrap();
+    for round in 1..=3u32 {
+        let siblings = root.siblings(field, 8).unwrap();
+        assert_eq!(siblings.len(), 8);
+        assert_eq!(siblings[0].get().len(), 125);
+        std::thread::scope(|s| {
+            for (i, mut sibling) in siblings.into_iter().enumerate() {
+                s.spawn(move || {
+                    let value = round * 100 + i as u32;
+                    for attempt in 0..3 {
+                        sibling.get_mut().unwrap().fill(value + attempt);
+                        if attempt < 2 && i % 2 == 0 {
+                            let report = sibling.restore().unwrap();
+                            assert_eq!(report.bytes_restored, 500);
+                            // Back to the end of the last round (the even pieces then ended
+                            // at their third attempt).
+                            let start = if round == 1 {
+                                0
+                            } else {
+                                (round - 1) * 100 + i as u32 + 2
+                            };
+                            assert!(sibling.get().iter().all(|&v| v == start));
+                            continue;
+                        }
+                        break;
+                    }
+                    sibling.advance().unwrap();
+                    // Dropping commits.
+                });
+            }
+        });
+        assert_eq!(root.info().unwrap().children, 0);
+        let values = root.get(field).unwrap();
+        for i in 0..8u32 {
+            let extra = if i % 2 == 0 { 2 } else { 0 };
+            assert!(values[i as usize * 125..][..125]
+                .iter()
+                .all(|&v| v == round * 100 + i + extra));
+        }
+        assert_eq!(root.advance().unwrap().bytes_copied, 4000);
+    }
+    assert_eq!(root.get(other).unwrap(), [7; 3]);
+    // More pieces than elements: one sibling per element; none for zero.
+    assert_eq!(root.siblings(other, 10).unwrap().len(), 3);
+    assert!(root.siblings(other, 0).unwrap().is_empty());
+    let failed = {
+        let mut siblings = root.siblings(other, 1).unwrap();
+        let sibling = siblings.pop().unwrap();
+        let raw = create_cd(
+            Some(sibling.handle().into()),
+            None,
+            LoggingMode::Inherit,
+            None,
+        )
+        .unwrap();
+        let mut sibling = sibling.commit().unwrap_err().domain;
+        assert!(matches!(
+            sibling.restore(),
+            Err(Error::ForeignChildren { .. })
+        ));
+        commit_cd(raw).unwrap();
+        sibling.get_mut().unwrap()[0] = 1;
+        sibling.commit().unwrap();
+        drop(siblings);
+        root.get(other).unwrap()[0]
+    };
+    assert_eq!(failed, 1);
+    root.commit().unwrap();
+}
