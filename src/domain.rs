@@ -204,7 +204,7 @@ impl Domain {
     /// The version a persistent root recovered when it was created (restore it with
     /// [`restore`](Self::restore)), or `None` (a fresh start, or not persistent).
     pub fn recovered_version(&self) -> Result<Option<u64>> {
-        Ok(recovered_version(self.tree.current())?)
+        Ok(recovered_version(self.own())?)
     }
 
     /// Commits (discards) the root CD and frees every buffer of the tree.
@@ -212,7 +212,7 @@ impl Domain {
     /// On error (the CD has children made through the raw API, say) nothing changed, and the
     /// domain comes back in the error.
     pub fn commit(mut self) -> Result<(), CommitError<Domain>> {
-        match commit_cd(self.tree.current()) {
+        match commit_cd(self.own()) {
             Ok(()) => {
                 self.committed = true;
                 Ok(())
@@ -228,8 +228,13 @@ impl Domain {
         &self.tree
     }
 
+    fn own(&self) -> CdHandle {
+        self.tree.levels[0]
+    }
+
     fn tree_mut(&mut self) -> &mut Tree {
-        &mut self.tree
+        let cd = self.own();
+        self.tree.enter(cd)
     }
 }
 
@@ -238,7 +243,7 @@ impl Drop for Domain {
         if self.committed {
             return;
         }
-        match commit_cd(self.tree.current()) {
+        match commit_cd(self.own()) {
             // The CD is gone (committed now, or before through the raw API): nothing names
             // the buffers any more.
             Ok(()) | Err(CdError::StaleHandle { .. }) => {}
@@ -253,7 +258,7 @@ impl Drop for Domain {
 impl std::fmt::Debug for Domain {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Domain")
-            .field("handle", &self.tree.current())
+            .field("handle", &self.own())
             .finish_non_exhaustive()
     }
 }
@@ -269,7 +274,7 @@ impl<'p> Child<'p> {
     pub fn commit(mut self) -> Result<(), CommitError<Child<'p>>> {
         match commit_cd(self.handle) {
             Ok(()) => {
-                self.tree.child_committed();
+                self.tree_mut().child_committed();
                 self.ended = true;
                 Ok(())
             }
@@ -284,8 +289,12 @@ impl<'p> Child<'p> {
         self.tree
     }
 
+    fn own(&self) -> CdHandle {
+        self.handle
+    }
+
     fn tree_mut(&mut self) -> &mut Tree {
-        self.tree
+        self.tree.enter(self.handle)
     }
 }
 
@@ -297,9 +306,9 @@ impl Drop for Child<'_> {
         match commit_cd(self.handle) {
             // Committed now, or the CD already ended through the raw API: either way its
             // buffers are the parent's.
-            Ok(()) | Err(CdError::StaleHandle { .. }) => self.tree.child_committed(),
+            Ok(()) | Err(CdError::StaleHandle { .. }) => self.tree_mut().child_committed(),
             // The CD lives on as a raw child of the parent and keeps naming its buffers.
-            Err(_) => self.tree.child_abandoned(),
+            Err(_) => self.tree_mut().child_abandoned(),
         }
     }
 }
@@ -321,12 +330,12 @@ macro_rules! level_methods {
         /// the memory stays allocated while the CD holds it and that nothing accesses it while
         /// a restore of this domain runs; the safe layer cannot see it.
         pub fn handle(&self) -> CdHandle {
-            self.tree().current()
+            self.own()
         }
 
         /// Describes the CD ([`cd_core::cd_info`]).
         pub fn info(&self) -> Result<CdInfo> {
-            Ok(cd_info(self.tree().current())?)
+            Ok(cd_info(self.own())?)
         }
 
         /// Moves `data` into the tree and saves it in this CD now, READ_ONLY.
@@ -533,7 +542,7 @@ macro_rules! level_methods {
         /// discarded. The interposition layer replays the log by itself: call this only for a
         /// log filled with [`cd_core::add_mpi_log_to_cd`].
         pub fn mpi_log_next(&mut self) -> Result<Option<LogEntry>> {
-            Ok(get_mpi_log_from_cd(self.tree().current())?)
+            Ok(get_mpi_log_from_cd(self.own())?)
         }
     };
 }

@@ -132,6 +132,16 @@ impl Tree {
             .expect("a tree always has its root level")
     }
 
+    /// Makes `cd`'s level the current one: levels above it belong to children that were
+    /// leaked (`std::mem::forget`) instead of ending, and are abandoned (their CDs live on as
+    /// raw children, keeping their buffers allocated).
+    pub(crate) fn enter(&mut self, cd: CdHandle) -> &mut Tree {
+        while self.levels.len() > 1 && self.current() != cd {
+            self.levels.pop();
+        }
+        self
+    }
+
     /// The CD of the level below the current one, for a child.
     pub(crate) fn parent(&self) -> Option<CdHandle> {
         self.levels.len().checked_sub(2).map(|i| self.levels[i])

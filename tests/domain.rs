@@ -630,3 +630,26 @@ fn concurrent_siblings_restore_and_commit_their_own_pieces() {
     assert_eq!(failed, 1);
     root.commit().unwrap();
 }
+
+#[test]
+fn a_leaked_child_is_abandoned_and_the_parent_stays_itself() {
+    let mut root = Domain::new().unwrap();
+    let x = root.protect(vec![1u8; 4]).unwrap();
+    let mut child = root.child().unwrap();
+    let hidden = child.protect(vec![2u8; 4]).unwrap();
+    child.get_mut(x).unwrap()[0] = 5;
+    let child_cd = child.handle();
+    std::mem::forget(child);
+    // The root acts on its own CD, not the leaked child's.
+    assert_eq!(root.info().unwrap().depth, 0);
+    root.get_mut(x).unwrap()[1] = 6;
+    assert!(matches!(root.get(hidden), Err(Error::Abandoned { .. })));
+    assert!(matches!(
+        root.restore(),
+        Err(Error::ForeignChildren { children: 1, .. })
+    ));
+    commit_cd(child_cd).unwrap();
+    root.restore().unwrap();
+    assert_eq!(root.get(x).unwrap(), [1; 4]);
+    root.commit().unwrap();
+}
