@@ -3,9 +3,7 @@
 //! doctests of `Child`, `Domain` and the guide.
 
 use containment::raw::{add_mpi_log_to_cd, commit_cd, create_cd, LogEntry};
-use containment::{
-    CdError, Device, DeviceAlloc, DeviceMemory, Domain, Error, LoggingMode, StorageInfo,
-};
+use containment::{CdError, Device, DeviceAlloc, DeviceMemory, Domain, Error, LoggingMode};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -305,6 +303,15 @@ fn a_child_dropped_without_committing_is_abandoned_not_freed() {
 }
 
 #[test]
+fn domains_cross_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Domain>();
+    send_sync::<containment::Child<'static>>();
+    send_sync::<containment::Sibling<'static, f64>>();
+    send_sync::<containment::Device>();
+}
+
+#[test]
 fn a_child_works_on_another_thread() {
     let mut root = Domain::new().unwrap();
     let data = root.protect(vec![0u32; 256]).unwrap();
@@ -324,47 +331,59 @@ fn a_child_works_on_another_thread() {
 #[test]
 fn builders_set_name_logging_and_storage_info() {
     let name = unique("built");
-    let root = Domain::builder()
+    let mut root = Domain::builder()
         .name(&name)
         .logging(LoggingMode::Enabled)
-        .storage_info("copies=2")
-        .create();
-    let mut root = match root {
-        Ok(root) => root,
-        // `copies` is not a key this runtime knows: the error says so.
-        Err(Error::Cd(CdError::StorageInfo(m))) => {
-            assert!(m.contains("copies"), "{m}");
-            Domain::builder()
-                .name(&name)
-                .logging(LoggingMode::Enabled)
-                .create()
-                .unwrap()
-        }
-        Err(e) => panic!("{e}"),
-    };
+        .storage_info("")
+        .create()
+        .unwrap();
     let info = root.info().unwrap();
     assert_eq!(info.name.as_deref(), Some(name.as_str()));
     assert!(info.logging);
+    assert!(info.storage_info.is_empty());
     assert!(matches!(
         Domain::builder().name(&name).create(),
         Err(Error::Cd(CdError::DuplicateName(_)))
     ));
     assert!(matches!(
+        Domain::builder().name("").create(),
+        Err(Error::Cd(CdError::BadName(_)))
+    ));
+    assert!(matches!(
         Domain::builder().logging(LoggingMode::Inherit).create(),
         Err(Error::Cd(CdError::RootInheritsLogging))
+    ));
+    // storage_info is checked: unknown keys, keys that need `dir`, and `dir` without the
+    // persistence layer (which libcd's MPI_Init loads) are refused with the reason.
+    for (text, says) in [("copies=2", "unknown key"), ("keep=2", "needs key \"dir\"")] {
+        match Domain::builder().storage_info(text).create() {
+            Err(Error::Cd(CdError::StorageInfo(m))) => assert!(m.contains(says), "{m}"),
+            other => panic!("{text}: {other:?}"),
+        }
+    }
+    assert!(matches!(
+        Domain::builder()
+            .storage_info("dir=/nonexistent/cd")
+            .create(),
+        Err(Error::Cd(CdError::Persist(_)))
     ));
     assert!(matches!(
         root.child_builder().logging(LoggingMode::Disabled).create(),
         Err(Error::Cd(CdError::LoggingMismatch { .. }))
     ));
-    let key = StorageInfo::parse("").unwrap();
-    assert!(key.is_empty());
+    assert!(matches!(
+        root.child_builder().storage_info("dir=/tmp/child").create(),
+        Err(Error::Cd(CdError::StorageInfo(_)))
+    ));
     let child = root
         .child_builder()
         .logging(LoggingMode::Enabled)
+        .storage_info("")
         .create()
         .unwrap();
-    assert!(child.info().unwrap().logging);
+    let info = child.info().unwrap();
+    assert!(info.logging);
+    assert_eq!(info.name.as_deref(), Some(name.as_str()));
     child.commit().unwrap();
     root.commit().unwrap();
 }
