@@ -328,7 +328,9 @@ macro_rules! level_methods {
         ///
         /// Adding memory to it with the raw `unsafe` functions is the caller's promise that
         /// the memory stays allocated while the CD holds it and that nothing accesses it while
-        /// a restore of this domain runs; the safe layer cannot see it.
+        /// a restore of this domain runs; the safe layer cannot see it. The same promise comes
+        /// with a parent entry added here ([`cd_core::add_to_cd_via_parent`]) that names
+        /// memory an ancestor holds through the raw API: this domain's restore writes it.
         pub fn handle(&self) -> CdHandle {
             self.own()
         }

@@ -73,6 +73,18 @@ pub enum Error {
         /// How many live children it has.
         children: usize,
     },
+    /// A sibling's restore was refused because its CD holds bytes outside its piece (added
+    /// through the raw API): the restore would write memory that another sibling's thread may
+    /// be using.
+    #[error("restore of sibling CD {cd} refused: it holds bytes {address:#x}+{length} outside its piece (added through the raw API), which another sibling may be using")]
+    OutsidePiece {
+        /// The sibling's CD.
+        cd: CdHandle,
+        /// The first byte outside the piece.
+        address: usize,
+        /// The length of the entry that holds it.
+        length: usize,
+    },
     /// A device allocation, copy or free failed.
     #[error("device memory ({device}): {message}")]
     Device {

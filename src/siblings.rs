@@ -13,8 +13,8 @@ use crate::error::{CommitError, Result};
 use crate::tree::{self, Key, Tree};
 use bytemuck::Pod;
 use cd_core::{
-    add_to_cd_via_copy, advance_cd_point_in_time, cd_info, commit_cd, create_cd, restore_cd,
-    Access, AddrSpec, AdvanceReport, CdHandle, CdInfo, LoggingMode, RestoreReport,
+    add_to_cd_via_copy, advance_cd_point_in_time, cd_entries, cd_info, commit_cd, create_cd,
+    restore_cd, Access, AddrSpec, AdvanceReport, CdHandle, CdInfo, LoggingMode, RestoreReport,
 };
 
 /// A child CD over one piece of a parent's buffer, made by [`Domain::siblings`](crate::Domain::siblings):
@@ -137,8 +137,12 @@ impl<'p, T: Pod + Send + Sync> Sibling<'p, T> {
         Ok(self.piece)
     }
 
-    /// Brings the piece back to this CD's point in time. Refused, as
-    /// [`Domain::restore`](crate::Domain::restore) is, while the CD has children.
+    /// Brings the piece back to this CD's point in time.
+    ///
+    /// Refused, as [`Domain::restore`](crate::Domain::restore) is, while the CD has children,
+    /// and while it holds bytes outside the piece ([`Error::OutsidePiece`](crate::Error::OutsidePiece):
+    /// ranges added to [`handle`](Self::handle) through the raw API, a parent entry say,
+    /// would be written under another sibling).
     pub fn restore(&mut self) -> Result<RestoreReport> {
         let children = cd_info(self.handle)?.children;
         if children > 0 {
@@ -147,8 +151,21 @@ impl<'p, T: Pod + Send + Sync> Sibling<'p, T> {
                 children,
             });
         }
-        // SAFETY: the CD holds only the piece (and what the raw API added, under its own
-        // contract), which `&mut self` borrows exclusively; it has no descendants (checked).
+        let start = self.piece.as_ptr() as usize;
+        let end = start + std::mem::size_of_val(self.piece);
+        if let Some(e) = cd_entries(self.handle)?
+            .into_iter()
+            .find(|e| e.address < start || e.address + e.length > end)
+        {
+            return Err(crate::Error::OutsidePiece {
+                cd: self.handle,
+                address: if e.address < start { e.address } else { end },
+                length: e.length,
+            });
+        }
+        // SAFETY: the CD holds only bytes of the piece (checked; a range added through the
+        // raw API by another thread since then is that thread's contract), which `&mut self`
+        // borrows exclusively, and it has no descendants (checked).
         Ok(unsafe { restore_cd(self.handle)? })
     }
 

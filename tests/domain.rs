@@ -672,3 +672,22 @@ fn a_leaked_child_is_abandoned_and_the_parent_stays_itself() {
     assert_eq!(root.get(x).unwrap(), [1; 4]);
     root.commit().unwrap();
 }
+
+#[test]
+fn a_sibling_refuses_to_restore_bytes_outside_its_piece() {
+    use containment::raw::{add_to_cd_via_parent, Access, AddrSpec};
+    let mut root = Domain::new().unwrap();
+    let field = root.protect(vec![0u64; 8]).unwrap();
+    let whole = AddrSpec::of(root.get(field).unwrap(), Access::ReadOnly);
+    let mut siblings = root.siblings(field, 2).unwrap();
+    // The second half belongs to the other sibling: a parent entry over it is refused at
+    // restore time.
+    let spec = AddrSpec::new(whole.address + 32, 32, Access::ReadOnly, whole.scope);
+    add_to_cd_via_parent(siblings[0].handle(), &[spec]).unwrap();
+    let e = siblings[0].restore().unwrap_err();
+    assert!(
+        matches!(e, Error::OutsidePiece { address, .. } if address == whole.address + 32),
+        "{e}"
+    );
+    assert!(siblings[1].restore().is_ok());
+}
