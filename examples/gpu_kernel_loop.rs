@@ -1,8 +1,9 @@
 //! The spec's "Simple API Use Example": a GPU kernel loop protected by a root CD.
 //!
 //! A simulated GPU holds `gpu_state` in device memory, reached only through its copy functions
-//! (registered as a memory space, as a CUDA code registers cudaMemcpy). Each outer iteration
-//! re-adds the state (promoting it, no copy), runs N_CD kernels, and advances the CD; a kernel
+//! (registered as a memory space, as a CUDA code registers cudaMemcpy), and the safe layer
+//! allocates it there ([`Device`], no `unsafe`). Each outer iteration borrows the state for
+//! its kernels (promoting it, no copy), runs N_CD kernels, and advances the CD; a kernel
 //! launch fails with probability `CD_FAULT_RATE` (default 0.05), wiping device memory, and the
 //! program reboots the GPU and restores the CD. At the end the result is compared with a
 //! fault-free run of the same computation.
@@ -10,10 +11,8 @@
 //! Run: `cargo run --release --example gpu_kernel_loop` (or `scripts/demo.sh`).
 //! Environment: `CD_FAULT_RATE` (0 to 1), `CD_SEED` (the fault pattern).
 
-use containment::{
-    add_to_cd_via_copy, cd_info, map_device_region, register_memory_space, unmap_device_region,
-    Access, AddrSpec, DeviceMemory, Domain, Scope,
-};
+use containment::{Device, DeviceAlloc, DeviceMemory, Domain};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 const OUTER: u32 = 100;
@@ -29,10 +28,12 @@ struct Host {
     node_copy_of_result: u32,
 }
 
-/// A GPU whose memory lives at made-up device addresses, backed by a host vector.
+/// A GPU whose memory lives at made-up device addresses, backed by a host vector: room for
+/// one allocation of `STATE_WORDS` words.
 struct SimulatedGpu {
     base: usize,
     memory: Mutex<Vec<u32>>,
+    allocated: AtomicBool,
 }
 
 impl SimulatedGpu {
@@ -46,8 +47,10 @@ impl SimulatedGpu {
         Ok(off / 4)
     }
 
-    /// One kernel launch: updates every state word and returns the result word.
-    fn run_kernel(&self, i: u32, j: u32) -> u32 {
+    /// One kernel launch on the state at device address `state`: updates every word and
+    /// returns the result word.
+    fn run_kernel(&self, state: usize, i: u32, j: u32) -> u32 {
+        assert_eq!(state, self.base, "the kernel runs on the one allocation");
         let mut state = self.memory.lock().unwrap();
         let mut result = 0u32;
         for (k, word) in state.iter_mut().enumerate() {
@@ -89,6 +92,19 @@ impl DeviceMemory for SimulatedGpu {
     }
 }
 
+impl DeviceAlloc for SimulatedGpu {
+    fn allocate(&self, bytes: usize) -> Result<usize, String> {
+        if bytes > STATE_WORDS * 4 || self.allocated.swap(true, Ordering::AcqRel) {
+            return Err(format!("out of device memory ({bytes} bytes asked)"));
+        }
+        Ok(self.base)
+    }
+
+    fn free(&self, _address: usize, _bytes: usize) {
+        self.allocated.store(false, Ordering::Release);
+    }
+}
+
 /// A small deterministic random source for the fault pattern.
 struct Faults {
     state: u64,
@@ -118,11 +134,12 @@ fn fault_free() -> u32 {
     let gpu = SimulatedGpu {
         base: 0,
         memory: Mutex::new(vec![0; STATE_WORDS]),
+        allocated: AtomicBool::new(true),
     };
     let mut result = 0;
     for i in 1..=OUTER {
         for j in 1..=N_CD {
-            result = gpu.run_kernel(i, j);
+            result = gpu.run_kernel(0, i, j);
         }
     }
     result
@@ -141,24 +158,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let gpu = Arc::new(SimulatedGpu {
         base: 0xD000_0000_0000_0000,
         memory: Mutex::new(vec![0; STATE_WORDS]),
+        allocated: AtomicBool::new(false),
     });
-    let space = register_memory_space(gpu.clone());
-    map_device_region(space, gpu.base, STATE_WORDS * 4)?;
-    let gpu_state = AddrSpec::new(gpu.base, STATE_WORDS * 4, Access::ReadWrite, Scope::Global);
+    let device = Device::register(gpu.clone());
 
-    let mut cd = Domain::new(Some("root"))?;
+    let mut cd = Domain::builder().name("root").create()?;
+    let gpu_state = cd.protect_device(&device, &vec![0u32; STATE_WORDS])?;
     let host = cd.protect(vec![Host {
         i: 1,
         j: 1,
         node_copy_of_result: 0,
     }])?;
     let (mut met, mut advance_failures) = (0u32, 0u32);
-    while cd.get(host)[0].i <= OUTER {
-        // Before data is modified, and after each advance: promotes, copies nothing.
-        // SAFETY: the device range goes through the simulated GPU's copy functions.
-        unsafe { add_to_cd_via_copy(cd.handle(), &[gpu_state])? };
+    while cd.get(host)?[0].i <= OUTER {
         let mut error = false;
-        let i = cd.get(host)[0].i;
+        let i = cd.get(host)?[0].i;
         for j in 1..=N_CD {
             if faults.kernel_fails() {
                 gpu.crash();
@@ -168,7 +182,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 error = true;
                 break;
             }
-            let result = gpu.run_kernel(i, j);
+            // Before data is modified (and after each advance): promotes, copies nothing.
+            let state = cd.device_mut(gpu_state)?;
+            let result = gpu.run_kernel(state.address(), i, j);
             let vars = &mut cd.get_mut(host)?[0];
             vars.j = j;
             vars.node_copy_of_result = result;
@@ -184,10 +200,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         }
     }
-    let result = cd.get(host)[0].node_copy_of_result;
-    let stats = cd_info(cd.handle())?.stats;
-    cd.commit()?;
-    unmap_device_region(gpu.base)?;
+    let result = cd.get(host)?[0].node_copy_of_result;
+    let stats = cd.info()?.stats;
+    cd.commit()?; // frees the device buffer
 
     let expected = fault_free();
     println!("gpu_kernel_loop: {OUTER} iterations x {N_CD} kernels on {} KiB of device state, fault rate {rate}", STATE_WORDS * 4 / 1024);

@@ -29,9 +29,8 @@
 //!   [`recovered_version`]: how a persistence layer persists a root CD whose `storage_info`
 //!   sets `dir` at every advance and brings it back after a restart ([`StorageInfo`] lists the
 //!   keys).
-//! - [`Domain`] is the safe, typed layer for Rust programs: it owns the protected buffers, so
-//!   the borrow checker proves that nothing holds them while a restore writes them, and it
-//!   promotes exactly what is borrowed mutably.
+//! - The safe, typed layer for Rust programs (`Domain`, nested children, device buffers) is in
+//!   the facade crate `containment`, which builds on these functions.
 //! - [`register_memory_space`] and [`map_device_region`] let GPU codes protect device memory
 //!   with their own copy functions; [`advance_cd_point_in_time_async`] drains device ranges
 //!   in the background, and [`remap_device_region`] follows allocations that a GPU reset
@@ -76,7 +75,6 @@ mod callback;
 mod commit;
 mod create;
 mod device;
-mod domain;
 mod error;
 pub mod fault;
 mod files;
@@ -103,7 +101,6 @@ pub use advance_async::{advance_cd_point_in_time_async, advance_test, advance_wa
 pub use commit::commit_cd;
 pub use create::create_cd;
 pub use device::{device_reset, remap_device_region, unmap_device_region};
-pub use domain::{Domain, Key};
 pub use error::{CdError, Fate, Result};
 pub use files::{add_file_to_cd, delete_file_from_cd};
 pub use handle::current_cd;

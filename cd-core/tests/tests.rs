@@ -7,8 +7,6 @@ mod util;
 mod atomicity;
 /// Device memory through registered copy functions (a simulated device arena).
 mod device;
-/// The typed `Domain` layer.
-mod domain;
 /// Random operation sequences against a byte-per-slot reference model of the spec.
 mod model;
 /// The MPI layer's API: modes, replay across CDs, arena, spill, marks, restore hook.

@@ -1017,6 +1017,13 @@ int add_MPI_log_to_cd(cd_handle cd, void *logent, int loglen);
  * (which ends the replay; `*error` is then 0), when no replay is in progress, or on error
  * (`*error` is the code). `error` may be NULL.
  *
+ * The entry is read-only, although the spec's signature returns `void *`: the log keeps it
+ * and replays the same bytes again after a later restore, and records written by the MPI
+ * layer share their memory with other records, so writing through the pointer is undefined
+ * behaviour. Its length is the `loglen` given to `add_MPI_log_to_cd`; the spec's signature
+ * has no room for it, so a caller that needs it stores it inside the entry. (Rust callers get
+ * the bytes as a slice with their length: `cd_core::get_mpi_log_from_cd`.)
+ *
  * # Safety
  * `error` must be NULL or writable.
  */
