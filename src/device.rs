@@ -14,12 +14,14 @@
 //! spec's GPU example does.
 
 use crate::error::{Error, Result};
-use crate::tree::{check_range, Data, Slot, SlotId};
+use crate::tree::{check_range, Data, DeviceKey, Slot, SlotId, Tree};
 use bytemuck::Pod;
 use cd_core::{
-    add_to_cd_via_copy, map_device_region, register_memory_space, unmap_device_region, Access,
-    AddrSpec, CdHandle, DeviceMemory, Scope, SpaceId,
+    add_to_cd_via_copy, advance_test, advance_wait, map_device_region, register_memory_space,
+    unmap_device_region, Access, AddrSpec, AdvanceReport, AsyncAdvance, CdHandle, DeviceMemory,
+    Scope, SpaceId,
 };
+use cd_cuda::CudaMemory;
 use std::marker::PhantomData;
 use std::ops::Range;
 use std::sync::Arc;
@@ -52,6 +54,30 @@ impl Device {
     pub fn register<A: DeviceAlloc + 'static>(memory: Arc<A>) -> Device {
         let space = register_memory_space(memory.clone());
         Device { space, memory }
+    }
+
+    /// The built-in CUDA space on the first GPU (device 0): buffers are allocated with
+    /// `cuMemAlloc` through the driver the space loaded ([`cd_cuda::CudaMemory`]), and saved
+    /// and restored with its copies. No copy functions, no `unsafe`.
+    ///
+    /// [`Error::Device`] when CUDA cannot be used, with the reason: the space is switched
+    /// off (`CD_CUDA=0`), the driver library (`libcuda.so.1`, or `CD_CUDA_LIBRARY`) cannot be
+    /// loaded, or it finds no GPU.
+    pub fn cuda() -> Result<Device> {
+        Device::cuda_device(0)
+    }
+
+    /// The built-in CUDA space on GPU `ordinal`; as [`cuda`](Self::cuda), and
+    /// [`Error::Device`] if there is no such device.
+    pub fn cuda_device(ordinal: usize) -> Result<Device> {
+        let memory = CudaMemory::new(ordinal).map_err(|message| Error::Device {
+            device: format!("cuda:{ordinal}"),
+            message,
+        })?;
+        Ok(Device {
+            space: memory.space(),
+            memory: Arc::new(CudaAlloc(memory)),
+        })
     }
 
     /// The memory space's id.
@@ -107,6 +133,40 @@ impl std::fmt::Debug for Device {
             .field("space", &self.space)
             .field("name", &self.memory.name())
             .finish()
+    }
+}
+
+/// The CUDA space's allocations for the safe layer. Private, so that its safe
+/// [`DeviceAlloc::free`] is only called by [`DeviceData`], after the unmap proved that no CD
+/// names the memory.
+struct CudaAlloc(CudaMemory);
+
+impl DeviceMemory for CudaAlloc {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+
+    fn copy_to_host(&self, dst: &mut [u8], src: usize) -> std::result::Result<(), String> {
+        self.0.copy_to_host(dst, src)
+    }
+
+    fn copy_to_device(&self, dst: usize, src: &[u8]) -> std::result::Result<(), String> {
+        self.0.copy_to_device(dst, src)
+    }
+}
+
+impl DeviceAlloc for CudaAlloc {
+    fn allocate(&self, bytes: usize) -> std::result::Result<usize, String> {
+        self.0.allocate(bytes)
+    }
+
+    fn free(&self, address: usize, _bytes: usize) {
+        // SAFETY: only `DeviceData::drop` calls this, with its own allocation, once, after
+        // `unmap_device_region` succeeded (no CD names it; a pending advance was settled by
+        // the commit or delete that let go of it); `cuMemFree` waits for the device's work,
+        // so a kernel or snapshot copy still queued on the memory finishes first. An error
+        // (the device was reset) leaves nothing to free.
+        let _ = unsafe { self.0.free(address) };
     }
 }
 
@@ -248,5 +308,185 @@ impl<T> DevicePtrMut<'_, T> {
 impl<T> std::fmt::Debug for DevicePtrMut<'_, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "DevicePtrMut({:#x}, {})", self.address, self.len)
+    }
+}
+
+/// The device stream an asynchronous advance is ordered on ([`Domain::advance_async`]): its
+/// snapshot sees the work queued on the stream before the call and none queued after.
+///
+/// For the built-in CUDA space this is a `CUstream` (a `cudaStream_t`). A stream is a raw
+/// handle the runtime hands to the driver, so making one from a value is `unsafe`; the two
+/// default streams are constants.
+///
+/// [`Domain::advance_async`]: crate::Domain::advance_async
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stream(usize);
+
+impl Stream {
+    /// The legacy default stream (CUDA's `NULL` stream, 0): it waits for, and is waited for
+    /// by, every blocking stream of the context.
+    pub const DEFAULT: Stream = Stream(0);
+    /// CUDA's per-thread default stream (`CU_STREAM_PER_THREAD`, `cudaStreamPerThread`).
+    pub const PER_THREAD: Stream = Stream(2);
+
+    /// A stream from its raw handle (a `CUstream` as an integer).
+    ///
+    /// # Safety
+    /// `handle` is a live stream of the device that holds the CD's device buffers (or one of
+    /// the default streams' handles) for the duration of the advance call that takes it.
+    pub const unsafe fn from_raw(handle: usize) -> Stream {
+        Stream(handle)
+    }
+
+    /// The raw handle.
+    pub fn as_raw(self) -> usize {
+        self.0
+    }
+}
+
+/// An asynchronous advance that may still be draining device memory to the host: the domain
+/// it came from stays borrowed until it is settled ([`wait`](Self::wait),
+/// [`test`](Self::test)) or dropped.
+///
+/// While the drain runs, the CD stays at its previous point in time: a fault found now is
+/// repaired by restoring that point (drop this, then [`restore`](crate::Domain::restore):
+/// the pending point is discarded if its drain has not completed). Meanwhile the application
+/// keeps its GPU busy: [`device_mut`](Self::device_mut) hands out the address of a buffer for
+/// the next kernels, queued after the snapshot, without waiting for the drain.
+///
+/// Dropping it does not wait for the drain, unless `device_mut` handed out a buffer (its
+/// promotion waits): the domain's next operation waits for the drain, or a restore drops it.
+/// A drain that fails leaves the CD at its previous point; [`wait`](Self::wait) and
+/// [`test`](Self::test) return the failure, a drop leaves it to the domain's next operation
+/// (or swallows it, when the drop had to wait).
+///
+/// The borrow keeps the tree's buffers allocated and unborrowed while the advance is in
+/// flight: no `take_device`, no host `get_mut`, no child.
+///
+/// ```compile_fail,E0499
+/// let mut cd = containment::Domain::new().unwrap();
+/// let pending = cd.advance_async(containment::Stream::DEFAULT).unwrap();
+/// cd.restore().unwrap(); // the pending advance borrows `cd`
+/// pending.wait().unwrap();
+/// ```
+#[must_use = "dropping it at once makes the advance no better than `advance`; keep it while the GPU works"]
+pub struct PendingAdvance<'a> {
+    tree: &'a mut Tree,
+    cd: CdHandle,
+    started: AsyncAdvance,
+    /// The drain completed, failed, or never ran (a synchronous advance).
+    settled: bool,
+    /// Buffers handed to kernels during the drain: made READ_WRITE once it settles.
+    deferred: Vec<SlotId>,
+}
+
+impl<'a> PendingAdvance<'a> {
+    pub(crate) fn new(tree: &'a mut Tree, cd: CdHandle, started: AsyncAdvance) -> Self {
+        PendingAdvance {
+            tree,
+            cd,
+            started,
+            settled: !started.in_flight,
+            deferred: Vec::new(),
+        }
+    }
+
+    /// The bytes and ranges the advance copies (or copied).
+    pub fn report(&self) -> AdvanceReport {
+        self.started.report
+    }
+
+    /// Whether the advance went asynchronously (`false`: it ran synchronously, and the new
+    /// point was current when the call returned: host memory only, a space that cannot
+    /// snapshot, or too little spare device memory for one).
+    pub fn in_flight(&self) -> bool {
+        self.started.in_flight
+    }
+
+    /// Whether the drain has completed, without waiting; on `true` the new point is current.
+    /// A failed drain is returned as its error (the CD stays at its previous point).
+    pub fn test(&mut self) -> Result<bool> {
+        if self.settled {
+            return Ok(true);
+        }
+        match advance_test(self.cd) {
+            Ok(false) => Ok(false),
+            done => self.settle(done.map(drop)).map(|()| true),
+        }
+    }
+
+    /// Waits for the drain and makes the new point current. A failed drain is returned as its
+    /// error (the CD stays at its previous point).
+    pub fn wait(mut self) -> Result<()> {
+        self.finish()
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        if self.settled {
+            return Ok(());
+        }
+        let waited = advance_wait(self.cd);
+        self.settle(waited)
+    }
+
+    /// Records the end of the drain, then promotes the deferred buffers (whatever the drain's
+    /// outcome: a kernel wrote them after the snapshot, and the next advance must save them).
+    fn settle(&mut self, drained: cd_core::Result<()>) -> Result<()> {
+        self.settled = true;
+        let cd = self.cd;
+        let mut promoted = Ok(());
+        for id in std::mem::take(&mut self.deferred) {
+            let done = self
+                .tree
+                .slot_mut(id)
+                .and_then(|slot| promote(slot, id, 0..data(slot, id)?.len(), cd));
+            promoted = promoted.and(done);
+        }
+        drained?;
+        promoted
+    }
+
+    /// A device buffer's address for a kernel queued after the advance (on its stream, or
+    /// ordered after it): the buffer becomes READ_WRITE in the CD, as
+    /// [`Domain::device_mut`](crate::Domain::device_mut) makes it.
+    ///
+    /// A buffer this CD protected (or got from a child's commit) is promoted once the drain
+    /// settles, without waiting now: the CD already holds all of it, so the kernel's writes
+    /// after the snapshot change nothing that the pending or the previous point saved. Any
+    /// other buffer (an ancestor's, which the CD must copy before the kernel writes it) waits
+    /// for the drain first.
+    pub fn device_mut<T: Pod>(&mut self, key: DeviceKey<T>) -> Result<DevicePtrMut<'_, T>> {
+        let cd = self.cd;
+        let slot = self.tree.slot(key.id)?;
+        data(slot, key.id)?;
+        let whole = slot.owner == cd && slot.held.contains(&cd);
+        if self.settled || !whole {
+            self.finish()?;
+            let slot = self.tree.slot_mut(key.id)?;
+            promote(slot, key.id, 0..data(slot, key.id)?.len(), cd)?;
+        } else if !self.deferred.contains(&key.id) {
+            self.deferred.push(key.id);
+        }
+        DevicePtrMut::new(self.tree.slot(key.id)?, key.id)
+    }
+}
+
+impl Drop for PendingAdvance<'_> {
+    fn drop(&mut self) {
+        if !self.deferred.is_empty() {
+            // The deferred promotions must happen: wait for the drain. Its error, if any,
+            // leaves the CD at its previous point, which the promotions do not change.
+            let _ = self.finish();
+        }
+    }
+}
+
+impl std::fmt::Debug for PendingAdvance<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PendingAdvance")
+            .field("cd", &self.cd)
+            .field("in_flight", &self.started.in_flight)
+            .field("settled", &self.settled)
+            .finish_non_exhaustive()
     }
 }

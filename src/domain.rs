@@ -20,14 +20,14 @@
 //! borrows its ancestor's buffer for the first time. The next advance copies exactly those
 //! bytes and demotes them.
 
-use crate::device::{self, Device, DevicePtrMut};
+use crate::device::{self, Device, DevicePtrMut, PendingAdvance, Stream};
 use crate::error::{CommitError, Error, Result};
 use crate::tree::{self, Data, DeviceKey, Key, Tree};
 use bytemuck::Pod;
 use cd_core::{
-    advance_cd_point_in_time, cd_entries, cd_info, commit_cd, create_cd, delete_from_cd,
-    get_mpi_log_from_cd, recovered_version, restore_cd, Access, AddrSpec, AdvanceReport, CdError,
-    CdHandle, CdInfo, LogEntry, LoggingMode, RestoreReport,
+    advance_cd_point_in_time, advance_cd_point_in_time_async, cd_entries, cd_info, commit_cd,
+    create_cd, delete_from_cd, get_mpi_log_from_cd, recovered_version, restore_cd, Access,
+    AddrSpec, AdvanceReport, CdError, CdHandle, CdInfo, LogEntry, LoggingMode, RestoreReport,
 };
 use std::ops::Range;
 
@@ -508,6 +508,30 @@ macro_rules! level_methods {
             let report = unsafe { advance_cd_point_in_time(tree.current())? };
             tree.child_advanced();
             Ok(report)
+        }
+
+        /// Moves this CD's point in time to now, as [`advance`](Self::advance) does, but
+        /// drains device buffers to the host in the background: the device space snapshots
+        /// them in spare device memory, ordered on `stream` after the kernels queued there,
+        /// and the new point becomes current once the drain completes
+        /// ([`cd_core::advance_cd_point_in_time_async`]). Host buffers are saved at once.
+        ///
+        /// The [`PendingAdvance`] borrows the domain until it is settled or dropped; its
+        /// [`device_mut`](PendingAdvance::device_mut) hands out buffers for the next kernels
+        /// meanwhile. Without device buffers to save, or without spare device memory, the
+        /// advance runs synchronously ([`PendingAdvance::in_flight`] is `false`). A child's
+        /// implicit commit into its parent happens when the drain completes.
+        pub fn advance_async(&mut self, stream: Stream) -> Result<PendingAdvance<'_>> {
+            let tree = self.tree_mut();
+            let cd = tree.current();
+            // SAFETY: as in `advance`: buffers the tree keeps allocated, none borrowed. The
+            // tree frees a device buffer only after the commit or delete that let go of it,
+            // and those wait for the drain first; `stream` is valid by `Stream`'s contract.
+            let started = unsafe { advance_cd_point_in_time_async(cd, stream.as_raw())? };
+            // The parent holds the child's bytes once the drain completes (or, if it fails,
+            // not yet): recording it now only makes `take` more cautious.
+            tree.child_advanced();
+            Ok(PendingAdvance::new(tree, cd, started))
         }
 
         /// `count` child CDs of this one over disjoint pieces of `key`'s buffer (of nearly

@@ -21,19 +21,19 @@
 //!   buffer, each usable on its own thread.
 //! - [`Builder`] and [`ChildBuilder`] set the name, the MPI logging mode and `storage_info`.
 //! - [`Device`] and [`DeviceKey`]: typed buffers in device memory, allocated through a
-//!   registered memory space ([`DeviceAlloc`]).
+//!   registered memory space ([`DeviceAlloc`]) or in CUDA memory ([`Device::cuda`]);
+//!   [`Domain::advance_async`] drains them in the background ([`PendingAdvance`]).
 //! - [`Error`] is every failure, [`CommitError`] a failed commit that hands the domain back.
 //!
 //! # The rest of the runtime
 //! - [`raw`]: the spec's functions by their names (`create_cd`, `add_to_cd_via_copy`,
 //!   `restore_cd`, ...), `unsafe` where they read or write raw address ranges: for what the
-//!   safe layer does not cover (regen and parent entries, files, MPI logs, asynchronous
-//!   device advances).
+//!   safe layer does not cover (regen and parent entries, files, MPI logs, device resets).
 //! - [`redset`]: redundancy across MPI ranks (XOR, Reed-Solomon, partner copies), which
 //!   persistent CDs use and which protects any list of files.
 //! - [`enable_cuda`] registers the built-in CUDA memory space: device pointers (CUDA) in CD
 //!   ranges are then recognised and saved through the driver, with no copy functions to
-//!   register.
+//!   register; [`CudaMemory`] and [`DeviceBuffer`] allocate CUDA memory through it.
 //!
 //! ```
 //! use containment::Domain;
@@ -65,8 +65,8 @@ pub use cd_core::{
     AdvanceReport, CdError, CdHandle, CdInfo, DeviceMemory, Fate, LogEntry, LoggingMode,
     RestoreReport, SpaceId, Stats, StorageInfo, HOST,
 };
-pub use cd_cuda::{enable as enable_cuda, status as cuda_status};
-pub use device::{Device, DeviceAlloc, DevicePtrMut};
+pub use cd_cuda::{enable as enable_cuda, status as cuda_status, CudaMemory, DeviceBuffer};
+pub use device::{Device, DeviceAlloc, DevicePtrMut, PendingAdvance, Stream};
 pub use domain::{Builder, Child, ChildBuilder, Domain};
 pub use error::{CommitError, Error, Result};
 pub use siblings::Sibling;

@@ -81,6 +81,8 @@ driver_api! {
     mem_host_register = "cuMemHostRegister_v2": fn(*mut c_void, usize, c_uint);
     mem_host_unregister = "cuMemHostUnregister": fn(*mut c_void);
     mem_alloc_host = "cuMemAllocHost_v2": fn(*mut *mut c_void, usize);
+    mem_alloc = "cuMemAlloc_v2": fn(*mut DevPtr, usize);
+    mem_free = "cuMemFree_v2": fn(DevPtr);
     mem_get_info = "cuMemGetInfo_v2": fn(*mut usize, *mut usize);
     mem_alloc_async = "cuMemAllocAsync": fn(*mut DevPtr, usize, Handle);
     mem_free_async = "cuMemFreeAsync": fn(DevPtr, Handle);

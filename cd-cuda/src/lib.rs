@@ -13,6 +13,12 @@
 //! stay free of any GPU dependency; `libcd` (cd-ffi) enables it when the first CD is created,
 //! Rust programs call [`enable`] (the facade re-exports it).
 //!
+//! # Allocating device memory
+//! [`CudaMemory`] allocates and frees device memory through the loaded driver, and
+//! [`DeviceBuffer`] is a typed allocation freed on drop: a Rust program needs no CUDA binding
+//! of its own to put data on the GPU, and the facade's safe layer allocates its CUDA device
+//! buffers this way (`containment::Device::cuda`).
+//!
 //! # Managed memory
 //! `cudaMallocManaged` memory is saved and restored as device memory, with the driver's copy
 //! functions, not through host access: touching it from the CPU would migrate every page to
@@ -47,6 +53,9 @@
 //! ones it holds, and it makes new ones on next use.
 
 mod driver;
+mod memory;
+
+pub use memory::{CudaMemory, DeviceBuffer};
 
 use driver::{DevPtr, Driver, Handle};
 use std::collections::BTreeMap;
@@ -191,6 +200,15 @@ impl CudaSpace {
         f: impl FnOnce(&Driver, &mut Device) -> Result<R, String>,
     ) -> Result<R, String> {
         let ordinal = self.attributes(address).map_or(0, |a| a.ordinal.max(0));
+        self.with_ordinal(ordinal, f)
+    }
+
+    /// Runs `f` with device `ordinal` set up and its primary context current.
+    fn with_ordinal<R>(
+        &self,
+        ordinal: c_int,
+        f: impl FnOnce(&Driver, &mut Device) -> Result<R, String>,
+    ) -> Result<R, String> {
         let mut devices = self.devices.lock().unwrap_or_else(|e| e.into_inner());
         let device = match devices.entry(ordinal) {
             std::collections::btree_map::Entry::Occupied(slot) => slot.into_mut(),
