@@ -243,7 +243,7 @@ impl Drop for Domain {
         if self.committed {
             return;
         }
-        match commit_cd(self.own()) {
+        match commit_on_drop(self.own()) {
             // The CD is gone (committed now, or before through the raw API): nothing names
             // the buffers any more.
             Ok(()) | Err(CdError::StaleHandle { .. }) => {}
@@ -303,7 +303,7 @@ impl Drop for Child<'_> {
         if self.ended {
             return;
         }
-        match commit_cd(self.handle) {
+        match commit_on_drop(self.handle) {
             // Committed now, or the CD already ended through the raw API: either way its
             // buffers are the parent's.
             Ok(()) | Err(CdError::StaleHandle { .. }) => self.tree_mut().child_committed(),
@@ -579,6 +579,17 @@ impl Domain {
 
 impl Child<'_> {
     level_methods!();
+}
+
+/// `commit_cd` for a drop. A failed asynchronous drain ([`Domain::advance_async`]) is
+/// returned by the first operation after it, which drops it and leaves the CD at its previous
+/// point; a drop cannot return it, so the commit is tried once more rather than leaving the
+/// CD alive.
+fn commit_on_drop(cd: CdHandle) -> cd_core::Result<()> {
+    match commit_cd(cd) {
+        Err(CdError::DeviceCopy { .. }) => commit_cd(cd),
+        done => done,
+    }
 }
 
 /// Removes from `cd` the bytes of `whole` it holds (all of them, or the parts a child copied

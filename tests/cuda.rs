@@ -25,6 +25,7 @@ struct Standin {
     htod: unsafe extern "C" fn(u64, *const c_void, usize) -> c_int,
     counters: unsafe extern "C" fn(*mut u64),
     run_streams: unsafe extern "C" fn(),
+    reset: unsafe extern "C" fn(),
 }
 
 fn standin() -> (&'static Standin, MutexGuard<'static, ()>) {
@@ -73,6 +74,7 @@ fn standin() -> (&'static Standin, MutexGuard<'static, ()>) {
                 htod: std::mem::transmute(sym("cuMemcpyHtoD_v2")),
                 counters: std::mem::transmute(sym("cuStandinCounters")),
                 run_streams: std::mem::transmute(sym("cuStandinRunStreams")),
+                reset: std::mem::transmute(sym("cuStandinReset")),
             }
         }
     });
@@ -314,6 +316,39 @@ fn child_advance_async_and_the_parents_buffer() {
     assert_eq!(root.advance().unwrap().bytes_copied, 2 * N * 4, "p and c");
     root.commit().unwrap();
     assert_eq!(s.live(), live);
+}
+
+/// A drain that fails (the device was reset under it: its event is gone) is a clear error
+/// from `wait`; dropped unsettled, it is reported to the domain's drop, which still commits
+/// the CD instead of leaking it.
+#[test]
+fn a_failed_drain_is_reported_and_the_domain_still_ends() {
+    let (s, _guard) = standin();
+    let gpu = Device::cuda().unwrap();
+    for wait in [true, false] {
+        let mut cd = Domain::builder().name("cuda-safe-fail").create().unwrap();
+        let u = cd.protect_device(&gpu, &pattern(N, 1)).unwrap();
+        step(s, &mut cd, u, &pattern(N, 2));
+        let handle = cd.handle();
+        let pending = cd.advance_async(Stream::DEFAULT).unwrap();
+        assert!(pending.in_flight());
+        // SAFETY: the stand-in's cudaDeviceReset; the space is told below.
+        unsafe { (s.reset)() };
+        if wait {
+            let err = pending.wait().unwrap_err();
+            assert!(
+                matches!(&err, Error::Cd(containment::CdError::DeviceCopy { .. })),
+                "{err}"
+            );
+            assert_eq!(cd.info().unwrap().stats.advances, 0, "the previous point");
+            cd.commit().unwrap();
+        } else {
+            drop(pending);
+            drop(cd);
+        }
+        assert!(containment::raw::cd_info(handle).is_err(), "the CD ended");
+        containment::raw::device_reset();
+    }
 }
 
 /// `DeviceBuffer`, and the clear errors of allocation: 0 bytes, out of device memory, no such

@@ -476,3 +476,44 @@ fn reset_then_remap_restores_into_new_allocations() {
     assert!(cd_saved_bytes(cd, a2, N).unwrap() == pattern(N, 7));
     commit_cd(cd).unwrap();
 }
+
+/// Memory from `CudaMemory` and `DeviceBuffer` is ordinary driver memory: the space
+/// recognises it (one allocation, one region), CDs save and restore it, and it is freed on
+/// drop; bad requests are clear errors.
+#[test]
+fn allocations_through_the_loaded_driver() {
+    let (s, _guard) = standin();
+    let gpu = cd_cuda::CudaMemory::new(0).unwrap();
+    assert_eq!(Some(gpu.space()), cd_cuda::enable());
+    let live = s.live();
+    const N: usize = 1 << 20;
+    {
+        let mut x = cd_cuda::DeviceBuffer::from_slice(&gpu, &pattern(N, 1)).unwrap();
+        assert_eq!(s.live(), live + 1);
+        assert_eq!(gpu.allocation_of(x.address() + 17), Some((x.address(), N)));
+        let cd = root("cuda-allocations");
+        // SAFETY: the buffer outlives the CD, which is committed below; nothing else writes it.
+        unsafe { add_to_cd_via_copy(cd, &[rw(x.address(), N)]).unwrap() };
+        assert_eq!(cd_entries(cd).unwrap()[0].space, gpu.space());
+        x.copy_from(&pattern(N, 2)).unwrap();
+        // SAFETY: as above.
+        unsafe { restore_cd(cd).unwrap() };
+        assert!(x.to_vec().unwrap() == pattern(N, 1));
+        assert!(s.download(x.address(), N) == pattern(N, 1));
+        commit_cd(cd).unwrap();
+    }
+    assert_eq!(s.live(), live, "freed on drop");
+    let a = gpu.allocate(4096).unwrap();
+    assert_eq!(s.live(), live + 1);
+    // SAFETY: allocated above, in no CD, used by nothing.
+    unsafe { gpu.free(a).unwrap() };
+    assert_eq!(s.live(), live);
+    assert!(gpu.allocate(0).unwrap_err().contains("0 bytes"));
+    let err = gpu.allocate(usize::MAX / 2).unwrap_err();
+    assert!(err.contains("out of memory"), "{err}");
+    let err = cd_cuda::CudaMemory::new(3).unwrap_err();
+    assert!(
+        err.contains("CUDA device 3") && err.contains("cuDeviceGet"),
+        "{err}"
+    );
+}
