@@ -268,12 +268,47 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! For CUDA, [`crate::enable_cuda`] registers a built-in space that recognises device
-//! pointers by itself (no copy functions to write): memory allocated with `cudaMalloc` can
-//! then be protected through the raw layer ([`crate::raw::add_to_cd_via_copy`] on
-//! [`handle`](crate::Domain::handle)). [`crate::raw::advance_cd_point_in_time_async`] drains
-//! device ranges in the background, and [`crate::raw::device_reset`] with
-//! [`crate::raw::remap_device_region`] follow a GPU reset.
+//! ## CUDA
+//! [`Device::cuda`](crate::Device::cuda) is the built-in CUDA space: buffers are allocated
+//! with `cuMemAlloc` through the driver the space loads at run time, and saved and restored
+//! with its copies, so a CUDA program writes no copy functions and no `unsafe`. It is an
+//! [`Error::Device`](crate::Error::Device) that says why when CUDA cannot be used
+//! (`CD_CUDA=0`, no `libcuda.so.1`, no GPU) or memory runs out. The kernel gets its pointer
+//! from `device_mut`, as above.
+//!
+//! [`advance_async`](crate::Domain::advance_async) advances without holding the GPU up for
+//! the copy to the host: the space snapshots the device buffers in spare device memory,
+//! ordered on the application's [`Stream`](crate::Stream), and drains the snapshot in the
+//! background. The new point becomes current when the drain completes; until then the CD
+//! stays at its previous point, and a restore goes back there. The
+//! [`PendingAdvance`](crate::PendingAdvance) it returns borrows the domain, so nothing frees
+//! or rewrites the buffers behind the drain; its `device_mut` hands buffers to the next
+//! kernels meanwhile (queued after the snapshot on the same stream), and `wait` or `test`
+//! settle it.
+//!
+//! ```no_run
+//! use containment::{Device, Domain, Stream};
+//! # fn launch(_address: usize) {} // a kernel launch on the default stream
+//! let gpu = Device::cuda()?;
+//! let mut cd = Domain::new()?;
+//! let field = cd.protect_device(&gpu, &vec![0.0f32; 1 << 20])?;
+//! for step in 0..100 {
+//!     if step == 0 {
+//!         launch(cd.device_mut(field)?.address());
+//!     }
+//!     let mut pending = cd.advance_async(Stream::DEFAULT)?;
+//!     launch(pending.device_mut(field)?.address()); // overlaps the drain
+//!     pending.wait()?; // or `test()` while the CPU does other work
+//! }
+//! cd.commit()?;
+//! # Ok::<(), containment::Error>(())
+//! ```
+//!
+//! Memory the program allocates itself (`cudaMalloc` in CUDA C++, or
+//! [`DeviceBuffer`](crate::DeviceBuffer)) goes through the raw layer:
+//! [`crate::enable_cuda`] registers the space, which recognises device pointers by itself,
+//! and [`crate::raw::add_to_cd_via_copy`] on [`handle`](crate::Domain::handle) adds them.
+//! [`crate::raw::device_reset`] with [`crate::raw::remap_device_region`] follow a GPU reset.
 //!
 //! # 9. Where to go next
 //! - [`crate::raw`]: every function of the spec, with its exact rules.
