@@ -369,7 +369,6 @@ impl Stream {
 /// cd.restore().unwrap(); // the pending advance borrows `cd`
 /// pending.wait().unwrap();
 /// ```
-#[must_use = "dropping it at once makes the advance no better than `advance`; keep it while the GPU works"]
 pub struct PendingAdvance<'a> {
     tree: &'a mut Tree,
     cd: CdHandle,
