@@ -17,5 +17,7 @@ mod mpi_log;
 mod rules;
 /// The spec's use cases, with the values of their tables.
 mod spec_use_cases;
+/// Sibling CDs on many threads run in parallel: blocked-callback proofs, a stress test.
+mod siblings;
 /// Threads: concurrent adds, sibling CDs, misuse detection, a stress test.
 mod threads;
