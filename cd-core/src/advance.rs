@@ -82,7 +82,12 @@ pub unsafe fn advance_cd_point_in_time(cd: impl Into<CdRef>) -> Result<AdvanceRe
         // 1. Check and choose the ranges, with the locks held only for that.
         let targets = {
             let (parent_state, state) = lock_pair(&node)?;
-            check_advance(&node, parent_state.as_deref(), &state, "advance_cd_point_in_time")?;
+            check_advance(
+                &node,
+                parent_state.as_deref(),
+                &state,
+                "advance_cd_point_in_time",
+            )?;
             advance_targets(&state)
         };
         // 2. Copy them with no lock held: only the busy flag, which keeps every other
@@ -94,7 +99,12 @@ pub unsafe fn advance_cd_point_in_time(cd: impl Into<CdRef>) -> Result<AdvanceRe
         if advance_targets(&state) != targets {
             continue; // the ranges changed meanwhile: stage again (module docs)
         }
-        check_advance(&node, parent_state.as_deref(), &state, "advance_cd_point_in_time")?;
+        check_advance(
+            &node,
+            parent_state.as_deref(),
+            &state,
+            "advance_cd_point_in_time",
+        )?;
         let offsets = file_offsets(&state)?;
         let point = NewPoint {
             targets,
@@ -112,7 +122,9 @@ pub unsafe fn advance_cd_point_in_time(cd: impl Into<CdRef>) -> Result<AdvanceRe
 }
 
 /// The parent's state (if any) and the CD's, locked in that order.
-pub(crate) fn lock_pair(node: &Node) -> Result<(Option<MutexGuard<'_, State>>, MutexGuard<'_, State>)> {
+pub(crate) fn lock_pair(
+    node: &Node,
+) -> Result<(Option<MutexGuard<'_, State>>, MutexGuard<'_, State>)> {
     let parent_state = match &node.parent {
         Some(parent) => Some(parent.lock_live()?),
         None => None,
@@ -131,7 +143,11 @@ pub(crate) fn check_advance(
 ) -> Result<()> {
     state.refuse_children(operation)?;
     if let Some(parent_state) = parent_state {
-        check_merge(parent_state, state, node.had_siblings.load(Ordering::Relaxed))?;
+        check_merge(
+            parent_state,
+            state,
+            node.had_siblings.load(Ordering::Relaxed),
+        )?;
     }
     Ok(())
 }

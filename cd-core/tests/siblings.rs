@@ -145,8 +145,14 @@ fn round_of_b(parent: CdHandle, mem: &Mem) -> Result<()> {
         mem.fill(0, 128, 0xEE);
         restore_cd(b)?;
     }
-    assert!(mem.bytes(0, 64).iter().all(|&x| x == 6), "B's advanced bytes");
-    assert!(mem.bytes(64, 64).iter().all(|&x| x == 9), "B's parent bytes");
+    assert!(
+        mem.bytes(0, 64).iter().all(|&x| x == 6),
+        "B's advanced bytes"
+    );
+    assert!(
+        mem.bytes(64, 64).iter().all(|&x| x == 9),
+        "B's parent bytes"
+    );
     mem.fill(128, 16, 7);
     // SAFETY: as above.
     unsafe { add_to_cd_via_copy(b, &[mem.rw(128, 16)])? };
@@ -251,4 +257,179 @@ fn a_sibling_blocked_in_its_restore_copy_blocks_no_other_sibling() {
     assert_eq!(gate.read(0, 64), vec![3; 64], "A's PARENT bytes came back");
     check_and_commit_parent(parent, &mem);
     unmap_device_region(gate.base).unwrap();
+}
+
+/// Who may fail, and how, when a parent restore discards a child under its thread's feet.
+fn discarded(result: Result<()>) -> bool {
+    match result {
+        Ok(()) => false,
+        // Discarded by the parent's restore; if the slot was reused since, the fate is no
+        // longer recorded.
+        Err(CdError::StaleHandle {
+            fate: Fate::DiscardedByRestore | Fate::Gone,
+            ..
+        }) => true,
+        Err(e) => panic!("unexpected error {e}"),
+    }
+}
+
+/// The byte a worker writes at `offset` of its region in round `round`, phase `phase`.
+fn pattern(worker: usize, round: usize, phase: usize, offset: usize) -> u8 {
+    (worker * 31 + round * 7 + phase * 3 + offset) as u8 | 1
+}
+
+/// Many threads create, add to, advance, restore and commit sibling CDs under one parent for
+/// a fixed number of rounds, while the main thread restores the parent over and over. Every
+/// restore's bytes are checked, and at the end every child handle is stale and the parent has
+/// no children.
+///
+/// Memory stays race-free as the spec asks (a restore of the parent writes its children's
+/// ranges too): a worker touches its region only holding `memory` for reading, the parent's
+/// restores hold it for writing. Creating, committing and a second child per round that reads
+/// no memory (a PARENT entry only) run outside it, concurrently with the parent's restores.
+#[test]
+fn stress_siblings_and_a_parent_restored_meanwhile() {
+    const WORKERS: usize = 8;
+    const ROUNDS: usize = 300;
+    const REGION: usize = 1024;
+    const HELD: usize = 128; // the parent's part of each region, value worker + 1
+    let mem = Mem::new(WORKERS * REGION + 256);
+    let own = WORKERS * REGION; // the parent's own 256 bytes, value 42
+    let parent = create_cd(
+        None,
+        None,
+        LoggingMode::Disabled,
+        Some(&unique("stress-sib")),
+    )
+    .unwrap();
+    mem.fill(own, 256, 42);
+    let mut specs = vec![mem.ro(own, 256)];
+    for w in 0..WORKERS {
+        mem.fill(w * REGION, HELD, w as u8 + 1);
+        specs.push(mem.ro(w * REGION, HELD));
+    }
+    // SAFETY: `mem` outlives every CD here; see the test's doc for who touches it when.
+    unsafe { add_to_cd_via_copy(parent, &specs).unwrap() };
+    let memory = std::sync::RwLock::new(());
+    // Rounds the workers completed: the parent is restored once per round or more completed,
+    // so that the restores interleave with the workers' rounds instead of starving them.
+    let progress = std::sync::atomic::AtomicUsize::new(0);
+    let handles = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..WORKERS)
+            .map(|w| {
+                let (mem, memory, progress) = (&mem, &memory, &progress);
+                s.spawn(move || {
+                    let base = w * REGION;
+                    let mut made = Vec::new();
+                    let (mut restored, mut lost) = (0, 0);
+                    for round in 0..ROUNDS {
+                        let kid = create_cd(Some(parent.into()), None, LoggingMode::Inherit, None)
+                            .unwrap();
+                        made.push(kid);
+                        let gate = memory.read().unwrap();
+                        let result = (|| -> Result<()> {
+                            for o in HELD..REGION {
+                                mem.set(base + o, pattern(w, round, 0, o));
+                            }
+                            let split = HELD + 8 * (1 + round % 50);
+                            // SAFETY: the worker's own region, touched only under the gate.
+                            unsafe {
+                                add_to_cd_via_copy(
+                                    kid,
+                                    &[
+                                        mem.rw(base + HELD, split - HELD),
+                                        mem.rw(base + split, REGION - split),
+                                    ],
+                                )?;
+                            }
+                            add_to_cd_via_parent(kid, &[mem.ro(base, HELD)])?;
+                            for o in HELD..REGION {
+                                mem.set(base + o, pattern(w, round, 1, o));
+                            }
+                            // SAFETY: as above.
+                            unsafe { advance_cd_point_in_time(kid)? };
+                            mem.fill(base, REGION, 0xEE);
+                            // SAFETY: as above.
+                            let report = unsafe { restore_cd(kid)? };
+                            assert_eq!(report.bytes_restored, REGION);
+                            restored += 1;
+                            for o in 0..HELD {
+                                assert_eq!(mem.get(base + o), w as u8 + 1, "w{w} r{round} @{o}");
+                            }
+                            for o in HELD..REGION {
+                                assert_eq!(mem.get(base + o), pattern(w, round, 1, o));
+                            }
+                            Ok(())
+                        })();
+                        drop(gate);
+                        if discarded(result.and_then(|()| commit_cd(kid))) {
+                            lost += 1;
+                        }
+                        // A second child that reads no memory, entirely beside the restores.
+                        let other =
+                            create_cd(Some(parent.into()), None, LoggingMode::Inherit, None)
+                                .unwrap();
+                        made.push(other);
+                        let result = add_to_cd_via_parent(other, &[mem.ro(base, HELD)])
+                            // SAFETY: a PARENT entry only: the advance copies nothing.
+                            .and_then(|()| unsafe { advance_cd_point_in_time(other) }.map(drop))
+                            .and_then(|()| commit_cd(other));
+                        if discarded(result) {
+                            lost += 1;
+                        }
+                        progress.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
+                    assert_eq!(current_cd(), None, "w{w}: every child left the stack");
+                    (made, restored, lost)
+                })
+            })
+            .collect();
+        let mut restores = 0;
+        let mut seen = 0;
+        while seen < WORKERS * ROUNDS {
+            let now = progress.load(std::sync::atomic::Ordering::Relaxed);
+            if now == seen {
+                std::thread::yield_now();
+                continue;
+            }
+            seen = now;
+            let gate = memory.write().unwrap();
+            mem.fill(0, own + 256, 0xDD);
+            // SAFETY: no worker touches memory while the gate is held for writing.
+            unsafe { restore_cd(parent).unwrap() };
+            assert!(mem.bytes(own, 256).iter().all(|&b| b == 42));
+            for e in cd_entries(parent).unwrap() {
+                let at = e.address - mem.addr(0);
+                assert_eq!(
+                    mem.bytes(at, e.length),
+                    cd_saved_bytes(parent, e.address, e.length).unwrap(),
+                    "the parent's range at {at} restored"
+                );
+            }
+            drop(gate);
+            restores += 1;
+        }
+        assert!(restores > 1);
+        workers
+            .into_iter()
+            .map(|w| w.join().unwrap())
+            .collect::<Vec<_>>()
+    });
+    let (restored, lost): (usize, usize) = handles
+        .iter()
+        .fold((0, 0), |(r, l), (_, ro, lo)| (r + ro, l + lo));
+    assert!(
+        restored > 0,
+        "some workers' restores ran ({lost} children discarded)"
+    );
+    for (made, _, _) in &handles {
+        for &kid in made {
+            assert!(
+                matches!(cd_info(kid), Err(CdError::StaleHandle { .. })),
+                "every child was committed or discarded"
+            );
+        }
+    }
+    assert_eq!(cd_info(parent).unwrap().children, 0);
+    commit_cd(parent).unwrap();
 }
