@@ -1,6 +1,7 @@
 //! Sibling CDs on T threads: each thread advances, then restores, its own child CD of S bytes
-//! under one parent; against T threads each copying the same bytes with a plain `memcpy`
-//! (`copy_from_slice`) into, then out of, a reused huge-page buffer. The two run interleaved
+//! under one parent (re-adding it READ_WRITE first, a promotion that copies nothing, so that
+//! every advance copies it whole); against T threads each copying the same bytes with a plain
+//! `memcpy` (`copy_from_slice`) into, then out of, a reused huge-page buffer. The two run interleaved
 //! (A B A B) in one process; each sample is the wall time of all T threads (started together
 //! at a barrier), reported as aggregate throughput (2 x S x T bytes moved), median and range.
 //!
@@ -219,8 +220,13 @@ fn main() {
             let cd_op = |i: usize| {
                 // SAFETY: thread `i` alone uses `apps[i]` and `kids[i]` during the sample.
                 unsafe {
-                    advance_cd_point_in_time(kids[i]).unwrap();
-                    restore_cd(kids[i]).unwrap();
+                    // An advance demotes the range to READ_ONLY: re-adding it READ_WRITE
+                    // promotes it again (no copy), so that each advance copies it whole.
+                    add_to_cd_via_copy(kids[i], &[apps[i].spec()]).unwrap();
+                    let report = advance_cd_point_in_time(kids[i]).unwrap();
+                    assert_eq!(report.bytes_copied, size);
+                    let report = restore_cd(kids[i]).unwrap();
+                    assert_eq!(report.bytes_restored, size);
                 }
             };
             let ref_op = |i: usize| {
