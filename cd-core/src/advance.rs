@@ -96,7 +96,7 @@ pub unsafe fn advance_cd_point_in_time(cd: impl Into<CdRef>) -> Result<AdvanceRe
         let staged = unsafe { stage(&targets)? };
         // 3. Swap, parent then child locked.
         let (mut parent_state, mut state) = lock_pair(&node)?;
-        if advance_targets(&state) != targets {
+        if !targets_unchanged(&state, &targets) {
             continue; // the ranges changed meanwhile: stage again (module docs)
         }
         check_advance(
@@ -174,12 +174,20 @@ unsafe fn stage(targets: &[(usize, usize, SpaceId)]) -> Result<Option<Arc<Buffer
 
 /// The ranges an advance copies: the READ_WRITE entries restored by COPY, with their space.
 pub(crate) fn advance_targets(state: &State) -> Vec<(usize, usize, SpaceId)> {
+    targets_of(state).collect()
+}
+
+/// Whether the ranges an advance would copy now are still `targets` (checked at the swap).
+pub(crate) fn targets_unchanged(state: &State, targets: &[(usize, usize, SpaceId)]) -> bool {
+    targets_of(state).eq(targets.iter().copied())
+}
+
+fn targets_of(state: &State) -> impl Iterator<Item = (usize, usize, SpaceId)> + '_ {
     state
         .entries
         .iter()
         .filter(|(_, _, e)| e.how == How::Copy && e.access == Access::ReadWrite)
         .map(|(s, e, entry)| (s, e, entry.space))
-        .collect()
 }
 
 /// Everything an advance captured at its point in time, ready to become current.

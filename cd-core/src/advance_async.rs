@@ -32,7 +32,9 @@
 //! an advance with nothing to copy, advances synchronously: [`AsyncAdvance::in_flight`] says
 //! which happened. The spec's `advance_cd_point_in_time` is unchanged.
 
-use crate::advance::{advance_targets, check_advance, lock_pair, settle, AdvanceReport};
+use crate::advance::{
+    advance_targets, check_advance, lock_pair, settle, targets_unchanged, AdvanceReport,
+};
 use crate::callback;
 use crate::error::{CdError, Result};
 use crate::handle;
@@ -117,7 +119,7 @@ unsafe fn begin(node: &Arc<Node>, stream: usize) -> Result<Option<AdvanceReport>
             return Ok(None);
         };
         let (parent_state, mut state) = lock_pair(node)?;
-        if advance_targets(&state) != targets {
+        if !targets_unchanged(&state, &targets) {
             continue; // dropping the drains waits for them before the buffer goes
         }
         check_advance(node, parent_state.as_deref(), &state, "cd_advance_async")?;
