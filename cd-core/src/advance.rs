@@ -9,13 +9,13 @@
 //!
 //! # Copying with no lock held
 //!
-//! An advance checks and lists its ranges with the parent's and the CD's locks held, copies them
-//! holding only the CD's busy flag, then locks parent and child again to swap (step 3 of
+//! An advance checks and lists its ranges with the parent's and the CD's locks held, copies
+//! them holding only the CD's busy flag, then locks parent and child again to swap (step 3 of
 //! [`advance_cd_point_in_time`]; the asynchronous advance does the same). Siblings thus copy
 //! at the same time. The staged bytes stand for a copy made at the swap if, at the swap, the
-//! CD's READ_WRITE COPY ranges are exactly those copied: the caller promised that no one writes them during
-//! the call, so their bytes are the same at either moment, and the swap replaces their data
-//! whole. What may change meanwhile, and why it does not matter:
+//! CD's READ_WRITE COPY ranges are exactly those copied: the caller promised that no one
+//! writes them during the call, so their bytes are the same at either moment, and the swap
+//! replaces their data whole. What may change meanwhile, and why it does not matter:
 //! - this CD's ranges: an add, delete, promotion (concurrent adds on one handle are allowed)
 //!   or a device remap. Any change to the READ_WRITE COPY ranges fails the comparison and the
 //!   advance stages again; other changes (READ_ONLY adds, PARENT or REGEN entries, data of
