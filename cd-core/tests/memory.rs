@@ -10,6 +10,13 @@ use std::sync::Mutex;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
+/// Takes the tests' turn, with no cap left over from a test that failed.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    let turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    set_memory_limit(None);
+    turn
+}
+
 const MIB: usize = 1 << 20;
 
 /// Application memory reached only through raw pointers (a restore writes it behind the
@@ -68,7 +75,7 @@ fn cap_with_room(room: usize) -> u64 {
 
 #[test]
 fn an_add_past_the_limit_fails_atomically_and_the_cd_stays_usable() {
-    let _serial = SERIAL.lock().unwrap();
+    let _serial = serial();
     let small = Block::new(64 << 10, 1);
     let big = Block::new(6 * MIB, 2);
     let cd = create_cd(None, None, LoggingMode::Disabled, Some("limit-add")).unwrap();
@@ -125,7 +132,7 @@ fn an_add_past_the_limit_fails_atomically_and_the_cd_stays_usable() {
 
 #[test]
 fn an_advance_past_the_limit_fails_atomically() {
-    let _serial = SERIAL.lock().unwrap();
+    let _serial = serial();
     let data = Block::new(12 * MIB + 4096, 3);
     let cd = create_cd(None, None, LoggingMode::Disabled, Some("limit-advance")).unwrap();
     // SAFETY: the block outlives the CD; nothing else touches it.
@@ -154,7 +161,7 @@ fn an_advance_past_the_limit_fails_atomically() {
 
 #[test]
 fn stats_report_stores_pool_logs_and_peak() {
-    let _serial = SERIAL.lock().unwrap();
+    let _serial = serial();
     let data = Block::new(3 * MIB, 5);
     let before = global_stats();
     let cd = create_cd(None, None, LoggingMode::Enabled, Some("memory-stats")).unwrap();
