@@ -25,11 +25,13 @@ module Containment_Domains
     integer(c_int)    :: addr_scope  ! GLOBAL, CONSTRAINED
   end type cd_addrspec
 
-  ! Counters (struct cd_stats).
+  ! Counters (struct cd_stats), and from cd_global_stats the memory the runtime holds now
+  ! (stores, pool, MPI logs) and its peak, which CD_MEMORY_LIMIT caps.
   type, bind(C) :: cd_stats
     integer(c_int64_t) :: creates, commits, restores, advances, adds
     integer(c_int64_t) :: bytes_added, bytes_advanced, bytes_restored
     integer(c_int64_t) :: regen_calls, log_entries
+    integer(c_int64_t) :: store_bytes, pool_bytes, log_bytes, peak_bytes
   end type cd_stats
 
   ! A description of one CD (struct cd_info).
@@ -102,6 +104,7 @@ module Containment_Domains
   integer(c_int), parameter :: CD_ERR_REGEN_FAILED = 62
   integer(c_int), parameter :: CD_ERR_PARENT_DATA_MISSING = 63
   integer(c_int), parameter :: CD_ERR_INJECTED_FAULT = 64
+  integer(c_int), parameter :: CD_ERR_MEMORY_LIMIT = 65
   integer(c_int), parameter :: CD_ERR_LOGGING_DISABLED = 70
   integer(c_int), parameter :: CD_ERR_LOG_REPLAYING = 71
   integer(c_int), parameter :: CD_ERR_EMPTY_LOG_ENTRY = 72

@@ -6,6 +6,32 @@
 //! differently but make it current through the one [`apply_advance`]. [`settle`] lives here,
 //! not in `advance_async`, because every operation calls it first: keeping it in the lower
 //! module is what lets the operation modules depend on `advance` without a circle.
+//!
+//! # Copying with no lock held
+//!
+//! An advance checks and lists its ranges with the parent's and the CD's locks held, copies
+//! them holding only the CD's busy flag, then locks parent and child again to swap (step 3 of
+//! [`advance_cd_point_in_time`]; the asynchronous advance does the same). Siblings thus copy
+//! at the same time. The staged bytes stand for a copy made at the swap if, at the swap, the
+//! CD's READ_WRITE COPY ranges are exactly those copied: the caller promised that no one
+//! writes them during the call, so their bytes are the same at either moment, and the swap
+//! replaces their data whole. What may change meanwhile, and why it does not matter:
+//! - this CD's ranges: an add, delete, promotion (concurrent adds on one handle are allowed)
+//!   or a device remap. Any change to the READ_WRITE COPY ranges fails the comparison and the
+//!   advance stages again; other changes (READ_ONLY adds, PARENT or REGEN entries, data of
+//!   READ_ONLY ranges) are not touched by the swap, and demotion applies to what is there then.
+//! - this CD's files and log: read at the swap (offsets) and cleared at the swap (log), so an
+//!   MPI call logged during the copy is before the new point, as it would be had it come
+//!   before the call.
+//! - a child created meanwhile: refused at the swap, as before the copy.
+//! - the parent: it only enters through the implicit commit, which runs entirely at the swap
+//!   under both locks, so sibling merges, adds or children coming and going in between are
+//!   simply seen there. A restore of the parent (or any ancestor) discards this CD, and the
+//!   swap then fails with a stale handle: the restore won. Its writes to application memory
+//!   may overlap the copy only in that case, since the restore holds this CD's lock from
+//!   before its first write to the discard.
+//! - another exclusive operation on this CD (commit, restore, advance): held off by the busy
+//!   flag for the whole call.
 
 use crate::access;
 use crate::callback;
@@ -19,7 +45,7 @@ use crate::stats::Stats;
 use crate::store::{self, Buffer, Segment};
 use crate::types::Access;
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use std::sync::{Arc, MutexGuard};
 use tracing::debug_span;
 
 /// What an advance did.
@@ -52,55 +78,116 @@ pub unsafe fn advance_cd_point_in_time(cd: impl Into<CdRef>) -> Result<AdvanceRe
     // Where a replay feeding this CD stands at its new point in time (before any lock: the
     // feeding CD may be above the parent).
     let mark = node.parent.as_ref().and_then(feed_mark);
-    let mut parent_state = match &node.parent {
+    loop {
+        // 1. Check and choose the ranges, with the locks held only for that.
+        let targets = {
+            let (parent_state, state) = lock_pair(&node)?;
+            check_advance(
+                &node,
+                parent_state.as_deref(),
+                &state,
+                "advance_cd_point_in_time",
+            )?;
+            advance_targets(&state)
+        };
+        // 2. Copy them with no lock held: only the busy flag, which keeps every other
+        //    commit, restore and advance of this CD out. Siblings copy at the same time.
+        // SAFETY: the ranges are the CD's, which the caller vouched for.
+        let staged = unsafe { stage(&targets)? };
+        // 3. Swap, parent then child locked.
+        let (mut parent_state, mut state) = lock_pair(&node)?;
+        if !targets_unchanged(&state, &targets) {
+            continue; // the ranges changed meanwhile: stage again (module docs)
+        }
+        check_advance(
+            &node,
+            parent_state.as_deref(),
+            &state,
+            "advance_cd_point_in_time",
+        )?;
+        let offsets = file_offsets(&state)?;
+        let point = NewPoint {
+            targets,
+            staged,
+            offsets,
+            mark,
+        };
+        let report = apply_advance(&node, parent_state.as_deref_mut(), &mut state, point);
+        drop(parent_state);
+        drop(state);
+        drop(_busy);
+        advanced_hook(&node)?;
+        return Ok(report);
+    }
+}
+
+/// The parent's state (if any) and the CD's, locked in that order.
+pub(crate) fn lock_pair(
+    node: &Node,
+) -> Result<(Option<MutexGuard<'_, State>>, MutexGuard<'_, State>)> {
+    let parent_state = match &node.parent {
         Some(parent) => Some(parent.lock_live()?),
         None => None,
     };
-    let mut state = node.lock_live()?;
-    state.refuse_children("advance_cd_point_in_time")?;
-    let had_siblings = node.had_siblings.load(Ordering::Relaxed);
-    if let Some(parent_state) = parent_state.as_deref() {
-        check_merge(parent_state, &state, had_siblings)?;
-    }
+    let state = node.lock_live()?;
+    Ok((parent_state, state))
+}
 
-    let targets = advance_targets(&state);
+/// What an advance checks before it copies and again at the swap: no children, and a log that
+/// may merge into the parent's.
+pub(crate) fn check_advance(
+    node: &Node,
+    parent_state: Option<&State>,
+    state: &State,
+    operation: &'static str,
+) -> Result<()> {
+    state.refuse_children(operation)?;
+    if let Some(parent_state) = parent_state {
+        check_merge(
+            parent_state,
+            state,
+            node.had_siblings.load(Ordering::Relaxed),
+        )?;
+    }
+    Ok(())
+}
+
+/// Copies `targets` (host or device) into one fresh buffer, in order; `None` when empty.
+///
+/// # Safety
+/// Every host range must be readable and not written during the call.
+unsafe fn stage(targets: &[(usize, usize, SpaceId)]) -> Result<Option<Arc<Buffer>>> {
     let total: usize = targets.iter().map(|(s, e, _)| e - s).sum();
-    let staged = if total > 0 {
-        let mut buffer = Buffer::new(total)?;
-        let mut offset = 0;
-        for &(s, e, space) in &targets {
-            let dst = &mut buffer.as_mut_slice()[offset..offset + (e - s)];
-            // SAFETY: the range is in the CD, which the caller vouched for.
-            unsafe { store::read_app(dst, s, space)? };
-            offset += e - s;
-        }
-        Some(Arc::new(buffer))
-    } else {
-        None
-    };
-    let offsets = file_offsets(&state)?;
-    let point = NewPoint {
-        targets,
-        staged,
-        offsets,
-        mark,
-    };
-    let report = apply_advance(&node, parent_state.as_deref_mut(), &mut state, point);
-    drop(parent_state);
-    drop(state);
-    drop(_busy);
-    advanced_hook(&node)?;
-    Ok(report)
+    if total == 0 {
+        return Ok(None);
+    }
+    let mut buffer = Buffer::new(total)?;
+    let mut offset = 0;
+    for &(s, e, space) in targets {
+        let dst = &mut buffer.as_mut_slice()[offset..offset + (e - s)];
+        // SAFETY: forwarded from the caller.
+        unsafe { store::read_app(dst, s, space)? };
+        offset += e - s;
+    }
+    Ok(Some(Arc::new(buffer)))
 }
 
 /// The ranges an advance copies: the READ_WRITE entries restored by COPY, with their space.
 pub(crate) fn advance_targets(state: &State) -> Vec<(usize, usize, SpaceId)> {
+    targets_of(state).collect()
+}
+
+/// Whether the ranges an advance would copy now are still `targets` (checked at the swap).
+pub(crate) fn targets_unchanged(state: &State, targets: &[(usize, usize, SpaceId)]) -> bool {
+    targets_of(state).eq(targets.iter().copied())
+}
+
+fn targets_of(state: &State) -> impl Iterator<Item = (usize, usize, SpaceId)> + '_ {
     state
         .entries
         .iter()
         .filter(|(_, _, e)| e.how == How::Copy && e.access == Access::ReadWrite)
         .map(|(s, e, entry)| (s, e, entry.space))
-        .collect()
 }
 
 /// Everything an advance captured at its point in time, ready to become current.
@@ -170,34 +257,42 @@ pub(crate) fn advanced_hook(node: &Node) -> Result<()> {
 
 /// Makes the CD's pending advance current if its drain completed (waiting for it when
 /// `block`); `Ok(true)` when none is pending any more. Call with no CD locked.
+///
+/// The drain is waited for with only the CD's lock held (siblings settle at the same time);
+/// parent and child are locked for the swap alone. A completed drain stays complete, so the
+/// swap needs no second look at it; another thread may have settled (or a restore dropped)
+/// the pending advance in between, which the swap sees as nothing pending.
 pub(crate) fn settle(node: &Arc<Node>, block: bool) -> Result<bool> {
     if !node.draining.load(Ordering::Acquire) {
         return Ok(true);
     }
-    let mut parent_state = node.parent.as_ref().map(|p| p.lock());
-    let mut state = node.lock();
-    let Some(pending) = state.pending.as_mut() else {
-        return Ok(true);
-    };
-    for (name, drain) in &mut pending.drains {
-        let done = callback::guard(|| {
-            if block {
-                drain.wait().map(|()| true)
-            } else {
-                drain.is_complete()
-            }
-        });
-        match done {
-            Ok(true) => {}
-            Ok(false) => return Ok(false),
-            Err(message) => {
-                let space = name.clone();
-                state.pending = None;
-                node.draining.store(false, Ordering::Release);
-                return Err(CdError::DeviceCopy { space, message });
+    {
+        let mut state = node.lock();
+        let Some(pending) = state.pending.as_mut() else {
+            return Ok(true);
+        };
+        for (name, drain) in &mut pending.drains {
+            let done = callback::guard(|| {
+                if block {
+                    drain.wait().map(|()| true)
+                } else {
+                    drain.is_complete()
+                }
+            });
+            match done {
+                Ok(true) => {}
+                Ok(false) => return Ok(false),
+                Err(message) => {
+                    let space = name.clone();
+                    state.pending = None;
+                    node.draining.store(false, Ordering::Release);
+                    return Err(CdError::DeviceCopy { space, message });
+                }
             }
         }
     }
+    let mut parent_state = node.parent.as_ref().map(|p| p.lock());
+    let mut state = node.lock();
     let Some(pending) = state.pending.take() else {
         return Ok(true);
     };

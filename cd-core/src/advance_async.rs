@@ -32,12 +32,13 @@
 //! an advance with nothing to copy, advances synchronously: [`AsyncAdvance::in_flight`] says
 //! which happened. The spec's `advance_cd_point_in_time` is unchanged.
 
-use crate::advance::{advance_targets, settle, AdvanceReport};
+use crate::advance::{
+    advance_targets, check_advance, lock_pair, settle, targets_unchanged, AdvanceReport,
+};
 use crate::callback;
 use crate::error::{CdError, Result};
 use crate::handle;
 use crate::ids::CdRef;
-use crate::merge::check_merge;
 use crate::node::{feed_mark, file_offsets, Exclusive, Node, Pending};
 use crate::space::{self, DrainCopy, SpaceId, HOST};
 use crate::store::{self, Buffer};
@@ -101,29 +102,62 @@ pub unsafe fn advance_cd_point_in_time_async(
 unsafe fn begin(node: &Arc<Node>, stream: usize) -> Result<Option<AdvanceReport>> {
     let _busy = node.begin(Exclusive::Advance)?;
     let mark = node.parent.as_ref().and_then(feed_mark);
-    let parent_state = match &node.parent {
-        Some(parent) => Some(parent.lock_live()?),
-        None => None,
-    };
-    let mut state = node.lock_live()?;
-    state.refuse_children("cd_advance_async")?;
-    if let Some(parent_state) = parent_state.as_deref() {
-        check_merge(
-            parent_state,
-            &state,
-            node.had_siblings.load(Ordering::Relaxed),
-        )?;
+    loop {
+        // As the synchronous advance: checks and ranges under the locks, host copies and the
+        // drains' start with the busy flag only, then the pending point is stored under the
+        // locks if the ranges are still those (see `advance`'s module docs).
+        let targets = {
+            let (parent_state, state) = lock_pair(node)?;
+            check_advance(node, parent_state.as_deref(), &state, "cd_advance_async")?;
+            advance_targets(&state)
+        };
+        if targets.iter().all(|&(_, _, space)| space == HOST) {
+            return Ok(None);
+        }
+        // SAFETY: forwarded from the caller.
+        let Some((buffer, drains)) = (unsafe { start(&targets, stream)? }) else {
+            return Ok(None);
+        };
+        let (parent_state, mut state) = lock_pair(node)?;
+        if !targets_unchanged(&state, &targets) {
+            continue; // dropping the drains waits for them before the buffer goes
+        }
+        check_advance(node, parent_state.as_deref(), &state, "cd_advance_async")?;
+        let offsets = file_offsets(&state)?;
+        let report = AdvanceReport {
+            bytes_copied: targets.iter().map(|(s, e, _)| e - s).sum(),
+            ranges_copied: targets.len(),
+        };
+        state.pending = Some(Pending {
+            drains,
+            buffer,
+            targets,
+            offsets,
+            mark,
+        });
+        node.draining.store(true, Ordering::Release);
+        return Ok(Some(report));
     }
-    let targets = advance_targets(&state);
-    if targets.iter().all(|&(_, _, space)| space == HOST) {
-        return Ok(None);
-    }
+}
+
+/// The drains of one asynchronous advance, named by their space.
+type Drains = Vec<(String, Box<dyn crate::space::Drain>)>;
+
+/// Copies the host ranges of `targets` into a fresh buffer and starts the drains of the device
+/// ranges into it; `Ok(None)` when a space cannot drain.
+///
+/// # Safety
+/// As [`advance_cd_point_in_time_async`].
+unsafe fn start(
+    targets: &[(usize, usize, SpaceId)],
+    stream: usize,
+) -> Result<Option<(Buffer, Drains)>> {
     let total: usize = targets.iter().map(|(s, e, _)| e - s).sum();
     let mut buffer = Buffer::new(total)?;
     // Host ranges now, each into its place; device ranges are only given addresses in it.
     let mut offset = 0;
     let mut copies: Vec<(SpaceId, DrainCopy)> = Vec::new();
-    for &(s, e, space) in &targets {
+    for &(s, e, space) in targets {
         if space == HOST {
             let dst = &mut buffer.as_mut_slice()[offset..offset + (e - s)];
             // SAFETY: a range of the CD, which the caller vouched for.
@@ -144,7 +178,7 @@ unsafe fn begin(node: &Arc<Node>, stream: usize) -> Result<Option<AdvanceReport>
     let base = buffer.as_mut_slice().as_mut_ptr();
     let mut offset = 0;
     let mut next = copies.iter_mut();
-    for &(s, e, space) in &targets {
+    for &(s, e, space) in targets {
         if space != HOST {
             if let Some((_, copy)) = next.next() {
                 // SAFETY: `offset + (e - s) <= total`, the buffer's length.
@@ -156,7 +190,7 @@ unsafe fn begin(node: &Arc<Node>, stream: usize) -> Result<Option<AdvanceReport>
     let mut spaces: Vec<SpaceId> = copies.iter().map(|&(space, _)| space).collect();
     spaces.sort_unstable();
     spaces.dedup();
-    let mut drains = Vec::with_capacity(spaces.len());
+    let mut drains: Drains = Vec::with_capacity(spaces.len());
     for space in spaces {
         let device = space::device(space)?;
         let list: Vec<DrainCopy> = copies
@@ -179,20 +213,7 @@ unsafe fn begin(node: &Arc<Node>, stream: usize) -> Result<Option<AdvanceReport>
             }
         }
     }
-    let offsets = file_offsets(&state)?;
-    let report = AdvanceReport {
-        bytes_copied: total,
-        ranges_copied: targets.len(),
-    };
-    state.pending = Some(Pending {
-        drains,
-        buffer,
-        targets,
-        offsets,
-        mark,
-    });
-    node.draining.store(true, Ordering::Release);
-    Ok(Some(report))
+    Ok(Some((buffer, drains)))
 }
 
 /// Whether the CD has no advance in flight any more (`cd_advance_test`): makes a completed

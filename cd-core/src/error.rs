@@ -227,6 +227,16 @@ pub enum CdError {
         /// The size asked for.
         bytes: usize,
     },
+    /// A store buffer would take the bytes the runtime holds past `CD_MEMORY_LIMIT`.
+    #[error("CD_MEMORY_LIMIT is {limit} bytes: the CD store asked for {asked} more bytes while the runtime holds {held} (stores, pool and MPI logs); nothing was changed. Raise CD_MEMORY_LIMIT, or save less at once (fewer or smaller READ_WRITE ranges, commit or advance CDs sooner)")]
+    MemoryLimit {
+        /// The limit, in bytes.
+        limit: u64,
+        /// The bytes the buffer needed.
+        asked: u64,
+        /// The bytes held when it was asked for.
+        held: u64,
+    },
     /// A registered device copy function failed.
     #[error("device memory space {space:?}: {message}")]
     DeviceCopy {
@@ -326,6 +336,7 @@ impl CdError {
             CdError::RegenFailed { .. } => 62,
             CdError::ParentDataMissing { .. } => 63,
             CdError::InjectedFault(_) => 64,
+            CdError::MemoryLimit { .. } => 65,
             CdError::LoggingDisabled => 70,
             CdError::LogReplaying => 71,
             CdError::EmptyLogEntry => 72,

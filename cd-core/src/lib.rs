@@ -31,6 +31,10 @@
 //!   keys).
 //! - The safe, typed layer for Rust programs (`Domain`, nested children, device buffers) is in
 //!   the facade crate `containment`, which builds on these functions.
+//! - [`memory_held`], [`memory_limit`] and [`pool_budget`]: the bytes the runtime holds in
+//!   stores, the pool and MPI logs, the cap `CD_MEMORY_LIMIT` puts on them (an add or advance
+//!   past it fails with [`CdError::MemoryLimit`] and changes nothing), and the pool's share of
+//!   the node (`CD_POOL_BYTES`).
 //! - [`register_memory_space`] and [`map_device_region`] let GPU codes protect device memory
 //!   with their own copy functions; [`advance_cd_point_in_time_async`] drains device ranges
 //!   in the background, and [`remap_device_region`] follows allocations that a GPU reset
@@ -83,6 +87,7 @@ mod ids;
 mod info;
 pub mod interval;
 mod log;
+mod memory;
 mod merge;
 mod mpi;
 mod node;
@@ -109,6 +114,10 @@ pub use info::{cd_entries, cd_files, cd_info, cd_saved_bytes, rank, set_rank, Cd
 pub use log::{
     log_spill_bytes, log_spilled_total, set_log_spill_bytes, set_log_spill_dir, LogEntry,
     LogPayload, DEFAULT_LOG_SPILL, LOG_DIR_ENV, LOG_SPILL_ENV,
+};
+pub use memory::{
+    local_ranks, memory_held, memory_limit, pool_budget, set_memory_limit, MemoryHeld,
+    LOCAL_RANKS_ENV, MEMORY_LIMIT_ENV, POOL_BYTES_ENV,
 };
 pub use mpi::{
     add_mpi_log_to_cd, delete_mpi_log_from_cd, get_mpi_log_from_cd, log_append, log_append_with,

@@ -37,6 +37,7 @@
 //! rule), since the re-executing rank must consume its history before it makes new history.
 
 use crate::error::{CdError, Result};
+use crate::memory;
 use std::io;
 use std::path::PathBuf;
 use std::ptr::NonNull;
@@ -111,7 +112,9 @@ impl LogEntry {
     /// Wraps a payload: the log keeps it as is (no copy), and [`LogEntry::bytes`] of every clone
     /// points into it.
     pub fn new(payload: impl LogPayload + 'static) -> Self {
-        LogEntry(Repr::Payload(Arc::new(payload)))
+        let len = payload.bytes().len();
+        memory::charge(memory::Kind::Logs, len);
+        LogEntry(Repr::Payload(Arc::new(Counted { payload, len })))
     }
 
     /// The entry's bytes (8-byte aligned for records written by `log_append*`).
@@ -123,6 +126,24 @@ impl LogEntry {
             Repr::Arena { chunk, start, len } => unsafe { chunk.slice(*start, *len) },
             Repr::Payload(payload) => payload.bytes(),
         }
+    }
+}
+
+/// A handed-over entry, counted in the bytes the runtime holds in logs while it lives.
+struct Counted<P> {
+    payload: P,
+    len: usize,
+}
+
+impl<P: LogPayload> LogPayload for Counted<P> {
+    fn bytes(&self) -> &[u8] {
+        self.payload.bytes()
+    }
+}
+
+impl<P> Drop for Counted<P> {
+    fn drop(&mut self) {
+        memory::release(memory::Kind::Logs, self.len);
     }
 }
 
@@ -174,6 +195,8 @@ impl Chunk {
         let raw = unsafe { std::alloc::alloc_zeroed(layout) };
         let ptr = NonNull::new(raw).ok_or(CdError::OutOfMemory { bytes: cap })?;
         let cap = words * ALIGN;
+        // Counted until freed; a spare block (see `put_spare`) stays counted.
+        memory::charge(memory::Kind::Logs, cap);
         Ok(Chunk {
             ptr,
             cap,
@@ -269,6 +292,7 @@ impl Drop for Chunk {
             // the global allocator (the layout a `Box<[u64]>` of that length has), whose last
             // reference this is.
             drop(unsafe { Box::from_raw(words) });
+            memory::release(memory::Kind::Logs, self.cap);
         }
     }
 }
@@ -743,18 +767,10 @@ fn spill_threshold() -> &'static AtomicU64 {
 
 /// Parses a spill threshold: `Some(None)` for `never`, `None` if malformed.
 fn parse_size(text: &str) -> Option<Option<u64>> {
-    let text = text.trim();
-    if text.eq_ignore_ascii_case("never") {
+    if text.trim().eq_ignore_ascii_case("never") {
         return Some(None);
     }
-    let (digits, shift) = match text.as_bytes().last()? {
-        b'k' | b'K' => (&text[..text.len() - 1], 10),
-        b'm' | b'M' => (&text[..text.len() - 1], 20),
-        b'g' | b'G' => (&text[..text.len() - 1], 30),
-        _ => (text, 0),
-    };
-    let n: u64 = digits.trim().parse().ok()?;
-    n.checked_mul(1 << shift).map(Some)
+    crate::memory::parse_bytes(text).map(Some)
 }
 
 /// The spill threshold in bytes of one log (`None`: logs never spill). It comes from

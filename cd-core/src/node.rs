@@ -1,13 +1,19 @@
 //! One CD: its place in the tree, its entries and data, files, log, and the commit merge.
 //!
 //! # Locking
-//! Each CD's mutable state sits behind its own mutex, so threads working on different CDs
-//! (sibling children, say) never wait for each other. When an operation needs several CDs it
-//! locks them ancestors first, then descendants (commit: parent then child; restore: the
-//! ancestors it reads, the restored CD, then its descendants in pre-order). One order for all
-//! means no deadlock. The operations the spec calls unsafe to run concurrently on one handle
-//! (commit, restore, advance) also claim the CD's `busy` flag, so that a second thread gets
-//! [`CdError::ConcurrentOperation`] at once instead of queueing behind the first.
+//! Each CD's mutable state sits behind its own mutex. When an operation needs several CDs it
+//! locks them ancestors first, then descendants (commit and an advance's swap: parent then
+//! child; restore: the ancestors it reads, the restored CD, then its descendants in
+//! pre-order). One order for all means no deadlock. The operations the spec calls unsafe to
+//! run concurrently on one handle (commit, restore, advance) also claim the CD's `busy` flag,
+//! so that a second thread gets [`CdError::ConcurrentOperation`] at once instead of queueing
+//! behind the first.
+//!
+//! No copy of application memory runs with an ancestor locked, so threads working on sibling
+//! CDs do not wait for each other's copies: an advance copies holding only the busy flag and
+//! locks parent and child for the swap (see `advance`), a restore resolves its PARENT bytes
+//! to the ancestors' immutable segments and releases them before it copies (see `restore`),
+//! and an add copies under its own CD's lock only.
 
 use crate::error::{CdError, Fate, Result};
 use crate::ids::CdHandle;

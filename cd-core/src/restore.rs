@@ -14,6 +14,29 @@
 //! marked unreplayable, and calls the MPI layer's restore hook (see `mpi`), either of which
 //! may refuse it. A CD created during an ancestor's replay also rewinds that replay to where
 //! it stood at the CD's point in time (see `node::FeedMark`).
+//!
+//! # Locks, and who wins against concurrent operations
+//! The restore locks the ancestors it reads (root first), then the restored CD and its
+//! descendants in pre-order: the one order of all operations. It resolves its PARENT entries
+//! to the ancestors' saved segments (slices of immutable shared buffers) and releases the
+//! ancestors before it copies a byte; it holds its own subtree's locks until the descendants
+//! are discarded. So siblings restore at the same time, and a sibling's advance or commit
+//! into the parent does not wait for this copy. Only a restore that rewinds an ancestor's
+//! replay (an MPI replay feeding this CD) keeps the ancestors locked throughout, since it
+//! changes that ancestor's log at the end.
+//!
+//! When a CD is restored while its children come and go (the spec's "oldest wins"),
+//! whichever locks the child first wins:
+//! - a child's commit or advance that swaps before the parent's restore locks the child has
+//!   happened before the restore: what it merged into the parent is the parent's now, and the
+//!   restore restores it (or leaves it, by the spec's rules, as any merged entry);
+//! - one that comes after finds the child discarded (a stale handle,
+//!   `Fate::DiscardedByRestore`) and changes nothing. An advance whose copy overlapped the
+//!   restore's writes is always in this case (the restore holds the child's lock from before
+//!   its first write);
+//! - a child's own restore holds the child's lock while it writes, so the parent's restore
+//!   writes after it (the parent's bytes, the oldest, win), or, if the parent's restore locked
+//!   the child first, the child's restore finds it discarded.
 
 use crate::callback;
 use crate::error::{CdError, Fate, Result};
@@ -24,7 +47,7 @@ use crate::mpi;
 use crate::node::{resolve_through, Exclusive, How, Node, State};
 use crate::space::SpaceId;
 use crate::stats::Stats;
-use crate::store;
+use crate::store::{self, Segment};
 use crate::types::{Access, AddrSpec};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, MutexGuard};
@@ -153,10 +176,20 @@ pub unsafe fn restore_cd(cd: impl Into<CdRef>) -> Result<RestoreReport> {
         let rewind = rewind.map(|(at, mark)| (at, mark.generation, mark.cursor));
         let cds: Vec<CdHandle> = tree.nodes.iter().map(|n| n.handle).collect();
         mpi::run_restore_hook(&cds)?;
-        // Nearest ancestor first.
-        let above: Vec<&State> = ancestor_states.iter().rev().map(|g| &**g).collect();
+        // Where every PARENT entry's bytes are, resolved now, with the ancestors locked: their
+        // segments are slices of immutable shared buffers, so the copies below need no lock.
+        let from_above = {
+            // Nearest ancestor first.
+            let above: Vec<&State> = ancestor_states.iter().rev().map(|g| &**g).collect();
+            resolve_parent_entries(&tree, &states, &above)?
+        };
+        // The ancestors are released before any byte is copied, unless the restore rewinds
+        // an ancestor's replay at the end (it must then stay as it was checked).
+        if rewind.is_none() {
+            ancestor_states.clear();
+        }
         // SAFETY: forwarded from the caller.
-        let mut report = unsafe { restore_all(&tree, &states, &above)? };
+        let mut report = unsafe { restore_all(&tree, &states, &from_above)? };
         if let Some((at, generation, cursor)) = rewind {
             let feeder = &ancestors[at];
             ancestor_states[at].log.rewind(generation, cursor);
@@ -185,6 +218,64 @@ pub unsafe fn restore_cd(cd: impl Into<CdRef>) -> Result<RestoreReport> {
     }
 }
 
+/// A piece of a PARENT entry with the ancestor segment holding its bytes: `start .. end` in
+/// `space`.
+struct FromAbove {
+    start: usize,
+    end: usize,
+    space: SpaceId,
+    segment: Segment,
+}
+
+/// For every CD of the subtree (by position), where its PARENT entries' bytes are: the
+/// nearest ancestor's saved segment for each byte, within the subtree or above it (`above`,
+/// nearest first). Fails, before anything is written, when an ancestor regenerates a byte or
+/// none holds it any more.
+fn resolve_parent_entries(
+    tree: &Subtree,
+    states: &[MutexGuard<'_, State>],
+    above: &[&State],
+) -> Result<Vec<Vec<FromAbove>>> {
+    let mut all = Vec::with_capacity(tree.nodes.len());
+    for (i, state) in states.iter().enumerate() {
+        let mut pieces = Vec::new();
+        for (s, e, entry) in state.entries.iter() {
+            if entry.how != How::Parent {
+                continue;
+            }
+            let mut chain: Vec<&State> = Vec::new();
+            let mut up = tree.parents[i];
+            while let Some(j) = up {
+                chain.push(&states[j]);
+                up = tree.parents[j];
+            }
+            chain.extend_from_slice(above);
+            let mut pending = vec![(s, e)];
+            for ancestor in chain {
+                pending = resolve_through(ancestor, &pending, |os, oe| {
+                    for (start, end, segment) in ancestor.data.overlapping(os, oe) {
+                        pieces.push(FromAbove {
+                            start,
+                            end,
+                            space: entry.space,
+                            segment,
+                        });
+                    }
+                    Ok(())
+                })?;
+                if pending.is_empty() {
+                    break;
+                }
+            }
+            if let Some(&(address, end)) = pending.first() {
+                return Err(CdError::ParentDataMissing { address, end });
+            }
+        }
+        all.push(pieces);
+    }
+    Ok(all)
+}
+
 /// Restores every CD of the subtree into application memory, newest to oldest.
 ///
 /// # Safety
@@ -192,7 +283,7 @@ pub unsafe fn restore_cd(cd: impl Into<CdRef>) -> Result<RestoreReport> {
 unsafe fn restore_all(
     tree: &Subtree,
     states: &[MutexGuard<'_, State>],
-    above: &[&State],
+    from_above: &[Vec<FromAbove>],
 ) -> Result<RestoreReport> {
     let mut report = RestoreReport {
         bytes_restored: 0,
@@ -203,15 +294,8 @@ unsafe fn restore_all(
     // Reverse pre-order visits every CD after all its descendants, and younger siblings
     // (created later) before older ones.
     for i in (0..tree.nodes.len()).rev() {
-        let mut chain: Vec<&State> = Vec::new();
-        let mut up = tree.parents[i];
-        while let Some(j) = up {
-            chain.push(&states[j]);
-            up = tree.parents[j];
-        }
-        chain.extend_from_slice(above);
         // SAFETY: forwarded from the caller.
-        unsafe { restore_one(&states[i], &chain, &mut report)? };
+        unsafe { restore_one(&states[i], &from_above[i], &mut report)? };
     }
     Ok(report)
 }
@@ -220,18 +304,22 @@ unsafe fn restore_all(
 ///
 /// # Safety
 /// As [`restore_cd`].
-unsafe fn restore_one(state: &State, chain: &[&State], report: &mut RestoreReport) -> Result<()> {
+unsafe fn restore_one(
+    state: &State,
+    from_above: &[FromAbove],
+    report: &mut RestoreReport,
+) -> Result<()> {
     for (s, e, entry) in state.entries.iter() {
         if entry.how == How::Copy {
             // SAFETY: forwarded from the caller.
             report.bytes_restored += unsafe { write_saved(state, s, e, entry.space)? };
         }
     }
-    for (s, e, entry) in state.entries.iter() {
-        if entry.how == How::Parent {
-            // SAFETY: forwarded from the caller.
-            report.bytes_restored += unsafe { restore_from_ancestors(s, e, entry.space, chain)? };
-        }
+    for piece in from_above {
+        let len = piece.end - piece.start;
+        // SAFETY: the piece lies in a PARENT range of the CD, which the caller vouched for.
+        unsafe { store::write_app(piece.start, piece.segment.bytes(len), piece.space)? };
+        report.bytes_restored += len;
     }
     let mut calls: Vec<(&crate::Regen, Vec<AddrSpec>)> = Vec::new();
     for (s, e, entry) in state.entries.iter() {
@@ -277,34 +365,6 @@ unsafe fn write_saved(state: &State, s: usize, e: usize, space: SpaceId) -> Resu
         written += de - ds;
     }
     Ok(written)
-}
-
-/// Restores `s .. e`, a PARENT entry, from the nearest ancestors holding each byte.
-///
-/// # Safety
-/// As [`restore_cd`].
-unsafe fn restore_from_ancestors(
-    s: usize,
-    e: usize,
-    space: SpaceId,
-    chain: &[&State],
-) -> Result<usize> {
-    let mut written = 0;
-    let mut pending = vec![(s, e)];
-    for ancestor in chain {
-        pending = resolve_through(ancestor, &pending, |os, oe| {
-            // SAFETY: `os .. oe` lies in the PARENT range, which the caller vouched for.
-            written += unsafe { write_saved(ancestor, os, oe, space)? };
-            Ok(())
-        })?;
-        if pending.is_empty() {
-            return Ok(written);
-        }
-    }
-    match pending.first() {
-        None => Ok(written),
-        Some(&(address, end)) => Err(CdError::ParentDataMissing { address, end }),
-    }
 }
 
 /// The unreplayable call in the log the restore would replay: the restored CD's own, or a

@@ -2,7 +2,8 @@
 //!
 //! Tests read a CD's counters to check, for example, that an advance after promoting 9 bytes of a
 //! 1 GiB entry copied exactly 9 bytes. The process-wide counters feed the statistics summary the
-//! MPI layer prints at `MPI_Finalize` on request.
+//! MPI layer prints at `MPI_Finalize` on request. The process-wide snapshot also reports the
+//! memory the runtime holds (see `memory`).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -29,6 +30,16 @@ pub struct Stats {
     pub regen_calls: u64,
     /// MPI log entries added.
     pub log_entries: u64,
+    /// Bytes held in CD store buffers now (process-wide: [`global_stats`] only; 0 in a CD's
+    /// own counters, whose saved bytes are `CdInfo::stored_bytes`).
+    pub store_bytes: u64,
+    /// Bytes held in the pool of freed store mappings now ([`global_stats`] only).
+    pub pool_bytes: u64,
+    /// Bytes held in MPI logs now: heap chunks, spare blocks, handed-over entries
+    /// ([`global_stats`] only).
+    pub log_bytes: u64,
+    /// The most the runtime held in stores, pool and logs together ([`global_stats`] only).
+    pub peak_bytes: u64,
 }
 
 macro_rules! global_counters {
@@ -52,9 +63,16 @@ macro_rules! global_counters {
             }
         }
 
-        /// A snapshot of the process-wide counters.
+        /// A snapshot of the process-wide counters, and of the memory the runtime holds.
         pub fn global_stats() -> Stats {
-            Stats { $($field: GLOBAL.$field.load(Ordering::Relaxed),)* }
+            let held = crate::memory::memory_held();
+            Stats {
+                $($field: GLOBAL.$field.load(Ordering::Relaxed),)*
+                store_bytes: held.stores,
+                pool_bytes: held.pool,
+                log_bytes: held.logs,
+                peak_bytes: held.peak,
+            }
         }
     };
 }
@@ -78,7 +96,8 @@ impl std::fmt::Display for Stats {
         write!(
             f,
             "{} created, {} committed, {} adds ({} B copied), {} advances ({} B copied), \
-             {} restores ({} B restored, {} regen calls), {} log entries",
+             {} restores ({} B restored, {} regen calls), {} log entries; memory held: {} B \
+             in stores, {} B pooled, {} B in logs, peak {} B",
             self.creates,
             self.commits,
             self.adds,
@@ -88,7 +107,11 @@ impl std::fmt::Display for Stats {
             self.restores,
             self.bytes_restored,
             self.regen_calls,
-            self.log_entries
+            self.log_entries,
+            self.store_bytes,
+            self.pool_bytes,
+            self.log_bytes,
+            self.peak_bytes
         )
     }
 }
@@ -110,11 +133,16 @@ mod tests {
             bytes_restored: 8,
             regen_calls: 9,
             log_entries: 10,
+            store_bytes: 11,
+            pool_bytes: 12,
+            log_bytes: 13,
+            peak_bytes: 14,
         };
         assert_eq!(
             s.to_string(),
             "1 created, 2 committed, 5 adds (6 B copied), 4 advances (7 B copied), \
-             3 restores (8 B restored, 9 regen calls), 10 log entries"
+             3 restores (8 B restored, 9 regen calls), 10 log entries; memory held: 11 B \
+             in stores, 12 B pooled, 13 B in logs, peak 14 B"
         );
     }
 }

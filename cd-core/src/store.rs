@@ -9,13 +9,16 @@
 //!
 //! Large buffers are mapped directly with transparent huge pages requested, so that filling a
 //! fresh 1 GiB buffer costs 512 page faults rather than 262,144, and freed mappings go to a
-//! bounded pool for the next buffer of about the same size. Large copies are split across
+//! pool for the next buffer of about the same size (its budget, and how it yields to
+//! `CD_MEMORY_LIMIT`, are `memory`'s: the one pool policy). Large copies are split across
 //! threads (`CD_COPY_THREADS`, default: the available cores, at most 8): one core does not
-//! saturate the memory bus.
+//! saturate the memory bus. Every buffer is counted in `memory` while it lives; one that would
+//! pass `CD_MEMORY_LIMIT` is refused before anything is allocated.
 
 use crate::error::{CdError, Result};
 use crate::fault;
 use crate::interval::Piece;
+use crate::memory::{self, Kind};
 use crate::space::{self, SpaceId, HOST};
 use std::ptr::NonNull;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -62,34 +65,13 @@ unsafe impl Send for Buffer {}
 // SAFETY: as above: `&Buffer` gives read-only access, so sharing it between threads is sound.
 unsafe impl Sync for Buffer {}
 
-/// Freed mappings kept for reuse, and their total size.
+/// Freed mappings kept for reuse, and their total capacity.
 ///
 /// Filling a fresh mapping costs a page fault (and the kernel zeroing a page) per page, which
 /// halves the speed of a copy into it. CD codes save the same sizes over and over (an advance
-/// loop, a child CD per iteration), so freed mappings are kept and handed out again, up to
-/// `CD_POOL_BYTES` (default: an eighth of physical memory, at most 2 GiB; 0 disables it).
+/// loop, a child CD per iteration), so freed mappings are kept and handed out again, within
+/// the budget `memory::pool_budget` gives.
 static POOL: Mutex<(Vec<Mapping>, usize)> = Mutex::new((Vec::new(), 0));
-
-fn pool_limit() -> usize {
-    static LIMIT: OnceLock<usize> = OnceLock::new();
-    *LIMIT.get_or_init(|| {
-        if let Some(bytes) = std::env::var("CD_POOL_BYTES")
-            .ok()
-            .and_then(|v| v.parse().ok())
-        {
-            return bytes;
-        }
-        // SAFETY: sysconf has no preconditions.
-        let (pages, page) = unsafe {
-            (
-                libc::sysconf(libc::_SC_PHYS_PAGES),
-                libc::sysconf(libc::_SC_PAGESIZE),
-            )
-        };
-        let physical = (pages.max(0) as usize).saturating_mul(page.max(0) as usize);
-        (physical / 8).min(2 << 30)
-    })
-}
 
 impl Mapping {
     fn new(capacity: usize) -> Option<Mapping> {
@@ -126,38 +108,79 @@ impl Mapping {
         })
     }
 
-    /// A pooled mapping that fits `len` bytes without wasting more than a quarter, if any.
+    /// A pooled mapping that fits `len` bytes without wasting more than a quarter, if any
+    /// (counted as store bytes from now on).
     fn from_pool(len: usize) -> Option<Mapping> {
         let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
         let fits = |m: &Mapping| m.capacity >= len && m.capacity <= len + len / 4 + HUGE_PAGE;
         let i = pool.0.iter().position(fits)?;
         let mapping = pool.0.swap_remove(i);
-        pool.1 -= mapping.map_len;
+        pool.1 -= mapping.capacity;
+        memory::moved(Kind::Pool, Kind::Store, mapping.capacity);
         Some(mapping)
     }
 
-    /// Returns the mapping to the pool, or unmaps it if the pool is full.
-    ///
-    /// One mapping may take the pool past its limit: one larger than every pooled mapping,
-    /// while the pool is within its limit. A CD that advances a store larger than the limit
-    /// every iteration thus gets its buffer back (pinned, if a device space pinned it)
-    /// instead of faulting in a fresh one each time, at the cost of one such buffer.
-    fn release(self) {
-        let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
-        let limit = pool_limit();
-        let largest = pool.0.iter().all(|m| m.capacity < self.capacity);
-        if pool.1 + self.map_len <= limit || (limit > 0 && largest && pool.1 <= limit) {
-            pool.1 += self.map_len;
-            pool.0.push(self);
-            return;
-        }
-        drop(pool);
+    /// A fresh mapping of `capacity` bytes counted as store bytes, evicting pooled mappings
+    /// when `CD_MEMORY_LIMIT` needs the room; the limit's error if even that is not enough.
+    fn fresh(capacity: usize) -> Result<Mapping> {
+        let reserved = loop {
+            match memory::reserve(Kind::Store, capacity) {
+                Ok(()) => break Ok(()),
+                Err(e) => {
+                    let evicted = {
+                        let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
+                        let victim = pool.0.pop();
+                        if let Some(m) = &victim {
+                            pool.1 -= m.capacity;
+                        }
+                        victim
+                    };
+                    match evicted {
+                        Some(m) => m.unmap(Kind::Pool),
+                        None => break Err(e),
+                    }
+                }
+            }
+        };
+        reserved?;
+        Mapping::new(capacity).ok_or_else(|| {
+            memory::release(Kind::Store, capacity);
+            CdError::OutOfMemory { bytes: capacity }
+        })
+    }
+
+    /// Unmaps the mapping, counted as `kind` until now.
+    fn unmap(self, kind: Kind) {
         space::host_buffer_unmapped(self.ptr.as_ptr() as usize, self.capacity);
+        memory::release(kind, self.capacity);
         // SAFETY: `base`/`map_len` are exactly the mapping made in `new`, unmapped once; no
         // Buffer points into it any more.
         unsafe {
             libc::munmap(self.base, self.map_len);
         }
+    }
+
+    /// Returns the mapping to the pool, or unmaps it if the pool is full.
+    ///
+    /// One mapping may take the pool past its budget: one larger than every pooled mapping,
+    /// while the pool is within its budget. A CD that advances a store larger than the budget
+    /// every iteration thus gets its buffer back (pinned, if a device space pinned it)
+    /// instead of faulting in a fresh one each time, at the cost of one such buffer (see
+    /// `memory`: the pool policy).
+    fn release(self) {
+        let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
+        let limit = usize::try_from(memory::pool_budget()).unwrap_or(usize::MAX);
+        let largest = pool.0.iter().all(|m| m.capacity < self.capacity);
+        if pool.1.saturating_add(self.capacity) <= limit
+            || (limit > 0 && largest && pool.1 <= limit)
+        {
+            pool.1 += self.capacity;
+            memory::moved(Kind::Store, Kind::Pool, self.capacity);
+            pool.0.push(self);
+            return;
+        }
+        drop(pool);
+        self.unmap(Kind::Store);
     }
 }
 
@@ -170,8 +193,7 @@ impl Buffer {
         if len >= MAP_THRESHOLD {
             let mapping = match Mapping::from_pool(len) {
                 Some(m) => m,
-                None => Mapping::new(len.checked_next_multiple_of(HUGE_PAGE).ok_or(oom.clone())?)
-                    .ok_or(oom)?,
+                None => Mapping::fresh(len.checked_next_multiple_of(HUGE_PAGE).ok_or(oom)?)?,
             };
             return Ok(Buffer {
                 ptr: mapping.ptr,
@@ -179,8 +201,12 @@ impl Buffer {
                 origin: Origin::Mapped(mapping),
             });
         }
+        memory::reserve(Kind::Store, len)?;
         let mut bytes = Vec::new();
-        bytes.try_reserve_exact(len).map_err(|_| oom)?;
+        if bytes.try_reserve_exact(len).is_err() {
+            memory::release(Kind::Store, len);
+            return Err(oom);
+        }
         bytes.resize(len, 0);
         let ptr = NonNull::from(Box::leak(bytes.into_boxed_slice())).cast::<u8>();
         Ok(Buffer {
@@ -208,14 +234,17 @@ impl Buffer {
 impl Drop for Buffer {
     fn drop(&mut self) {
         match std::mem::replace(&mut self.origin, Origin::Heap) {
-            // SAFETY: `ptr`/`len` came from `Box::leak` of a `Box<[u8]>` of exactly `len`
-            // bytes, and are given back exactly once, here.
-            Origin::Heap => unsafe {
-                drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(
-                    self.ptr.as_ptr(),
-                    self.len,
-                )));
-            },
+            Origin::Heap => {
+                // SAFETY: `ptr`/`len` came from `Box::leak` of a `Box<[u8]>` of exactly `len`
+                // bytes, and are given back exactly once, here.
+                unsafe {
+                    drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(
+                        self.ptr.as_ptr(),
+                        self.len,
+                    )));
+                }
+                memory::release(Kind::Store, self.len);
+            }
             Origin::Mapped(mapping) => mapping.release(),
         }
     }

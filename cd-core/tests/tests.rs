@@ -13,6 +13,8 @@ mod model;
 mod mpi_log;
 /// Every rule of DESIGN.md's "Semantics to get exactly right", one test each, plus misuse.
 mod rules;
+/// Sibling CDs on many threads run in parallel: blocked-callback proofs, a stress test.
+mod siblings;
 /// The spec's use cases, with the values of their tables.
 mod spec_use_cases;
 /// Threads: concurrent adds, sibling CDs, misuse detection, a stress test.

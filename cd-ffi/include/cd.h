@@ -237,6 +237,12 @@
 #define CD_ERR_INJECTED_FAULT 64
 
 /**
+ * A store buffer would take the bytes the runtime holds (stores, pool, logs) past
+ * `CD_MEMORY_LIMIT`; the add or advance changed nothing.
+ */
+#define CD_ERR_MEMORY_LIMIT 65
+
+/**
  * A log operation on a CD created with `COMM_LOGGING_DISABLED`.
  */
 #define CD_ERR_LOGGING_DISABLED 70
@@ -501,6 +507,24 @@ typedef struct cd_stats {
    * MPI log entries added.
    */
   uint64_t log_entries;
+  /**
+   * Bytes the runtime holds in CD store buffers now (`cd_global_stats` only; 0 for one CD,
+   * whose saved bytes are `cd_info.stored_bytes`).
+   */
+  uint64_t store_bytes;
+  /**
+   * Bytes held in the pool of freed store buffers now (`cd_global_stats` only).
+   */
+  uint64_t pool_bytes;
+  /**
+   * Bytes held in MPI logs now (`cd_global_stats` only).
+   */
+  uint64_t log_bytes;
+  /**
+   * The most held in stores, pool and logs together (`cd_global_stats` only). The sum is
+   * capped by `CD_MEMORY_LIMIT` (`CD_ERR_MEMORY_LIMIT`).
+   */
+  uint64_t peak_bytes;
 } cd_stats;
 
 /**
@@ -920,7 +944,8 @@ const char *cd_version(void);
 int cd_get_stats(cd_handle cd, struct cd_stats *out);
 
 /**
- * Fills `*out` with the process-wide counters (all CDs, live or not).
+ * Fills `*out` with the process-wide counters (all CDs, live or not) and the memory the
+ * runtime holds now (stores, pool, logs) with its peak.
  *
  * Returns 0 or `CD_ERR_NULL_POINTER`.
  *

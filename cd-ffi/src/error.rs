@@ -94,6 +94,9 @@ pub const CD_ERR_REGEN_FAILED: c_int = 62;
 pub const CD_ERR_PARENT_DATA_MISSING: c_int = 63;
 /// A fault injected by cd-core's test hook.
 pub const CD_ERR_INJECTED_FAULT: c_int = 64;
+/// A store buffer would take the bytes the runtime holds (stores, pool, logs) past
+/// `CD_MEMORY_LIMIT`; the add or advance changed nothing.
+pub const CD_ERR_MEMORY_LIMIT: c_int = 65;
 /// A log operation on a CD created with `COMM_LOGGING_DISABLED`.
 pub const CD_ERR_LOGGING_DISABLED: c_int = 70;
 /// `add_MPI_log_to_cd` while the log is being replayed, or a commit or advance that would merge
@@ -130,7 +133,7 @@ pub const CD_ERR_INVALID_STRING: c_int = 105;
 pub const CD_ERR_BUFFER_TOO_SMALL: c_int = 106;
 /// The library panicked (a bug in libcd); the operation did not complete.
 pub const CD_ERR_PANIC: c_int = 107;
-// Last added: CD_ERR_PERSIST_MISMATCH (cd-core's range), CD_ERR_PANIC (this layer's).
+// Last added: CD_ERR_MEMORY_LIMIT (cd-core's range), CD_ERR_PANIC (this layer's).
 
 /// Each known code: its name and a one-line description (both NUL-terminated).
 const TABLE: &[(c_int, &CStr, &CStr)] = &[
@@ -319,6 +322,11 @@ const TABLE: &[(c_int, &CStr, &CStr)] = &[
         CD_ERR_INJECTED_FAULT,
         c"CD_ERR_INJECTED_FAULT",
         c"a fault injected by the test hook",
+    ),
+    (
+        CD_ERR_MEMORY_LIMIT,
+        c"CD_ERR_MEMORY_LIMIT",
+        c"the CD store would pass CD_MEMORY_LIMIT; nothing was changed",
     ),
     (
         CD_ERR_LOGGING_DISABLED,
@@ -738,6 +746,14 @@ mod tests {
                 CD_ERR_PARENT_DATA_MISSING,
             ),
             (CdError::InjectedFault("x"), CD_ERR_INJECTED_FAULT),
+            (
+                CdError::MemoryLimit {
+                    limit: 1,
+                    asked: 2,
+                    held: 0,
+                },
+                CD_ERR_MEMORY_LIMIT,
+            ),
             (CdError::LoggingDisabled, CD_ERR_LOGGING_DISABLED),
             (CdError::LogReplaying, CD_ERR_LOG_REPLAYING),
             (CdError::EmptyLogEntry, CD_ERR_EMPTY_LOG_ENTRY),

@@ -51,6 +51,16 @@ pub struct cd_stats {
     pub regen_calls: u64,
     /// MPI log entries added.
     pub log_entries: u64,
+    /// Bytes the runtime holds in CD store buffers now (`cd_global_stats` only; 0 for one CD,
+    /// whose saved bytes are `cd_info.stored_bytes`).
+    pub store_bytes: u64,
+    /// Bytes held in the pool of freed store buffers now (`cd_global_stats` only).
+    pub pool_bytes: u64,
+    /// Bytes held in MPI logs now (`cd_global_stats` only).
+    pub log_bytes: u64,
+    /// The most held in stores, pool and logs together (`cd_global_stats` only). The sum is
+    /// capped by `CD_MEMORY_LIMIT` (`CD_ERR_MEMORY_LIMIT`).
+    pub peak_bytes: u64,
 }
 
 impl From<Stats> for cd_stats {
@@ -66,6 +76,10 @@ impl From<Stats> for cd_stats {
             bytes_restored: s.bytes_restored,
             regen_calls: s.regen_calls,
             log_entries: s.log_entries,
+            store_bytes: s.store_bytes,
+            pool_bytes: s.pool_bytes,
+            log_bytes: s.log_bytes,
+            peak_bytes: s.peak_bytes,
         }
     }
 }
@@ -133,7 +147,8 @@ pub unsafe extern "C" fn cd_get_stats(cd: cd_handle, out: *mut cd_stats) -> c_in
     })
 }
 
-/// Fills `*out` with the process-wide counters (all CDs, live or not).
+/// Fills `*out` with the process-wide counters (all CDs, live or not) and the memory the
+/// runtime holds now (stores, pool, logs) with its peak.
 ///
 /// Returns 0 or `CD_ERR_NULL_POINTER`.
 ///

@@ -77,6 +77,7 @@ c_tests!(
     misuse,
     device,
     cycles,
+    memory_limit,
 );
 
 /// The same program linked with the static library `libcd.a` (`pkg-config --static`).

@@ -49,8 +49,14 @@ program loop
   call check(cd_get_stats(cd, st) == SUCCESS, 'cd_get_stats')
   call check(st%restores == int(faults, c_int64_t), 'one restore per fault')
   call check(st%advances == int(outer, c_int64_t), 'one advance per iteration')
+  ! The process's memory: the CD's store is held now, and the peak covers it.
+  call check(cd_global_stats(st) == SUCCESS, 'cd_global_stats')
+  call check(st%store_bytes >= int(c_sizeof(state), c_int64_t), 'store bytes held')
+  call check(st%peak_bytes >= st%store_bytes + st%pool_bytes + st%log_bytes, 'peak')
   call check(commit_cd(cd) == SUCCESS, 'commit_cd')
   call check(commit_cd(cd) == CD_ERR_STALE_HANDLE, 'commit twice')
+  call check(cd_global_stats(st) == SUCCESS, 'cd_global_stats after commit')
+  call check(st%store_bytes == 0_c_int64_t, 'every store freed')
 
   reference = 1.0_c_double
   do i = 1, outer
