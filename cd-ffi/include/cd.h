@@ -276,6 +276,13 @@
 #define CD_ERR_PERSIST_MISMATCH 76
 
 /**
+ * A persist was refused: the MPI interposer's message counts show an application message in
+ * flight (or a receive or nonblocking collective not completed) at the advance; nothing was
+ * written and the previous version stays the newest (`cd_last_error()` names the ranks).
+ */
+#define CD_ERR_PERSIST_IN_FLIGHT 78
+
+/**
  * A NULL `cd_handle` where a CD is required (NULL means "no parent" only in `create_cd`).
  */
 #define CD_ERR_NULL_HANDLE 100

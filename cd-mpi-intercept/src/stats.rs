@@ -48,13 +48,11 @@ totals! {
 
 /// Reads `CD_MPI_STATS` (at `MPI_Init`).
 pub(crate) fn init() {
-    ENABLED.store(std::env::var_os(STATS_ENV).is_some(), Ordering::Relaxed);
-}
-
-/// Whether statistics are kept (`CD_MPI_STATS` set at `MPI_Init`).
-#[inline(always)]
-pub(crate) fn enabled() -> bool {
-    ENABLED.load(Ordering::Relaxed)
+    let enabled = std::env::var_os(STATS_ENV).is_some();
+    ENABLED.store(enabled, Ordering::Relaxed);
+    if enabled {
+        crate::intercept();
+    }
 }
 
 #[inline]
