@@ -708,7 +708,7 @@ fn bind(seq: u64, handle: Request) {
                 }
             };
             if rc == abi::SUCCESS {
-                if crate::traffic::on() {
+                if crate::traffic::on() && *source != abi::PROC_NULL {
                     // a receive posted for real again: pending until it completes
                     crate::traffic::receive_posted(inner, dest.comm);
                 }

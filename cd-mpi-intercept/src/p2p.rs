@@ -210,9 +210,14 @@ fn send_to(comm: Comm, dest: c_int) -> Counts {
     Counts::Send(comm, dest)
 }
 
-/// What a receive counts: a pending receive on `comm`.
-fn receive_on(comm: Comm, _source: c_int) -> Counts {
-    Counts::Receive(comm)
+/// What a receive counts: a pending receive on `comm`; nothing from `MPI_PROC_NULL` (whose
+/// status MPICH 4.0 completes with source 0, not `MPI_PROC_NULL`).
+fn receive_on(comm: Comm, source: c_int) -> Counts {
+    if source == abi::PROC_NULL {
+        Counts::Nothing
+    } else {
+        Counts::Receive(comm)
+    }
 }
 
 /// What a send delivers: nothing.
@@ -341,7 +346,7 @@ pub(crate) unsafe fn recv(
             false,
             status,
             |st| real::Recv(buf, count, datatype, source, tag, comm, st),
-            || Some((comm, None)),
+            || Some((comm, source != abi::PROC_NULL, None)),
         )
     }
 }
@@ -375,7 +380,7 @@ pub(crate) unsafe fn mrecv(
             false,
             status,
             |st| real::Mrecv(buf, count, datatype, message, st),
-            || traffic::message_comm(matched).map(|c| (c, None)),
+            || traffic::message_comm(matched).map(|c| (c, true, None)),
         );
         if rc == abi::SUCCESS {
             message.write(abi::predefined().message_null);
@@ -437,7 +442,7 @@ pub(crate) unsafe fn sendrecv(
                     source, recvtag, comm, st,
                 )
             },
-            || Some((comm, Some(dest))),
+            || Some((comm, source != abi::PROC_NULL, Some(dest))),
         )
     }
 }
@@ -485,15 +490,15 @@ pub(crate) unsafe fn sendrecv_replace(
                     buf, count, datatype, dest, sendtag, source, recvtag, comm, st,
                 )
             },
-            || Some((comm, Some(dest))),
+            || Some((comm, source != abi::PROC_NULL, Some(dest))),
         )
     }
 }
 
 /// A blocking call that receives into `dest` (and, if `sends`, sends too): recorded with its
 /// extra matching arguments `check`, its status and data; replayed from them. When messages
-/// are counted, `counts` gives the communicator the receive is counted on (from the status's
-/// source) and the destination of the send, if any.
+/// are counted, `counts` gives the communicator, whether a message is received (counted from
+/// the status's source; not from `MPI_PROC_NULL`) and the destination of the send, if any.
 ///
 /// # Safety
 /// `run` is the MPI call with its contract; `dest` is where it receives.
@@ -504,7 +509,7 @@ unsafe fn receive_into(
     sends: bool,
     status: *mut Status,
     run: impl FnOnce(*mut Status) -> c_int,
-    counts: impl FnOnce() -> Option<(Comm, Option<c_int>)>,
+    counts: impl FnOnce() -> Option<(Comm, bool, Option<c_int>)>,
 ) -> c_int {
     let (call, comm) = (header.call, dest.comm);
     let route = engine::route(call);
@@ -514,11 +519,13 @@ unsafe fn receive_into(
         None
     };
     let count = |st: &Status| {
-        if let Some((on, send)) = counts {
+        if let Some((on, receives, send)) = counts {
             if let Some(to) = send {
                 traffic::sent(on, to);
             }
-            traffic::received(on, st.source());
+            if receives {
+                traffic::received(on, st.source());
+            }
         }
     };
     match route {
