@@ -125,7 +125,11 @@ impl Peers {
         };
         let members_world: Box<[c_int]> = local_world
             .iter()
-            .chain(if remote.is_some() { &peer_world[..] } else { &[] })
+            .chain(if remote.is_some() {
+                &peer_world[..]
+            } else {
+                &[]
+            })
             .copied()
             .filter(|&w| w >= 0 && w != me)
             .collect();
@@ -223,10 +227,7 @@ fn lookup(comm: Comm) -> Arc<Peers> {
         return Arc::clone(p);
     }
     let mut map = COMMS.write().unwrap_or_else(|e| e.into_inner());
-    Arc::clone(
-        map.entry(key)
-            .or_insert_with(|| Arc::new(Peers::new(comm))),
-    )
+    Arc::clone(map.entry(key).or_insert_with(|| Arc::new(Peers::new(comm))))
 }
 
 /// Runs `f` on the counts of `comm` (a thread-local cache hit in the common case).

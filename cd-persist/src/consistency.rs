@@ -151,7 +151,10 @@ mod tests {
     fn a_collective_in_flight_is_found() {
         let mine = traffic(&[0, 0, 0], &[0, 0, 0], &[0, 4, 4]);
         let words = verdict(0, &mine, &[[0, 0], [0, 4], [0, 5]]).unwrap();
-        assert!(words.starts_with("rank 2 made 5 collective call(s)"), "{words}");
+        assert!(
+            words.starts_with("rank 2 made 5 collective call(s)"),
+            "{words}"
+        );
     }
 
     #[test]

@@ -109,7 +109,13 @@ pub fn totals() -> Vec<(String, u64)> {
         out.push((format!("{name}.ns"), NANOS[i].load(Ordering::Relaxed)));
         out.push((format!("{name}.bytes"), BYTES[i].load(Ordering::Relaxed)));
     }
-    out.push(("persist.refused".to_owned(), REFUSED.load(Ordering::Relaxed)));
-    out.push(("persist.unproven".to_owned(), UNPROVEN.load(Ordering::Relaxed)));
+    out.push((
+        "persist.refused".to_owned(),
+        REFUSED.load(Ordering::Relaxed),
+    ));
+    out.push((
+        "persist.unproven".to_owned(),
+        UNPROVEN.load(Ordering::Relaxed),
+    ));
     out
 }

@@ -135,7 +135,11 @@ fn persistent_inflight_message_refuses_the_persist_on_every_rank() {
         &cache,
         &[("PI_MODE", "isend"), ("PI_KILL_AT", "20")],
     );
-    assert!(!killed.ok, "the run should have been killed:\n{}", killed.text);
+    assert!(
+        !killed.ok,
+        "the run should have been killed:\n{}",
+        killed.text
+    );
     assert_refused_everywhere(
         &killed,
         20,
@@ -157,7 +161,12 @@ fn persistent_inflight_message_refuses_the_persist_on_every_rank() {
     );
     assert_refused_everywhere(&restarted, 20, "rank 0 sent 1 message(s) to rank 1");
     for rank in 0..RANKS {
-        assert_eq!(restarted.steps(rank, "persisted"), [30, 40], "{}", restarted.text);
+        assert_eq!(
+            restarted.steps(rank, "persisted"),
+            [30, 40],
+            "{}",
+            restarted.text
+        );
     }
     assert_eq!(restarted.stat("persist.refused"), [1; RANKS]);
     assert_eq!(restarted.stat("persist.count"), [2; RANKS]);
@@ -188,7 +197,12 @@ fn persistent_inflight_message_received_before_the_advance_persists() {
     assert!(run.ok, "{}", run.text);
     assert!(run.lines("refused").is_empty(), "{}", run.text);
     for rank in 0..RANKS {
-        assert_eq!(run.steps(rank, "persisted"), [10, 20, 30, 40], "{}", run.text);
+        assert_eq!(
+            run.steps(rank, "persisted"),
+            [10, 20, 30, 40],
+            "{}",
+            run.text
+        );
     }
     assert_eq!(run.stat("persist.refused"), [0; RANKS]);
     assert_eq!(run.lines("done").len(), RANKS, "{}", run.text);
