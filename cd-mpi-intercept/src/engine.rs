@@ -777,11 +777,14 @@ pub(crate) fn drain_in_flight(_cds: &[cd_core::CdHandle]) -> cd_core::Result<()>
     for (mut request, tracked) in pending {
         let posted = request;
         let mut status = Status::zeroed();
+        // counted once complete (a send's or Comm_idup's entry, if any, goes back untouched)
+        let taken = crate::traffic::take(&[posted]);
         let data = match tracked.delivery {
             Delivery::Nothing => {
                 // The send stays tracked (and allocated): the application or the re-executed
                 // post completes it later.
                 let done = settle_send(request, deadline);
+                crate::traffic::settle(taken, &[posted], &[], &[]);
                 stats::settled(done);
                 if !done {
                     tracing::warn!(
@@ -804,14 +807,14 @@ pub(crate) fn drain_in_flight(_cds: &[cd_core::CdHandle]) -> cd_core::Result<()>
                 }
                 stats::drained(cancelled == 0);
                 // a receive that got its message is counted; a cancelled one is not
-                crate::traffic::completed(posted, &status);
+                crate::traffic::settle(taken, &[posted], &[0], &[status]);
                 (cancelled == 0)
                     .then(|| tracked.delivery.pieces(&status).iter().map(pack).collect())
             }
             Delivery::Outputs(ref pieces) => {
                 // SAFETY: a live collective this thread posted.
                 unsafe { real::Wait(&mut request, &mut status) };
-                crate::traffic::completed(posted, &status);
+                crate::traffic::settle(taken, &[posted], &[0], &[status]);
                 Some(pieces.iter().map(pack).collect())
             }
         };

@@ -18,6 +18,11 @@
 //!   MPI by the interposer and tested at the next check, so that its completion is still
 //!   counted.
 //!
+//! Counters are atomics shared by all threads (`MPI_THREAD_MULTIPLE`), found through a
+//! per-thread cache of the last communicator used; pending requests are in one table, and a
+//! completion call takes its requests' entries out *before* calling MPI, since once MPI frees
+//! a completed request another thread's new request may get the same handle.
+//!
 //! At the check, each communicator's peers are translated to world ranks (the group
 //! translation is done once per communicator, when its first message is counted), and a
 //! communicator's collective count is added to every other member's pair. Communicators freed
@@ -339,15 +344,18 @@ fn requests() -> std::sync::MutexGuard<'static, HashMap<u64, Entry>> {
 }
 
 fn track(request: Request, pending: Pending) {
-    let old = requests().insert(
-        request.bits(),
+    put_back(
+        request,
         Entry {
             pending,
             orphan: false,
             free_after: false,
         },
     );
-    if old.is_none() {
+}
+
+fn put_back(request: Request, entry: Entry) {
+    if requests().insert(request.bits(), entry).is_none() {
         TRACKED.fetch_add(1, Ordering::Release);
     }
 }
@@ -379,18 +387,34 @@ pub(crate) fn collective_posted(request: Request, comm: Comm) {
     track(request, Pending::Collective);
 }
 
-/// A request completed with `status`: a receive is counted unless it was cancelled.
-pub(crate) fn completed(request: Request, status: &Status) {
-    if let Some(entry) = untrack(request) {
-        finish(&entry, status);
-    }
+/// The pending entries of the requests a completion call is given, taken out of the table
+/// *before* the call: once MPI completes and frees a request, another thread may get the same
+/// handle for a new one, and its entry must not meet this one's.
+pub(crate) struct Taken(Vec<(Request, Entry)>);
+
+/// Takes the entries of `handles` (those pending here) before a completion call on them.
+pub(crate) fn take(handles: &[Request]) -> Taken {
+    let mut table = requests();
+    let taken: Vec<(Request, Entry)> = handles
+        .iter()
+        .filter_map(|&h| table.remove(&h.bits()).map(|e| (h, e)))
+        .collect();
+    drop(table);
+    TRACKED.fetch_sub(taken.len(), Ordering::Release);
+    Taken(taken)
 }
 
-/// The completed slots of a Wait/Test array (`handles` as MPI got them, before the call).
-pub(crate) fn completed_slots(handles: &[Request], slots: &[usize], statuses: &[Status]) {
-    for &i in slots {
-        if let (Some(&h), Some(st)) = (handles.get(i), statuses.get(i)) {
-            completed(h, st);
+/// After the completion call: the completed slots (`handles` as MPI got them) are counted,
+/// the entries of the others go back.
+pub(crate) fn settle(taken: Taken, handles: &[Request], slots: &[usize], statuses: &[Status]) {
+    for (request, entry) in taken.0 {
+        let done = slots
+            .iter()
+            .find(|&&i| handles.get(i) == Some(&request))
+            .and_then(|&i| statuses.get(i));
+        match done {
+            Some(status) => finish(&entry, status),
+            None => put_back(request, entry),
         }
     }
 }
@@ -423,24 +447,29 @@ pub(crate) fn orphan(request: Request, persistent: bool, keep_allocated: bool) -
 
 /// Tests the orphaned requests: a completed one is counted and dropped.
 fn settle_orphans() {
-    let orphans: Vec<(u64, bool)> = requests()
+    let orphans: Vec<Request> = requests()
         .iter()
         .filter(|(_, e)| e.orphan)
-        .map(|(&h, e)| (h, e.free_after))
+        .map(|(&h, _)| Request::from_bits(h))
         .collect();
-    for (bits, free_after) in orphans {
-        let mut handle = Request::from_bits(bits);
+    for request in orphans {
+        let Some(entry) = untrack(request) else {
+            continue;
+        };
+        let mut handle = request;
         let (mut flag, mut status) = (0, Status::zeroed());
         // SAFETY: a request the interposer kept alive for this test.
         let rc = unsafe { real::Test(&mut handle, &mut flag, &mut status) };
-        if rc == abi::SUCCESS && flag != 0 {
-            completed(Request::from_bits(bits), &status);
-            if free_after {
-                let mut h = Request::from_bits(bits);
-                // SAFETY: an inactive persistent request the application freed.
-                unsafe { real::Request_free(&mut h) };
-                freed_persistent(Request::from_bits(bits));
-            }
+        if rc != abi::SUCCESS || flag == 0 {
+            put_back(request, entry);
+            continue;
+        }
+        finish(&entry, &status);
+        if entry.free_after {
+            let mut h = request;
+            // SAFETY: an inactive persistent request the application freed.
+            unsafe { real::Request_free(&mut h) };
+            freed_persistent(request);
         }
     }
 }

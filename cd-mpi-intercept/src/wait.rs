@@ -69,12 +69,18 @@ unsafe fn complete(
     match route {
         Route::Direct => {
             let before = handles.to_vec();
+            let taken = traffic::take(&before);
             let mut statuses = vec![empty_status(); n];
             let (rc, outcome) = run(handles, &mut statuses);
+            let done: &[usize] = if rc == abi::SUCCESS {
+                &outcome.completed
+            } else {
+                &[]
+            };
+            traffic::settle(taken, &before, done, &statuses);
             if rc != abi::SUCCESS {
                 return Err(rc);
             }
-            traffic::completed_slots(&before, &outcome.completed, &statuses);
             Ok((outcome, statuses))
         }
         Route::Record(_guard) => {
@@ -88,6 +94,7 @@ unsafe fn complete(
                 (None, true) => before.clone(),
                 (_, false) => Vec::new(),
             };
+            let taken = counted.then(|| traffic::take(&given));
             let (rc, outcome) = match inner.as_mut() {
                 Some(inner) => run(inner, &mut statuses),
                 None => run(handles, &mut statuses),
@@ -104,11 +111,16 @@ unsafe fn complete(
                     };
                 }
             }
+            if let Some(taken) = taken {
+                let done: &[usize] = if rc == abi::SUCCESS {
+                    &outcome.completed
+                } else {
+                    &[]
+                };
+                traffic::settle(taken, &given, done, &statuses);
+            }
             if rc != abi::SUCCESS {
                 return Err(rc);
-            }
-            if counted {
-                traffic::completed_slots(&given, &outcome.completed, &statuses);
             }
             let mut w = Writer::new(header);
             w.int(outcome.result)

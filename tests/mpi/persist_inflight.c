@@ -8,6 +8,9 @@
  *            MPI_STATUS_IGNORE, Mprobe/Mrecv and Improbe/Imrecv, persistent Startall + Waitall,
  *            Testsome, Iallreduce + Testall, Bcast, Sendrecv_replace, MPI_PROC_NULL peers,
  *            on a duplicated communicator and on one made and freed every step
+ *   threads  MPI_THREAD_MULTIPLE: every step two threads exchange messages around the ring
+ *            at once (Isend/Irecv + Waitall, Send + Recv(ANY_SOURCE)), each on its own
+ *            communicator, and are joined before the advance
  * PI_CACHE names the simulated nodes' cache base (dir=$PI_CACHE/node{rank}); with
  * PI_FROM_ENV=1 the CD takes CD_STORAGE_INFO instead (set by the caller). PI_KILL_AT=S: every
  * rank kills itself (SIGKILL) after step S. A restart resumes from the recovered version.
@@ -16,6 +19,7 @@
  * and "pi rank R done S HEX" at the end. */
 #include <cd.h>
 #include <mpi.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -137,14 +141,51 @@ static void wild_step(MPI_Comm comm, int step, double *u, MPI_Request persistent
     MPI_Comm_free(&tmp);
 }
 
+struct lane {
+    MPI_Comm comm;
+    int step;
+    double sum;
+};
+
+/* One thread's traffic of a step, on its own communicator. */
+static void *lane_run(void *arg) {
+    struct lane *lane = arg;
+    int left = (rank + size - 1) % size, right = (rank + 1) % size;
+    for (int k = 0; k < 25; k++) {
+        double s = rank + k + lane->step, r[2];
+        MPI_Request req[4];
+        MPI_Irecv(&r[0], 1, MPI_DOUBLE, left, 1, lane->comm, &req[0]);
+        MPI_Irecv(&r[1], 1, MPI_DOUBLE, right, 1, lane->comm, &req[1]);
+        MPI_Isend(&s, 1, MPI_DOUBLE, right, 1, lane->comm, &req[2]);
+        MPI_Isend(&s, 1, MPI_DOUBLE, left, 1, lane->comm, &req[3]);
+        MPI_Waitall(4, req, MPI_STATUSES_IGNORE);
+        double y;
+        MPI_Send(&s, 1, MPI_DOUBLE, right, 2, lane->comm);
+        MPI_Recv(&y, 1, MPI_DOUBLE, MPI_ANY_SOURCE, 2, lane->comm, MPI_STATUS_IGNORE);
+        lane->sum += r[0] - r[1] + y * 1e-3;
+    }
+    return NULL;
+}
+
 int main(int argc, char **argv) {
     static char out[1 << 16];
     setvbuf(stdout, out, _IOFBF, sizeof out);
-    MPI_Init(&argc, &argv);
+    const char *mode = getenv("PI_MODE") ? getenv("PI_MODE") : "wild";
+    int threads = strcmp(mode, "threads") == 0;
+    if (threads) {
+        int provided;
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+        if (provided != MPI_THREAD_MULTIPLE) {
+            printf("pi rank ? error 0 MPI_Init_thread: no MPI_THREAD_MULTIPLE\n");
+            MPI_Finalize();
+            return 0;
+        }
+    } else {
+        MPI_Init(&argc, &argv);
+    }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int left = (rank + size - 1) % size, right = (rank + 1) % size;
-    const char *mode = getenv("PI_MODE") ? getenv("PI_MODE") : "wild";
     int steps = env_int("PI_STEPS", 40), interval = env_int("PI_INTERVAL", 10);
     int at = env_int("PI_AT", 20), kill_at = env_int("PI_KILL_AT", -1);
     int wild = strcmp(mode, "wild") == 0;
@@ -178,17 +219,32 @@ int main(int argc, char **argv) {
     MPI_Request persistent[2];
     MPI_Recv_init(&pin, 1, MPI_DOUBLE, left, 8, dup, &persistent[0]);
     MPI_Send_init(&pout, 1, MPI_DOUBLE, right, 8, dup, &persistent[1]);
+    struct lane lanes[2];
+    for (int t = 0; t < 2; t++) {
+        MPI_Comm_dup(MPI_COMM_WORLD, &lanes[t].comm);
+        lanes[t].sum = 0;
+    }
 
     while (step < steps) {
         MPI_Sendrecv(&u[0], 1, MPI_DOUBLE, left, 0, &u[M - 1], 1, MPI_DOUBLE, right, 0,
                      MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         if (wild) wild_step(dup, step, u, persistent, &pin, &pout);
+        if (threads) {
+            pthread_t th[2];
+            for (int t = 0; t < 2; t++) {
+                lanes[t].step = step;
+                pthread_create(&th[t], NULL, lane_run, &lanes[t]);
+            }
+            for (int t = 0; t < 2; t++) pthread_join(th[t], NULL);
+            u[2] += 1e-6 * (lanes[0].sum - lanes[1].sum);
+        }
         for (int i = 0; i < M; i++) u[i] = 0.9 * u[i] + 0.1 * u[(i + 1) % M];
         step++;
         if (step % interval) continue;
 
         /* the traffic around the advance at step `at` */
-        int special = step == at && !wild;
+        int special = step == at && (strcmp(mode, "isend") == 0 || strcmp(mode, "recv") == 0 ||
+                                     strcmp(mode, "pending") == 0);
         double token = 1000 + step, got = 0;
         MPI_Request sreq = MPI_REQUEST_NULL, rreq = MPI_REQUEST_NULL;
         if (special && strcmp(mode, "isend") == 0) {
@@ -234,6 +290,7 @@ int main(int argc, char **argv) {
     MPI_Request_free(&persistent[0]);
     MPI_Request_free(&persistent[1]);
     MPI_Comm_free(&dup);
+    for (int t = 0; t < 2; t++) MPI_Comm_free(&lanes[t].comm);
     commit_cd(cd);
     MPI_Finalize();
     return 0;

@@ -270,3 +270,21 @@ fn persistent_inflight_counts_every_kind_of_traffic_without_false_refusals() {
     assert_eq!(done[0].len(), RANKS);
     assert_eq!(done[0], done[1]);
 }
+
+/// Under `MPI_THREAD_MULTIPLE`, two threads of every rank exchange messages at once between the
+/// advances (each on its own communicator): the counts of both are summed, and no persist is
+/// refused.
+#[test]
+fn persistent_inflight_counts_the_traffic_of_concurrent_threads() {
+    let cache = fresh_cache("inflight-threads");
+    let run = launch(
+        "threads",
+        &cache,
+        &[("PI_MODE", "threads"), ("PI_INTERVAL", "4")],
+    );
+    assert!(run.ok, "{}", run.text);
+    assert!(!run.text.contains(" error "), "{}", run.text);
+    assert!(run.lines("refused").is_empty(), "{}", run.text);
+    assert_eq!(run.stat("persist.count"), [10; RANKS], "{}", run.text);
+    assert_eq!(run.lines("done").len(), RANKS, "{}", run.text);
+}
