@@ -478,8 +478,7 @@ pub(crate) unsafe fn request_free(request: *mut Request) -> c_int {
             // SAFETY: the application's handle.
             let handle = unsafe { *request };
             engine::unregister_persistent(handle);
-            let persistent = traffic::is_persistent(handle);
-            if counted && traffic::orphan(handle, persistent, false) {
+            if counted && traffic::orphan(handle, traffic::is_persistent(handle), false) {
                 // pending: kept in MPI until the next check has seen it complete
                 // SAFETY: the application's handle, nulled as MPI would.
                 unsafe { request.write(null) };
