@@ -489,8 +489,11 @@ pub fn advanced(cd: CdHandle, traffic: fn() -> Traffic) -> cd_core::Result<()> {
     })
     .ok_or_else(|| err("the CD was not prepared for persistence at create"))?;
     let comm = world();
+    let checked = std::time::Instant::now();
     let counts = traffic();
-    if let Err(words) = consistency::check(&comm, &counts) {
+    let verdict = consistency::check(&comm, &counts);
+    stats::record(stats::Op::Check, checked.elapsed(), 0);
+    if let Err(words) = verdict {
         stats::refused();
         tracing::warn!(%words, "persist refused: application traffic in flight");
         return Err(CdError::PersistInFlight(format!(

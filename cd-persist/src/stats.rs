@@ -22,10 +22,20 @@ pub(crate) enum Op {
     Flush,
     /// The time an advance waited for the previous background flush to complete.
     FlushWait,
+    /// A persist's consistency check: the message counts exchanged and compared (counted
+    /// whatever its verdict).
+    Check,
 }
 
-const OPS: usize = 5;
-const NAMES: [&str; OPS] = ["persist", "recover", "fetch", "flush", "flush_wait"];
+const OPS: usize = 6;
+const NAMES: [&str; OPS] = [
+    "persist",
+    "recover",
+    "fetch",
+    "flush",
+    "flush_wait",
+    "check",
+];
 static COUNT: [AtomicU64; OPS] = [const { AtomicU64::new(0) }; OPS];
 static NANOS: [AtomicU64; OPS] = [const { AtomicU64::new(0) }; OPS];
 static BYTES: [AtomicU64; OPS] = [const { AtomicU64::new(0) }; OPS];
@@ -97,8 +107,8 @@ pub(crate) fn unproven() {
 }
 
 /// The totals of this process, as `CD_MPI_STATS` keys: `persist.count`, `persist.ns`,
-/// `persist.bytes`, and the same for `recover`, `fetch`, `flush` and `flush_wait` (counts and
-/// times of successful operations; bytes are this rank's data file bytes written, rebuilt or
+/// `persist.bytes`, and the same for `recover`, `fetch`, `flush`, `flush_wait` and `check`
+/// (counts and times of successful operations, and of every consistency check; bytes are this rank's data file bytes written, rebuilt or
 /// checked, fetched, and copied to the global directory), then `persist.refused` (persists
 /// refused because application traffic was in flight) and `persist.unproven` (persists whose
 /// consistency check used message counts that began after `MPI_Init`).
