@@ -112,6 +112,7 @@ module Containment_Domains
   integer(c_int), parameter :: CD_ERR_UNREPLAYABLE = 74
   integer(c_int), parameter :: CD_ERR_PERSIST = 75
   integer(c_int), parameter :: CD_ERR_PERSIST_MISMATCH = 76
+  integer(c_int), parameter :: CD_ERR_PERSIST_IN_FLIGHT = 78
   integer(c_int), parameter :: CD_ERR_NULL_HANDLE = 100
   integer(c_int), parameter :: CD_ERR_NULL_POINTER = 101
   integer(c_int), parameter :: CD_ERR_NEGATIVE_COUNT = 102

@@ -292,6 +292,12 @@ pub enum CdError {
     /// The ranges added to a restarted persistent CD do not match the persisted ones.
     #[error("the restarted CD does not match its persisted version: {0}; add the same ranges (kind and length) in the same order as the run that persisted it")]
     PersistMismatch(String),
+    /// A persist was refused because the MPI layer's message counts show application traffic
+    /// in flight (a message sent and not yet received, or a receive or nonblocking collective
+    /// posted and not completed): the version would not be a consistent cut. Nothing was
+    /// written; the previous version stays the newest.
+    #[error("persist refused: {0}")]
+    PersistInFlight(String),
 }
 
 impl CdError {
@@ -344,6 +350,7 @@ impl CdError {
             CdError::Unreplayable { .. } => 74,
             CdError::Persist(_) => 75,
             CdError::PersistMismatch(_) => 76,
+            CdError::PersistInFlight(_) => 78,
         }
     }
 }

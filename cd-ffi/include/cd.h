@@ -282,6 +282,13 @@
 #define CD_ERR_PERSIST_MISMATCH 76
 
 /**
+ * A persist was refused: the MPI interposer's message counts show an application message in
+ * flight (or a receive or nonblocking collective not completed) at the advance; nothing was
+ * written and the previous version stays the newest (`cd_last_error()` names the ranks).
+ */
+#define CD_ERR_PERSIST_IN_FLIGHT 78
+
+/**
  * A NULL `cd_handle` where a CD is required (NULL means "no parent" only in `create_cd`).
  */
 #define CD_ERR_NULL_HANDLE 100
@@ -657,7 +664,12 @@ extern const cd_handle_constant cd_current_cd;
  *   copies while the application computes; the next advance completes the flush).
  *
  * Persistence failures return `CD_ERR_PERSIST`; ranges that do not match the persisted
- * version at `restore_cd`, `CD_ERR_PERSIST_MISMATCH`.
+ * version at `restore_cd`, `CD_ERR_PERSIST_MISMATCH`. An advance while an application message
+ * is in flight (sent and not yet received, or a receive or nonblocking collective not
+ * completed, by the MPI interposer's counts) returns `CD_ERR_PERSIST_IN_FLIGHT` on every rank
+ * and persists nothing; the next advance tries again. The counts are exact when
+ * `CD_STORAGE_INFO` sets `dir` (counted from `MPI_Init`), else they begin at the first
+ * persistent `create_cd`.
  *
  * Returns the handle, or NULL on error. `*error` receives 0 or the error code; `error` may be
  * NULL (`cd_last_error()` then tells the code).

@@ -44,7 +44,12 @@ pub type cd_regen_fn =
 ///   copies while the application computes; the next advance completes the flush).
 ///
 /// Persistence failures return `CD_ERR_PERSIST`; ranges that do not match the persisted
-/// version at `restore_cd`, `CD_ERR_PERSIST_MISMATCH`.
+/// version at `restore_cd`, `CD_ERR_PERSIST_MISMATCH`. An advance while an application message
+/// is in flight (sent and not yet received, or a receive or nonblocking collective not
+/// completed, by the MPI interposer's counts) returns `CD_ERR_PERSIST_IN_FLIGHT` on every rank
+/// and persists nothing; the next advance tries again. The counts are exact when
+/// `CD_STORAGE_INFO` sets `dir` (counted from `MPI_Init`), else they begin at the first
+/// persistent `create_cd`.
 ///
 /// Returns the handle, or NULL on error. `*error` receives 0 or the error code; `error` may be
 /// NULL (`cd_last_error()` then tells the code).

@@ -115,6 +115,10 @@ pub const CD_ERR_PERSIST: c_int = 75;
 /// The ranges added to a restarted persistent CD do not match its persisted version (their
 /// order, kind or length).
 pub const CD_ERR_PERSIST_MISMATCH: c_int = 76;
+/// A persist was refused: the MPI interposer's message counts show an application message in
+/// flight (or a receive or nonblocking collective not completed) at the advance; nothing was
+/// written and the previous version stays the newest (`cd_last_error()` names the ranks).
+pub const CD_ERR_PERSIST_IN_FLIGHT: c_int = 78;
 
 // The C layer's own codes (100..199).
 /// A NULL `cd_handle` where a CD is required (NULL means "no parent" only in `create_cd`).
@@ -133,7 +137,8 @@ pub const CD_ERR_INVALID_STRING: c_int = 105;
 pub const CD_ERR_BUFFER_TOO_SMALL: c_int = 106;
 /// The library panicked (a bug in libcd); the operation did not complete.
 pub const CD_ERR_PANIC: c_int = 107;
-// Last added: CD_ERR_MEMORY_LIMIT (cd-core's range), CD_ERR_PANIC (this layer's).
+// Last added: CD_ERR_MEMORY_LIMIT and CD_ERR_PERSIST_IN_FLIGHT (cd-core's range), CD_ERR_PANIC (this
+// layer's).
 
 /// Each known code: its name and a one-line description (both NUL-terminated).
 const TABLE: &[(c_int, &CStr, &CStr)] = &[
@@ -362,6 +367,11 @@ const TABLE: &[(c_int, &CStr, &CStr)] = &[
         CD_ERR_PERSIST_MISMATCH,
         c"CD_ERR_PERSIST_MISMATCH",
         c"the restarted CD's ranges do not match its persisted version (order, kind, length)",
+    ),
+    (
+        CD_ERR_PERSIST_IN_FLIGHT,
+        c"CD_ERR_PERSIST_IN_FLIGHT",
+        c"persist refused: an application message was in flight at the advance",
     ),
     (
         CD_ERR_NULL_HANDLE,
@@ -766,6 +776,10 @@ mod tests {
             (
                 CdError::PersistMismatch("x".into()),
                 CD_ERR_PERSIST_MISMATCH,
+            ),
+            (
+                CdError::PersistInFlight("x".into()),
+                CD_ERR_PERSIST_IN_FLIGHT,
             ),
         ];
         for (error, constant) in cases {

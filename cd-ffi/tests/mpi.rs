@@ -8,6 +8,7 @@
 //! `MPIRUN="mpirun.openmpi ..."`, see `scripts/test.sh`).
 
 mod persist_device;
+mod persistent_inflight;
 
 use crate::util::{check, lib_dir, work_dir, workspace};
 use std::collections::BTreeMap;

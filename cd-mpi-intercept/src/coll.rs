@@ -133,7 +133,11 @@ unsafe fn collective(
     run: impl FnOnce() -> c_int,
 ) -> c_int {
     let call = header.call;
-    match engine::route(call) {
+    let route = engine::route(call);
+    if engine::counted(&route) {
+        crate::traffic::collective(comm);
+    }
+    match route {
         Route::Direct => run(),
         Route::Record(_guard) => {
             let rc = run();
@@ -277,6 +281,7 @@ macro_rules! collectives {
                     delivery,
                     |r| real::$ICall($($a,)* r),
                     request,
+                    || crate::traffic::Counts::Collective(comm),
                 )
             }
         }

@@ -26,7 +26,36 @@ unsafe fn making(
     run: impl FnOnce() -> c_int,
 ) -> c_int {
     let call = header.call;
-    match engine::route(call) {
+    let route = engine::route(call);
+    if engine::counted(&route) {
+        if let Some(request) = request {
+            // SAFETY: forwarded.
+            let rc = unsafe { making_routed(route, header, comm, newcomm, Some(request), run) };
+            if rc == abi::SUCCESS {
+                // SAFETY: MPI wrote the request.
+                crate::traffic::collective_posted(unsafe { *request }, comm);
+            }
+            return rc;
+        }
+    }
+    // SAFETY: forwarded.
+    unsafe { making_routed(route, header, comm, newcomm, request, run) }
+}
+
+/// [`making`] once routed.
+///
+/// # Safety
+/// As [`making`].
+unsafe fn making_routed(
+    route: Route,
+    header: Header,
+    comm: Comm,
+    newcomm: *mut Comm,
+    request: Option<*mut Request>,
+    run: impl FnOnce() -> c_int,
+) -> c_int {
+    let call = header.call;
+    match route {
         Route::Direct => run(),
         Route::Record(_guard) => {
             let rc = run();
@@ -143,8 +172,14 @@ pub(crate) unsafe fn comm_free(comm: *mut Comm) -> c_int {
     let handle = unsafe { *comm };
     let header = Header::plain(Call::Comm_free, handle);
     match engine::route(Call::Comm_free) {
-        // SAFETY: forwarded.
-        Route::Direct => unsafe { real::Comm_free(comm) },
+        Route::Direct => {
+            // SAFETY: forwarded.
+            let rc = unsafe { real::Comm_free(comm) };
+            if rc == abi::SUCCESS && crate::traffic::on() {
+                crate::traffic::retire(handle);
+            }
+            rc
+        }
         Route::Record(_guard) => {
             // SAFETY: no pieces; then the application's handle is nulled as MPI would.
             unsafe {

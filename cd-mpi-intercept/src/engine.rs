@@ -74,6 +74,19 @@ pub(crate) fn route(call: Call) -> Route {
     }
 }
 
+/// Whether a call routed so is the application's own traffic and messages are counted
+/// (persistence in use): a direct call outside the interposer, or a recorded one. Replayed
+/// calls never reach MPI, and the runtime's own calls are inside the guard.
+#[inline]
+pub(crate) fn counted(route: &Route) -> bool {
+    crate::traffic::on()
+        && match route {
+            Route::Direct => !crate::boundary::inside(),
+            Route::Record(_) => true,
+            Route::Replay(..) => false,
+        }
+}
+
 #[cold]
 fn begin_replay(call: Call, guard: Guard) -> Route {
     let _span = tracing::debug_span!("replay", call = call.name()).entered();
@@ -695,6 +708,10 @@ fn bind(seq: u64, handle: Request) {
                 }
             };
             if rc == abi::SUCCESS {
+                if crate::traffic::on() && *source != abi::PROC_NULL {
+                    // a receive posted for real again: pending until it completes
+                    crate::traffic::receive_posted(inner, dest.comm);
+                }
                 track(
                     inner,
                     Tracked {
@@ -758,12 +775,16 @@ pub(crate) fn drain_in_flight(_cds: &[cd_core::CdHandle]) -> cd_core::Result<()>
     pending.sort_unstable_by_key(|(_, t)| t.seq);
     let deadline = std::time::Instant::now() + send_drain_limit();
     for (mut request, tracked) in pending {
+        let posted = request;
         let mut status = Status::zeroed();
+        // counted once complete (a send's or Comm_idup's entry, if any, goes back untouched)
+        let taken = crate::traffic::take(&[posted]);
         let data = match tracked.delivery {
             Delivery::Nothing => {
                 // The send stays tracked (and allocated): the application or the re-executed
                 // post completes it later.
                 let done = settle_send(request, deadline);
+                crate::traffic::settle(taken, &[posted], &[], &[]);
                 stats::settled(done);
                 if !done {
                     tracing::warn!(
@@ -785,12 +806,15 @@ pub(crate) fn drain_in_flight(_cds: &[cd_core::CdHandle]) -> cd_core::Result<()>
                     real::Test_cancelled(&status, &mut cancelled);
                 }
                 stats::drained(cancelled == 0);
+                // a receive that got its message is counted; a cancelled one is not
+                crate::traffic::settle(taken, &[posted], &[0], &[status]);
                 (cancelled == 0)
                     .then(|| tracked.delivery.pieces(&status).iter().map(pack).collect())
             }
             Delivery::Outputs(ref pieces) => {
                 // SAFETY: a live collective this thread posted.
                 unsafe { real::Wait(&mut request, &mut status) };
+                crate::traffic::settle(taken, &[posted], &[0], &[status]);
                 Some(pieces.iter().map(pack).collect())
             }
         };

@@ -348,6 +348,11 @@ mpi_functions! {
 
     called {
         Comm_remote_size(comm: Comm, size: *mut c_int);
+        Comm_group(comm: Comm, group: *mut Group);
+        Comm_remote_group(comm: Comm, group: *mut Group);
+        Group_size(group: Group, size: *mut c_int);
+        Group_translate_ranks(group1: Group, n: c_int, ranks1: Ints, group2: Group, ranks2: *mut c_int);
+        Group_free(group: *mut Group);
         Topo_test(comm: Comm, status: *mut c_int);
         Cartdim_get(comm: Comm, ndims: *mut c_int);
         Graph_neighbors_count(comm: Comm, rank: c_int, nneighbors: *mut c_int);

@@ -3,26 +3,32 @@
 //! At initialization the rank is handed to cd-core (CD identities carry it), the restore hook
 //! is installed (it drains receives in flight before `restore_cd` rewrites memory), so are
 //! the persistence hooks (`cd-persist`, run as the runtime's own untraced MPI traffic), and
-//! `CD_MPI_STATS` is read. rsmpi programs call `MPI_Init_thread`, C programs usually `MPI_Init`:
-//! both are hooked.
+//! `CD_MPI_STATS` is read. Message counting (module `traffic`) starts here when
+//! `CD_STORAGE_INFO` sets `dir`, else at the first persistent `create_cd`. rsmpi programs call
+//! `MPI_Init_thread`, C programs usually `MPI_Init`: both are hooked.
 
 use crate::abi;
 use crate::boundary::{untraced, Guard};
 use crate::exports::{real, Call};
-use crate::{engine, stats};
+use crate::{engine, stats, traffic};
 use std::ffi::{c_char, c_int};
 
 fn after_init() {
     let _guard = Guard::enter();
     stats::init();
+    traffic::init();
     let mut rank: c_int = 0;
     // SAFETY: MPI is initialized; writes one int.
     unsafe { real::Comm_rank(abi::predefined().comm_world, &mut rank) };
     cd_core::set_rank(rank.max(0) as u32);
     cd_core::set_restore_hook(engine::drain_in_flight);
     cd_core::set_persist_hooks(cd_core::PersistHooks {
-        created: |cd| untraced(|| cd_persist::created(cd)),
-        advanced: |cd| untraced(|| cd_persist::advanced(cd)),
+        created: |cd| {
+            // every rank counts from here on, if it did not from MPI_Init
+            traffic::start();
+            untraced(|| cd_persist::created(cd))
+        },
+        advanced: |cd| untraced(|| cd_persist::advanced(cd, traffic::snapshot)),
         before_restore: |cd| untraced(|| cd_persist::before_restore(cd)),
     });
     tracing::debug!(rank, family = abi::FAMILY, "MPI interposer ready");

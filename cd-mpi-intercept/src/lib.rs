@@ -23,6 +23,9 @@
 //!   `passthrough`: one-sided, I/O and spawn calls, which cannot be replayed.
 //! - [`abi`]: handle types, `MPI_Status` and constants read from the MPI headers at build time.
 //! - `stats`: `CD_MPI_STATS=<prefix>` writes a per-rank summary at `MPI_Finalize`.
+//! - `traffic`: per-peer message counts while persistence is in use, the evidence with which
+//!   a persist proves that no application message is in flight (cd-persist refuses it
+//!   otherwise).
 //!
 //! # What is wrapped
 //! Logged and replayed: Init, Init_thread, Finalize; Send, Ssend, Bsend, Rsend and their
@@ -69,6 +72,7 @@ mod passthrough;
 mod record;
 mod resolve;
 mod stats;
+mod traffic;
 mod types;
 mod wait;
 
@@ -77,11 +81,23 @@ pub use boundary::untraced;
 pub use record::fuzz_read as fuzz_read_record;
 pub use stats::STATS_ENV;
 
+/// Whether some wrapper work is needed even with no CD logging: statistics are kept
+/// (`CD_MPI_STATS`) or messages are counted (persistence in use). One flag for both, so the
+/// fast path reads one.
+static INTERCEPTING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Makes every wrapped call take its handler, also with no CD logging.
+pub(crate) fn intercept() {
+    INTERCEPTING.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
 /// Whether a wrapped call goes straight to MPI, before anything else: no CD logs on this
-/// thread and no statistics are kept. One thread-local read and one relaxed load.
+/// thread, no statistics are kept and no messages counted. One relaxed load while no CD logs
+/// anywhere (else one thread-local read more), and one relaxed load.
 #[inline(always)]
 fn passes_through() -> bool {
-    cd_core::log_mode() == cd_core::LogMode::Off && !stats::enabled()
+    cd_core::log_mode() == cd_core::LogMode::Off
+        && !INTERCEPTING.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// Forces this crate's exported wrappers into a library that links it (cd-ffi calls it once).

@@ -12,6 +12,7 @@ use crate::engine::{self, Delivery, Route, Tracked};
 use crate::exports::{real, Call};
 use crate::record::{Header, Piece, Writer};
 use crate::stats;
+use crate::traffic::{self, Counts};
 use std::ffi::{c_int, c_void};
 
 /// A blocking send of any mode.
@@ -25,7 +26,9 @@ unsafe fn send_mode(
     comm: Comm,
 ) -> c_int {
     let header = Header::data(call, dest, tag, count.into(), datatype, comm);
-    match engine::route(call) {
+    let route = engine::route(call);
+    let counted = engine::counted(&route);
+    let rc = match route {
         Route::Direct => real(),
         Route::Record(_guard) => {
             let rc = real();
@@ -35,14 +38,20 @@ unsafe fn send_mode(
             }
             rc
         }
-        Route::Replay(_guard, reader) => match engine::expect(&reader, &header, comm) {
-            Ok(()) => {
-                stats::dropped();
-                abi::SUCCESS
+        Route::Replay(_guard, reader) => {
+            return match engine::expect(&reader, &header, comm) {
+                Ok(()) => {
+                    stats::dropped();
+                    abi::SUCCESS
+                }
+                Err(code) => code,
             }
-            Err(code) => code,
-        },
+        }
+    };
+    if counted && rc == abi::SUCCESS {
+        traffic::sent(comm, dest);
     }
+    rc
 }
 
 macro_rules! blocking_sends {
@@ -67,6 +76,7 @@ blocking_sends! {
 
 /// A nonblocking post (a send, a receive or a nonblocking collective): recorded, it gets a post
 /// number and is tracked until a completion call logs it; replayed, it gets a virtual request.
+/// A post that reaches MPI is counted as `counts` says (when messages are counted).
 ///
 /// # Safety
 /// `request` must be writable; `run` is the MPI call with its contract.
@@ -76,8 +86,36 @@ pub(crate) unsafe fn post(
     delivery: impl FnOnce() -> Delivery,
     run: impl FnOnce(*mut Request) -> c_int,
     request: *mut Request,
+    counts: impl FnOnce() -> Counts,
 ) -> c_int {
-    match engine::route(header.call) {
+    let route = engine::route(header.call);
+    if engine::counted(&route) {
+        let counts = counts();
+        // SAFETY: forwarded.
+        let rc = unsafe { post_routed(route, header, comm, delivery, run, request) };
+        if rc == abi::SUCCESS {
+            // SAFETY: MPI wrote the request.
+            traffic::posted(counts, unsafe { *request });
+        }
+        return rc;
+    }
+    // SAFETY: forwarded.
+    unsafe { post_routed(route, header, comm, delivery, run, request) }
+}
+
+/// [`post`] once routed.
+///
+/// # Safety
+/// As [`post`].
+unsafe fn post_routed(
+    route: Route,
+    header: Header,
+    comm: Comm,
+    delivery: impl FnOnce() -> Delivery,
+    run: impl FnOnce(*mut Request) -> c_int,
+    request: *mut Request,
+) -> c_int {
+    match route {
         Route::Direct => run(request),
         Route::Record(_guard) => {
             let rc = run(request);
@@ -112,7 +150,8 @@ pub(crate) unsafe fn post(
 
 /// Makes a persistent request: for real in every mode (a local call), its handle logged while
 /// recording and handed out again from the log when replayed (the request still exists:
-/// `MPI_Request_free` defers while logging).
+/// `MPI_Request_free` defers while logging). What each start counts is remembered in every
+/// mode (counting may begin later).
 ///
 /// # Safety
 /// `request` must be writable; `run` is the MPI call with its contract.
@@ -122,13 +161,16 @@ unsafe fn make_persistent(
     delivery: impl FnOnce() -> Delivery,
     run: impl FnOnce(*mut Request) -> c_int,
     request: *mut Request,
+    counts: impl FnOnce() -> Counts,
 ) -> c_int {
     match engine::route(header.call) {
         Route::Direct => {
             let rc = run(request);
             if rc == abi::SUCCESS {
                 // SAFETY: MPI wrote the request.
-                engine::register_persistent(unsafe { *request }, delivery());
+                let handle = unsafe { *request };
+                engine::register_persistent(handle, delivery());
+                traffic::made_persistent(handle, counts());
             }
             rc
         }
@@ -138,6 +180,7 @@ unsafe fn make_persistent(
                 // SAFETY: MPI wrote the request.
                 let handle = unsafe { *request };
                 engine::register_persistent(handle, delivery());
+                traffic::made_persistent(handle, counts());
                 let mut w = Writer::new(header);
                 w.u64(handle.bits());
                 // SAFETY: no data pieces.
@@ -154,10 +197,26 @@ unsafe fn make_persistent(
             };
             let handle = Request::from_bits(bits);
             engine::register_persistent(handle, delivery());
+            traffic::made_persistent(handle, counts());
             // SAFETY: `request` is the application's out-parameter.
             unsafe { request.write(handle) };
             abi::SUCCESS
         }
+    }
+}
+
+/// What a send counts: a message to `dest`.
+fn send_to(comm: Comm, dest: c_int) -> Counts {
+    Counts::Send(comm, dest)
+}
+
+/// What a receive counts: a pending receive on `comm`; nothing from `MPI_PROC_NULL` (whose
+/// status MPICH 4.0 completes with source 0, not `MPI_PROC_NULL`).
+fn receive_on(comm: Comm, source: c_int) -> Counts {
+    if source == abi::PROC_NULL {
+        Counts::Nothing
+    } else {
+        Counts::Receive(comm)
     }
 }
 
@@ -188,9 +247,10 @@ fn receive(
 }
 
 /// Defines the nonblocking and persistent point-to-point wrappers: `via` names how the
-/// request is made ([`post`] or [`make_persistent`]), `delivers` what it delivers.
+/// request is made ([`post`] or [`make_persistent`]), `delivers` what it delivers, `counts`
+/// what it counts.
 macro_rules! posts {
-    ($($fn:ident => $call:ident($buf:ty) via $how:ident delivers $delivery:ident;)*) => {$(
+    ($($fn:ident => $call:ident($buf:ty) via $how:ident delivers $delivery:ident counts $counts:ident;)*) => {$(
         #[doc = concat!("The wrapper of `MPI_", stringify!($call), "`.")]
         ///
         /// # Safety
@@ -205,6 +265,7 @@ macro_rules! posts {
                     || $delivery(buf as *const c_void, count, datatype, peer, tag, comm),
                     |r| real::$call(buf, count, datatype, peer, tag, comm, r),
                     request,
+                    || $counts(comm, peer),
                 )
             }
         }
@@ -212,16 +273,16 @@ macro_rules! posts {
 }
 
 posts! {
-    isend => Isend(*const c_void) via post delivers nothing;
-    issend => Issend(*const c_void) via post delivers nothing;
-    ibsend => Ibsend(*const c_void) via post delivers nothing;
-    irsend => Irsend(*const c_void) via post delivers nothing;
-    irecv => Irecv(*mut c_void) via post delivers receive;
-    send_init => Send_init(*const c_void) via make_persistent delivers nothing;
-    ssend_init => Ssend_init(*const c_void) via make_persistent delivers nothing;
-    bsend_init => Bsend_init(*const c_void) via make_persistent delivers nothing;
-    rsend_init => Rsend_init(*const c_void) via make_persistent delivers nothing;
-    recv_init => Recv_init(*mut c_void) via make_persistent delivers receive;
+    isend => Isend(*const c_void) via post delivers nothing counts send_to;
+    issend => Issend(*const c_void) via post delivers nothing counts send_to;
+    ibsend => Ibsend(*const c_void) via post delivers nothing counts send_to;
+    irsend => Irsend(*const c_void) via post delivers nothing counts send_to;
+    irecv => Irecv(*mut c_void) via post delivers receive counts receive_on;
+    send_init => Send_init(*const c_void) via make_persistent delivers nothing counts send_to;
+    ssend_init => Ssend_init(*const c_void) via make_persistent delivers nothing counts send_to;
+    bsend_init => Bsend_init(*const c_void) via make_persistent delivers nothing counts send_to;
+    rsend_init => Rsend_init(*const c_void) via make_persistent delivers nothing counts send_to;
+    recv_init => Recv_init(*mut c_void) via make_persistent delivers receive counts receive_on;
 }
 
 /// `MPI_Imrecv`: a receive of a matched message (the matching was logged by the probe).
@@ -240,12 +301,14 @@ pub(crate) unsafe fn imrecv(
     let (any_source, any_tag) = (abi::ANY_SOURCE, abi::ANY_TAG);
     // SAFETY: forwarded; the message handle is nulled as MPI would.
     unsafe {
+        let matched = *message;
         let rc = post(
             header,
             world,
             || receive(buf, count, datatype, any_source, any_tag, world),
             |r| real::Imrecv(buf, count, datatype, message, r),
             request,
+            || traffic::message_comm(matched).map_or(Counts::Nothing, Counts::Receive),
         );
         if rc == abi::SUCCESS {
             message.write(abi::predefined().message_null);
@@ -276,9 +339,15 @@ pub(crate) unsafe fn recv(
     };
     // SAFETY: forwarded.
     unsafe {
-        receive_into(header, &[], dest, false, status, |st| {
-            real::Recv(buf, count, datatype, source, tag, comm, st)
-        })
+        receive_into(
+            header,
+            &[],
+            dest,
+            false,
+            status,
+            |st| real::Recv(buf, count, datatype, source, tag, comm, st),
+            || Some((comm, source != abi::PROC_NULL, None)),
+        )
     }
 }
 
@@ -303,9 +372,16 @@ pub(crate) unsafe fn mrecv(
     };
     // SAFETY: forwarded; the message handle is nulled as MPI would.
     unsafe {
-        let rc = receive_into(header, &[], dest, false, status, |st| {
-            real::Mrecv(buf, count, datatype, message, st)
-        });
+        let matched = *message;
+        let rc = receive_into(
+            header,
+            &[],
+            dest,
+            false,
+            status,
+            |st| real::Mrecv(buf, count, datatype, message, st),
+            || traffic::message_comm(matched).map(|c| (c, true, None)),
+        );
         if rc == abi::SUCCESS {
             message.write(abi::predefined().message_null);
         }
@@ -354,12 +430,20 @@ pub(crate) unsafe fn sendrecv(
     };
     // SAFETY: forwarded.
     unsafe {
-        receive_into(header, &check, dest_piece, true, status, |st| {
-            real::Sendrecv(
-                sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
-                recvtag, comm, st,
-            )
-        })
+        receive_into(
+            header,
+            &check,
+            dest_piece,
+            true,
+            status,
+            |st| {
+                real::Sendrecv(
+                    sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+                    source, recvtag, comm, st,
+                )
+            },
+            || Some((comm, source != abi::PROC_NULL, Some(dest))),
+        )
     }
 }
 
@@ -395,16 +479,26 @@ pub(crate) unsafe fn sendrecv_replace(
     };
     // SAFETY: forwarded.
     unsafe {
-        receive_into(header, &[source, recvtag], piece, true, status, |st| {
-            real::Sendrecv_replace(
-                buf, count, datatype, dest, sendtag, source, recvtag, comm, st,
-            )
-        })
+        receive_into(
+            header,
+            &[source, recvtag],
+            piece,
+            true,
+            status,
+            |st| {
+                real::Sendrecv_replace(
+                    buf, count, datatype, dest, sendtag, source, recvtag, comm, st,
+                )
+            },
+            || Some((comm, source != abi::PROC_NULL, Some(dest))),
+        )
     }
 }
 
 /// A blocking call that receives into `dest` (and, if `sends`, sends too): recorded with its
-/// extra matching arguments `check`, its status and data; replayed from them.
+/// extra matching arguments `check`, its status and data; replayed from them. When messages
+/// are counted, `counts` gives the communicator, whether a message is received (counted from
+/// the status's source; not from `MPI_PROC_NULL`) and the destination of the send, if any.
 ///
 /// # Safety
 /// `run` is the MPI call with its contract; `dest` is where it receives.
@@ -415,14 +509,42 @@ unsafe fn receive_into(
     sends: bool,
     status: *mut Status,
     run: impl FnOnce(*mut Status) -> c_int,
+    counts: impl FnOnce() -> Option<(Comm, bool, Option<c_int>)>,
 ) -> c_int {
     let (call, comm) = (header.call, dest.comm);
-    match engine::route(call) {
-        Route::Direct => run(status),
+    let route = engine::route(call);
+    let counts = if engine::counted(&route) {
+        counts()
+    } else {
+        None
+    };
+    let count = |st: &Status| {
+        if let Some((on, receives, send)) = counts {
+            if let Some(to) = send {
+                traffic::sent(on, to);
+            }
+            if receives {
+                traffic::received(on, st.source());
+            }
+        }
+    };
+    match route {
+        Route::Direct if counts.is_none() => run(status),
+        Route::Direct => {
+            let mut st = Status::zeroed();
+            let rc = run(&mut st);
+            if rc == abi::SUCCESS {
+                count(&st);
+            }
+            // SAFETY: the application's status argument.
+            unsafe { st.store(status) };
+            rc
+        }
         Route::Record(_guard) => {
             let mut st = Status::zeroed();
             let rc = run(&mut st);
             if rc == abi::SUCCESS {
+                count(&st);
                 let n = engine::received_count(&st, &dest);
                 let mut w = Writer::new(header);
                 for &c in check {
@@ -492,8 +614,19 @@ pub(crate) unsafe fn probing(
     direct: impl FnOnce() -> c_int,
 ) -> c_int {
     let call = header.call;
-    let (f, m, st) = match engine::route(call) {
-        Route::Direct => return direct(),
+    let route = engine::route(call);
+    // a matched probe's message is received later by Mrecv/Imrecv, which needs its comm
+    let counted = message.is_some() && engine::counted(&route);
+    let (f, m, st) = match route {
+        Route::Direct if !counted => return direct(),
+        Route::Direct => {
+            let (mut f, mut m, mut st) = (1, abi::predefined().message_null, Status::zeroed());
+            let rc = run(&mut f, &mut m, &mut st);
+            if rc != abi::SUCCESS {
+                return rc;
+            }
+            (f, m, st)
+        }
         Route::Record(_guard) => {
             let (mut f, mut m, mut st) = (1, abi::predefined().message_null, Status::zeroed());
             let rc = run(&mut f, &mut m, &mut st);
@@ -516,6 +649,9 @@ pub(crate) unsafe fn probing(
             }
         }
     };
+    if counted && f != 0 {
+        traffic::probed(m, comm);
+    }
     // SAFETY: the application's out-parameters.
     unsafe {
         if let Some(flag) = flag {

@@ -7,9 +7,10 @@
 //! `receives.cancelled`, `sends.settled`, `sends.unsettled`, `replay.mismatches`,
 //! `log.failures`, and `bytes.spilled` (log bytes written to spill files, from cd-core),
 //! and persistence's counters from `cd_persist::stats` (`persist.*`, `recover.*`, `fetch.*`,
-//! `flush.*`, `flush_wait.*`, each `.count`, `.ns` and `.bytes`: persistent CDs' persists,
-//! restart recovers and fetches, flushes to the global directory and the advances' waits for
-//! a background flush). Nothing is counted here (not even calls) unless the variable is set,
+//! `flush.*`, `flush_wait.*`, `check.*`, each `.count`, `.ns` and `.bytes`: persistent CDs'
+//! persists, restart recovers and fetches, flushes to the global directory, the advances'
+//! waits for a background flush and the persists' consistency checks; then `persist.refused`
+//! and `persist.unproven`). Nothing is counted here (not even calls) unless the variable is set,
 //! so the counters cost one relaxed load when off; persistence counts once per collective
 //! persist step, which writes files anyway.
 
@@ -48,13 +49,11 @@ totals! {
 
 /// Reads `CD_MPI_STATS` (at `MPI_Init`).
 pub(crate) fn init() {
-    ENABLED.store(std::env::var_os(STATS_ENV).is_some(), Ordering::Relaxed);
-}
-
-/// Whether statistics are kept (`CD_MPI_STATS` set at `MPI_Init`).
-#[inline(always)]
-pub(crate) fn enabled() -> bool {
-    ENABLED.load(Ordering::Relaxed)
+    let enabled = std::env::var_os(STATS_ENV).is_some();
+    ENABLED.store(enabled, Ordering::Relaxed);
+    if enabled {
+        crate::intercept();
+    }
 }
 
 #[inline]

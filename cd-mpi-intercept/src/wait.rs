@@ -10,6 +10,7 @@ use crate::abi::{self, Request, Status};
 use crate::engine::{self, Delivery, Route};
 use crate::exports::{real, Call};
 use crate::record::{Corrupt, Header, Reader, Writer};
+use crate::traffic;
 use std::ffi::c_int;
 
 /// What a completion call reported.
@@ -36,7 +37,9 @@ fn empty_status() -> Status {
 }
 
 /// Runs a completion call: straight through, recorded, or replayed. `run` calls the real
-/// function on the given handles and per-slot statuses and reports the outcome.
+/// function on the given handles and per-slot statuses and reports the outcome. When messages
+/// are counted and requests are pending, the completed ones are counted (a direct call then
+/// runs on its own statuses too, so that a receive's source is known).
 ///
 /// # Safety
 /// `requests` must point to `n` handles (the application's array).
@@ -53,7 +56,8 @@ unsafe fn complete(
         ..Header::plain(call, world)
     };
     let route = engine::route(call);
-    if let Route::Direct = route {
+    let counted = engine::counted(&route) && traffic::tracking();
+    if let (Route::Direct, false) = (&route, counted) {
         return Err(direct());
     }
     // SAFETY: the caller's contract: `n` handles.
@@ -63,12 +67,34 @@ unsafe fn complete(
         unsafe { std::slice::from_raw_parts_mut(requests, n) }
     };
     match route {
-        Route::Direct => unreachable!("handled above"),
+        Route::Direct => {
+            let before = handles.to_vec();
+            let taken = traffic::take(&before);
+            let mut statuses = vec![empty_status(); n];
+            let (rc, outcome) = run(handles, &mut statuses);
+            let done: &[usize] = if rc == abi::SUCCESS {
+                &outcome.completed
+            } else {
+                &[]
+            };
+            traffic::settle(taken, &before, done, &statuses);
+            if rc != abi::SUCCESS {
+                return Err(rc);
+            }
+            Ok((outcome, statuses))
+        }
         Route::Record(_guard) => {
             let before = handles.to_vec();
             let substituted = engine::has_virtuals().then(|| engine::substitute(handles));
             let mut statuses = vec![empty_status(); n];
             let mut inner = substituted.as_ref().map(|s| s.handles.clone());
+            // what MPI is given (a bound virtual request's live stand-in)
+            let given = match (&inner, counted) {
+                (Some(inner), true) => inner.clone(),
+                (None, true) => before.clone(),
+                (_, false) => Vec::new(),
+            };
+            let taken = counted.then(|| traffic::take(&given));
             let (rc, outcome) = match inner.as_mut() {
                 Some(inner) => run(inner, &mut statuses),
                 None => run(handles, &mut statuses),
@@ -84,6 +110,14 @@ unsafe fn complete(
                         _ => inner[i],
                     };
                 }
+            }
+            if let Some(taken) = taken {
+                let done: &[usize] = if rc == abi::SUCCESS {
+                    &outcome.completed
+                } else {
+                    &[]
+                };
+                traffic::settle(taken, &given, done, &statuses);
             }
             if rc != abi::SUCCESS {
                 return Err(rc);
@@ -437,13 +471,22 @@ pub(crate) unsafe fn request_free(request: *mut Request) -> c_int {
     let world = abi::predefined().comm_world;
     let header = Header::plain(Call::Request_free, world);
     let null = abi::predefined().request_null;
-    match engine::route(Call::Request_free) {
+    let route = engine::route(Call::Request_free);
+    let counted = engine::counted(&route) && traffic::tracking();
+    match route {
         Route::Direct => {
-            // SAFETY: the application's handle, then forwarded.
-            unsafe {
-                engine::unregister_persistent(*request);
-                real::Request_free(request)
+            // SAFETY: the application's handle.
+            let handle = unsafe { *request };
+            engine::unregister_persistent(handle);
+            if counted && traffic::orphan(handle, traffic::is_persistent(handle), false) {
+                // pending: kept in MPI until the next check has seen it complete
+                // SAFETY: the application's handle, nulled as MPI would.
+                unsafe { request.write(null) };
+                return abi::SUCCESS;
             }
+            traffic::freed_persistent(handle);
+            // SAFETY: forwarded.
+            unsafe { real::Request_free(request) }
         }
         Route::Record(_guard) => {
             // SAFETY: the application's handle.
@@ -455,7 +498,11 @@ pub(crate) unsafe fn request_free(request: *mut Request) -> c_int {
             {
                 let _ = cd_core::log_mark_unreplayable("MPI_Request_free of a receive request");
             }
-            let rc = if engine::is_persistent(handle) {
+            let persistent = engine::is_persistent(handle);
+            let rc = if persistent || (counted && traffic::orphan(handle, false, false)) {
+                if persistent && counted {
+                    traffic::orphan(handle, true, true);
+                }
                 // SAFETY: the application's handle, nulled as MPI would.
                 unsafe { request.write(null) };
                 abi::SUCCESS
@@ -527,19 +574,41 @@ unsafe fn start_all(
         ..Header::plain(call, world)
     };
     let route = engine::route(call);
-    if let Route::Direct = route {
+    let counted = engine::counted(&route);
+    if let (Route::Direct, false) = (&route, counted) {
         return run();
     }
     let n = count.max(0) as usize;
     // SAFETY: the caller's contract.
     let handles: Vec<Request> = (0..n).map(|i| unsafe { *requests.add(i) }).collect();
+    if counted {
+        // a persistent request keeps its handle: counted once MPI started them all
+        let rc = start_routed(route, header, &handles, run);
+        if rc == abi::SUCCESS {
+            for &handle in &handles {
+                traffic::started(handle);
+            }
+        }
+        return rc;
+    }
+    start_routed(route, header, &handles, run)
+}
+
+/// [`start_all`] once routed.
+fn start_routed(
+    route: Route,
+    header: Header,
+    handles: &[Request],
+    run: impl FnOnce() -> c_int,
+) -> c_int {
+    let (call, world) = (header.call, abi::predefined().comm_world);
     match route {
-        Route::Direct => unreachable!("handled above"),
+        Route::Direct => run(),
         Route::Record(_guard) => {
             let rc = run();
             if rc == abi::SUCCESS {
                 let mut w = Writer::new(header);
-                for &handle in &handles {
+                for &handle in handles {
                     let seq = engine::next_seq();
                     let delivery = engine::persistent_delivery(handle).unwrap_or_else(|| {
                         let _ = cd_core::log_mark_unreplayable(
@@ -559,7 +628,7 @@ unsafe fn start_all(
             if let Err(code) = engine::expect(&reader, &header, world) {
                 return code;
             }
-            for &handle in &handles {
+            for &handle in handles {
                 match reader.u64() {
                     Ok(seq) => engine::virtual_start(seq, handle),
                     Err(_) => return engine::corrupt(call, world),

@@ -48,6 +48,21 @@
 //! other; else the next older candidate is tried. When none is left, `create_cd` fails on
 //! every rank with an error that says what was tried; it never starts fresh on its own.
 //!
+//! # Consistency: proven, not trusted
+//! A version is a consistent cut only if no application message is in flight across it (a
+//! message sent before one rank's advance and received after another's). The first thing a
+//! persist does, inside its collective step and before it writes anything, is the check of
+//! module `consistency`: every rank's per-peer message counts, which the MPI interposer keeps
+//! ([`Traffic`], handed to [`advanced`]), are exchanged and compared pair by pair, and pending
+//! receives and nonblocking collectives are looked for. If anything is in flight, every rank's
+//! advance returns [`CdError::PersistInFlight`] with the same message (a pair of ranks and
+//! their counts), no version is written, and the previous one stays the newest complete
+//! version; the next advance tries again. The counts are exact when counting began at
+//! `MPI_Init` (`CD_STORAGE_INFO` sets `dir`: the job declared persistence); when it began at
+//! the first persistent `create_cd`, a message sent before that is not seen, so such a check
+//! is counted as unproven (`persist.unproven` in `CD_MPI_STATS`) and reported once through
+//! `tracing`.
+//!
 //! # Statistics
 //! [`stats`] counts persists, recovers, fetches and flushes (time and bytes) for
 //! `CD_MPI_STATS`.
@@ -59,12 +74,15 @@
 //! store by the next `restore_cd` (local, by the entries' order, kind and length); an advance
 //! before that restore drops it.
 
+mod consistency;
 mod flush;
 mod format;
 pub mod inject;
 pub mod inspect;
 mod mpi_util;
 pub mod stats;
+
+pub use consistency::Traffic;
 
 use cd_core::{CdError, CdHandle, PersistScheme, PersistSettings};
 use cd_redset::{Options, Redset, Scheme};
@@ -459,8 +477,10 @@ fn finish_flush(
 }
 
 /// cd-core's `advanced` hook: persists the CD's point in time as a new version, and flushes
-/// it when asked (collective).
-pub fn advanced(cd: CdHandle) -> cd_core::Result<()> {
+/// it when asked (collective). `traffic` gives this rank's message counts (the interposer's):
+/// if they show an application message in flight, the persist is refused on every rank with
+/// [`CdError::PersistInFlight`] and nothing is written (see the crate docs).
+pub fn advanced(cd: CdHandle, traffic: fn() -> Traffic) -> cd_core::Result<()> {
     let (base, global, settings) = with_cds(|cds| {
         cds.get_mut(&cd).map(|p| {
             p.pending = None;
@@ -469,6 +489,21 @@ pub fn advanced(cd: CdHandle) -> cd_core::Result<()> {
     })
     .ok_or_else(|| err("the CD was not prepared for persistence at create"))?;
     let comm = world();
+    let checked = std::time::Instant::now();
+    let counts = traffic();
+    let verdict = consistency::check(&comm, &counts);
+    stats::record(stats::Op::Check, checked.elapsed(), 0);
+    if let Err(words) = verdict {
+        stats::refused();
+        tracing::warn!(%words, "persist refused: application traffic in flight");
+        return Err(CdError::PersistInFlight(format!(
+            "{words}; no version was written and the previous one stays the newest: advance \
+             again once every message sent has been received and every request completed"
+        )));
+    }
+    if !counts.since_init {
+        stats::unproven();
+    }
     // the previous background flush first: its local version may be removed below
     let flushed = stats::timed(stats::Op::FlushWait, || complete_flush(&comm, cd));
     inject::persist_started();

@@ -22,10 +22,20 @@ pub(crate) enum Op {
     Flush,
     /// The time an advance waited for the previous background flush to complete.
     FlushWait,
+    /// A persist's consistency check: the message counts exchanged and compared (counted
+    /// whatever its verdict).
+    Check,
 }
 
-const OPS: usize = 5;
-const NAMES: [&str; OPS] = ["persist", "recover", "fetch", "flush", "flush_wait"];
+const OPS: usize = 6;
+const NAMES: [&str; OPS] = [
+    "persist",
+    "recover",
+    "fetch",
+    "flush",
+    "flush_wait",
+    "check",
+];
 static COUNT: [AtomicU64; OPS] = [const { AtomicU64::new(0) }; OPS];
 static NANOS: [AtomicU64; OPS] = [const { AtomicU64::new(0) }; OPS];
 static BYTES: [AtomicU64; OPS] = [const { AtomicU64::new(0) }; OPS];
@@ -74,16 +84,48 @@ pub(crate) fn timed<T: Bytes, E>(op: Op, f: impl FnOnce() -> Result<T, E>) -> Re
     out
 }
 
+/// Persists refused because application traffic was in flight.
+static REFUSED: AtomicU64 = AtomicU64::new(0);
+/// Persists whose consistency check used counts that began after `MPI_Init`.
+static UNPROVEN: AtomicU64 = AtomicU64::new(0);
+
+/// Counts a persist refused by the consistency check.
+pub(crate) fn refused() {
+    REFUSED.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Counts a persist checked with counts that began at a `create_cd`, not at `MPI_Init`; the
+/// first one is also reported through `tracing`.
+pub(crate) fn unproven() {
+    if UNPROVEN.fetch_add(1, Ordering::Relaxed) == 0 {
+        tracing::warn!(
+            "persisting with message counts that began at the first persistent create_cd, not \
+             at MPI_Init: a message sent before then is not seen, so the version's consistency \
+             is checked but not proven; set dir in CD_STORAGE_INFO to count from MPI_Init"
+        );
+    }
+}
+
 /// The totals of this process, as `CD_MPI_STATS` keys: `persist.count`, `persist.ns`,
-/// `persist.bytes`, and the same for `recover`, `fetch`, `flush` and `flush_wait` (counts and
-/// times of successful operations; bytes are this rank's data file bytes written, rebuilt or
-/// checked, fetched, and copied to the global directory).
+/// `persist.bytes`, and the same for `recover`, `fetch`, `flush`, `flush_wait` and `check`
+/// (counts and times of successful operations, and of every consistency check; bytes are this rank's data file bytes written, rebuilt or
+/// checked, fetched, and copied to the global directory), then `persist.refused` (persists
+/// refused because application traffic was in flight) and `persist.unproven` (persists whose
+/// consistency check used message counts that began after `MPI_Init`).
 pub fn totals() -> Vec<(String, u64)> {
-    let mut out = Vec::with_capacity(3 * OPS);
+    let mut out = Vec::with_capacity(3 * OPS + 2);
     for (i, name) in NAMES.iter().enumerate() {
         out.push((format!("{name}.count"), COUNT[i].load(Ordering::Relaxed)));
         out.push((format!("{name}.ns"), NANOS[i].load(Ordering::Relaxed)));
         out.push((format!("{name}.bytes"), BYTES[i].load(Ordering::Relaxed)));
     }
+    out.push((
+        "persist.refused".to_owned(),
+        REFUSED.load(Ordering::Relaxed),
+    ));
+    out.push((
+        "persist.unproven".to_owned(),
+        UNPROVEN.load(Ordering::Relaxed),
+    ));
     out
 }
