@@ -228,6 +228,15 @@ module Containment_Domains
       integer(c_int), intent(out) :: error
     end function get_MPI_log_from_cd
 
+    ! The next replayed entry with its length (read-only bytes; entry is c_null_ptr at the end).
+    function cd_get_MPI_log_entry(cd, entry, length) bind(C, name="cd_get_MPI_log_entry")
+      import :: c_ptr, c_int, c_size_t
+      integer(c_int) :: cd_get_MPI_log_entry
+      type(c_ptr), value :: cd
+      type(c_ptr), intent(out) :: entry
+      integer(c_size_t), intent(out) :: length
+    end function cd_get_MPI_log_entry
+
     function delete_MPI_log_from_cd(cd) bind(C, name="delete_MPI_log_from_cd")
       import :: c_ptr, c_int
       integer(c_int) :: delete_MPI_log_from_cd

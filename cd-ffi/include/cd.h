@@ -1058,13 +1058,26 @@ int add_MPI_log_to_cd(cd_handle cd, void *logent, int loglen);
  * and replays the same bytes again after a later restore, and records written by the MPI
  * layer share their memory with other records, so writing through the pointer is undefined
  * behaviour. Its length is the `loglen` given to `add_MPI_log_to_cd`; the spec's signature
- * has no room for it, so a caller that needs it stores it inside the entry. (Rust callers get
+ * has no room for it: `cd_get_MPI_log_entry` returns it with the entry. (Rust callers get
  * the bytes as a slice with their length: `cd_core::get_mpi_log_from_cd`.)
  *
  * # Safety
  * `error` must be NULL or writable.
  */
 void *get_MPI_log_from_cd(cd_handle cd, int *error);
+
+/**
+ * The next entry of the replay, like `get_MPI_log_from_cd`, with its length and as read-only
+ * bytes (an extension: the spec's signature has neither). Stores the entry in `*entry` and its
+ * length in `*length`; `*entry` is NULL and `*length` 0 when the log is exhausted (which ends
+ * the replay) or no replay is in progress.
+ *
+ * Returns 0 or an error code (`*entry` and `*length` are then unchanged).
+ *
+ * # Safety
+ * `entry` and `length` must be NULL or writable (NULL is the error `CD_ERR_NULL_POINTER`).
+ */
+int cd_get_MPI_log_entry(cd_handle cd, const void **entry, size_t *length);
 
 /**
  * Discards the CD's MPI log (its entries are freed; pointers handed out become invalid).

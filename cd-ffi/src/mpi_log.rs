@@ -13,7 +13,7 @@
 //! both kinds share one FIFO, and `get_MPI_log_from_cd` returns a pointer into the arena for
 //! the latter.
 
-use crate::boundary::{ffi_int, ffi_ptr};
+use crate::boundary::{ffi_int, ffi_ptr, try_mut};
 use crate::error::Error;
 use crate::types::{cd_handle, cd_ref};
 use cd_core::{LogEntry, LogPayload};
@@ -100,7 +100,7 @@ pub unsafe extern "C" fn add_MPI_log_to_cd(
 /// and replays the same bytes again after a later restore, and records written by the MPI
 /// layer share their memory with other records, so writing through the pointer is undefined
 /// behaviour. Its length is the `loglen` given to `add_MPI_log_to_cd`; the spec's signature
-/// has no room for it, so a caller that needs it stores it inside the entry. (Rust callers get
+/// has no room for it: `cd_get_MPI_log_entry` returns it with the entry. (Rust callers get
 /// the bytes as a slice with their length: `cd_core::get_mpi_log_from_cd`.)
 ///
 /// # Safety
@@ -113,6 +113,35 @@ pub unsafe extern "C" fn get_MPI_log_from_cd(cd: cd_handle, error: *mut c_int) -
         Ok(entry.map_or(std::ptr::null_mut(), |e| {
             e.bytes().as_ptr().cast_mut().cast()
         }))
+    })
+}
+
+/// The next entry of the replay, like `get_MPI_log_from_cd`, with its length and as read-only
+/// bytes (an extension: the spec's signature has neither). Stores the entry in `*entry` and its
+/// length in `*length`; `*entry` is NULL and `*length` 0 when the log is exhausted (which ends
+/// the replay) or no replay is in progress.
+///
+/// Returns 0 or an error code (`*entry` and `*length` are then unchanged).
+///
+/// # Safety
+/// `entry` and `length` must be NULL or writable (NULL is the error `CD_ERR_NULL_POINTER`).
+#[no_mangle]
+pub unsafe extern "C" fn cd_get_MPI_log_entry(
+    cd: cd_handle,
+    entry: *mut *const c_void,
+    length: *mut usize,
+) -> c_int {
+    ffi_int!({
+        let entry = try_mut!(entry, "entry");
+        let length = try_mut!(length, "length");
+        let next = cd_core::get_mpi_log_from_cd(cd_ref(cd)?)?;
+        // The log keeps its own reference, so the bytes outlive this clone.
+        let (ptr, len) = next.map_or((std::ptr::null(), 0), |e| {
+            (e.bytes().as_ptr().cast::<c_void>(), e.bytes().len())
+        });
+        *entry = ptr;
+        *length = len;
+        Ok(())
     })
 }
 

@@ -8,7 +8,7 @@
 //! log and end bitwise equal to the fault-free run.
 
 use crate::util::{
-    check, compile_c, compile_fortran, pkg_config, prefix, run, work_dir, workspace,
+    check, compile_c, compile_fortran, library_path, pkg_config, prefix, run, work_dir, workspace,
 };
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -118,6 +118,7 @@ fn mpirun(exe: &Path, env: &[(&str, &str)]) -> Output {
         .current_dir(work_dir())
         .env("MPIEXEC_TIMEOUT", mpiexec_timeout())
         .env("CD_HEAT_STEPS", HEAT_STEPS)
+        .env("LD_LIBRARY_PATH", library_path())
         .envs(env.iter().copied())
         .output()
         .expect("mpirun is installed (scripts/setup.sh installs MPICH)")

@@ -98,7 +98,8 @@ fn module_constants_equal_the_header() {
 
 /// The C shape of a parameter, a result or a struct field, as both sides are compared: the
 /// type with `const`, `struct` and blanks removed, fixed-width integers by size, every data
-/// pointer (`void *`, `char *`, `cd_handle`) as `ptr`, every function pointer as `funptr`.
+/// pointer (`void *`, `char *`, `cd_handle`) as `ptr` (`void **` as `ptr*`), every function
+/// pointer as `funptr`.
 fn c_shape(ty: &str) -> String {
     let ty: String = ty
         .replace("const ", "")
@@ -113,6 +114,7 @@ fn c_shape(ty: &str) -> String {
     };
     match ty.as_str() {
         "void*" | "char*" | "cd_handle" => "ptr".to_owned(),
+        "void**" => "ptr*".to_owned(),
         "cd_regen_fn" | "cd_copy_to_host_fn" | "cd_copy_to_device_fn" => "funptr".to_owned(),
         other => match other.strip_suffix('*') {
             Some(base) => format!("{}*", sized(base)),

@@ -3,7 +3,7 @@
 //! (Memory that the Rust runtime keeps for the life of the process, such as thread-local
 //! storage, is "still reachable" and not a leak.)
 
-use crate::util::{compile_c, work_dir, workspace};
+use crate::util::{compile_c, library_path, work_dir, workspace};
 use std::process::Command;
 
 fn valgrind(program: &str, args: &[&str]) {
@@ -27,6 +27,7 @@ fn valgrind(program: &str, args: &[&str]) {
         .arg(&exe)
         .args(args)
         .current_dir(work_dir())
+        .env("LD_LIBRARY_PATH", library_path())
         .output()
         .expect("run valgrind");
     let report = std::fs::read_to_string(&log).unwrap_or_default();

@@ -10,7 +10,7 @@
 mod persist_device;
 mod persistent_inflight;
 
-use crate::util::{check, lib_dir, work_dir, workspace};
+use crate::util::{check, lib_dir, library_path, work_dir, workspace};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -39,15 +39,7 @@ fn mpirun(env: &[(&str, &str)]) -> Command {
             "LD_LIBRARY_PATH",
         ]);
     }
-    // cargo runs tests with LD_LIBRARY_PATH naming target/<profile> too, which may hold an
-    // older libcd.so than deps/ (`cargo test` does not refresh it), and LD_LIBRARY_PATH comes
-    // before the programs' RUNPATH: name the tested library's directory first.
-    let mut path = std::ffi::OsString::from(lib_dir());
-    if let Some(old) = std::env::var_os("LD_LIBRARY_PATH") {
-        path.push(":");
-        path.push(old);
-    }
-    cmd.env("LD_LIBRARY_PATH", path);
+    cmd.env("LD_LIBRARY_PATH", library_path());
     cmd.envs(env.iter().copied());
     cmd
 }

@@ -165,10 +165,25 @@ pub fn compile_fortran(source: &Path, name: &str) -> PathBuf {
     exe
 }
 
+/// `LD_LIBRARY_PATH` for the programs the tests run: the tested libcd's directory first.
+///
+/// cargo runs tests with `LD_LIBRARY_PATH` naming `target/<profile>` too, which may hold an
+/// older libcd.so than `deps/` (`cargo test` does not refresh it, `cargo build` does), and
+/// `LD_LIBRARY_PATH` comes before the programs' RUNPATH.
+pub fn library_path() -> std::ffi::OsString {
+    let mut path = std::ffi::OsString::from(lib_dir());
+    if let Some(old) = std::env::var_os("LD_LIBRARY_PATH") {
+        path.push(":");
+        path.push(old);
+    }
+    path
+}
+
 /// Runs a program (in the scratch directory) and returns its output; panics on failure.
 pub fn run(exe: &Path, env: &[(&str, &str)]) -> Output {
     let out = Command::new(exe)
         .current_dir(work_dir())
+        .env("LD_LIBRARY_PATH", library_path())
         .envs(env.iter().copied())
         .output()
         .expect("run the program");

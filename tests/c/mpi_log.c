@@ -1,6 +1,7 @@
 /* The MPI-log functions (spec, "Containment Domain API for MPI Interposition Layer"): a FIFO
  * of malloc'd entries per CD. restore_cd starts a replay from the first entry; each
  * get_MPI_log_from_cd returns the next one (the very pointer added), NULL when exhausted;
+ * cd_get_MPI_log_entry (an extension) the same with its length;
  * adding during a replay is an error; the CD frees the entries (valgrind checks that this
  * program leaks nothing). A child's log merges into its parent on commit and restore. */
 #include "check.h"
@@ -66,6 +67,25 @@ int main(void) {
     expect_next(root, "bcast 3");
     expect_next(root, "send 4");
     expect_next(root, NULL);
+
+    /* cd_get_MPI_log_entry: the same FIFO, each entry with its length, read-only. */
+    OK(restore_cd(root));
+    const void *bytes = NULL;
+    size_t length = 99;
+    OK(cd_get_MPI_log_entry(root, &bytes, &length));
+    CHECK(bytes == first && length == 7);
+    expect_next(root, "recv 2"); /* both calls advance one replay */
+    OK(cd_get_MPI_log_entry(root, &bytes, &length));
+    CHECK(length == 8 && memcmp(bytes, "bcast 3", 8) == 0);
+    OK(cd_get_MPI_log_entry(root, &bytes, &length));
+    CHECK(length == 7 && memcmp(bytes, "send 4", 7) == 0);
+    OK(cd_get_MPI_log_entry(root, &bytes, &length));
+    CHECK(bytes == NULL && length == 0); /* exhausted: the replay is over */
+    OK(cd_get_MPI_log_entry(root, &bytes, &length));
+    CHECK(bytes == NULL && length == 0); /* no replay in progress */
+    EXPECT(CD_ERR_NULL_POINTER, cd_get_MPI_log_entry(root, NULL, &length));
+    EXPECT(CD_ERR_NULL_POINTER, cd_get_MPI_log_entry(root, &bytes, NULL));
+    EXPECT(CD_ERR_NULL_HANDLE, cd_get_MPI_log_entry(NULL, &bytes, &length));
 
     /* An only child's log merges into the parent on commit, after the parent's entries. */
     cd_handle child = must_create(root, COMM_LOGGING_INHERIT, NULL);
