@@ -95,6 +95,18 @@ pub(crate) struct RebuildTarget {
     pub hlen: u64,
 }
 
+/// The CRC32C of a checksum chunk `encode` wrote.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ChecksumCrc {
+    /// Computed over the bytes written.
+    Computed(u32),
+    /// The chunk is data chunk `chunk` of member `member`, as received and written unchanged
+    /// (one data chunk per stripe and coefficient 1: XOR on two ranks). Its CRC32C is that
+    /// member's CRC32C of the chunk, extended with the zero padding past the member's logical
+    /// size ([`crate::util::crc_zero_extend`]), so the bytes are not checksummed twice in the set.
+    Forwarded { member: usize, chunk: usize },
+}
+
 /// Encodes; returns the CRC32C of this rank's `p-k` data chunks and of its `k` checksum chunks.
 pub(crate) fn encode(
     rs: &Redset,
@@ -104,7 +116,7 @@ pub(crate) fn encode(
     out_path: &Path,
     hlen: u64,
     err: &mut ErrSlot,
-) -> (Vec<u32>, Vec<u32>) {
+) -> (Vec<u32>, Vec<ChecksumCrc>) {
     // without a code (an error), still take part in the exchanges, with zero coefficients
     let code = code_of(rs)
         .map_err(|e| err.set(crate::error::Error::InvalidArgument(e.to_string())))
@@ -122,7 +134,7 @@ fn encode_with(
     out_path: &Path,
     hlen: u64,
     err: &mut ErrSlot,
-) -> (Vec<u32>, Vec<u32>) {
+) -> (Vec<u32>, Vec<ChecksumCrc>) {
     let (p, r, k) = (rs.info.ranks, rs.info.rank, k_of(rs));
     let piece = rs.opts.piece_size.min(chunk as usize).max(1);
     let mut data_crcs = vec![0u32; p - k];
@@ -193,7 +205,9 @@ fn encode_with(
                     &a[..n]
                 };
                 write_file(out, out_path, hlen + i as u64 * chunk + o, done, err);
-                cks_crcs[i] = crc(cks_crcs[i], done);
+                if !as_received(coef(i, from(t, i))) {
+                    cks_crcs[i] = crc(cks_crcs[i], done);
+                }
             }
         }
         if s + w < steps.len() {
@@ -201,7 +215,23 @@ fn encode_with(
         }
     }
     fl.wait_all();
-    (data_crcs, cks_crcs)
+    let cks = (0..k)
+        .map(|i| {
+            // the one step of each offset is t = k (p - k == 1)
+            let member = from(k, i);
+            if as_received(coef(i, member)) {
+                match role(p, k, member, (r + i) % p) {
+                    ChunkRole::Data { chunk } => ChecksumCrc::Forwarded { member, chunk },
+                    ChunkRole::Checksum { .. } => {
+                        unreachable!("receipt i is the sender's data piece of stripe r + i")
+                    }
+                }
+            } else {
+                ChecksumCrc::Computed(cks_crcs[i])
+            }
+        })
+        .collect();
+    (data_crcs, cks)
 }
 
 /// Position of rank `x`'s symbol in stripe `j` (data position `x`, or checksum `p + row`).
