@@ -7,6 +7,7 @@
 //! cargo build --release -p cd-redset --benches      # or: cargo bench -p cd-redset --no-run
 //! mpirun -np 2 target/release/deps/redset_mpi-<hash> DIR [--sizes 64,256]
 //!     [--schemes xor,rs2,rs3] [--piece BYTES] [--reps N] [--block] [--phases] [--ring-wait]
+//!     [--fresh]
 //! ```
 //!
 //! Every rank works at once (as in production), so with more ranks than cores every figure is
@@ -25,7 +26,10 @@
 //! `/ring` ratio uses. `--ring-wait` also runs it one message at a time with `MPI_Wait`
 //! (busy-polling); `--block` runs cd-redset with blocking waits too. `--phases` prints where
 //! the time went in the median round (ms, mean over the ranks; for rebuild separately over the
-//! ranks that kept their files and those that lost them).
+//! ranks that kept their files and those that lost them). From the second round on, encode
+//! replaces the redundancy file of the round before, and the kernel frees that file's pages at
+//! the rename (in `other`); `--fresh` removes those files before each encode, outside the
+//! timing, as the file-write reference removes its file before writing it.
 //!
 //! Started without `mpirun` (as `cargo bench` does), it prints this usage and exits.
 
@@ -133,7 +137,7 @@ fn print_phases(label: &str, p: &[(&'static str, f64)]) {
 
 fn usage() -> &'static str {
     "usage: mpirun -np N redset_mpi DIR [--sizes 64,256] [--schemes xor,rs2,rs3,partner1] \
-     [--piece BYTES] [--reps N] [--block] [--phases] [--ring-wait]"
+     [--piece BYTES] [--reps N] [--block] [--phases] [--ring-wait] [--fresh]"
 }
 
 /// Times (seconds, slowest rank) of every round of one scheme and size, and the phases of
@@ -204,6 +208,7 @@ fn main() {
     let mut phases = false;
     let mut reps = 5usize;
     let mut ring_wait = false;
+    let mut fresh = false;
     let mut i = 2;
     while i < args.len() {
         let val = || args.get(i + 1).unwrap_or_else(|| panic!("{}", usage()));
@@ -222,6 +227,10 @@ fn main() {
             }
             "--ring-wait" => {
                 ring_wait = true;
+                i -= 1;
+            }
+            "--fresh" => {
+                fresh = true;
                 i -= 1;
             }
             "--bench" => i -= 1, // passed by `cargo bench`
@@ -306,6 +315,12 @@ fn main() {
                 r.ring.push(ring(&world, &src, piece, true, RING_DEPTH));
                 if ring_wait {
                     r.ring_wait.push(ring(&world, &src, piece, false, 1));
+                }
+                if fresh {
+                    // as the file-write reference removes its file before writing it
+                    for p in rs.redundancy_files(&prefix) {
+                        let _ = std::fs::remove_file(p);
+                    }
                 }
                 let t = timed(&world, || rs.apply(&files, &prefix).expect("apply"));
                 r.encode.push(t);

@@ -38,6 +38,9 @@
 //! chunk. All members share the decoding work equally. The receives of the next piece offset
 //! are posted while the current one is worked on (two banks of buffers). Survivors hand the
 //! symbols they read to the [`Verifier`], which reads the rest of their bytes at the end.
+//! An output that is a single symbol with coefficient 1 (XOR on two ranks) is sent and written
+//! from the buffer the symbol was received or read into, not copied into an output buffer
+//! first, as encode writes such a checksum piece from its receive buffer.
 //!
 //! The inner loops call [`crate::kernels`] (`mul_into`, `mul_xor_into`; a coefficient of 1 is
 //! a plain copy or XOR): SIMD on x86-64 (SSSE3/AVX2/GFNI) and aarch64 (NEON), chosen at run
@@ -92,6 +95,18 @@ pub(crate) struct RebuildTarget {
     pub hlen: u64,
 }
 
+/// The CRC32C of a checksum chunk `encode` wrote.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ChecksumCrc {
+    /// Computed over the bytes written.
+    Computed(u32),
+    /// The chunk is data chunk `chunk` of member `member`, as received and written unchanged
+    /// (one data chunk per stripe and coefficient 1: XOR on two ranks). Its CRC32C is that
+    /// member's CRC32C of the chunk, extended with the zero padding past the member's logical
+    /// size ([`crate::util::crc_zero_extend`]), so the bytes are not checksummed twice in the set.
+    Forwarded { member: usize, chunk: usize },
+}
+
 /// Encodes; returns the CRC32C of this rank's `p-k` data chunks and of its `k` checksum chunks.
 pub(crate) fn encode(
     rs: &Redset,
@@ -101,7 +116,7 @@ pub(crate) fn encode(
     out_path: &Path,
     hlen: u64,
     err: &mut ErrSlot,
-) -> (Vec<u32>, Vec<u32>) {
+) -> (Vec<u32>, Vec<ChecksumCrc>) {
     // without a code (an error), still take part in the exchanges, with zero coefficients
     let code = code_of(rs)
         .map_err(|e| err.set(crate::error::Error::InvalidArgument(e.to_string())))
@@ -119,7 +134,7 @@ fn encode_with(
     out_path: &Path,
     hlen: u64,
     err: &mut ErrSlot,
-) -> (Vec<u32>, Vec<u32>) {
+) -> (Vec<u32>, Vec<ChecksumCrc>) {
     let (p, r, k) = (rs.info.ranks, rs.info.rank, k_of(rs));
     let piece = rs.opts.piece_size.min(chunk as usize).max(1);
     let mut data_crcs = vec![0u32; p - k];
@@ -190,7 +205,9 @@ fn encode_with(
                     &a[..n]
                 };
                 write_file(out, out_path, hlen + i as u64 * chunk + o, done, err);
-                cks_crcs[i] = crc(cks_crcs[i], done);
+                if !as_received(coef(i, from(t, i))) {
+                    cks_crcs[i] = crc(cks_crcs[i], done);
+                }
             }
         }
         if s + w < steps.len() {
@@ -198,7 +215,23 @@ fn encode_with(
         }
     }
     fl.wait_all();
-    (data_crcs, cks_crcs)
+    let cks = (0..k)
+        .map(|i| {
+            // the one step of each offset is t = k (p - k == 1)
+            let member = from(k, i);
+            if as_received(coef(i, member)) {
+                match role(p, k, member, (r + i) % p) {
+                    ChunkRole::Data { chunk } => ChecksumCrc::Forwarded { member, chunk },
+                    ChunkRole::Checksum { .. } => {
+                        unreachable!("receipt i is the sender's data piece of stripe r + i")
+                    }
+                }
+            } else {
+                ChecksumCrc::Computed(cks_crcs[i])
+            }
+        })
+        .collect();
+    (data_crcs, cks)
 }
 
 /// Position of rank `x`'s symbol in stripe `j` (data position `x`, or checksum `p + row`).
@@ -293,6 +326,8 @@ pub(crate) fn rebuild(
         for t in 1..p {
             let from = (r + p - t) % p;
             if needed(from, r).is_some() {
+                // an output forwarded as received may still be on its way from this slot
+                fl.wait(a_recv(b, t));
                 fl.recv(a_recv(b, t), n, from);
             }
         }
@@ -302,11 +337,32 @@ pub(crate) fn rebuild(
             }
         }
     };
+    // Outputs that need no arithmetic. When stripe `r` is decoded from a single symbol and an
+    // output's coefficient for it is 1 (XOR on two ranks: the lost chunk is the other rank's
+    // chunk), the output *is* that symbol: `forward[u] = Some(t)` when it arrives in phase A
+    // step `t`, and it is sent and written from that receive buffer. Otherwise, when my own
+    // symbol has coefficient 1 in output `own_direct`, it is read straight into that output
+    // (the first contribution overwrites it) and the others are derived from there.
+    let own_idx = my_dec.and(needed(r, r));
+    let received: Vec<(usize, usize)> = (1..p)
+        .filter_map(|t| needed((r + p - t) % p, r).map(|idx| (t, idx)))
+        .collect();
+    let forward: Vec<Option<usize>> = (0..m)
+        .map(|u| match (my_dec, own_idx, received.as_slice()) {
+            (Some(d), None, &[(t, idx)]) if d.coefficient(u, idx) == 1 => Some(t),
+            _ => None,
+        })
+        .collect();
+    let own_direct = my_dec
+        .zip(own_idx)
+        .and_then(|(d, idx)| (0..m).find(|&u| d.coefficient(u, idx) == 1));
+    // the slot that holds output `u` of bank `b` once phase A is done
+    let out_slot = |b: usize, u: usize| forward[u].map_or(out(b, u), |t| a_recv(b, t));
     // multiply-accumulate the symbol in slot `sym` (sent by `h`) into the outputs of bank `b`
     // (the first symbol of an offset overwrites the outputs, the others add to them)
     let absorb = |fl: &mut Flight, b: usize, sym: usize, h: usize, n: usize, first: &mut bool| {
         if let (Some(d), Some(idx)) = (my_dec, needed(h, r)) {
-            for u in 0..m {
+            for u in (0..m).filter(|&u| forward[u].is_none()) {
                 let (o, s) = fl.pair(out(b, u), sym);
                 if *first {
                     mul_into(&mut o[..n], &s[..n], d.coefficient(u, idx));
@@ -317,7 +373,12 @@ pub(crate) fn rebuild(
             *first = false;
         }
     };
-    let mut own_sym = vec![0u8; piece];
+    let own_len = if own_idx.is_some() && own_direct.is_none() {
+        piece
+    } else {
+        0
+    };
+    let mut own_sym = vec![0u8; own_len];
     let mut data_crcs = vec![0u32; p - k];
     let mut cks_crcs = vec![0u32; k];
     post_receives(&mut fl, 0);
@@ -341,11 +402,22 @@ pub(crate) fn rebuild(
                 fl.send(sl, n, to);
             }
         }
-        if let (Some(d), Some(idx)) = (my_dec, needed(r, r)) {
-            read_symbol(&mut own_sym[..n], r, o, err);
-            for u in 0..m {
-                let c = d.coefficient(u, idx);
-                mul_into(&mut fl.buf(out(b, u))[..n], &own_sym[..n], c);
+        if let (Some(d), Some(idx)) = (my_dec, own_idx) {
+            match own_direct {
+                Some(ud) => {
+                    read_symbol(&mut fl.buf(out(b, ud))[..n], r, o, err);
+                    for u in (0..m).filter(|&u| u != ud) {
+                        let (dst, src) = fl.pair(out(b, u), out(b, ud));
+                        mul_into(&mut dst[..n], &src[..n], d.coefficient(u, idx));
+                    }
+                }
+                None => {
+                    read_symbol(&mut own_sym[..n], r, o, err);
+                    for u in 0..m {
+                        let c = d.coefficient(u, idx);
+                        mul_into(&mut fl.buf(out(b, u))[..n], &own_sym[..n], c);
+                    }
+                }
             }
             first = false;
         }
@@ -365,14 +437,18 @@ pub(crate) fn rebuild(
         // phase B: the outputs go to the lost members, which write them
         for (u, &x) in lost.iter().enumerate() {
             if x != r {
-                fl.send(out(b, u), n, x);
+                fl.send(out_slot(b, u), n, x);
             }
         }
         if me_lost {
             let t = target.expect("lost member has a target");
             let u_me = lost.iter().position(|&x| x == r).expect("in lost");
             for j in 0..p {
-                let sl = if j == r { out(b, u_me) } else { b_recv(b, j) };
+                let sl = if j == r {
+                    out_slot(b, u_me)
+                } else {
+                    b_recv(b, j)
+                };
                 fl.wait(sl);
                 let g = &fl.buf(sl)[..n];
                 match role(p, k, r, j) {

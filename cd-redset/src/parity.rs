@@ -12,7 +12,7 @@
 use crate::comm;
 use crate::dataset::{ChunkCrcs, RankFiles};
 use crate::descriptor::Redset;
-use crate::erasure::{self, code_of, k_of, role, RebuildTarget};
+use crate::erasure::{self, code_of, k_of, role, ChecksumCrc, RebuildTarget};
 use crate::error::{Error, Result};
 use crate::header::{self, member_descs, write_header, HeaderSpec};
 use crate::pipeline::{chunk_size, ErrSlot, Staged};
@@ -98,6 +98,24 @@ pub(crate) fn apply(rs: &Redset, rf: &RankFiles, prefix: &str) -> Result<Staged>
             });
         }
     }
+    // a checksum chunk that is another member's data chunk takes that member's CRC32C
+    let payload_crcs = payload_crcs
+        .into_iter()
+        .map(|c| match c {
+            ChecksumCrc::Computed(crc) => Ok(crc),
+            ChecksumCrc::Forwarded { member, chunk: idx } => {
+                let f = files[member].as_ref().ok_or_else(|| {
+                    Error::InvalidArgument(format!("member {member} has no file list"))
+                })?;
+                let crc = f.crc.as_ref().and_then(|c| c.crcs.get(idx).copied());
+                let crc = crc.ok_or_else(|| {
+                    Error::InvalidArgument(format!("member {member} sent no CRC32C of chunk {idx}"))
+                })?;
+                let real = f.total().saturating_sub(idx as u64 * chunk).min(chunk);
+                Ok(util::crc_zero_extend(crc, chunk - real))
+            }
+        })
+        .collect::<Result<Vec<u32>>>()?;
     spec = header_spec(rs, r, &files, chunk, payload_crcs)?;
     write_header(&spec, hlen, out.as_ref(), &tmp, rs.opts.fsync, &mut err);
     err.into_result().map(|()| staged)

@@ -116,7 +116,47 @@ pub(crate) fn crc(crc: u32, data: &[u8]) -> u32 {
     timed(Phase::Crc, || crc32c::crc32c_append(crc, data))
 }
 
+/// The CRC32C of the bytes of `crc` followed by `zeros` zero bytes, without reading them
+/// (timed): the CRC32C of `zeros` zeros is built by doubling with `crc32c_combine`.
+pub(crate) fn crc_zero_extend(crc: u32, zeros: u64) -> u32 {
+    timed(Phase::Crc, || {
+        let (mut acc, mut acc_len) = (0u32, 0u64);
+        let (mut block, mut block_len) = (crc32c::crc32c(&[0]), 1u64);
+        while acc_len < zeros {
+            if zeros & block_len != 0 {
+                acc = crc32c::crc32c_combine(acc, block, block_len as usize);
+                acc_len += block_len;
+            }
+            block = crc32c::crc32c_combine(block, block, block_len as usize);
+            block_len *= 2;
+        }
+        crc32c::crc32c_combine(crc, acc, zeros as usize)
+    })
+}
+
 /// fsync (timed).
 pub(crate) fn sync_file(f: &File, path: &Path) -> Result<()> {
     timed(Phase::Sync, || f.sync_all()).map_err(|e| Error::io("fsync", path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zero_extension_equals_checksumming_the_zeros() {
+        let data: Vec<u8> = (0..1000u32).map(|i| (i * 7 + 3) as u8).collect();
+        for len in [0usize, 1, 5, 999, 1000] {
+            let c = crc32c::crc32c(&data[..len]);
+            for zeros in [0usize, 1, 2, 3, 7, 8, 255, 4096, 100_001] {
+                let mut padded = data[..len].to_vec();
+                padded.resize(len + zeros, 0);
+                assert_eq!(
+                    crc_zero_extend(c, zeros as u64),
+                    crc32c::crc32c(&padded),
+                    "{len} bytes, {zeros} zeros"
+                );
+            }
+        }
+    }
 }
