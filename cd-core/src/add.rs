@@ -75,11 +75,25 @@ unsafe fn add_entries(cd: CdRef, specs: &[AddrSpec], how: How) -> Result<()> {
         .map(|&(s, e)| space::space_of(s, e))
         .collect::<Result<Small<Location>>>()?;
     let node = handle::resolve(cd)?;
-    settle(&node, true)?;
+    // A re-add of ground the CD holds (a promotion) does not wait for an asynchronous advance
+    // in flight: it is recorded in it (see `access::replay`). Any other add waits for it.
+    let mut settled = settle(&node, false)?;
     if how == How::Parent {
         check_parent_holds(&node, &bounds)?;
     }
-    let mut state = node.lock_live()?;
+    let mut state = loop {
+        let state = node.lock_live()?;
+        if settled
+            || state.pending.is_none()
+            || bounds
+                .iter()
+                .all(|&(s, e)| state.entries.gaps(s, e).is_empty())
+        {
+            break state;
+        }
+        drop(state);
+        settled = settle(&node, true)?;
+    };
 
     // Most adds cover new ground: one lookup each tells, and spares the overlap work.
     let uncovered: Small<bool> = bounds
@@ -151,6 +165,9 @@ unsafe fn add_entries(cd: CdRef, specs: &[AddrSpec], how: How) -> Result<()> {
         let ((s, e), list, at) = (bounds[i], &gaps[i], spaces[i]);
         if !uncovered[i] {
             access::relabel(&mut state.entries, s, e, spec.access);
+            if let Some(pending) = state.pending.as_mut() {
+                pending.relabels.push((s, e, spec.access));
+            }
         }
         let entry = Entry {
             how: how.clone(),
