@@ -91,7 +91,8 @@ impl GatedDrain {
         for (host, bytes) in self.snapshot.take().unwrap_or_default() {
             // SAFETY: `begin_drain`'s contract: the destination is the pending advance's
             // buffer, untouched by anyone else until this drain reports completion.
-            unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), host as *mut u8, bytes.len()) };
+            unsafe { std::slice::from_raw_parts_mut(host as *mut u8, bytes.len()) }
+                .copy_from_slice(&bytes);
         }
     }
 }
