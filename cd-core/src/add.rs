@@ -95,11 +95,26 @@ unsafe fn add_entries(cd: CdRef, specs: &[AddrSpec], how: How) -> Result<()> {
         settled = settle(&node, true)?;
     };
 
-    // Most adds cover new ground: one lookup each tells, and spares the overlap work.
-    let uncovered: Small<bool> = bounds
-        .iter()
-        .map(|&(s, e)| state.entries.is_uncovered(s, e))
-        .collect();
+    // Most adds cover new ground: one lookup each tells, and spares the overlap work. A
+    // single range's lookup also finds the neighbours its entry merges with, so that its
+    // insertion below needs one more descent of the tree, not two.
+    let entry_of = |i: usize| Entry {
+        how: how.clone(),
+        access: specs[i].access,
+        scope: specs[i].scope,
+        space: spaces[i].space,
+        region: spaces[i].region,
+    };
+    let mut probe = None;
+    let uncovered: Small<bool> = if let [(s, e)] = bounds[..] {
+        probe = state.entries.probe(s, e, &entry_of(0));
+        smallvec::smallvec![probe.is_some()]
+    } else {
+        bounds
+            .iter()
+            .map(|&(s, e)| state.entries.is_uncovered(s, e))
+            .collect()
+    };
     for ((spec, &(s, e)), _) in specs
         .iter()
         .zip(&bounds)
@@ -162,22 +177,20 @@ unsafe fn add_entries(cd: CdRef, specs: &[AddrSpec], how: How) -> Result<()> {
     // Nothing can fail from here on.
     let mut offset = 0;
     for (i, spec) in specs.iter().enumerate() {
-        let ((s, e), list, at) = (bounds[i], &gaps[i], spaces[i]);
+        let ((s, e), list) = (bounds[i], &gaps[i]);
         if !uncovered[i] {
             access::relabel(&mut state.entries, s, e, spec.access);
             if let Some(pending) = state.pending.as_mut() {
                 pending.relabels.push((s, e, spec.access));
             }
         }
-        let entry = Entry {
-            how: how.clone(),
-            access: spec.access,
-            scope: spec.scope,
-            space: at.space,
-            region: at.region,
-        };
+        let entry = entry_of(i);
         for &(gs, ge) in list {
-            state.entries.insert_uncovered(gs, ge, entry.clone());
+            // `probe` is set only for a single uncovered range: its one gap is the range.
+            match probe.take() {
+                Some(p) => state.entries.insert_probed(gs, ge, entry.clone(), p),
+                None => state.entries.insert_uncovered(gs, ge, entry.clone()),
+            }
             let segment = match &staged {
                 Some(Staged::Buffer(buffer)) => Segment::new(Arc::clone(buffer), offset),
                 Some(Staged::Inline(bytes)) => Segment::Inline(*bytes),
