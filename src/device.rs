@@ -354,11 +354,10 @@ impl Stream {
 /// keeps its GPU busy: [`device_mut`](Self::device_mut) hands out the address of a buffer for
 /// the next kernels, queued after the snapshot, without waiting for the drain.
 ///
-/// Dropping it does not wait for the drain, unless `device_mut` handed out a buffer (its
-/// promotion waits): the domain's next operation waits for the drain, or a restore drops it.
-/// A drain that fails leaves the CD at its previous point; [`wait`](Self::wait) and
-/// [`test`](Self::test) return the failure, a drop leaves it to the domain's next operation
-/// (or swallows it, when the drop had to wait).
+/// Dropping it does not wait for the drain: the domain's next operation waits for it (or a
+/// restore drops it). A drain that fails leaves the CD at its previous point;
+/// [`wait`](Self::wait) and [`test`](Self::test) return the failure, a drop leaves it to the
+/// domain's next operation.
 ///
 /// The borrow keeps the tree's buffers allocated and unborrowed while the advance is in
 /// flight: no `take_device`, no host `get_mut`, no child.
@@ -375,8 +374,6 @@ pub struct PendingAdvance<'a> {
     started: AsyncAdvance,
     /// The drain completed, failed, or never ran (a synchronous advance).
     settled: bool,
-    /// Buffers handed to kernels during the drain: made READ_WRITE once it settles.
-    deferred: Vec<SlotId>,
 }
 
 impl<'a> PendingAdvance<'a> {
@@ -386,7 +383,6 @@ impl<'a> PendingAdvance<'a> {
             cd,
             started,
             settled: !started.in_flight,
-            deferred: Vec::new(),
         }
     }
 
@@ -428,55 +424,31 @@ impl<'a> PendingAdvance<'a> {
         self.settle(waited)
     }
 
-    /// Records the end of the drain, then promotes the deferred buffers (whatever the drain's
-    /// outcome: a kernel wrote them after the snapshot, and the next advance must save them).
+    /// Records the end of the drain.
     fn settle(&mut self, drained: cd_core::Result<()>) -> Result<()> {
         self.settled = true;
-        let cd = self.cd;
-        let mut promoted = Ok(());
-        for id in std::mem::take(&mut self.deferred) {
-            let done = self
-                .tree
-                .slot_mut(id)
-                .and_then(|slot| promote(slot, id, 0..data(slot, id)?.len(), cd));
-            promoted = promoted.and(done);
-        }
-        drained?;
-        promoted
+        Ok(drained?)
     }
 
     /// A device buffer's address for a kernel queued after the advance (on its stream, or
     /// ordered after it): the buffer becomes READ_WRITE in the CD, as
     /// [`Domain::device_mut`](crate::Domain::device_mut) makes it.
     ///
-    /// A buffer this CD protected (or got from a child's commit) is promoted once the drain
-    /// settles, without waiting now: the CD already holds all of it, so the kernel's writes
-    /// after the snapshot change nothing that the pending or the previous point saved. Any
-    /// other buffer (an ancestor's, which the CD must copy before the kernel writes it) waits
-    /// for the drain first.
+    /// A buffer this CD protected (or got from a child's commit) is promoted at once, without
+    /// waiting for the drain: cd-core records a promotion made during the drain, so the buffer
+    /// stays READ_WRITE when the pending point becomes current and the next advance saves the
+    /// kernel's writes. Any other buffer (an ancestor's, which the CD must copy before the
+    /// kernel writes it) waits for the drain first.
     pub fn device_mut<T: Pod>(&mut self, key: DeviceKey<T>) -> Result<DevicePtrMut<'_, T>> {
         let cd = self.cd;
         let slot = self.tree.slot(key.id)?;
         data(slot, key.id)?;
-        let whole = slot.owner == cd && slot.held.contains(&cd);
-        if self.settled || !whole {
+        if !(slot.owner == cd && slot.held.contains(&cd)) {
             self.finish()?;
-            let slot = self.tree.slot_mut(key.id)?;
-            promote(slot, key.id, 0..data(slot, key.id)?.len(), cd)?;
-        } else if !self.deferred.contains(&key.id) {
-            self.deferred.push(key.id);
         }
+        let slot = self.tree.slot_mut(key.id)?;
+        promote(slot, key.id, 0..data(slot, key.id)?.len(), cd)?;
         DevicePtrMut::new(self.tree.slot(key.id)?, key.id)
-    }
-}
-
-impl Drop for PendingAdvance<'_> {
-    fn drop(&mut self) {
-        if !self.deferred.is_empty() {
-            // The deferred promotions must happen: wait for the drain. Its error, if any,
-            // leaves the CD at its previous point, which the promotions do not change.
-            let _ = self.finish();
-        }
     }
 }
 

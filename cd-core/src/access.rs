@@ -12,6 +12,13 @@
 //!   ([`demote_all`]);
 //! - a commit promotes the parent's READ_ONLY entries under a READ_WRITE child entry, never a
 //!   regen one ([`promote_under`]).
+//!
+//! A re-add made while an asynchronous advance drains is after that advance's point in time:
+//! it relabels the entries at once and is recorded in the pending advance, whose demotion,
+//! when the point becomes current, is followed by the same relabels again ([`replay`]). So a
+//! range promoted after the snapshot stays READ_WRITE and the next advance saves it; if the
+//! pending point is dropped instead (a restore during the drain, a failed drain), the entries
+//! already carry the relabels and nothing more is done.
 
 use crate::error::{CdError, Result};
 use crate::interval::IntervalMap;
@@ -65,4 +72,13 @@ pub(crate) fn promote_under(parent: &mut IntervalMap<Entry>, start: usize, end: 
             p.access = Access::ReadWrite;
         }
     });
+}
+
+/// Applies again, in order, the re-adds recorded while an asynchronous advance drained: called
+/// after that advance's [`demote_all`], so that ranges promoted after its snapshot stay
+/// READ_WRITE. Each was checked by [`check_readd`] when it was made.
+pub(crate) fn replay(entries: &mut IntervalMap<Entry>, relabels: &[(usize, usize, Access)]) {
+    for &(start, end, access) in relabels {
+        relabel(entries, start, end, access);
+    }
 }

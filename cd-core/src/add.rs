@@ -75,17 +75,46 @@ unsafe fn add_entries(cd: CdRef, specs: &[AddrSpec], how: How) -> Result<()> {
         .map(|&(s, e)| space::space_of(s, e))
         .collect::<Result<Small<Location>>>()?;
     let node = handle::resolve(cd)?;
-    settle(&node, true)?;
+    // A re-add of ground the CD holds (a promotion) does not wait for an asynchronous advance
+    // in flight: it is recorded in it (see `access::replay`). Any other add waits for it.
+    let mut settled = settle(&node, false)?;
     if how == How::Parent {
         check_parent_holds(&node, &bounds)?;
     }
-    let mut state = node.lock_live()?;
+    let mut state = loop {
+        let state = node.lock_live()?;
+        if settled
+            || state.pending.is_none()
+            || bounds
+                .iter()
+                .all(|&(s, e)| state.entries.gaps(s, e).is_empty())
+        {
+            break state;
+        }
+        drop(state);
+        settled = settle(&node, true)?;
+    };
 
-    // Most adds cover new ground: one lookup each tells, and spares the overlap work.
-    let uncovered: Small<bool> = bounds
-        .iter()
-        .map(|&(s, e)| state.entries.is_uncovered(s, e))
-        .collect();
+    // Most adds cover new ground: one lookup each tells, and spares the overlap work. A
+    // single range's lookup also finds the neighbours its entry merges with, so that its
+    // insertion below needs one more descent of the tree, not two.
+    let entry_of = |i: usize| Entry {
+        how: how.clone(),
+        access: specs[i].access,
+        scope: specs[i].scope,
+        space: spaces[i].space,
+        region: spaces[i].region,
+    };
+    let mut probe = None;
+    let uncovered: Small<bool> = if let [(s, e)] = bounds[..] {
+        probe = state.entries.probe(s, e, &entry_of(0));
+        smallvec::smallvec![probe.is_some()]
+    } else {
+        bounds
+            .iter()
+            .map(|&(s, e)| state.entries.is_uncovered(s, e))
+            .collect()
+    };
     for ((spec, &(s, e)), _) in specs
         .iter()
         .zip(&bounds)
@@ -148,19 +177,20 @@ unsafe fn add_entries(cd: CdRef, specs: &[AddrSpec], how: How) -> Result<()> {
     // Nothing can fail from here on.
     let mut offset = 0;
     for (i, spec) in specs.iter().enumerate() {
-        let ((s, e), list, at) = (bounds[i], &gaps[i], spaces[i]);
+        let ((s, e), list) = (bounds[i], &gaps[i]);
         if !uncovered[i] {
             access::relabel(&mut state.entries, s, e, spec.access);
+            if let Some(pending) = state.pending.as_mut() {
+                pending.relabels.push((s, e, spec.access));
+            }
         }
-        let entry = Entry {
-            how: how.clone(),
-            access: spec.access,
-            scope: spec.scope,
-            space: at.space,
-            region: at.region,
-        };
+        let entry = entry_of(i);
         for &(gs, ge) in list {
-            state.entries.insert_uncovered(gs, ge, entry.clone());
+            // `probe` is set only for a single uncovered range: its one gap is the range.
+            match probe.take() {
+                Some(p) => state.entries.insert_probed(gs, ge, entry.clone(), p),
+                None => state.entries.insert_uncovered(gs, ge, entry.clone()),
+            }
             let segment = match &staged {
                 Some(Staged::Buffer(buffer)) => Segment::new(Arc::clone(buffer), offset),
                 Some(Staged::Inline(bytes)) => Segment::Inline(*bytes),

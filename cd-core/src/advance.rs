@@ -310,6 +310,7 @@ pub(crate) fn settle(node: &Arc<Node>, block: bool) -> Result<bool> {
         targets,
         offsets,
         mark,
+        relabels,
     } = pending;
     drop(drains);
     let point = NewPoint {
@@ -319,6 +320,7 @@ pub(crate) fn settle(node: &Arc<Node>, block: bool) -> Result<bool> {
         mark,
     };
     apply_advance(node, parent_state.as_deref_mut(), &mut state, point);
+    access::replay(&mut state.entries, &relabels);
     drop(state);
     drop(parent_state);
     advanced_hook(node)?;

@@ -21,9 +21,17 @@
 //!   restored. GPU errors are reported asynchronously, so a fault noticed while the drain
 //!   runs may predate the snapshot: only a point whose drain completed is trusted. Dropping
 //!   the pending point waits for its copies to stop writing the host buffer it owns.
-//! - **advance** (synchronous or not), **commit**, adding or deleting ranges and files, and
-//!   creating a child **wait** for the drain and make its point current first: points in time
-//!   are ordered, and each operation sees the CD as the earlier advance left it.
+//! - **re-adding ranges the CD already holds** (the spec's loop promotes its ranges
+//!   READ_WRITE right after every advance: "add before you modify") does **not** wait: no new
+//!   data is needed, only labels change. The relabel applies at once and is recorded in the
+//!   pending advance; when the point becomes current, its demotion to READ_ONLY is followed by
+//!   the recorded relabels, so ranges promoted after the snapshot stay READ_WRITE and the next
+//!   advance saves the bytes written after it (`access::replay`). A restore during the drain
+//!   restores the previous point and keeps the labels the re-adds set.
+//! - **advance** (synchronous or not), **commit**, adds that cover new ground (they copy new
+//!   data), deleting ranges, adding or deleting files, and creating a child **wait** for the
+//!   drain and make its point current first: points in time are ordered, and each operation
+//!   sees the CD as the earlier advance left it.
 //! - A drain that fails leaves the CD at its previous point; the operation that found the
 //!   failure returns it ([`CdError::DeviceCopy`]).
 //!
@@ -134,6 +142,7 @@ unsafe fn begin(node: &Arc<Node>, stream: usize) -> Result<Option<AdvanceReport>
             targets,
             offsets,
             mark,
+            relabels: Vec::new(),
         });
         node.draining.store(true, Ordering::Release);
         return Ok(Some(report));

@@ -245,13 +245,21 @@ pub enum CdError {
         /// Its message.
         message: String,
     },
-    /// A regen function returned a nonzero status.
-    #[error("regen function returned {status} for {ranges} range(s)")]
+    /// A regen function returned a nonzero status during a restore, which stopped there.
+    #[error(
+        "regen function returned {status} for {ranges} range(s); the restore stopped, these \
+         ranges are not restored (the others are): {}",
+        RangeList(not_restored)
+    )]
     RegenFailed {
         /// What it returned.
         status: i32,
         /// How many ranges it was given.
         ranges: usize,
+        /// Exactly the ranges `(start, end)` the restore did not restore, sorted and disjoint:
+        /// the failing call's, the later regen calls' of its CD, and every range of the CDs
+        /// that restore after it. Every other range of the restore holds its restored bytes.
+        not_restored: Vec<(usize, usize)>,
     },
     /// A PARENT entry found no data in any ancestor at restore time.
     #[error("restore: bytes {address:#x}..{end:#x} were added via parent but no ancestor holds them any more")]
@@ -357,3 +365,18 @@ impl CdError {
 
 /// The result type of every CD operation.
 pub type Result<T, E = CdError> = std::result::Result<T, E>;
+
+/// Shows ranges as `0xSTART..0xEND, ...` in a message.
+struct RangeList<'a>(&'a [(usize, usize)]);
+
+impl std::fmt::Display for RangeList<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, (s, e)) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{s:#x}..{e:#x}")?;
+        }
+        Ok(())
+    }
+}

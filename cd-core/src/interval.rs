@@ -25,6 +25,23 @@ pub trait Piece: Clone {
     /// Whether `next`, which starts right where `self` (of `len` bytes) ends, continues it, so
     /// that the two intervals can become one.
     fn continues(&self, len: usize, next: &Self) -> bool;
+    /// Whether this value never continues a neighbour and is never continued by one, whatever
+    /// they are: inserting it then needs no look at its neighbours (one descent of the tree,
+    /// not two). The default is `false`.
+    fn isolated(&self) -> bool {
+        false
+    }
+}
+
+/// What [`IntervalMap::insert_uncovered`] would merge a new interval with, found by
+/// [`IntervalMap::probe`] in the same descent that checks the interval is uncovered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Probe {
+    /// The start of the interval ending where the new one starts, if it continues into it.
+    prev: Option<usize>,
+    /// The end of the interval starting where the new one ends, if the new one continues
+    /// into it.
+    next: Option<usize>,
 }
 
 /// Disjoint, non-empty, half-open intervals `[start, end)` with a value each.
@@ -130,11 +147,69 @@ impl<V: Piece> IntervalMap<V> {
         }
     }
 
+    /// Whether `[start, end)` is uncovered (`Some`), and if so which neighbours `value` would
+    /// merge with there: one descent of the tree, for [`insert_probed`](Self::insert_probed).
+    pub fn probe(&self, start: usize, end: usize, value: &V) -> Option<Probe> {
+        let mut around = self.map.range(..=end);
+        let mut last = around.next_back();
+        let mut next = None;
+        if let Some((&k, (e, v))) = last {
+            if k == end {
+                next = value.continues(end - start, v).then_some(*e);
+                last = around.next_back();
+            }
+        }
+        let prev = match last {
+            // The last interval starting before `end` reaches into `[start, end)`: covered.
+            Some((_, &(e, _))) if e > start => return None,
+            Some((&s, (e, v))) => (*e == start && v.continues(start - s, value)).then_some(s),
+            None => None,
+        };
+        Some(Probe { prev, next })
+    }
+
+    /// Inserts `value` over `[start, end)` as [`insert_uncovered`](Self::insert_uncovered)
+    /// does, with the neighbours `probe` found for the same range and value, the map unchanged
+    /// since: one descent (the insert or the merge), not two.
+    pub fn insert_probed(&mut self, start: usize, end: usize, value: V, probe: Probe) {
+        debug_assert_eq!(self.probe(start, end, &value), Some(probe));
+        match probe {
+            Probe {
+                prev: Some(prev),
+                next,
+            } => {
+                if next.is_some() {
+                    self.map.remove(&end);
+                }
+                if let Some(interval) = self.map.get_mut(&prev) {
+                    interval.0 = next.unwrap_or(end);
+                }
+            }
+            Probe {
+                prev: None,
+                next: Some(next_end),
+            } => {
+                self.map.remove(&end);
+                self.map.insert(start, (next_end, value));
+            }
+            Probe {
+                prev: None,
+                next: None,
+            } => {
+                self.map.insert(start, (end, value));
+            }
+        }
+    }
+
     /// Inserts `value` over `[start, end)`, which must be uncovered, merging it with the
     /// intervals right before and after it when they continue each other.
     pub fn insert_uncovered(&mut self, start: usize, end: usize, value: V) {
         debug_assert!(start < end);
         debug_assert!(self.is_uncovered(start, end));
+        if value.isolated() {
+            self.map.insert(start, (end, value));
+            return;
+        }
         // One descent finds both neighbours: the interval starting at `end`, if any, is the
         // last one starting at or before `end`, and the one before it precedes `start`.
         let mut around = self.map.range_mut(..=end);
@@ -371,6 +446,8 @@ mod tests {
         Fill(usize, usize, u8),
         Update(usize, usize, u8),
         Remove(usize, usize),
+        /// `probe`, then `insert_probed` where it said uncovered.
+        Insert(usize, usize, u8),
     }
 
     fn op() -> impl Strategy<Value = Op> {
@@ -378,6 +455,7 @@ mod tests {
         prop_oneof![
             (range.clone(), 0u8..3).prop_map(|((s, e), v)| Op::Fill(s, e, v)),
             (range.clone(), 0u8..3).prop_map(|((s, e), v)| Op::Update(s, e, v)),
+            (range.clone(), 0u8..3).prop_map(|((s, e), v)| Op::Insert(s, e, v)),
             range.prop_map(|(s, e)| Op::Remove(s, e)),
         ]
     }
@@ -402,6 +480,14 @@ mod tests {
                         m.remove(s, e);
                         model[s..e].fill(None);
                     }
+                    Op::Insert(s, e, v) => match m.probe(s, e, &Label(v)) {
+                        Some(probe) => {
+                            prop_assert!(model[s..e].iter().all(Option::is_none));
+                            m.insert_probed(s, e, Label(v), probe);
+                            model[s..e].fill(Some(v));
+                        }
+                        None => prop_assert!(model[s..e].iter().any(Option::is_some)),
+                    },
                 }
                 let mut seen: Vec<Option<u8>> = vec![None; 96];
                 let mut last: Option<(usize, u8)> = None;

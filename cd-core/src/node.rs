@@ -126,6 +126,10 @@ pub(crate) struct Pending {
     pub(crate) targets: Vec<(usize, usize, SpaceId)>,
     pub(crate) offsets: Vec<(i32, i64)>,
     pub(crate) mark: Option<FeedMark>,
+    /// Re-adds of covered ground (promotions, demotions) made while the drain ran, in order:
+    /// already applied to the entries, and applied again after the advance's demotion when
+    /// the point becomes current (see `access::replay`).
+    pub(crate) relabels: Vec<(usize, usize, Access)>,
 }
 
 /// A CD created (or advanced) while an ancestor's log was being replayed consumes that

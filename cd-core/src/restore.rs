@@ -8,7 +8,20 @@
 //! saved offsets. Only when all of that succeeded are the descendants discarded, their logs
 //! merged into the restored CD's (a child that had siblings has its log dropped instead), and
 //! the restored CD's log set up for replay. On error nothing is discarded, and the restore may
-//! simply be tried again.
+//! be tried again.
+//!
+//! # A restore that fails
+//! Everything that can be checked is checked before the first byte is written, so that such a
+//! failure leaves memory untouched: an unreplayable log and the MPI hook (below), PARENT bytes
+//! no ancestor holds any more ([`CdError::ParentDataMissing`]), device ranges whose space no
+//! longer holds them ([`CdError::DeviceCopy`]: freed, or a device reset), and monitored files
+//! that cannot seek ([`CdError::FileNotSeekable`]). The saved bytes themselves are in memory
+//! and cannot fail to read. Two failures can only happen midway: a device copy the driver
+//! refuses, and a regen function that returns nonzero. The latter names, in
+//! [`CdError::RegenFailed`], exactly the ranges not restored: the failing call's, the CD's
+//! later regen calls', and every range of the CDs that restore after it (older ones, the
+//! restored CD last); every other range holds its restored bytes. A regen that fails for
+//! good thus leaves those ranges for the application to rebuild (or to discard the CD).
 //!
 //! Before any memory is written, the restore checks that the log it would replay holds no call
 //! marked unreplayable, and calls the MPI layer's restore hook (see `mpi`), either of which
@@ -45,7 +58,7 @@ use crate::ids::{CdHandle, CdRef};
 use crate::merge;
 use crate::mpi;
 use crate::node::{resolve_through, Exclusive, How, Node, State};
-use crate::space::SpaceId;
+use crate::space::{self, SpaceId, HOST};
 use crate::stats::Stats;
 use crate::store::{self, Segment};
 use crate::types::{Access, AddrSpec};
@@ -183,6 +196,7 @@ pub unsafe fn restore_cd(cd: impl Into<CdRef>) -> Result<RestoreReport> {
             let above: Vec<&State> = ancestor_states.iter().rev().map(|g| &**g).collect();
             resolve_parent_entries(&tree, &states, &above)?
         };
+        check_writable(&states, &from_above)?;
         // The ancestors are released before any byte is copied, unless the restore rewinds
         // an ancestor's replay at the end (it must then stay as it was checked).
         if rewind.is_none() {
@@ -295,9 +309,78 @@ unsafe fn restore_all(
     // (created later) before older ones.
     for i in (0..tree.nodes.len()).rev() {
         // SAFETY: forwarded from the caller.
-        unsafe { restore_one(&states[i], &from_above[i], &mut report)? };
+        let done = unsafe { restore_one(&states[i], &from_above[i], &mut report) };
+        if let Err(CdError::RegenFailed {
+            status,
+            ranges,
+            mut not_restored,
+        }) = done
+        {
+            // The CDs still to restore (older ones) were not restored at all.
+            for state in &states[..i] {
+                not_restored.extend(state.entries.iter().map(|(s, e, _)| (s, e)));
+            }
+            return Err(CdError::RegenFailed {
+                status,
+                ranges,
+                not_restored: union(not_restored),
+            });
+        }
+        done?;
     }
     Ok(report)
+}
+
+/// Checks, before anything is written, what a restore can check: every device range is still
+/// memory of its space, and every monitored file can seek.
+fn check_writable(states: &[MutexGuard<'_, State>], from_above: &[Vec<FromAbove>]) -> Result<()> {
+    let device_ranges = states
+        .iter()
+        .flat_map(|state| state.entries.iter())
+        .filter(|(_, _, entry)| entry.space != HOST)
+        .map(|(s, e, entry)| (s, e, entry.space))
+        .chain(
+            from_above
+                .iter()
+                .flatten()
+                .filter(|piece| piece.space != HOST)
+                .map(|piece| (piece.start, piece.end, piece.space)),
+        );
+    for (s, e, space) in device_ranges {
+        let device = space::device(space)?;
+        if space::space_of(s, e).map(|at| at.space).ok() != Some(space) {
+            return Err(CdError::DeviceCopy {
+                space: device.name().to_owned(),
+                message: format!(
+                    "restore: {s:#x}..{e:#x} is no longer memory of this space (freed or \
+                     unmapped); nothing was restored"
+                ),
+            });
+        }
+    }
+    for &fd in states.iter().flat_map(|state| state.files.keys()) {
+        // SAFETY: lseek is memory safe on any descriptor; SEEK_CUR by 0 moves nothing.
+        if unsafe { libc::lseek(fd, 0, libc::SEEK_CUR) } < 0 {
+            return Err(CdError::FileNotSeekable {
+                fd,
+                message: std::io::Error::last_os_error().to_string(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The sorted union of `ranges`, adjacent ones joined.
+fn union(mut ranges: Vec<(usize, usize)>) -> Vec<(usize, usize)> {
+    ranges.sort_unstable();
+    let mut out: Vec<(usize, usize)> = Vec::with_capacity(ranges.len());
+    for (s, e) in ranges {
+        match out.last_mut() {
+            Some(last) if s <= last.1 => last.1 = last.1.max(e),
+            _ => out.push((s, e)),
+        }
+    }
+    out
 }
 
 /// Restores one CD: COPY entries, then PARENT entries, then REGEN entries, then files.
@@ -331,13 +414,20 @@ unsafe fn restore_one(
             }
         }
     }
-    for (regen, specs) in calls {
-        let status = regen.call(&specs);
+    for (k, (regen, specs)) in calls.iter().enumerate() {
+        let status = regen.call(specs);
         report.regen_calls += 1;
         if status != 0 {
+            // This call's ranges and those of the calls after it are not restored; the
+            // caller adds the CDs that restore later.
+            let not_restored = calls[k..]
+                .iter()
+                .flat_map(|(_, specs)| specs.iter().map(|s| (s.address, s.address + s.length)))
+                .collect();
             return Err(CdError::RegenFailed {
                 status,
                 ranges: specs.len(),
+                not_restored,
             });
         }
     }

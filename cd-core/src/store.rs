@@ -300,6 +300,10 @@ impl Piece for Segment {
             _ => false,
         }
     }
+
+    fn isolated(&self) -> bool {
+        matches!(self, Segment::Inline(_))
+    }
 }
 
 impl std::fmt::Debug for Segment {

@@ -703,7 +703,8 @@ fn callbacks_cannot_reenter_the_api() {
         restore(cd),
         Err(CdError::RegenFailed {
             status: 1,
-            ranges: 1
+            ranges: 1,
+            not_restored: vec![(mem.addr(0), mem.addr(4))]
         })
     );
     assert_eq!(*inner.lock().unwrap(), Some(Err(CdError::Reentrant)));
@@ -715,7 +716,8 @@ fn callbacks_cannot_reenter_the_api() {
         restore(cd),
         Err(CdError::RegenFailed {
             status: -1,
-            ranges: 1
+            ranges: 1,
+            not_restored: vec![(mem2.addr(0), mem2.addr(4))]
         })
     );
     commit_cd(cd).unwrap();
@@ -821,4 +823,88 @@ fn old_handles_stay_stale_after_their_slot_is_reused() {
         cd_info(first),
         Err(CdError::StaleHandle { handle, .. }) if handle == first
     ));
+}
+
+#[test]
+fn a_regen_that_fails_midway_names_exactly_the_ranges_not_restored() {
+    let mem = Mem::new(64);
+    let top = root();
+    // The root: a copy of 0..8 and 56..64.
+    mem.fill(0, 64, 1);
+    // SAFETY: `mem` outlives the CDs.
+    unsafe { add_to_cd_via_copy(top, &[mem.rw(0, 8), mem.rw(56, 8)]).unwrap() };
+    let child = create_cd(Some(top.into()), None, LoggingMode::Inherit, None).unwrap();
+    // The child: a copy of 16..24, a regen that works on 24..32, one that fails on 32..40,
+    // and a later regen call (the working one again, split) on 40..48.
+    mem.fill(0, 64, 2);
+    // SAFETY: as above.
+    unsafe { add_to_cd_via_copy(child, &[mem.rw(16, 8)]).unwrap() };
+    let calls = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::clone(&calls);
+    let works = Regen::new(move |_| {
+        seen.fetch_add(1, Ordering::Relaxed);
+        0
+    });
+    let fails = Regen::new(|_| 5);
+    add_to_cd_via_regen(child, &[mem.ro(24, 8)], works.clone()).unwrap();
+    add_to_cd_via_regen(child, &[mem.ro(32, 8)], fails).unwrap();
+    add_to_cd_via_regen(child, &[mem.ro(44, 4)], works).unwrap();
+    mem.fill(0, 64, 3);
+    let err = restore(top).unwrap_err();
+    // Calls are grouped per function, in the order of their first range: `works` (24..32 and
+    // 44..48) ran, then `fails` stopped the restore. Not restored: 32..40 and the root's.
+    assert_eq!(calls.load(Ordering::Relaxed), 1);
+    assert_eq!(
+        err,
+        CdError::RegenFailed {
+            status: 5,
+            ranges: 1,
+            not_restored: vec![
+                (mem.addr(0), mem.addr(8)),
+                (mem.addr(32), mem.addr(40)),
+                (mem.addr(56), mem.addr(64)),
+            ],
+        }
+    );
+    let message = err.to_string();
+    assert!(
+        message.contains(&format!("{:#x}..{:#x}", mem.addr(32), mem.addr(40))),
+        "{message}"
+    );
+    assert_eq!(err.code(), 62);
+    // The child's copy was restored, the root's ranges were not reached.
+    assert_eq!(mem.bytes(16, 8), [2; 8]);
+    assert_eq!(mem.bytes(0, 8), [3; 8]);
+    // Nothing was discarded: the child lives, and the application may rebuild or discard.
+    assert!(cd_info(child).is_ok());
+    commit_cd(child).unwrap();
+    commit_cd(top).unwrap();
+}
+
+#[test]
+fn a_restore_refused_before_writing_leaves_memory_untouched() {
+    let mem = Mem::new(16);
+    let top = root();
+    mem.fill(0, 16, 1);
+    // SAFETY: `mem` outlives the CD.
+    unsafe { add_to_cd_via_copy(top, &[mem.rw(0, 16)]).unwrap() };
+    // A monitored file closed since: the restore cannot seek it back, and says so before
+    // writing a byte.
+    let path = std::env::temp_dir().join(unique("restore-file"));
+    let file = std::fs::File::create(&path).unwrap();
+    let fd = std::os::fd::IntoRawFd::into_raw_fd(file);
+    add_file_to_cd(top, fd).unwrap();
+    // SAFETY: `fd` is ours, closed once.
+    unsafe { libc::close(fd) };
+    mem.fill(0, 16, 2);
+    assert!(matches!(
+        restore(top),
+        Err(CdError::FileNotSeekable { fd: f, .. }) if f == fd
+    ));
+    assert_eq!(mem.bytes(0, 16), [2; 16], "nothing written");
+    delete_file_from_cd(top, fd).unwrap();
+    assert_eq!(restore(top).unwrap().bytes_restored, 16);
+    assert_eq!(mem.bytes(0, 16), [1; 16]);
+    std::fs::remove_file(path).unwrap();
+    commit_cd(top).unwrap();
 }

@@ -837,8 +837,12 @@ int cd_unmap_device_region(void *address);
  * stream), and copied to the host on a copy stream of the runtime while the application's
  * kernels run. The new point in time becomes current only when that copy completes (see
  * `cd_advance_test`); until then the CD is at its previous point. A `restore_cd` meanwhile
- * restores the previous point unless the copy completed; an advance, a commit, adding or
- * deleting ranges or files, and creating a child wait for it. Without room on the device,
+ * restores the previous point unless the copy completed. Re-adding ranges the CD already
+ * holds (the promotion to READ_WRITE before the next kernels write them) does not wait: the
+ * ranges stay READ_WRITE when the new point becomes current, and the next advance saves what
+ * the kernels wrote after the snapshot. An advance, a commit, an add that covers new ground,
+ * deleting ranges, adding or deleting files, and creating a child wait for the copy first.
+ * Without room on the device,
  * or with no device range, the advance runs synchronously. `*in_flight` (if not NULL) is
  * set to 1 when the copy runs in the background, 0 when the advance is already current.
  *

@@ -748,6 +748,7 @@ mod tests {
                 CdError::RegenFailed {
                     status: 1,
                     ranges: 1,
+                    not_restored: Vec::new(),
                 },
                 CD_ERR_REGEN_FAILED,
             ),

@@ -2,8 +2,10 @@
  * restored first, then PARENT entries, then REGEN entries, so a regen function may read
  * memory restored just before it. Also: regen entries must be READ_ONLY, regen may not be
  * NULL, a failing regen fails the restore, a regen calling the CD API gets CD_ERR_REENTRANT,
- * adjacent ranges of one function are passed in one call, and restore is repeatable. */
+ * adjacent ranges of one function are passed in one call, a failing regen's error names the
+ * ranges not restored, and restore is repeatable. */
 #include "check.h"
+#include <string.h>
 
 static int n = 3;          /* COPY in the child */
 static int base = 1000;    /* in the root, PARENT in the child */
@@ -82,6 +84,13 @@ int main(void) {
     /* A failing regen function fails the restore, with its own code. */
     regen_status = 7;
     EXPECT(CD_ERR_REGEN_FAILED, restore_cd(child));
+    /* The message names exactly the ranges not restored: the table (n and base were). */
+    char message[512], expected[128];
+    size_t message_n;
+    OK(cd_last_error_message(message, sizeof message, &message_n));
+    snprintf(expected, sizeof expected, "not restored (the others are): %#lx..%#lx",
+             (unsigned long)table, (unsigned long)(table + 16));
+    CHECK(strstr(message, expected) != NULL);
     regen_status = 0;
     OK(restore_cd(child)); /* and the restore can simply be tried again */
 
