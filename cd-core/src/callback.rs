@@ -8,46 +8,35 @@
 //! takes no lock, skips the check (the MPI wrappers call it from inside them).
 
 use crate::error::{CdError, Result};
+use crate::handle;
 use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-thread_local! {
-    static IN_CALLBACK: Cell<bool> = const { Cell::new(false) };
-}
+// The mark itself lives in `handle`'s thread-local, next to the active-CD cache, so that the
+// log append reads both in one access.
 
 /// Fails with [`CdError::Reentrant`] when called from inside a callback.
 pub(crate) fn check() -> Result<()> {
-    if IN_CALLBACK.with(Cell::get) {
+    if handle::with_mark(Cell::get).unwrap_or(false) {
         Err(CdError::Reentrant)
     } else {
         Ok(())
     }
 }
 
-/// Marks the thread as inside a callback until the returned guard drops, after checking
-/// (in the same thread-local access) that it was not: [`check`] and [`marked`] at once, for
-/// the log append that runs on every logged MPI call.
-pub(crate) fn enter() -> Result<Unmark> {
-    if IN_CALLBACK.with(|c| c.replace(true)) {
-        Err(CdError::Reentrant)
-    } else {
-        Ok(Unmark)
-    }
-}
-
 /// Clears the callback mark when dropped.
-pub(crate) struct Unmark;
+struct Unmark;
 
 impl Drop for Unmark {
     fn drop(&mut self) {
-        IN_CALLBACK.with(|c| c.set(false));
+        handle::with_mark(|c| c.set(false));
     }
 }
 
 /// Runs `f` marked as a callback; a panic unwinds on (the runtime's state is consistent at
 /// every call of this).
 pub(crate) fn marked<R>(f: impl FnOnce() -> R) -> R {
-    IN_CALLBACK.with(|c| c.set(true));
+    handle::with_mark(|c| c.set(true));
     let _unmark = Unmark;
     f()
 }

@@ -20,7 +20,7 @@ use crate::error::{CdError, Fate, Result};
 use crate::ids::{CdHandle, CdRef};
 use crate::node::Node;
 use crate::types::LogMode;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeSet;
 use std::sync::{Arc, RwLock};
 
@@ -143,6 +143,11 @@ pub(crate) fn release_root_name(name: &str) {
 struct Active {
     stack: RefCell<Vec<CdHandle>>,
     cache: RefCell<Cache>,
+    /// The callback mark (see `callback`), kept here so that the log append, which runs on
+    /// every logged MPI call, checks and sets it in the thread-local access that reads the
+    /// cache: libcd is a shared object, where each thread-local access is a call to
+    /// `__tls_get_addr`.
+    marked: Cell<bool>,
 }
 
 /// The cached answer of [`mode`]: the MPI wrappers ask on every call, so it must cost no lock.
@@ -224,11 +229,26 @@ thread_local! {
         Active {
             stack: RefCell::new(Vec::new()),
             cache: RefCell::new(Cache::Empty),
+            marked: Cell::new(false),
         }
     };
 }
 
 impl Active {
+    /// Runs `f` with the valid cache, computing it again first if it is not.
+    #[inline]
+    fn with_cache<R>(&self, f: impl FnOnce(Option<&Cached>) -> Result<R>) -> Result<R> {
+        if let Ok(cache) = self.cache.try_borrow() {
+            match &*cache {
+                Cache::Empty => return f(None),
+                Cache::Valid(cached) if cached.is_current() => return f(Some(cached)),
+                _ => {}
+            }
+        }
+        let fresh = self.refresh();
+        f(fresh.as_ref())
+    }
+
     fn invalidate(&self) {
         if let Ok(mut cache) = self.cache.try_borrow_mut() {
             *cache = Cache::Stale;
@@ -317,16 +337,36 @@ pub(crate) fn mode() -> LogMode {
 /// [`mode`]. [`CdError::NoActiveCd`] while the thread's locals are being destroyed.
 pub(crate) fn with_cached<R>(f: impl FnOnce(Option<&Cached>) -> Result<R>) -> Result<R> {
     ACTIVE
+        .try_with(move |a| a.with_cache(f))
+        .unwrap_or(Err(CdError::NoActiveCd))
+}
+
+/// [`with_cached`] with the thread's callback mark checked and set while `f` runs, in the same
+/// thread-local access: [`CdError::Reentrant`] if it was set already. For the log append.
+#[inline]
+pub(crate) fn with_cached_marked<R>(f: impl FnOnce(Option<&Cached>) -> Result<R>) -> Result<R> {
+    ACTIVE
         .try_with(move |a| {
-            if let Ok(cache) = a.cache.try_borrow() {
-                match &*cache {
-                    Cache::Empty => return f(None),
-                    Cache::Valid(cached) if cached.is_current() => return f(Some(cached)),
-                    _ => {}
-                }
+            if a.marked.replace(true) {
+                return Err(CdError::Reentrant);
             }
-            let fresh = a.refresh();
-            f(fresh.as_ref())
+            let _unmark = Unmark(&a.marked);
+            a.with_cache(f)
         })
         .unwrap_or(Err(CdError::NoActiveCd))
+}
+
+/// Clears a callback mark when dropped (also when `f` panics).
+struct Unmark<'a>(&'a Cell<bool>);
+
+impl Drop for Unmark<'_> {
+    fn drop(&mut self) {
+        self.0.set(false);
+    }
+}
+
+/// Runs `f` on the calling thread's callback mark (see `callback`); `None` while the thread's
+/// locals are being destroyed.
+pub(crate) fn with_mark<R>(f: impl FnOnce(&Cell<bool>) -> R) -> Option<R> {
+    ACTIVE.try_with(|a| f(&a.marked)).ok()
 }

@@ -55,11 +55,11 @@ pub fn log_mode() -> LogMode {
 /// [`CdError::LogReplaying`] (a replay feeds this thread); [`CdError::EmptyLogEntry`];
 /// [`CdError::OutOfMemory`]; [`CdError::Reentrant`]; a stale handle if the active CD was
 /// retired by another thread.
+#[inline]
 pub fn log_append_with(len: usize, fill: impl FnOnce(&mut [u8])) -> Result<()> {
-    // Marked for the whole append (`fill` runs under the CD's lock); nothing before `fill`
-    // checks the mark.
-    let _mark = callback::enter()?;
-    handle::with_cached(|cached| {
+    // Marked for the whole append (`fill` runs under the CD's lock), checked and set in the
+    // thread-local access that reads the cache.
+    handle::with_cached_marked(|cached| {
         let cached = cached.ok_or(CdError::NoActiveCd)?;
         match cached.mode {
             LogMode::Off => return Err(CdError::LoggingDisabled),

@@ -132,6 +132,7 @@ struct Planned {
 }
 
 impl Planned {
+    #[inline]
     fn new(piece: Piece) -> Planned {
         let kind = types::kind(piece.datatype);
         if kind.raw {
