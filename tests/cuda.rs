@@ -6,11 +6,11 @@
 //! `CD_CUDA_LIBRARY`) once per process; the "off" and "no driver" cases run in child
 //! processes. Every test takes one lock: they share the stand-in's counters.
 
-// Each transmute below is annotated by the type of the field it fills.
-#![allow(clippy::missing_transmute_annotations)]
+#[path = "../cd-cuda/tests/support/mod.rs"]
+mod standin_support;
 
 use containment::{CudaMemory, Device, DeviceBuffer, DeviceKey, Domain, Error, Stream};
-use std::ffi::{c_int, c_void, CString};
+use std::ffi::{c_int, c_void};
 use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
@@ -33,48 +33,26 @@ fn standin() -> (&'static Standin, MutexGuard<'static, ()>) {
     static STANDIN: OnceLock<Standin> = OnceLock::new();
     let guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let s = STANDIN.get_or_init(|| {
-        let source =
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("cd-cuda/standin/cuda_standin.c");
-        let lib = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("libcuda_standin_facade.so");
-        let out = std::process::Command::new(std::env::var("CC").unwrap_or("cc".into()))
-            .args([
-                "-Wall", "-Wextra", "-Werror", "-O1", "-shared", "-fPIC", "-o",
-            ])
-            .arg(&lib)
-            .arg(&source)
-            .output()
-            .expect("run cc");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        let lib = standin_support::build(
+            &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("cd-cuda/standin/cuda_standin.c"),
+            "libcuda_standin_facade.so",
         );
         // Before the first use of the space, which reads them once.
         std::env::set_var("CD_CUDA_LIBRARY", &lib);
         std::env::set_var("CD_CUDA_STANDIN_BYTES", ARENA.to_string());
         std::env::remove_var("CD_CUDA");
         Device::cuda().expect("the stand-in driver loads");
-        let name = CString::new(lib.to_str().unwrap()).unwrap();
-        // SAFETY: the library the space loaded; dlopen returns the same handle.
-        let handle = unsafe { libc::dlopen(name.as_ptr(), libc::RTLD_NOW) };
-        assert!(!handle.is_null());
-        let sym = |n: &str| {
-            let n = CString::new(n).unwrap();
-            // SAFETY: a live handle and a NUL-terminated name.
-            let f = unsafe { libc::dlsym(handle, n.as_ptr()) };
-            assert!(!f.is_null());
-            f
-        };
+        let lib = standin_support::Library::open(&lib);
         // SAFETY: each symbol has the signature the stand-in declares.
         unsafe {
             Standin {
-                retain: std::mem::transmute(sym("cuDevicePrimaryCtxRetain")),
-                push: std::mem::transmute(sym("cuCtxPushCurrent_v2")),
-                pop: std::mem::transmute(sym("cuCtxPopCurrent_v2")),
-                htod: std::mem::transmute(sym("cuMemcpyHtoD_v2")),
-                counters: std::mem::transmute(sym("cuStandinCounters")),
-                run_streams: std::mem::transmute(sym("cuStandinRunStreams")),
-                reset: std::mem::transmute(sym("cuStandinReset")),
+                retain: lib.symbol("cuDevicePrimaryCtxRetain"),
+                push: lib.symbol("cuCtxPushCurrent_v2"),
+                pop: lib.symbol("cuCtxPopCurrent_v2"),
+                htod: lib.symbol("cuMemcpyHtoD_v2"),
+                counters: lib.symbol("cuStandinCounters"),
+                run_streams: lib.symbol("cuStandinRunStreams"),
+                reset: lib.symbol("cuStandinReset"),
             }
         }
     });

@@ -3,11 +3,10 @@
 //! two allocations refused, asynchronous copies that run only when synchronised. Every test
 //! takes one lock: they share the process's one space and the stand-in's counters.
 
-// Each transmute below is annotated by the type of the field it fills.
-#![allow(clippy::missing_transmute_annotations)]
+mod support;
 
 use cd_core::*;
-use std::ffi::{c_int, c_void, CString};
+use std::ffi::{c_int, c_void};
 use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
@@ -34,50 +33,29 @@ fn standin() -> (&'static Standin, MutexGuard<'static, ()>) {
     static STANDIN: OnceLock<Standin> = OnceLock::new();
     let guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let s = STANDIN.get_or_init(|| {
-        let source = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("standin/cuda_standin.c");
-        let lib = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("libcuda_standin.so");
-        let out = std::process::Command::new(std::env::var("CC").unwrap_or("cc".into()))
-            .args([
-                "-Wall", "-Wextra", "-Werror", "-O1", "-shared", "-fPIC", "-o",
-            ])
-            .arg(&lib)
-            .arg(&source)
-            .output()
-            .expect("run cc");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        let lib = support::build(
+            &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("standin/cuda_standin.c"),
+            "libcuda_standin.so",
         );
         std::env::set_var("CD_CUDA_LIBRARY", &lib);
         let space = cd_cuda::enable().unwrap_or_else(|| panic!("{:?}", cd_cuda::status()));
         assert!(space > HOST);
-        let name = CString::new(lib.to_str().unwrap()).unwrap();
-        // SAFETY: the library the space loaded; dlopen returns the same handle.
-        let handle = unsafe { libc::dlopen(name.as_ptr(), libc::RTLD_NOW) };
-        assert!(!handle.is_null());
-        let sym = |n: &str| {
-            let n = CString::new(n).unwrap();
-            // SAFETY: a live handle and a NUL-terminated name.
-            let f = unsafe { libc::dlsym(handle, n.as_ptr()) };
-            assert!(!f.is_null());
-            f
-        };
+        let lib = support::Library::open(&lib);
         // SAFETY: each symbol has the signature the stand-in declares.
         unsafe {
             Standin {
-                alloc: std::mem::transmute(sym("cuMemAlloc_v2")),
-                alloc_managed: std::mem::transmute(sym("cuMemAllocManaged")),
-                retain: std::mem::transmute(sym("cuDevicePrimaryCtxRetain")),
-                push: std::mem::transmute(sym("cuCtxPushCurrent_v2")),
-                pop: std::mem::transmute(sym("cuCtxPopCurrent_v2")),
-                htod: std::mem::transmute(sym("cuMemcpyHtoD_v2")),
-                dtoh: std::mem::transmute(sym("cuMemcpyDtoH_v2")),
-                counters: std::mem::transmute(sym("cuStandinCounters")),
-                refuse_register: std::mem::transmute(sym("cuStandinRefuseRegister")),
-                run_streams: std::mem::transmute(sym("cuStandinRunStreams")),
-                limit_free: std::mem::transmute(sym("cuStandinLimitFree")),
-                reset: std::mem::transmute(sym("cuStandinReset")),
+                alloc: lib.symbol("cuMemAlloc_v2"),
+                alloc_managed: lib.symbol("cuMemAllocManaged"),
+                retain: lib.symbol("cuDevicePrimaryCtxRetain"),
+                push: lib.symbol("cuCtxPushCurrent_v2"),
+                pop: lib.symbol("cuCtxPopCurrent_v2"),
+                htod: lib.symbol("cuMemcpyHtoD_v2"),
+                dtoh: lib.symbol("cuMemcpyDtoH_v2"),
+                counters: lib.symbol("cuStandinCounters"),
+                refuse_register: lib.symbol("cuStandinRefuseRegister"),
+                run_streams: lib.symbol("cuStandinRunStreams"),
+                limit_free: lib.symbol("cuStandinLimitFree"),
+                reset: lib.symbol("cuStandinReset"),
             }
         }
     });
