@@ -370,7 +370,8 @@ macro_rules! error_codes {
 }
 
 // Numbers are grouped by kind (handles 1.., names and modes 10.., ranges 20.., files 40..,
-// concurrency 50.., machinery 60.., logs and persistence 70..).
+// concurrency 50.., machinery 60.., logs and persistence 70..). A retired code stays here as
+// a "reserved" comment. Last added: CD_ERR_MEMORY_LIMIT and CD_ERR_PERSIST_IN_FLIGHT.
 error_codes! {
     CD_ERR_INVALID_HANDLE = 1: CdError::InvalidHandle(..),
         "invalid CD handle: it was never returned by create_cd";
