@@ -11,6 +11,7 @@
 ! advance_cd_point_in_time, which returns FAILURE on any failure (cd_last_error() tells why).
 ! The constants, interfaces and derived types must equal cd.h's: the test suite compares them
 ! (cd-ffi/tests/fortran.rs), and every C function is bound here or listed there with a reason.
+! The result codes are generated (CD_UPDATE_HEADER=1 cargo test -p cd-ffi --test tests header).
 !
 ! Build: gfortran -I$(pkg-config --variable=fmoddir cd) prog.f90 $(pkg-config --libs cd)
 module Containment_Domains
@@ -66,6 +67,7 @@ module Containment_Domains
   integer(c_int), parameter :: CD_RESTORE_REGEN = 2
 
   ! Results
+  ! BEGIN result codes: generated from the library's table by cd-ffi/tests/header.rs
   integer(c_int), parameter :: SUCCESS = 0
   integer(c_int), parameter :: FAILURE = -1
   integer(c_int), parameter :: CD_ERR_INVALID_HANDLE = 1
@@ -121,6 +123,7 @@ module Containment_Domains
   integer(c_int), parameter :: CD_ERR_INVALID_STRING = 105
   integer(c_int), parameter :: CD_ERR_BUFFER_TOO_SMALL = 106
   integer(c_int), parameter :: CD_ERR_PANIC = 107
+  ! END result codes
 
   ! The shape of a regen function written in Fortran:
   !   integer(c_int) function my_regen(addrlist, ascount) bind(C)

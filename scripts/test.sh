@@ -16,6 +16,12 @@ echo "== cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings
 echo "== cargo test"
 cargo test --workspace
+echo "== strict provenance lints (nightly)"
+if cargo +nightly --version >/dev/null 2>&1; then
+    scripts/check-provenance.sh
+else
+    echo "skipped: no nightly toolchain (cargo +nightly); the lints need it"
+fi
 echo "== cd-redset and the MPI interposer: multi-rank tests against Open MPI (the second MPI family)"
 # rsmpi binds to the MPI that MPICC names, so this build gets its own target directory
 (

@@ -151,7 +151,8 @@ impl<'p, T: Pod + Send + Sync> Sibling<'p, T> {
                 children,
             });
         }
-        let start = self.piece.as_ptr() as usize;
+        // Compared with the entries' addresses only: the address, no provenance.
+        let start = self.piece.as_ptr().addr();
         let end = start + std::mem::size_of_val(self.piece);
         if let Some(e) = cd_entries(self.handle)?
             .into_iter()

@@ -5,6 +5,7 @@
 //! layer maps each variant to a stable number with [`CdError::code`].
 
 use crate::ids::CdHandle;
+use std::ffi::CStr;
 
 /// Why a handle no longer names a live CD.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -308,59 +309,160 @@ pub enum CdError {
     PersistInFlight(String),
 }
 
-impl CdError {
-    /// A stable number for this kind of error, used by the C API (`cd_error_string`).
-    ///
-    /// Numbers are never reused; a new variant takes the next free one.
-    pub fn code(&self) -> u32 {
-        match self {
-            CdError::InvalidHandle(_) => 1,
-            CdError::StaleHandle { .. } => 2,
-            CdError::NoActiveCd => 3,
-            CdError::Reentrant => 4,
-            CdError::RootInheritsLogging => 10,
-            CdError::LoggingMismatch { .. } => 11,
-            CdError::ChildNamed => 12,
-            CdError::DuplicateName(_) => 13,
-            CdError::BadName(_) => 14,
-            CdError::StorageInfo(_) => 15,
-            CdError::ZeroLength { .. } => 20,
-            CdError::NullAddress { .. } => 21,
-            CdError::AddressOverflow { .. } => 22,
-            CdError::OverlappingList { .. } => 23,
-            CdError::ReadWriteRegen { .. } => 24,
-            CdError::PromoteRegen { .. } => 25,
-            CdError::ScopeChange { .. } => 26,
-            CdError::NotInAncestor { .. } => 27,
-            CdError::RegenAncestor { .. } => 28,
-            CdError::NoParent => 29,
-            CdError::RangeNotFound { .. } => 30,
-            CdError::StraddlesMemorySpace { .. } => 31,
-            CdError::RegionOverlap { .. } => 32,
-            CdError::UnknownMemorySpace(_) => 33,
-            CdError::RegionNotFound(_) => 34,
-            CdError::RegionInUse { .. } => 35,
-            CdError::RemapRefused { .. } => 36,
-            CdError::FileNotSeekable { .. } => 40,
-            CdError::FileNotFound(_) => 41,
-            CdError::HasChildren { .. } => 50,
-            CdError::ConcurrentOperation { .. } => 51,
-            CdError::OutOfMemory { .. } => 60,
-            CdError::DeviceCopy { .. } => 61,
-            CdError::RegenFailed { .. } => 62,
-            CdError::ParentDataMissing { .. } => 63,
-            CdError::InjectedFault(_) => 64,
-            CdError::MemoryLimit { .. } => 65,
-            CdError::LoggingDisabled => 70,
-            CdError::LogReplaying => 71,
-            CdError::EmptyLogEntry => 72,
-            CdError::RestoreRefused(_) => 73,
-            CdError::Unreplayable { .. } => 74,
-            CdError::Persist(_) => 75,
-            CdError::PersistMismatch(_) => 76,
-            CdError::PersistInFlight(_) => 78,
-        }
+/// One C error code of the runtime: its number, the name of its C constant and a one-line
+/// description (both NUL-terminated, so the C layer hands them out without copying).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ErrorCode {
+    /// The number `CdError::code` gives (1..99; never reused).
+    pub code: u32,
+    /// The C constant's name, `CD_ERR_...`.
+    pub name: &'static CStr,
+    /// What went wrong, in one line (the detailed message is the error's `Display`).
+    pub description: &'static CStr,
+}
+
+impl ErrorCode {
+    /// The C constant's name as a `&str`.
+    pub fn name_str(&self) -> &'static str {
+        // The names are ASCII identifiers written by `error_codes!` below.
+        self.name.to_str().unwrap_or("CD_ERR_UNKNOWN")
     }
+}
+
+/// A `&'static CStr` from a string literal known at compile time.
+macro_rules! c_str {
+    ($s:expr) => {
+        match CStr::from_bytes_with_nul(concat!($s, "\0").as_bytes()) {
+            Ok(c) => c,
+            Err(_) => panic!("a C string literal holds a NUL byte"),
+        }
+    };
+}
+
+/// The one table of error codes: each line is the C constant, its number, the variant(s) it
+/// stands for and its description. It writes both [`CdError::code`] (an exhaustive match, so a
+/// new variant without a line does not compile) and [`CdError::CODES`], from which cd-ffi
+/// answers `cd_error_name` / `cd_error_string` and its header test writes the `#define`s of
+/// `cd.h` and the `parameter`s of the Fortran module.
+macro_rules! error_codes {
+    ($( $name:ident = $code:literal : $pattern:pat, $description:literal; )*) => {
+        impl CdError {
+            /// A stable number for this kind of error, used by the C API (`cd_error_string`).
+            ///
+            /// Numbers are never reused; a new variant takes the next free one of its group.
+            pub fn code(&self) -> u32 {
+                match self {
+                    $( $pattern => $code, )*
+                }
+            }
+
+            /// Every code of [`CdError::code`] with its C name and description, in number
+            /// order. This table is the one source of the numbers, names and descriptions.
+            pub const CODES: &'static [ErrorCode] = &[
+                $( ErrorCode {
+                    code: $code,
+                    name: c_str!(stringify!($name)),
+                    description: c_str!($description),
+                }, )*
+            ];
+        }
+    };
+}
+
+// Numbers are grouped by kind (handles 1.., names and modes 10.., ranges 20.., files 40..,
+// concurrency 50.., machinery 60.., logs and persistence 70..). A retired code stays here as
+// a "reserved" comment. Last added: CD_ERR_MEMORY_LIMIT and CD_ERR_PERSIST_IN_FLIGHT.
+error_codes! {
+    CD_ERR_INVALID_HANDLE = 1: CdError::InvalidHandle(..),
+        "invalid CD handle: it was never returned by create_cd";
+    CD_ERR_STALE_HANDLE = 2: CdError::StaleHandle { .. },
+        "the CD handle is no longer valid: the CD was committed or discarded by a restore";
+    CD_ERR_NO_ACTIVE_CD = 3: CdError::NoActiveCd,
+        "CURRENT_CD was used but this thread has no active CD";
+    CD_ERR_REENTRANT = 4: CdError::Reentrant,
+        "the CD API was called from inside a regen or device-copy callback";
+    CD_ERR_ROOT_INHERITS_LOGGING = 10: CdError::RootInheritsLogging,
+        "a root CD must choose COMM_LOGGING_ENABLED or COMM_LOGGING_DISABLED";
+    CD_ERR_LOGGING_MISMATCH = 11: CdError::LoggingMismatch { .. },
+        "the child's logging mode contradicts its parent's; use COMM_LOGGING_INHERIT";
+    CD_ERR_CHILD_NAMED = 12: CdError::ChildNamed,
+        "only root CDs take a name; pass NULL for child CDs";
+    CD_ERR_DUPLICATE_NAME = 13: CdError::DuplicateName(..),
+        "a live root CD already has this name";
+    CD_ERR_BAD_NAME = 14: CdError::BadName(..),
+        "a root CD name must be non-empty and hold no NUL byte";
+    CD_ERR_STORAGE_INFO = 15: CdError::StorageInfo(..),
+        "storage_info is malformed or names an unknown key";
+    CD_ERR_ZERO_LENGTH = 20: CdError::ZeroLength { .. },
+        "an address range has zero length";
+    CD_ERR_NULL_ADDRESS = 21: CdError::NullAddress { .. },
+        "an address range starts at the null address";
+    CD_ERR_ADDRESS_OVERFLOW = 22: CdError::AddressOverflow { .. },
+        "address + length overflows the address space";
+    CD_ERR_OVERLAPPING_LIST = 23: CdError::OverlappingList { .. },
+        "two ranges of the address list overlap each other";
+    CD_ERR_READ_WRITE_REGEN = 24: CdError::ReadWriteRegen { .. },
+        "READ_WRITE ranges cannot be added via regen";
+    CD_ERR_PROMOTE_REGEN = 25: CdError::PromoteRegen { .. },
+        "a READ_WRITE re-add would promote a regen entry";
+    CD_ERR_SCOPE_CHANGE = 26: CdError::ScopeChange { .. },
+        "the range is already in the CD with another scope; delete it and add it again";
+    CD_ERR_NOT_IN_ANCESTOR = 27: CdError::NotInAncestor { .. },
+        "add_to_cd_via_parent: the range is not in any ancestor CD";
+    CD_ERR_REGEN_ANCESTOR = 28: CdError::RegenAncestor { .. },
+        "add_to_cd_via_parent: an ancestor restores the range with a regen function";
+    CD_ERR_NO_PARENT = 29: CdError::NoParent,
+        "add_to_cd_via_parent needs a parent CD, and this CD is a root";
+    CD_ERR_RANGE_NOT_FOUND = 30: CdError::RangeNotFound { .. },
+        "the range is not (entirely) in this CD";
+    CD_ERR_STRADDLES_MEMORY_SPACE = 31: CdError::StraddlesMemorySpace { .. },
+        "the range straddles the boundary of a device memory region";
+    CD_ERR_REGION_OVERLAP = 32: CdError::RegionOverlap { .. },
+        "the device region overlaps one already mapped";
+    CD_ERR_UNKNOWN_MEMORY_SPACE = 33: CdError::UnknownMemorySpace(..),
+        "the memory space was never registered";
+    CD_ERR_REGION_NOT_FOUND = 34: CdError::RegionNotFound(..),
+        "no device region starts at this address";
+    CD_ERR_REGION_IN_USE = 35: CdError::RegionInUse { .. },
+        "a live CD still holds ranges in this device region; delete them or commit the CD first";
+    CD_ERR_REMAP_REFUSED = 36: CdError::RemapRefused { .. },
+        "the device ranges cannot be moved to the new address as asked";
+    CD_ERR_FILE_NOT_SEEKABLE = 40: CdError::FileNotSeekable { .. },
+        "the file descriptor is closed or does not support lseek";
+    CD_ERR_FILE_NOT_FOUND = 41: CdError::FileNotFound(..),
+        "the file descriptor is not in this CD";
+    CD_ERR_HAS_CHILDREN = 50: CdError::HasChildren { .. },
+        "the CD has uncommitted children; commit them first";
+    CD_ERR_CONCURRENT_OPERATION = 51: CdError::ConcurrentOperation { .. },
+        "another thread runs commit, restore or advance on the same CD";
+    CD_ERR_OUT_OF_MEMORY = 60: CdError::OutOfMemory { .. },
+        "out of memory for the CD store";
+    CD_ERR_DEVICE_COPY = 61: CdError::DeviceCopy { .. },
+        "a device copy function failed";
+    CD_ERR_REGEN_FAILED = 62: CdError::RegenFailed { .. },
+        "a regen function returned nonzero";
+    CD_ERR_PARENT_DATA_MISSING = 63: CdError::ParentDataMissing { .. },
+        "a range added via parent is no longer held by any ancestor";
+    CD_ERR_INJECTED_FAULT = 64: CdError::InjectedFault(..),
+        "a fault injected by the test hook";
+    CD_ERR_MEMORY_LIMIT = 65: CdError::MemoryLimit { .. },
+        "the CD store would pass CD_MEMORY_LIMIT; nothing was changed";
+    CD_ERR_LOGGING_DISABLED = 70: CdError::LoggingDisabled,
+        "the CD was created with COMM_LOGGING_DISABLED and keeps no MPI log";
+    CD_ERR_LOG_REPLAYING = 71: CdError::LogReplaying,
+        "the MPI log is being replayed: consume it with get_MPI_log_from_cd before adding to it";
+    CD_ERR_EMPTY_LOG_ENTRY = 72: CdError::EmptyLogEntry,
+        "an MPI log entry must hold at least one byte";
+    CD_ERR_RESTORE_REFUSED = 73: CdError::RestoreRefused(..),
+        "restore_cd was refused by the MPI layer";
+    CD_ERR_UNREPLAYABLE = 74: CdError::Unreplayable { .. },
+        "cannot restore: the MPI log holds a call that cannot be replayed in isolation";
+    CD_ERR_PERSIST = 75: CdError::Persist(..),
+        "persisting a CD, or recovering a persisted version, failed";
+    CD_ERR_PERSIST_MISMATCH = 76: CdError::PersistMismatch(..),
+        "the restarted CD's ranges do not match its persisted version (order, kind, length)";
+    CD_ERR_PERSIST_IN_FLIGHT = 78: CdError::PersistInFlight(..),
+        "persist refused: an application message was in flight at the advance";
 }
 
 /// The result type of every CD operation.
@@ -378,5 +480,158 @@ impl std::fmt::Display for RangeList<'_> {
             write!(f, "{s:#x}..{e:#x}")?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_distinct_ascending_and_in_the_core_range() {
+        let codes: Vec<u32> = CdError::CODES.iter().map(|c| c.code).collect();
+        assert!(codes.windows(2).all(|w| w[0] < w[1]), "{codes:?}");
+        assert!(codes.iter().all(|c| (1..100).contains(c)), "{codes:?}");
+    }
+
+    #[test]
+    fn names_are_c_constants_and_descriptions_one_line() {
+        for c in CdError::CODES {
+            let name = c.name_str();
+            assert!(name.starts_with("CD_ERR_"), "{name}");
+            assert!(name[7..]
+                .bytes()
+                .all(|b| b.is_ascii_uppercase() || b == b'_'));
+            let text = c.description.to_str().unwrap();
+            assert!(!text.is_empty() && !text.contains('\n'), "{name}: {text:?}");
+        }
+    }
+
+    /// `CamelCase` to `CD_ERR_CAMEL_CASE`.
+    fn c_name(variant: &str) -> String {
+        let mut name = String::from("CD_ERR");
+        for ch in variant.chars() {
+            if ch.is_ascii_uppercase() {
+                name.push('_');
+            }
+            name.push(ch.to_ascii_uppercase());
+        }
+        name
+    }
+
+    #[test]
+    fn every_variant_has_the_line_named_after_it() {
+        let h = CdHandle::from_bits(5);
+        let cases = [
+            CdError::InvalidHandle(h),
+            CdError::StaleHandle {
+                handle: h,
+                fate: Fate::Committed,
+            },
+            CdError::NoActiveCd,
+            CdError::Reentrant,
+            CdError::RootInheritsLogging,
+            CdError::LoggingMismatch {
+                parent: "a",
+                child: "b",
+            },
+            CdError::ChildNamed,
+            CdError::DuplicateName("x".into()),
+            CdError::BadName(String::new()),
+            CdError::StorageInfo("x".into()),
+            CdError::ZeroLength { address: 1 },
+            CdError::NullAddress { length: 1 },
+            CdError::AddressOverflow {
+                address: 1,
+                length: 1,
+            },
+            CdError::OverlappingList {
+                first: 0,
+                second: 1,
+            },
+            CdError::ReadWriteRegen { address: 1 },
+            CdError::PromoteRegen { address: 1 },
+            CdError::ScopeChange {
+                address: 1,
+                existing: "GLOBAL",
+            },
+            CdError::NotInAncestor { address: 1, end: 2 },
+            CdError::RegenAncestor { address: 1, end: 2 },
+            CdError::NoParent,
+            CdError::RangeNotFound { address: 1, end: 2 },
+            CdError::StraddlesMemorySpace {
+                address: 1,
+                length: 2,
+            },
+            CdError::RegionOverlap {
+                address: 1,
+                length: 2,
+            },
+            CdError::UnknownMemorySpace(3),
+            CdError::RegionNotFound(1),
+            CdError::RegionInUse {
+                address: 1,
+                cd: CdHandle::from_bits(1),
+            },
+            CdError::RemapRefused {
+                from: 1,
+                to: 2,
+                reason: String::new(),
+            },
+            CdError::FileNotSeekable {
+                fd: 1,
+                message: String::new(),
+            },
+            CdError::FileNotFound(1),
+            CdError::HasChildren {
+                operation: "commit_cd",
+                children: 1,
+            },
+            CdError::ConcurrentOperation {
+                operation: "a",
+                running: "b",
+            },
+            CdError::OutOfMemory { bytes: 1 },
+            CdError::DeviceCopy {
+                space: String::new(),
+                message: String::new(),
+            },
+            CdError::RegenFailed {
+                status: 1,
+                ranges: 1,
+                not_restored: Vec::new(),
+            },
+            CdError::ParentDataMissing { address: 1, end: 2 },
+            CdError::InjectedFault("x"),
+            CdError::MemoryLimit {
+                limit: 1,
+                asked: 2,
+                held: 0,
+            },
+            CdError::LoggingDisabled,
+            CdError::LogReplaying,
+            CdError::EmptyLogEntry,
+            CdError::RestoreRefused("x".into()),
+            CdError::Unreplayable { call: "MPI_Put" },
+            CdError::Persist("x".into()),
+            CdError::PersistMismatch("x".into()),
+            CdError::PersistInFlight("x".into()),
+        ];
+        let mut seen = std::collections::BTreeSet::new();
+        for error in cases {
+            let debug = format!("{error:?}");
+            let variant = debug.split(['(', ' ']).next().unwrap();
+            let line = CdError::CODES.iter().find(|c| c.code == error.code());
+            assert_eq!(
+                line.map(ErrorCode::name_str),
+                Some(c_name(variant).as_str())
+            );
+            seen.insert(error.code());
+        }
+        assert_eq!(
+            seen.len(),
+            CdError::CODES.len(),
+            "a table line matches no variant"
+        );
     }
 }

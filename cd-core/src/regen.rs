@@ -25,7 +25,8 @@ impl Regen {
     pub fn new(f: impl Fn(&[AddrSpec]) -> i32 + Send + Sync + 'static) -> Regen {
         let f: RegenFn = Arc::new(f);
         Regen {
-            id: Arc::as_ptr(&f) as *const () as usize,
+            // The allocation's address as a number: an identity, never made a pointer again.
+            id: Arc::as_ptr(&f).cast::<()>().addr(),
             f,
         }
     }

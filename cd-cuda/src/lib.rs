@@ -266,7 +266,8 @@ impl CudaSpace {
 
     /// Whether `bytes` lie in a store buffer that is (now) pinned; pins it on first use.
     fn pinned(&self, bytes: *const u8, len: usize) -> bool {
-        let address = bytes as usize;
+        // A key into the map of store buffers: the address only.
+        let address = bytes.addr();
         let mut stores = self.stores.lock().unwrap_or_else(|e| e.into_inner());
         let Some((&start, slot)) = stores.range_mut(..=address).next_back() else {
             return false;
@@ -276,15 +277,14 @@ impl CudaSpace {
         }
         if slot.1 == Store::Unpinned {
             let d = &self.driver;
+            // Provenance: cd-core announced the mapping by address, and exposed it (its
+            // store keeps buffers as integers); the pointer goes to the CUDA driver (C).
+            let mapping = std::ptr::with_exposed_provenance_mut::<c_void>(start);
             // SAFETY: `start .. start + len` is a live store mapping cd-core announced; it
             // is unregistered before cd-core unmaps it (`host_buffer_unmapped`).
             let rc = unsafe {
                 (d.ctx_push)(self.context0);
-                let rc = (d.mem_host_register)(
-                    start as *mut c_void,
-                    slot.0,
-                    driver::HOST_REGISTER_PORTABLE,
-                );
+                let rc = (d.mem_host_register)(mapping, slot.0, driver::HOST_REGISTER_PORTABLE);
                 (d.ctx_pop)(&mut std::ptr::null_mut());
                 rc
             };
@@ -462,7 +462,9 @@ impl cd_core::DeviceMemory for CudaSpace {
         for c in copies {
             self.pinned(c.host, c.length);
         }
-        let app_stream = stream as Handle;
+        // Provenance: the application's stream handle, exposed where it left C (cd-ffi's
+        // `cd_advance_async`), goes back to the CUDA driver.
+        let app_stream: Handle = std::ptr::with_exposed_provenance_mut(stream);
         self.with_device(first.device, |d, device| {
             let (mut free, mut capacity) = (0usize, 0usize);
             // SAFETY: out-pointers to locals; the device's context is current.
@@ -588,10 +590,12 @@ impl cd_core::DeviceMemory for CudaSpace {
         let mut stores = self.stores.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((_, Store::Pinned)) = stores.remove(&address) {
             let d = &self.driver;
+            // Provenance: as at registration (`pinned`).
+            let mapping = std::ptr::with_exposed_provenance_mut::<c_void>(address);
             // SAFETY: unregisters a range this space registered, before cd-core unmaps it.
             unsafe {
                 (d.ctx_push)(self.context0);
-                (d.mem_host_unregister)(address as *mut c_void);
+                (d.mem_host_unregister)(mapping);
                 (d.ctx_pop)(&mut std::ptr::null_mut());
             }
         }

@@ -204,15 +204,21 @@ fn managed_host_and_straddling_ranges() {
     // SAFETY: out-pointer to a local.
     assert_eq!(unsafe { (s.alloc_managed)(&mut m, 4096, 1) }, 0);
     let managed = m as usize;
+    // Provenance: the address comes from the stand-in (C) as an integer.
+    let managed_ptr = std::ptr::with_exposed_provenance_mut::<u8>(managed);
     // SAFETY: the stand-in's managed memory is host-accessible, 4096 bytes.
-    unsafe { std::ptr::write_bytes(managed as *mut u8, 9, 4096) };
+    unsafe { std::ptr::write_bytes(managed_ptr, 9, 4096) };
     let host = [5u8; 64];
     let cd = root("cuda-managed");
     let dtoh = |c: [u64; 12]| c[0] + c[2];
     let dtoh_before = dtoh(s.counters());
     // SAFETY: the ranges are live and not written during the calls.
     unsafe {
-        add_to_cd_via_copy(cd, &[rw(managed, 4096), rw(host.as_ptr() as usize, 64)]).unwrap()
+        add_to_cd_via_copy(
+            cd,
+            &[rw(managed, 4096), rw(host.as_ptr().expose_provenance(), 64)],
+        )
+        .unwrap()
     };
     let entries = cd_entries(cd).unwrap();
     let space = cd_cuda::enable().unwrap();
@@ -225,9 +231,9 @@ fn managed_host_and_straddling_ranges() {
     );
     // SAFETY: as above.
     unsafe {
-        std::ptr::write_bytes(managed as *mut u8, 1, 4096);
+        std::ptr::write_bytes(managed_ptr, 1, 4096);
         restore_cd(cd).unwrap();
-        assert_eq!(*(managed as *const u8).add(4095), 9);
+        assert_eq!(*managed_ptr.add(4095), 9);
     }
     let (x, y) = (s.malloc(1024), s.malloc(1024));
     assert_eq!(y, x + 1024);
@@ -252,7 +258,7 @@ fn async_advance_becomes_current_only_after_the_drain() {
     let mut host = [1u8; 64];
     s.upload(a, &pattern(N, 1));
     let cd = root("cuda-async-current");
-    let h = host.as_ptr() as usize;
+    let h = host.as_ptr().expose_provenance();
     // SAFETY: the ranges stay allocated; nothing writes them during the calls.
     unsafe { add_to_cd_via_copy(cd, &[rw(a, N), rw(h, 64)]).unwrap() };
     s.upload(a, &pattern(N, 2));
@@ -421,10 +427,10 @@ fn reset_then_remap_restores_into_new_allocations() {
     assert!(a2 != a && b2 != b, "the arrays came back elsewhere");
     let host = [0u8; 64];
     for (from, to, len) in [
-        (a, a2, N),                     // destination held by nobody yet, but:
-        (a, host.as_ptr() as usize, N), // host memory
-        (a + 16, a2, N - 16),           // crosses an entry
-        (a, a + 1, N),                  // overlapping
+        (a, a2, N),                   // destination held by nobody yet, but:
+        (a, host.as_ptr().addr(), N), // host memory
+        (a + 16, a2, N - 16),         // crosses an entry
+        (a, a + 1, N),                // overlapping
     ] {
         if to == a2 {
             continue;

@@ -47,286 +47,174 @@
 /** The implicit handle of the calling thread's active CD (the spec's CURRENT_CD). */
 #define CURRENT_CD ((cd_handle)1)
 
-/** What advance_cd_point_in_time() returns on any failure (see above); cd_last_error() tells why. */
-#define FAILURE (-1)
+/* Result codes: generated from the library's code table (cd-core's CdError::CODES and
+ * cd-ffi's own codes) by cd-ffi/tests/header.rs. */
 
-/**
- * The operation succeeded.
- */
+/** success */
 #define SUCCESS 0
 
-/**
- * The handle was never returned by `create_cd` (a made-up value).
- */
+/** advance_cd_point_in_time failed; cd_last_error() gives the reason */
+#define FAILURE (-1)
+
+/** invalid CD handle: it was never returned by create_cd */
 #define CD_ERR_INVALID_HANDLE 1
 
-/**
- * The handle named a CD that was committed, or discarded by an ancestor's restore.
- */
+/** the CD handle is no longer valid: the CD was committed or discarded by a restore */
 #define CD_ERR_STALE_HANDLE 2
 
-/**
- * `CURRENT_CD` was used on a thread that has no active CD.
- */
+/** CURRENT_CD was used but this thread has no active CD */
 #define CD_ERR_NO_ACTIVE_CD 3
 
-/**
- * The CD API was called from inside a regen or device-copy callback.
- */
+/** the CD API was called from inside a regen or device-copy callback */
 #define CD_ERR_REENTRANT 4
 
-/**
- * A root CD was created with `COMM_LOGGING_INHERIT`.
- */
+/** a root CD must choose COMM_LOGGING_ENABLED or COMM_LOGGING_DISABLED */
 #define CD_ERR_ROOT_INHERITS_LOGGING 10
 
-/**
- * A child's logging mode contradicts its parent's.
- */
+/** the child's logging mode contradicts its parent's; use COMM_LOGGING_INHERIT */
 #define CD_ERR_LOGGING_MISMATCH 11
 
-/**
- * A name was given for a child CD.
- */
+/** only root CDs take a name; pass NULL for child CDs */
 #define CD_ERR_CHILD_NAMED 12
 
-/**
- * A live root CD already has this name.
- */
+/** a live root CD already has this name */
 #define CD_ERR_DUPLICATE_NAME 13
 
-/**
- * A root CD name is empty.
- */
+/** a root CD name must be non-empty and hold no NUL byte */
 #define CD_ERR_BAD_NAME 14
 
-/**
- * `storage_info` is malformed or names an unknown key.
- */
+/** storage_info is malformed or names an unknown key */
 #define CD_ERR_STORAGE_INFO 15
 
-/**
- * An address range has zero length.
- */
+/** an address range has zero length */
 #define CD_ERR_ZERO_LENGTH 20
 
-/**
- * An address range starts at the null address.
- */
+/** an address range starts at the null address */
 #define CD_ERR_NULL_ADDRESS 21
 
-/**
- * `address + length` overflows the address space.
- */
+/** address + length overflows the address space */
 #define CD_ERR_ADDRESS_OVERFLOW 22
 
-/**
- * Two ranges of one address list overlap each other.
- */
+/** two ranges of the address list overlap each other */
 #define CD_ERR_OVERLAPPING_LIST 23
 
-/**
- * A range was added via regen as READ_WRITE.
- */
+/** READ_WRITE ranges cannot be added via regen */
 #define CD_ERR_READ_WRITE_REGEN 24
 
-/**
- * A READ_WRITE re-add would promote a regen entry.
- */
+/** a READ_WRITE re-add would promote a regen entry */
 #define CD_ERR_PROMOTE_REGEN 25
 
-/**
- * A re-add asked for another scope than the existing entry's.
- */
+/** the range is already in the CD with another scope; delete it and add it again */
 #define CD_ERR_SCOPE_CHANGE 26
 
-/**
- * `add_to_cd_via_parent` on a range that no ancestor holds.
- */
+/** add_to_cd_via_parent: the range is not in any ancestor CD */
 #define CD_ERR_NOT_IN_ANCESTOR 27
 
-/**
- * `add_to_cd_via_parent` on a range an ancestor regenerates.
- */
+/** add_to_cd_via_parent: an ancestor restores the range with a regen function */
 #define CD_ERR_REGEN_ANCESTOR 28
 
-/**
- * `add_to_cd_via_parent` on a root CD.
- */
+/** add_to_cd_via_parent needs a parent CD, and this CD is a root */
 #define CD_ERR_NO_PARENT 29
 
-/**
- * `delete_from_cd` (or `cd_read_saved`) on a range the CD does not hold.
- */
+/** the range is not (entirely) in this CD */
 #define CD_ERR_RANGE_NOT_FOUND 30
 
-/**
- * A range straddles host memory and a device region.
- */
+/** the range straddles the boundary of a device memory region */
 #define CD_ERR_STRADDLES_MEMORY_SPACE 31
 
-/**
- * A device region overlaps one already mapped.
- */
+/** the device region overlaps one already mapped */
 #define CD_ERR_REGION_OVERLAP 32
 
-/**
- * A memory space id that was never registered.
- */
+/** the memory space was never registered */
 #define CD_ERR_UNKNOWN_MEMORY_SPACE 33
 
-/**
- * No device region starts at this address.
- */
+/** no device region starts at this address */
 #define CD_ERR_REGION_NOT_FOUND 34
 
-/**
- * `cd_unmap_device_region` on a region that a live CD still holds ranges in.
- */
+/** a live CD still holds ranges in this device region; delete them or commit the CD first */
 #define CD_ERR_REGION_IN_USE 35
 
-/**
- * `cd_remap_device_region` cannot move the ranges as asked (overlap, a range across the
- * bounds, a destination that is held or not device memory of the same space).
- */
+/** the device ranges cannot be moved to the new address as asked */
 #define CD_ERR_REMAP_REFUSED 36
 
-/**
- * The file descriptor is closed or does not support `lseek`.
- */
+/** the file descriptor is closed or does not support lseek */
 #define CD_ERR_FILE_NOT_SEEKABLE 40
 
-/**
- * `delete_file_from_cd` on a descriptor the CD does not monitor.
- */
+/** the file descriptor is not in this CD */
 #define CD_ERR_FILE_NOT_FOUND 41
 
-/**
- * The CD has uncommitted children (commit and advance need none).
- */
+/** the CD has uncommitted children; commit them first */
 #define CD_ERR_HAS_CHILDREN 50
 
-/**
- * Another thread runs commit, restore or advance on the same CD.
- */
+/** another thread runs commit, restore or advance on the same CD */
 #define CD_ERR_CONCURRENT_OPERATION 51
 
-/**
- * The CD store could not allocate memory.
- */
+/** out of memory for the CD store */
 #define CD_ERR_OUT_OF_MEMORY 60
 
-/**
- * A registered device copy function failed.
- */
+/** a device copy function failed */
 #define CD_ERR_DEVICE_COPY 61
 
-/**
- * A regen function returned nonzero.
- */
+/** a regen function returned nonzero */
 #define CD_ERR_REGEN_FAILED 62
 
-/**
- * A PARENT entry found no data in any ancestor at restore time.
- */
+/** a range added via parent is no longer held by any ancestor */
 #define CD_ERR_PARENT_DATA_MISSING 63
 
-/**
- * A fault injected by cd-core's test hook.
- */
+/** a fault injected by the test hook */
 #define CD_ERR_INJECTED_FAULT 64
 
-/**
- * A store buffer would take the bytes the runtime holds (stores, pool, logs) past
- * `CD_MEMORY_LIMIT`; the add or advance changed nothing.
- */
+/** the CD store would pass CD_MEMORY_LIMIT; nothing was changed */
 #define CD_ERR_MEMORY_LIMIT 65
 
-/**
- * A log operation on a CD created with `COMM_LOGGING_DISABLED`.
- */
+/** the CD was created with COMM_LOGGING_DISABLED and keeps no MPI log */
 #define CD_ERR_LOGGING_DISABLED 70
 
-/**
- * `add_MPI_log_to_cd` while the log is being replayed, or a commit or advance that would merge
- * a child's log entries into a log being replayed.
- */
+/** the MPI log is being replayed: consume it with get_MPI_log_from_cd before adding to it */
 #define CD_ERR_LOG_REPLAYING 71
 
-/**
- * An MPI log entry of zero bytes.
- */
+/** an MPI log entry must hold at least one byte */
 #define CD_ERR_EMPTY_LOG_ENTRY 72
 
-/**
- * The MPI layer's restore hook refused the restore (e.g. requests it cannot quiesce).
- */
+/** restore_cd was refused by the MPI layer */
 #define CD_ERR_RESTORE_REFUSED 73
 
-/**
- * The MPI log a restore would replay holds a call that cannot be replayed (one-sided, file
- * I/O, spawn).
- */
+/** cannot restore: the MPI log holds a call that cannot be replayed in isolation */
 #define CD_ERR_UNREPLAYABLE 74
 
-/**
- * Persisting a persistent CD, or finding, rebuilding or loading a persisted version, failed
- * (`cd_last_error()` says why: a cache directory, a lost version, a damaged file).
- */
+/** persisting a CD, or recovering a persisted version, failed */
 #define CD_ERR_PERSIST 75
 
-/**
- * The ranges added to a restarted persistent CD do not match its persisted version (their
- * order, kind or length).
- */
+/** the restarted CD's ranges do not match its persisted version (order, kind, length) */
 #define CD_ERR_PERSIST_MISMATCH 76
 
-/**
- * A persist was refused: the MPI interposer's message counts show an application message in
- * flight (or a receive or nonblocking collective not completed) at the advance; nothing was
- * written and the previous version stays the newest (`cd_last_error()` names the ranks).
- */
+/** persist refused: an application message was in flight at the advance */
 #define CD_ERR_PERSIST_IN_FLIGHT 78
 
-/**
- * A NULL `cd_handle` where a CD is required (NULL means "no parent" only in `create_cd`).
- */
+/** NULL CD handle (NULL means 'no parent' only in create_cd) */
 #define CD_ERR_NULL_HANDLE 100
 
-/**
- * A required pointer argument is NULL.
- */
+/** a required pointer argument is NULL */
 #define CD_ERR_NULL_POINTER 101
 
-/**
- * A count or length argument is negative.
- */
+/** a count or length argument is negative */
 #define CD_ERR_NEGATIVE_COUNT 102
 
-/**
- * An address list with no entries (`ascount == 0`).
- */
+/** the address list has no entries (ascount is 0) */
 #define CD_ERR_EMPTY_LIST 103
 
-/**
- * A value outside its enum (addr_tp, addr_scope, logging mode, ...).
- */
+/** a value is outside its enum (addr_tp, addr_scope, logging mode) */
 #define CD_ERR_INVALID_ENUM 104
 
-/**
- * A string argument is not valid UTF-8.
- */
+/** a string argument is not valid UTF-8 */
 #define CD_ERR_INVALID_STRING 105
 
-/**
- * An output array is too small; the count needed was stored.
- */
+/** the output array is too small; the count needed was stored */
 #define CD_ERR_BUFFER_TOO_SMALL 106
 
-/**
- * The library panicked (a bug in libcd); the operation did not complete.
- */
+/** internal error: libcd panicked; the operation did not complete */
 #define CD_ERR_PANIC 107
+
 
 /**
  * The library's major version.

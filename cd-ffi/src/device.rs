@@ -49,16 +49,12 @@ impl DeviceMemory for CSpace {
     }
 
     fn copy_to_host(&self, dst: &mut [u8], src: usize) -> Result<(), String> {
+        // Provenance: `src` is a device address a C caller handed in (`add_to_cd_via_*`,
+        // `cd_remap_device_region`), exposed there; it goes back to the registrant's C code.
+        let src_ptr = std::ptr::with_exposed_provenance::<c_void>(src);
         // SAFETY: `dst` is a valid host buffer of `dst.len()` bytes, and `src` lies in a region
         // the registrant mapped to this space; the function's own contract is the registrant's.
-        let rc = unsafe {
-            (self.to_host)(
-                dst.as_mut_ptr().cast(),
-                src as *const c_void,
-                dst.len(),
-                self.ctx,
-            )
-        };
+        let rc = unsafe { (self.to_host)(dst.as_mut_ptr().cast(), src_ptr, dst.len(), self.ctx) };
         match rc {
             0 => Ok(()),
             rc => Err(format!(
@@ -69,10 +65,10 @@ impl DeviceMemory for CSpace {
     }
 
     fn copy_to_device(&self, dst: usize, src: &[u8]) -> Result<(), String> {
+        // Provenance: as in copy_to_host.
+        let dst_ptr = std::ptr::with_exposed_provenance_mut::<c_void>(dst);
         // SAFETY: as in copy_to_host, with the roles swapped.
-        let rc = unsafe {
-            (self.to_device)(dst as *mut c_void, src.as_ptr().cast(), src.len(), self.ctx)
-        };
+        let rc = unsafe { (self.to_device)(dst_ptr, src.as_ptr().cast(), src.len(), self.ctx) };
         match rc {
             0 => Ok(()),
             rc => Err(format!(
@@ -132,7 +128,8 @@ pub extern "C" fn cd_map_device_region(space: c_int, address: *mut c_void, lengt
         if address.is_null() {
             return Err(Error::NullPointer("address"));
         }
-        Ok(cd_core::map_device_region(space, address as usize, length)?)
+        // The region's bounds are only compared with ranges' addresses: no provenance needed.
+        Ok(cd_core::map_device_region(space, address.addr(), length)?)
     })
 }
 
@@ -147,7 +144,8 @@ pub extern "C" fn cd_unmap_device_region(address: *mut c_void) -> c_int {
         if address.is_null() {
             return Err(Error::NullPointer("address"));
         }
-        Ok(cd_core::unmap_device_region(address as usize)?)
+        // A key to look the region up by: its address is all that is read.
+        Ok(cd_core::unmap_device_region(address.addr())?)
     })
 }
 
@@ -179,8 +177,11 @@ pub unsafe extern "C" fn cd_advance_async(
 ) -> c_int {
     ffi_int!({
         let cd = cd_ref(cd)?;
+        // Provenance: the stream is the caller's opaque CUDA handle, kept as an integer by
+        // cd-core and turned back into a pointer for the CUDA driver (cd-cuda): exposed here.
+        let stream = stream.expose_provenance();
         // SAFETY: forwarded from the caller.
-        let started = unsafe { cd_core::advance_cd_point_in_time_async(cd, stream as usize)? };
+        let started = unsafe { cd_core::advance_cd_point_in_time_async(cd, stream)? };
         if !in_flight.is_null() {
             // SAFETY: non-null, and writable by this function's contract.
             unsafe { *in_flight = c_int::from(started.in_flight) };
@@ -257,9 +258,11 @@ pub extern "C" fn cd_remap_device_region(
         if to.is_null() {
             return Err(Error::NullPointer("to"));
         }
+        // `from` is a key (compared with addresses); `to` becomes the address of the moved
+        // ranges that copies later go through, so its provenance is exposed.
         Ok(cd_core::remap_device_region(
-            from as usize,
-            to as usize,
+            from.addr(),
+            to.expose_provenance(),
             length,
         )?)
     })

@@ -229,7 +229,9 @@ pub unsafe extern "C" fn cd_get_entries(
         for (i, e) in entries.iter().enumerate() {
             let info = cd_entry_info {
                 spec: cd_addrspec {
-                    address: e.address as *mut c_void,
+                    // Provenance: the address came from the caller that added the range, and
+                    // was exposed then (`cd_addrspec::to_core`); it goes back to C with it.
+                    address: std::ptr::with_exposed_provenance_mut(e.address),
                     length: e.length,
                     addr_tp: c_int::from(e.access == Access::ReadWrite),
                     addr_scope: scope_to_c(e.scope),
@@ -268,7 +270,8 @@ pub unsafe extern "C" fn cd_read_saved(
         if out.is_null() {
             return Err(Error::NullPointer("out"));
         }
-        let bytes = cd_core::cd_saved_bytes(cd, address as usize, length)?;
+        // The address only names the saved range (the copy is read from the CD's store).
+        let bytes = cd_core::cd_saved_bytes(cd, address.addr(), length)?;
         // SAFETY: `out` is writable for `length` bytes (contract) and `bytes.len() == length`;
         // `bytes` is a fresh Vec, so the ranges do not overlap.
         unsafe {

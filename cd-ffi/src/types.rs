@@ -26,7 +26,8 @@ unsafe impl Sync for cd_handle_constant {}
 
 /// `CURRENT_CD`, for Fortran (`bind(C, name="cd_current_cd")`).
 #[no_mangle]
-pub static cd_current_cd: cd_handle_constant = cd_handle_constant(CURRENT_CD_BITS as cd_handle);
+pub static cd_current_cd: cd_handle_constant =
+    cd_handle_constant(std::ptr::without_provenance_mut(CURRENT_CD_BITS));
 
 /// Whether a range is modified by the application (`addr_tp` of `struct cd_addrspec`).
 #[repr(C)]
@@ -99,7 +100,10 @@ impl cd_addrspec {
     /// The C spec for a cd-core spec.
     pub(crate) fn from_core(spec: &AddrSpec) -> cd_addrspec {
         cd_addrspec {
-            address: spec.address as *mut c_void,
+            // Provenance: the address came from outside (a C caller's `void *`, or a Rust
+            // caller's pointer), and was exposed when it became an integer (`to_core`, the
+            // facade); handing it back to C, it takes that exposed provenance again.
+            address: std::ptr::with_exposed_provenance_mut(spec.address),
             length: spec.length,
             addr_tp: match spec.access {
                 Access::ReadOnly => addr_type::READ_ONLY as c_int,
@@ -121,8 +125,10 @@ impl cd_addrspec {
             1 => Scope::Constrained,
             v => return Err(Error::InvalidEnum("addr_scope (GLOBAL or CONSTRAINED)", v)),
         };
+        // Provenance: cd-core keeps addresses as integers and copies through them at advance
+        // and restore, so the caller's pointer is exposed here, where it leaves C.
         Ok(AddrSpec::new(
-            self.address as usize,
+            self.address.expose_provenance(),
             self.length,
             access,
             scope,
@@ -145,7 +151,8 @@ pub(crate) fn specs(list: &[cd_addrspec]) -> Result<Vec<AddrSpec>, Error> {
 
 /// The CD a C handle names: `CURRENT_CD`, or a handle cd-core validates on use.
 pub(crate) fn cd_ref(cd: cd_handle) -> Result<CdRef, Error> {
-    match cd as usize {
+    // A handle is a number, never dereferenced: only its address is read.
+    match cd.addr() {
         0 => Err(Error::NullHandle),
         CURRENT_CD_BITS => Ok(CdRef::Current),
         bits => Ok(CdRef::Handle(CdHandle::from_bits(bits as u64))),
@@ -154,7 +161,9 @@ pub(crate) fn cd_ref(cd: cd_handle) -> Result<CdRef, Error> {
 
 /// The C value of a handle (always at least 2^32, so never NULL nor `CURRENT_CD`).
 pub(crate) fn to_c(handle: CdHandle) -> cd_handle {
-    handle.to_bits() as usize as cd_handle
+    // A number dressed as a pointer, never dereferenced: it needs no provenance. Handles fit
+    // (the crate refuses targets whose pointers are not 64-bit).
+    std::ptr::without_provenance_mut(handle.to_bits() as usize)
 }
 
 /// A logging mode from C.

@@ -141,12 +141,32 @@ pub(crate) fn redset_prefix(vdir: &Path) -> String {
     format!("{}/redset.", vdir.display())
 }
 
-fn scheme_of(s: PersistScheme) -> Scheme {
+/// cd-core's [`PersistScheme`] (what `storage_info` asked for) as cd-redset's [`Scheme`].
+///
+/// Two enums on purpose, with this one bridge between them: DESIGN.md keeps cd-core free of
+/// MPI and cd-redset free of CDs, so neither crate can name the other's type, and cd-persist is
+/// the one crate that sees both (a third crate below both would hold nothing but this enum,
+/// while `Scheme`'s methods are cd-redset's file format). The bridge cannot drift: it is total
+/// both ways by exhaustive matches ([`persist_scheme`] is its inverse), so a variant added to
+/// either enum does not compile until it is mapped here, and the tests check that the round
+/// trip is the identity and that `storage_info`'s scheme names are cd-redset's file tags.
+pub fn redset_scheme(s: PersistScheme) -> Scheme {
     match s {
         PersistScheme::Single => Scheme::Single,
         PersistScheme::Partner { replicas } => Scheme::Partner { replicas },
         PersistScheme::Xor => Scheme::Xor,
         PersistScheme::Rs { checksums } => Scheme::Rs { checksums },
+    }
+}
+
+/// cd-redset's [`Scheme`] as the [`PersistScheme`] of `storage_info` (the inverse of
+/// [`redset_scheme`]), e.g. to say which `scheme=` a redundancy descriptor was written with.
+pub fn persist_scheme(s: Scheme) -> PersistScheme {
+    match s {
+        Scheme::Single => PersistScheme::Single,
+        Scheme::Partner { replicas } => PersistScheme::Partner { replicas },
+        Scheme::Xor => PersistScheme::Xor,
+        Scheme::Rs { checksums } => PersistScheme::Rs { checksums },
     }
 }
 
@@ -391,7 +411,7 @@ fn protect_and_commit(
 ) -> Result<(), String> {
     let rs = Redset::create(
         comm,
-        scheme_of(settings.scheme),
+        redset_scheme(settings.scheme),
         settings.set_size,
         settings.failure_group.as_deref(),
         Options::default(),
@@ -593,4 +613,40 @@ pub fn before_restore(cd: CdHandle) -> cd_core::Result<()> {
         }
     });
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cd_core::StorageInfo;
+
+    /// Every scheme `storage_info` can name, with its key, and the one cd-redset builds from it.
+    #[test]
+    fn storage_info_schemes_are_redset_schemes_and_back() {
+        let cases = [
+            ("single", "", Scheme::Single),
+            ("partner", ";replicas=3", Scheme::Partner { replicas: 3 }),
+            ("xor", "", Scheme::Xor),
+            ("rs", ";checksums=2", Scheme::Rs { checksums: 2 }),
+        ];
+        for (name, extra, expected) in cases {
+            let text = format!("dir=/d;scheme={name}{extra}");
+            let settings = StorageInfo::parse(&text)
+                .and_then(|info| info.persist())
+                .unwrap_or_else(|e| panic!("{text}: {e}"))
+                .expect("dir makes it persistent");
+            let scheme = redset_scheme(settings.scheme);
+            assert_eq!(scheme, expected, "{text}");
+            assert_eq!(
+                scheme.file_tag(),
+                name,
+                "storage_info's name is the file tag"
+            );
+            assert_eq!(
+                persist_scheme(scheme),
+                settings.scheme,
+                "round trip of {name}"
+            );
+        }
+    }
 }

@@ -9,8 +9,13 @@ use crate::util::work_dir;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// `CD_ERR_PERSIST_IN_FLIGHT`.
-const IN_FLIGHT: &str = "78";
+/// `CD_ERR_PERSIST_IN_FLIGHT`, from the library's code table.
+fn in_flight_code() -> i32 {
+    cd::error::known_codes()
+        .find(|c| c.name == c"CD_ERR_PERSIST_IN_FLIGHT")
+        .expect("CD_ERR_PERSIST_IN_FLIGHT is a known code")
+        .code
+}
 
 /// One launch: whether every rank exited cleanly, the output, each rank's statistics.
 struct Launch {
@@ -108,14 +113,16 @@ fn versions(cache: &Path) -> Vec<String> {
         .collect()
 }
 
-/// Every rank's refusal at `step` says the same: error 78, the pair and its counts.
+/// Every rank's refusal at `step` says the same: the in-flight code, the pair and its counts.
 fn assert_refused_everywhere(run: &Launch, step: u32, words: &str) {
     let refused = run.lines("refused");
     assert_eq!(refused.len(), RANKS, "{}", run.text);
     for line in &refused {
         assert!(
-            line.contains(&format!(" refused {step} {IN_FLIGHT} persist refused: "))
-                && line.contains(words)
+            line.contains(&format!(
+                " refused {step} {} persist refused: ",
+                in_flight_code()
+            )) && line.contains(words)
                 && line.contains("no version was written"),
             "{line}\n{}",
             run.text
