@@ -21,16 +21,8 @@ cd "$(dirname "$0")/.."
 PENDING=(
     cd-core/src/store.rs
     cd-core/src/log.rs
-    cd-core/src/types.rs
-    cd-core/tests/advance_async.rs
-    cd-core/tests/memory.rs
-    cd-core/tests/model.rs
     cd-core/tests/mpi_log.rs
-    cd-core/tests/rules.rs
-    cd-core/tests/threads.rs
-    cd-core/tests/util.rs
     cd-core/benches/siblings.rs
-    cd-mpi-intercept/src/abi.rs
     cd-mpi-intercept/src/engine.rs
 )
 deny_all=false

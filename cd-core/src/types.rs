@@ -105,7 +105,9 @@ impl AddrSpec {
     /// A GLOBAL spec covering the bytes of `value`.
     pub fn of<T: ?Sized>(value: &T, access: Access) -> Self {
         AddrSpec::new(
-            value as *const T as *const u8 as usize,
+            // Exposed: the runtime turns the address back into a pointer with
+            // `with_exposed_provenance` when it copies these bytes.
+            (value as *const T).cast::<u8>().expose_provenance(),
             std::mem::size_of_val(value),
             access,
             Scope::Global,

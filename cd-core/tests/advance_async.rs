@@ -70,7 +70,10 @@ impl DeviceMemory for GatedDevice {
             .iter()
             .map(|c| {
                 let at = c.device - self.base;
-                (c.host as usize, memory[at..at + c.length].to_vec())
+                (
+                    c.host.expose_provenance(),
+                    memory[at..at + c.length].to_vec(),
+                )
             })
             .collect();
         Ok(Some(Box::new(GatedDrain {
@@ -91,8 +94,13 @@ impl GatedDrain {
         for (host, bytes) in self.snapshot.take().unwrap_or_default() {
             // SAFETY: `begin_drain`'s contract: the destination is the pending advance's
             // buffer, untouched by anyone else until this drain reports completion.
-            unsafe { std::slice::from_raw_parts_mut(host as *mut u8, bytes.len()) }
-                .copy_from_slice(&bytes);
+            unsafe {
+                std::slice::from_raw_parts_mut(
+                    std::ptr::with_exposed_provenance_mut::<u8>(host),
+                    bytes.len(),
+                )
+            }
+            .copy_from_slice(&bytes);
         }
     }
 }

@@ -48,7 +48,7 @@ impl Block {
 
     fn rw(&self) -> AddrSpec {
         AddrSpec::new(
-            self.ptr as usize,
+            self.ptr.expose_provenance(),
             self.len,
             Access::ReadWrite,
             Scope::Global,

@@ -477,7 +477,12 @@ proptest! {
                     for s in specs {
                         for a in s.address..s.address + s.length {
                             // SAFETY: regen entries lie in the case's live memory block.
-                            unsafe { std::ptr::write_volatile(a as *mut u8, regen_value(id, a - base)) };
+                            unsafe {
+                                std::ptr::write_volatile(
+                                    std::ptr::with_exposed_provenance_mut::<u8>(a),
+                                    regen_value(id, a - base),
+                                )
+                            };
                         }
                     }
                     0

@@ -282,13 +282,18 @@ fn restore_order_inside_a_cd_is_copy_parent_regen() {
         // z = x + y, read from application memory restored before this call.
         let read = |a: usize| {
             // SAFETY: the test's memory block, alive during the restore.
-            unsafe { std::ptr::read_volatile(a as *const u32) }
+            unsafe { std::ptr::read_volatile(std::ptr::with_exposed_provenance::<u32>(a)) }
         };
         let (x, y) = (read(base), read(base + 4));
         log.lock().unwrap().push(specs.to_vec());
         for spec in specs {
             // SAFETY: as above; the spec is the z variable.
-            unsafe { std::ptr::write_volatile(spec.address as *mut u32, x + y) };
+            unsafe {
+                std::ptr::write_volatile(
+                    std::ptr::with_exposed_provenance_mut::<u32>(spec.address),
+                    x + y,
+                )
+            };
         }
         0
     });

@@ -225,7 +225,9 @@ fn restoring_a_parent_while_children_come_and_go() {
         for spec in specs {
             for a in spec.address..spec.address + spec.length {
                 // SAFETY: worker ranges of `mem`, written only during restores.
-                unsafe { std::ptr::write_volatile(a as *mut u8, 7) };
+                unsafe {
+                    std::ptr::write_volatile(std::ptr::with_exposed_provenance_mut::<u8>(a), 7)
+                };
             }
         }
         0

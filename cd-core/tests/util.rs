@@ -27,7 +27,7 @@ impl Mem {
     /// The address of byte `offset`.
     pub fn addr(&self, offset: usize) -> usize {
         assert!(offset <= self.len);
-        self.ptr as usize + offset
+        self.ptr.expose_provenance() + offset
     }
 
     /// Byte `offset`.

@@ -128,17 +128,17 @@ impl std::fmt::Debug for Status {
 
 /// Whether an `MPI_Status *` is `MPI_STATUS_IGNORE` (or NULL, which no MPI accepts as a status).
 pub fn is_status_ignore(status: *const Status) -> bool {
-    status as usize == STATUS_IGNORE || status.is_null()
+    status.addr() == STATUS_IGNORE || status.is_null()
 }
 
 /// Whether an `MPI_Status[]` is `MPI_STATUSES_IGNORE`.
 pub fn is_statuses_ignore(statuses: *const Status) -> bool {
-    statuses as usize == STATUSES_IGNORE || statuses.is_null()
+    statuses.addr() == STATUSES_IGNORE || statuses.is_null()
 }
 
 /// Whether a buffer argument is `MPI_IN_PLACE`.
 pub fn is_in_place<T>(buf: *const T) -> bool {
-    buf as usize == IN_PLACE
+    buf.addr() == IN_PLACE
 }
 
 static PREDEFINED: OnceLock<Predefined> = OnceLock::new();
