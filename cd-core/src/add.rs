@@ -12,7 +12,8 @@ use crate::callback;
 use crate::error::{CdError, Result};
 use crate::handle;
 use crate::ids::CdRef;
-use crate::node::{resolve_through, Entry, How, Node};
+use crate::interval::Probe;
+use crate::node::{resolve_through, AddRecord, Entry, How, Node, State};
 use crate::regen::Regen;
 use crate::space::{self, Location};
 use crate::stats::Stats;
@@ -95,9 +96,6 @@ unsafe fn add_entries(cd: CdRef, specs: &[AddrSpec], how: How) -> Result<()> {
         settled = settle(&node, true)?;
     };
 
-    // Most adds cover new ground: one lookup each tells, and spares the overlap work. A
-    // single range's lookup also finds the neighbours its entry merges with, so that its
-    // insertion below needs one more descent of the tree, not two.
     let entry_of = |i: usize| Entry {
         how: how.clone(),
         access: specs[i].access,
@@ -105,10 +103,19 @@ unsafe fn add_entries(cd: CdRef, specs: &[AddrSpec], how: How) -> Result<()> {
         space: spaces[i].space,
         region: spaces[i].region,
     };
-    let mut probe = None;
-    let uncovered: Small<bool> = if let [(s, e)] = bounds[..] {
-        probe = state.entries.probe(s, e, &entry_of(0));
-        smallvec::smallvec![probe.is_some()]
+    // Most adds are of one range on new ground: one lookup tells, and finds the neighbours its
+    // entry merges with, so that its insertion needs one more descent of the tree, not two,
+    // and none of the overlap work below.
+    if let [(s, e)] = bounds[..] {
+        let entry = entry_of(0);
+        if let Some(probe) = state.entries.probe(s, e, &entry) {
+            // SAFETY: forwarded from the caller.
+            return unsafe { add_uncovered(&node, &mut state, s, e, entry, probe, spaces[0]) };
+        }
+    }
+
+    let uncovered: Small<bool> = if bounds.len() == 1 {
+        smallvec::smallvec![false]
     } else {
         bounds
             .iter()
@@ -186,11 +193,7 @@ unsafe fn add_entries(cd: CdRef, specs: &[AddrSpec], how: How) -> Result<()> {
         }
         let entry = entry_of(i);
         for &(gs, ge) in list {
-            // `probe` is set only for a single uncovered range: its one gap is the range.
-            match probe.take() {
-                Some(p) => state.entries.insert_probed(gs, ge, entry.clone(), p),
-                None => state.entries.insert_uncovered(gs, ge, entry.clone()),
-            }
+            state.entries.insert_uncovered(gs, ge, entry.clone());
             let segment = match &staged {
                 Some(Staged::Buffer(buffer)) => Segment::new(Arc::clone(buffer), offset),
                 Some(Staged::Inline(bytes)) => Segment::Inline(*bytes),
@@ -206,7 +209,7 @@ unsafe fn add_entries(cd: CdRef, specs: &[AddrSpec], how: How) -> Result<()> {
         let added = bounds.iter().zip(&gaps).filter(|(_, g)| !g.is_empty());
         state
             .adds
-            .extend(added.map(|(&(start, end), _)| crate::node::AddRecord {
+            .extend(added.map(|(&(start, end), _)| AddRecord {
                 start,
                 end,
                 restoration: how.restoration(),
@@ -214,6 +217,65 @@ unsafe fn add_entries(cd: CdRef, specs: &[AddrSpec], how: How) -> Result<()> {
     }
     if how == How::Parent && gaps.iter().any(|g| !g.is_empty()) {
         node.has_parent_entries.store(true, Ordering::Relaxed);
+    }
+    let stats = Stats {
+        adds: 1,
+        bytes_added: copied as u64,
+        ..Stats::default()
+    };
+    state.stats.absorb(&stats);
+    stats.publish();
+    Ok(())
+}
+
+/// The add of one range that no entry of the CD touches (`probe` found its neighbours): the
+/// common case, with none of the overlap bookkeeping of [`add_entries`]'s general path.
+///
+/// # Safety
+/// For a `How::Copy` entry, `start .. end` is readable as [`add_to_cd_via_copy`] requires.
+unsafe fn add_uncovered(
+    node: &Node,
+    state: &mut State,
+    start: usize,
+    end: usize,
+    entry: Entry,
+    probe: Probe,
+    at: Location,
+) -> Result<()> {
+    let len = end - start;
+    let segment = if entry.how != How::Copy {
+        None
+    } else if len > INLINE {
+        let mut buffer = Buffer::new(len)?;
+        // SAFETY: `start .. end` is the range the caller vouched for.
+        unsafe { store::read_app(buffer.as_mut_slice(), start, at.space)? };
+        Some(Segment::new(Arc::new(buffer), 0))
+    } else {
+        // A few bytes: kept inline, no buffer.
+        let mut bytes = [0; INLINE];
+        // SAFETY: as above.
+        unsafe { store::read_app(&mut bytes[..len], start, at.space)? };
+        Some(Segment::Inline(bytes))
+    };
+
+    // Nothing can fail from here on.
+    let restoration = entry.how.restoration();
+    if entry.how == How::Parent {
+        node.has_parent_entries.store(true, Ordering::Relaxed);
+    }
+    state.entries.insert_probed(start, end, entry, probe);
+    let copied = if let Some(segment) = segment {
+        state.data.insert_uncovered(start, end, segment);
+        len
+    } else {
+        0
+    };
+    if node.persistent {
+        state.adds.push(AddRecord {
+            start,
+            end,
+            restoration,
+        });
     }
     let stats = Stats {
         adds: 1,
