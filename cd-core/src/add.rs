@@ -20,7 +20,7 @@ use crate::stats::Stats;
 use crate::store::{self, Buffer, Segment, INLINE};
 use crate::types::{validate_specs, AddrSpec, Small};
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use std::sync::{Arc, MutexGuard};
 use tracing::debug_span;
 
 /// Adds ranges whose data is copied into the CD store now (`add_to_cd_via_copy`).
@@ -69,6 +69,39 @@ pub fn add_to_cd_via_regen(cd: impl Into<CdRef>, specs: &[AddrSpec], regen: Rege
 /// For `How::Copy`, as [`add_to_cd_via_copy`]; otherwise none.
 unsafe fn add_entries(cd: CdRef, specs: &[AddrSpec], how: How) -> Result<()> {
     callback::check()?;
+    // Most adds are of one range on new ground: checked without building lists, one lookup
+    // tells it is new and finds the neighbours its entry merges with, so that its insertion
+    // needs one more descent of the tree, not two, and none of the overlap work.
+    if let [spec] = specs {
+        let (s, e) = spec.bounds()?;
+        access::check_new(&how, specs)?;
+        let at = space::space_of(s, e)?;
+        let node = handle::resolve(cd)?;
+        let mut state = lock_for_add(&node, &[(s, e)], &how)?;
+        let entry = Entry {
+            how,
+            access: spec.access,
+            scope: spec.scope,
+            space: at.space,
+            region: at.region,
+        };
+        return match state.entries.probe(s, e, &entry) {
+            // SAFETY: forwarded from the caller.
+            Some(probe) => unsafe { add_uncovered(&node, &mut state, s, e, entry, probe, at) },
+            // SAFETY: as above.
+            None => unsafe {
+                add_locked(
+                    &node,
+                    state,
+                    specs,
+                    &[(s, e)],
+                    &[at],
+                    smallvec::smallvec![false],
+                    entry.how,
+                )
+            },
+        };
+    }
     let bounds = validate_specs(specs)?;
     access::check_new(&how, specs)?;
     let spaces = bounds
@@ -76,13 +109,29 @@ unsafe fn add_entries(cd: CdRef, specs: &[AddrSpec], how: How) -> Result<()> {
         .map(|&(s, e)| space::space_of(s, e))
         .collect::<Result<Small<Location>>>()?;
     let node = handle::resolve(cd)?;
+    let state = lock_for_add(&node, &bounds, &how)?;
+    let uncovered = bounds
+        .iter()
+        .map(|&(s, e)| state.entries.is_uncovered(s, e))
+        .collect();
+    // SAFETY: forwarded from the caller.
+    unsafe { add_locked(&node, state, specs, &bounds, &spaces, uncovered, how) }
+}
+
+/// Locks the CD's state for an add of `bounds`, once the parent rule holds for a parent add
+/// and no asynchronous advance is in flight, unless the add only relabels ground the CD holds.
+fn lock_for_add<'a>(
+    node: &'a Arc<Node>,
+    bounds: &[(usize, usize)],
+    how: &How,
+) -> Result<MutexGuard<'a, State>> {
     // A re-add of ground the CD holds (a promotion) does not wait for an asynchronous advance
     // in flight: it is recorded in it (see `access::replay`). Any other add waits for it.
-    let mut settled = settle(&node, false)?;
-    if how == How::Parent {
-        check_parent_holds(&node, &bounds)?;
+    let mut settled = settle(node, false)?;
+    if *how == How::Parent {
+        check_parent_holds(node, bounds)?;
     }
-    let mut state = loop {
+    loop {
         let state = node.lock_live()?;
         if settled
             || state.pending.is_none()
@@ -90,12 +139,27 @@ unsafe fn add_entries(cd: CdRef, specs: &[AddrSpec], how: How) -> Result<()> {
                 .iter()
                 .all(|&(s, e)| state.entries.gaps(s, e).is_empty())
         {
-            break state;
+            return Ok(state);
         }
         drop(state);
-        settled = settle(&node, true)?;
-    };
+        settled = settle(node, true)?;
+    }
+}
 
+/// The general add, on the locked state: checks the ranges that overlap entries (`uncovered`
+/// says which do not), copies the uncovered bytes, then changes the CD.
+///
+/// # Safety
+/// For `How::Copy`, as [`add_to_cd_via_copy`]; otherwise none.
+unsafe fn add_locked(
+    node: &Node,
+    mut state: MutexGuard<'_, State>,
+    specs: &[AddrSpec],
+    bounds: &[(usize, usize)],
+    spaces: &[Location],
+    uncovered: Small<bool>,
+    how: How,
+) -> Result<()> {
     let entry_of = |i: usize| Entry {
         how: how.clone(),
         access: specs[i].access,
@@ -103,28 +167,9 @@ unsafe fn add_entries(cd: CdRef, specs: &[AddrSpec], how: How) -> Result<()> {
         space: spaces[i].space,
         region: spaces[i].region,
     };
-    // Most adds are of one range on new ground: one lookup tells, and finds the neighbours its
-    // entry merges with, so that its insertion needs one more descent of the tree, not two,
-    // and none of the overlap work below.
-    if let [(s, e)] = bounds[..] {
-        let entry = entry_of(0);
-        if let Some(probe) = state.entries.probe(s, e, &entry) {
-            // SAFETY: forwarded from the caller.
-            return unsafe { add_uncovered(&node, &mut state, s, e, entry, probe, spaces[0]) };
-        }
-    }
-
-    let uncovered: Small<bool> = if bounds.len() == 1 {
-        smallvec::smallvec![false]
-    } else {
-        bounds
-            .iter()
-            .map(|&(s, e)| state.entries.is_uncovered(s, e))
-            .collect()
-    };
     for ((spec, &(s, e)), _) in specs
         .iter()
-        .zip(&bounds)
+        .zip(bounds)
         .zip(&uncovered)
         .filter(|(_, &u)| !u)
     {
@@ -157,7 +202,7 @@ unsafe fn add_entries(cd: CdRef, specs: &[AddrSpec], how: How) -> Result<()> {
     let staged = if copied > INLINE || (copied > 0 && gaps.iter().flatten().count() > 1) {
         let mut buffer = Buffer::new(copied)?;
         let mut offset = 0;
-        for (list, at) in gaps.iter().zip(&spaces) {
+        for (list, at) in gaps.iter().zip(spaces) {
             for &(s, e) in list {
                 let dst = &mut buffer.as_mut_slice()[offset..offset + (e - s)];
                 // SAFETY: `s .. e` is part of a range the caller vouched for.
@@ -207,13 +252,11 @@ unsafe fn add_entries(cd: CdRef, specs: &[AddrSpec], how: How) -> Result<()> {
         // a range that adds new ground is an entry of its own; a re-add of covered ground (a
         // promotion after an advance) is not
         let added = bounds.iter().zip(&gaps).filter(|(_, g)| !g.is_empty());
-        state
-            .adds
-            .extend(added.map(|(&(start, end), _)| AddRecord {
-                start,
-                end,
-                restoration: how.restoration(),
-            }));
+        state.adds.extend(added.map(|(&(start, end), _)| AddRecord {
+            start,
+            end,
+            restoration: how.restoration(),
+        }));
     }
     if how == How::Parent && gaps.iter().any(|g| !g.is_empty()) {
         node.has_parent_entries.store(true, Ordering::Relaxed);
