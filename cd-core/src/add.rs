@@ -5,6 +5,11 @@
 //! promotion rules), copy the uncovered bytes into one staged buffer, and only then change the
 //! CD, so that a failed add leaves it as it was. Re-adding covered ground changes only the
 //! access label, by the rule in `access`.
+//!
+//! The commonest add, one range on new ground (a scalar or an array added once), takes a path
+//! of its own after the same checks: no lists, no overlap pass, one lookup that also finds the
+//! neighbours its entry merges with, then the inserts (see BENCHMARKS.md, the tiny add). Every
+//! other add (lists, re-adds of covered ground) takes the general path.
 
 use crate::access;
 use crate::advance::settle;
