@@ -5,6 +5,11 @@
 //! promotion rules), copy the uncovered bytes into one staged buffer, and only then change the
 //! CD, so that a failed add leaves it as it was. Re-adding covered ground changes only the
 //! access label, by the rule in `access`.
+//!
+//! The commonest add, one range on new ground (a scalar or an array added once), takes a path
+//! of its own after the same checks: no lists, no overlap pass, one lookup that also finds the
+//! neighbours its entry merges with, then the inserts (see BENCHMARKS.md, the tiny add). Every
+//! other add (lists, re-adds of covered ground) takes the general path.
 
 use crate::access;
 use crate::advance::settle;
@@ -12,14 +17,15 @@ use crate::callback;
 use crate::error::{CdError, Result};
 use crate::handle;
 use crate::ids::CdRef;
-use crate::node::{resolve_through, Entry, How, Node};
+use crate::interval::Probe;
+use crate::node::{resolve_through, AddRecord, Entry, How, Node, State};
 use crate::regen::Regen;
 use crate::space::{self, Location};
 use crate::stats::Stats;
 use crate::store::{self, Buffer, Segment, INLINE};
 use crate::types::{validate_specs, AddrSpec, Small};
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use std::sync::{Arc, MutexGuard};
 use tracing::debug_span;
 
 /// Adds ranges whose data is copied into the CD store now (`add_to_cd_via_copy`).
@@ -68,6 +74,39 @@ pub fn add_to_cd_via_regen(cd: impl Into<CdRef>, specs: &[AddrSpec], regen: Rege
 /// For `How::Copy`, as [`add_to_cd_via_copy`]; otherwise none.
 unsafe fn add_entries(cd: CdRef, specs: &[AddrSpec], how: How) -> Result<()> {
     callback::check()?;
+    // Most adds are of one range on new ground: checked without building lists, one lookup
+    // tells it is new and finds the neighbours its entry merges with, so that its insertion
+    // needs one more descent of the tree, not two, and none of the overlap work.
+    if let [spec] = specs {
+        let (s, e) = spec.bounds()?;
+        access::check_new(&how, specs)?;
+        let at = space::space_of(s, e)?;
+        let node = handle::resolve(cd)?;
+        let mut state = lock_for_add(&node, &[(s, e)], &how)?;
+        let entry = Entry {
+            how,
+            access: spec.access,
+            scope: spec.scope,
+            space: at.space,
+            region: at.region,
+        };
+        return match state.entries.probe(s, e, &entry) {
+            // SAFETY: forwarded from the caller.
+            Some(probe) => unsafe { add_uncovered(&node, &mut state, s, e, entry, probe, at) },
+            // SAFETY: as above.
+            None => unsafe {
+                add_locked(
+                    &node,
+                    state,
+                    specs,
+                    &[(s, e)],
+                    &[at],
+                    smallvec::smallvec![false],
+                    entry.how,
+                )
+            },
+        };
+    }
     let bounds = validate_specs(specs)?;
     access::check_new(&how, specs)?;
     let spaces = bounds
@@ -75,13 +114,29 @@ unsafe fn add_entries(cd: CdRef, specs: &[AddrSpec], how: How) -> Result<()> {
         .map(|&(s, e)| space::space_of(s, e))
         .collect::<Result<Small<Location>>>()?;
     let node = handle::resolve(cd)?;
+    let state = lock_for_add(&node, &bounds, &how)?;
+    let uncovered = bounds
+        .iter()
+        .map(|&(s, e)| state.entries.is_uncovered(s, e))
+        .collect();
+    // SAFETY: forwarded from the caller.
+    unsafe { add_locked(&node, state, specs, &bounds, &spaces, uncovered, how) }
+}
+
+/// Locks the CD's state for an add of `bounds`, once the parent rule holds for a parent add
+/// and no asynchronous advance is in flight, unless the add only relabels ground the CD holds.
+fn lock_for_add<'a>(
+    node: &'a Arc<Node>,
+    bounds: &[(usize, usize)],
+    how: &How,
+) -> Result<MutexGuard<'a, State>> {
     // A re-add of ground the CD holds (a promotion) does not wait for an asynchronous advance
     // in flight: it is recorded in it (see `access::replay`). Any other add waits for it.
-    let mut settled = settle(&node, false)?;
-    if how == How::Parent {
-        check_parent_holds(&node, &bounds)?;
+    let mut settled = settle(node, false)?;
+    if *how == How::Parent {
+        check_parent_holds(node, bounds)?;
     }
-    let mut state = loop {
+    loop {
         let state = node.lock_live()?;
         if settled
             || state.pending.is_none()
@@ -89,15 +144,27 @@ unsafe fn add_entries(cd: CdRef, specs: &[AddrSpec], how: How) -> Result<()> {
                 .iter()
                 .all(|&(s, e)| state.entries.gaps(s, e).is_empty())
         {
-            break state;
+            return Ok(state);
         }
         drop(state);
-        settled = settle(&node, true)?;
-    };
+        settled = settle(node, true)?;
+    }
+}
 
-    // Most adds cover new ground: one lookup each tells, and spares the overlap work. A
-    // single range's lookup also finds the neighbours its entry merges with, so that its
-    // insertion below needs one more descent of the tree, not two.
+/// The general add, on the locked state: checks the ranges that overlap entries (`uncovered`
+/// says which do not), copies the uncovered bytes, then changes the CD.
+///
+/// # Safety
+/// For `How::Copy`, as [`add_to_cd_via_copy`]; otherwise none.
+unsafe fn add_locked(
+    node: &Node,
+    mut state: MutexGuard<'_, State>,
+    specs: &[AddrSpec],
+    bounds: &[(usize, usize)],
+    spaces: &[Location],
+    uncovered: Small<bool>,
+    how: How,
+) -> Result<()> {
     let entry_of = |i: usize| Entry {
         how: how.clone(),
         access: specs[i].access,
@@ -105,19 +172,9 @@ unsafe fn add_entries(cd: CdRef, specs: &[AddrSpec], how: How) -> Result<()> {
         space: spaces[i].space,
         region: spaces[i].region,
     };
-    let mut probe = None;
-    let uncovered: Small<bool> = if let [(s, e)] = bounds[..] {
-        probe = state.entries.probe(s, e, &entry_of(0));
-        smallvec::smallvec![probe.is_some()]
-    } else {
-        bounds
-            .iter()
-            .map(|&(s, e)| state.entries.is_uncovered(s, e))
-            .collect()
-    };
     for ((spec, &(s, e)), _) in specs
         .iter()
-        .zip(&bounds)
+        .zip(bounds)
         .zip(&uncovered)
         .filter(|(_, &u)| !u)
     {
@@ -150,7 +207,7 @@ unsafe fn add_entries(cd: CdRef, specs: &[AddrSpec], how: How) -> Result<()> {
     let staged = if copied > INLINE || (copied > 0 && gaps.iter().flatten().count() > 1) {
         let mut buffer = Buffer::new(copied)?;
         let mut offset = 0;
-        for (list, at) in gaps.iter().zip(&spaces) {
+        for (list, at) in gaps.iter().zip(spaces) {
             for &(s, e) in list {
                 let dst = &mut buffer.as_mut_slice()[offset..offset + (e - s)];
                 // SAFETY: `s .. e` is part of a range the caller vouched for.
@@ -186,11 +243,7 @@ unsafe fn add_entries(cd: CdRef, specs: &[AddrSpec], how: How) -> Result<()> {
         }
         let entry = entry_of(i);
         for &(gs, ge) in list {
-            // `probe` is set only for a single uncovered range: its one gap is the range.
-            match probe.take() {
-                Some(p) => state.entries.insert_probed(gs, ge, entry.clone(), p),
-                None => state.entries.insert_uncovered(gs, ge, entry.clone()),
-            }
+            state.entries.insert_uncovered(gs, ge, entry.clone());
             let segment = match &staged {
                 Some(Staged::Buffer(buffer)) => Segment::new(Arc::clone(buffer), offset),
                 Some(Staged::Inline(bytes)) => Segment::Inline(*bytes),
@@ -204,16 +257,73 @@ unsafe fn add_entries(cd: CdRef, specs: &[AddrSpec], how: How) -> Result<()> {
         // a range that adds new ground is an entry of its own; a re-add of covered ground (a
         // promotion after an advance) is not
         let added = bounds.iter().zip(&gaps).filter(|(_, g)| !g.is_empty());
-        state
-            .adds
-            .extend(added.map(|(&(start, end), _)| crate::node::AddRecord {
-                start,
-                end,
-                restoration: how.restoration(),
-            }));
+        state.adds.extend(added.map(|(&(start, end), _)| AddRecord {
+            start,
+            end,
+            restoration: how.restoration(),
+        }));
     }
     if how == How::Parent && gaps.iter().any(|g| !g.is_empty()) {
         node.has_parent_entries.store(true, Ordering::Relaxed);
+    }
+    let stats = Stats {
+        adds: 1,
+        bytes_added: copied as u64,
+        ..Stats::default()
+    };
+    state.stats.absorb(&stats);
+    stats.publish();
+    Ok(())
+}
+
+/// The add of one range that no entry of the CD touches (`probe` found its neighbours): the
+/// common case, with none of the overlap bookkeeping of [`add_entries`]'s general path.
+///
+/// # Safety
+/// For a `How::Copy` entry, `start .. end` is readable as [`add_to_cd_via_copy`] requires.
+unsafe fn add_uncovered(
+    node: &Node,
+    state: &mut State,
+    start: usize,
+    end: usize,
+    entry: Entry,
+    probe: Probe,
+    at: Location,
+) -> Result<()> {
+    let len = end - start;
+    let segment = if entry.how != How::Copy {
+        None
+    } else if len > INLINE {
+        let mut buffer = Buffer::new(len)?;
+        // SAFETY: `start .. end` is the range the caller vouched for.
+        unsafe { store::read_app(buffer.as_mut_slice(), start, at.space)? };
+        Some(Segment::new(Arc::new(buffer), 0))
+    } else {
+        // A few bytes: kept inline, no buffer.
+        let mut bytes = [0; INLINE];
+        // SAFETY: as above.
+        unsafe { store::read_app(&mut bytes[..len], start, at.space)? };
+        Some(Segment::Inline(bytes))
+    };
+
+    // Nothing can fail from here on.
+    let restoration = entry.how.restoration();
+    if entry.how == How::Parent {
+        node.has_parent_entries.store(true, Ordering::Relaxed);
+    }
+    state.entries.insert_probed(start, end, entry, probe);
+    let copied = if let Some(segment) = segment {
+        state.data.insert_uncovered(start, end, segment);
+        len
+    } else {
+        0
+    };
+    if node.persistent {
+        state.adds.push(AddRecord {
+            start,
+            end,
+            restoration,
+        });
     }
     let stats = Stats {
         adds: 1,

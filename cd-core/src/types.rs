@@ -119,6 +119,22 @@ impl AddrSpec {
         AddrSpec { scope, ..self }
     }
 
+    /// The `(start, end)` of the range, checked as [`validate_specs`] checks each spec:
+    /// non-empty, no null address, no overflow.
+    pub(crate) fn bounds(&self) -> Result<(usize, usize)> {
+        if self.length == 0 {
+            return Err(CdError::ZeroLength {
+                address: self.address,
+            });
+        }
+        if self.address == 0 {
+            return Err(CdError::NullAddress {
+                length: self.length,
+            });
+        }
+        Ok((self.address, self.end()?))
+    }
+
     /// One past the last byte, checked.
     pub(crate) fn end(&self) -> Result<usize> {
         self.address
@@ -136,17 +152,7 @@ impl AddrSpec {
 pub(crate) fn validate_specs(specs: &[AddrSpec]) -> Result<Small<(usize, usize)>> {
     let mut bounds = Small::with_capacity(specs.len());
     for spec in specs {
-        if spec.length == 0 {
-            return Err(CdError::ZeroLength {
-                address: spec.address,
-            });
-        }
-        if spec.address == 0 {
-            return Err(CdError::NullAddress {
-                length: spec.length,
-            });
-        }
-        bounds.push((spec.address, spec.end()?));
+        bounds.push(spec.bounds()?);
     }
     if bounds.len() < 2 {
         return Ok(bounds);

@@ -3,6 +3,8 @@
 /// Helpers shared by the tests: application memory, names, specs.
 mod util;
 
+/// The one-range add's edges: merging with neighbours, other modes, refused ranges.
+mod add_edges;
 /// The asynchronous advance: promotions during the drain, restore during the drain.
 mod advance_async;
 /// Atomicity of add and advance, proven with the fault-injection hook.
