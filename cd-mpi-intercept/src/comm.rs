@@ -125,6 +125,7 @@ macro_rules! makers {
 
 makers! {
     comm_dup => Comm_dup(comm: Comm, newcomm: *mut Comm) from comm into newcomm;
+    comm_dup_with_info => Comm_dup_with_info(comm: Comm, info: Info, newcomm: *mut Comm) from comm into newcomm;
     comm_split => Comm_split(comm: Comm, color: c_int, key: c_int, newcomm: *mut Comm)
         from comm into newcomm, peer color, tag key;
     comm_split_type => Comm_split_type(comm: Comm, split_type: c_int, key: c_int, info: Info, newcomm: *mut Comm)
@@ -158,6 +159,113 @@ pub(crate) unsafe fn comm_idup(comm: Comm, newcomm: *mut Comm, request: *mut Req
     unsafe {
         making(header, comm, newcomm, Some(request), || {
             real::Comm_idup(comm, newcomm, request)
+        })
+    }
+}
+
+/// `MPI_Comm_idup_with_info`: as `MPI_Comm_idup`.
+///
+/// # Safety
+/// The MPI function's contract.
+#[cfg(mpi4)]
+pub(crate) unsafe fn comm_idup_with_info(
+    comm: Comm,
+    info: Info,
+    newcomm: *mut Comm,
+    request: *mut Request,
+) -> c_int {
+    let header = Header::plain(Call::Comm_idup_with_info, comm);
+    // SAFETY: forwarded.
+    unsafe {
+        making(header, comm, newcomm, Some(request), || {
+            real::Comm_idup_with_info(comm, info, newcomm, request)
+        })
+    }
+}
+
+/// A string tag (`MPI_Comm_create_from_group`'s) as a record's tag: its FNV-1a hash, so that
+/// a re-execution with another tag is a mismatch. A null pointer hashes as the empty string
+/// (MPI refuses it anyway).
+///
+/// # Safety
+/// `tag` is null or a NUL-terminated string.
+#[cfg(mpi4)]
+unsafe fn string_tag(tag: *const std::ffi::c_char) -> c_int {
+    let bytes = if tag.is_null() {
+        &[][..]
+    } else {
+        // SAFETY: the caller's contract.
+        unsafe { std::ffi::CStr::from_ptr(tag) }.to_bytes()
+    };
+    let hash = bytes.iter().fold(0x811c_9dc5_u32, |h, &b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    });
+    // the hash's bits, as the header's signed tag
+    hash as c_int
+}
+
+/// `MPI_Comm_create_from_group` (MPI-4): no parent communicator, so the record names
+/// `MPI_COMM_SELF` (whose error handler reports a mismatch); the string tag's hash is
+/// matched on re-execution.
+///
+/// # Safety
+/// The MPI function's contract.
+#[cfg(mpi4)]
+pub(crate) unsafe fn comm_create_from_group(
+    group: Group,
+    stringtag: *const std::ffi::c_char,
+    info: Info,
+    errhandler: abi::Errhandler,
+    newcomm: *mut Comm,
+) -> c_int {
+    let own = abi::predefined().comm_self;
+    let mut header = Header::plain(Call::Comm_create_from_group, own);
+    // SAFETY: the application's string.
+    header.tag = unsafe { string_tag(stringtag) };
+    // SAFETY: forwarded.
+    unsafe {
+        making(header, own, newcomm, None, || {
+            real::Comm_create_from_group(group, stringtag, info, errhandler, newcomm)
+        })
+    }
+}
+
+/// `MPI_Intercomm_create_from_groups` (MPI-4): as `MPI_Comm_create_from_group`, with both
+/// leaders matched too.
+///
+/// # Safety
+/// The MPI function's contract.
+#[cfg(mpi4)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn intercomm_create_from_groups(
+    local_group: Group,
+    local_leader: c_int,
+    remote_group: Group,
+    remote_leader: c_int,
+    stringtag: *const std::ffi::c_char,
+    info: Info,
+    errhandler: abi::Errhandler,
+    newintercomm: *mut Comm,
+) -> c_int {
+    let own = abi::predefined().comm_self;
+    let mut header = Header::plain(Call::Intercomm_create_from_groups, own);
+    header.peer = remote_leader;
+    header.count = i64::from(local_leader);
+    // SAFETY: the application's string.
+    header.tag = unsafe { string_tag(stringtag) };
+    // SAFETY: forwarded.
+    unsafe {
+        making(header, own, newintercomm, None, || {
+            real::Intercomm_create_from_groups(
+                local_group,
+                local_leader,
+                remote_group,
+                remote_leader,
+                stringtag,
+                info,
+                errhandler,
+                newintercomm,
+            )
         })
     }
 }

@@ -67,6 +67,8 @@ mod comm;
 mod engine;
 pub mod exports;
 mod init;
+#[cfg(mpi4)]
+mod mpi4;
 mod p2p;
 mod passthrough;
 mod record;
