@@ -5,9 +5,13 @@
 //! function the library lacks. (The communicator makers of MPI-4 are in `comm`, partitioned
 //! communication with the other unreplayable calls in `exports`.)
 //!
-//! - `MPI_Isendrecv(_replace)` is a post like `MPI_Irecv` whose send half is an event: the
-//!   completion call logs the received data and status; replayed, the request is virtual and
-//!   completes from the log, and the send is dropped.
+//! - `MPI_Isendrecv(_replace)` is a post whose send half is an event and whose receive buffer
+//!   is logged whole by the completion call, like a nonblocking collective's output: MPICH
+//!   4.0.2 completes it through a schedule whose status gives neither the source nor the
+//!   received count (a 2-element receive reports 1), so the status cannot say how much
+//!   arrived. Memory past the message is logged as MPI left it, which a deterministic
+//!   re-execution has there too. Replayed, the request is virtual and completes from the log
+//!   (with the logged status), and the send is dropped.
 //! - A persistent collective's `_init` is itself collective (MPI-4 §6.13), so it is made like
 //!   the point-to-point `_init` calls: its handle is logged and handed out again on
 //!   re-execution, without MPI (the request is kept allocated while a log may replay it).
@@ -22,7 +26,7 @@ use crate::coll::{
 use crate::engine::Delivery;
 use crate::exports::{real, Call};
 use crate::p2p::{make_persistent, post};
-use crate::record::{Header, Piece, Pieces};
+use crate::record::{Header, Pieces};
 use crate::traffic::{self, Counts};
 use smallvec::smallvec;
 use std::ffi::{c_int, c_void};
@@ -221,16 +225,7 @@ pub(crate) unsafe fn isendrecv(
         sendtype,
         comm,
     );
-    let delivery = || Delivery::Receive {
-        dest: Piece {
-            buf: recvbuf,
-            count: recvcount,
-            datatype: recvtype,
-            comm,
-        },
-        source,
-        tag: recvtag,
-    };
+    let delivery = || Delivery::Outputs(one(recvbuf, recvcount, recvtype, comm));
     // SAFETY: forwarded.
     unsafe {
         post(
@@ -273,16 +268,7 @@ pub(crate) unsafe fn isendrecv_replace(
         datatype,
         comm,
     );
-    let delivery = || Delivery::Receive {
-        dest: Piece {
-            buf,
-            count,
-            datatype,
-            comm,
-        },
-        source,
-        tag: recvtag,
-    };
+    let delivery = || Delivery::Outputs(one(buf, count, datatype, comm));
     // SAFETY: forwarded.
     unsafe {
         post(
