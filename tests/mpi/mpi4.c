@@ -1,5 +1,6 @@
 /* The calls added by MPI-3's and MPI-4's later chapters, each in every round of a logged loop:
- * MPI_Comm_dup_with_info (MPI-3, both families), and with MPI_VERSION >= 4 (MPICH 4):
+ * MPI_Comm_dup_with_info (MPI-3, both families; with a Sendrecv ring, so that the
+ * re-execution drops a send under both), and with MPI_VERSION >= 4 (MPICH 4):
  * MPI_Isendrecv and MPI_Isendrecv_replace completed by Wait, Waitany, Testall and Waitsome
  * mixed with live requests, persistent collectives (one made before the CD and started in
  * every round, others made, started and freed inside it), MPI_Comm_idup_with_info,
@@ -73,6 +74,11 @@ int main(int argc, char **argv) {
         check(MPI_Allreduce(&x, &sum, 1, MPI_DOUBLE, MPI_SUM, dup), "Allreduce dup");
         acc[0] += sum;
         MPI_Comm_free(&dup);
+        double ring_out = u[0] + round, ring_in = 0;
+        check(MPI_Sendrecv(&ring_out, 1, MPI_DOUBLE, right, 10, &ring_in, 1, MPI_DOUBLE, left, 10,
+                           MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+              "Sendrecv");
+        acc[0] += ring_in * 0.5;
 
 #if MPI_VERSION >= 4
         /* 2. Isendrecv and Isendrecv_replace, completed with every kind of completion call,
