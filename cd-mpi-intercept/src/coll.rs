@@ -233,7 +233,11 @@ pub(crate) fn at_root(root: c_int, comm: Comm, outputs: impl FnOnce() -> Pieces)
 }
 
 /// The outputs of a Scatter(v): none at the root, none for a rank sitting out, none in place.
-pub(crate) fn scattered(root: c_int, recvbuf: *mut c_void, outputs: impl FnOnce() -> Pieces) -> Pieces {
+pub(crate) fn scattered(
+    root: c_int,
+    recvbuf: *mut c_void,
+    outputs: impl FnOnce() -> Pieces,
+) -> Pieces {
     if sits_out(root) || root == abi::ROOT || abi::is_in_place(recvbuf) {
         smallvec![]
     } else {

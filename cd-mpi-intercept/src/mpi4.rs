@@ -276,7 +276,9 @@ pub(crate) unsafe fn isendrecv_replace(
             comm,
             delivery,
             |r| {
-                real::Isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, r)
+                real::Isendrecv_replace(
+                    buf, count, datatype, dest, sendtag, source, recvtag, comm, r,
+                )
             },
             request,
             || send_and_receive(comm, dest),

@@ -25,7 +25,7 @@ pub const STATS_ENV: &str = "CD_MPI_STATS";
 
 static ENABLED: AtomicBool = AtomicBool::new(false);
 
-const CALLS: usize = 256;
+const CALLS: usize = 512;
 static COUNTS: [AtomicU64; CALLS] = [const { AtomicU64::new(0) }; CALLS];
 
 macro_rules! totals {
