@@ -18,9 +18,9 @@
 //! with libcd; MPICH's constants are plain integers, so this holds for the MPICH build (Open
 //! MPI's predefined handles are the library's globals, which rsmpi references).
 
-use crate::abi::{
-    Comm, Datatype, Errhandler, File, Group, Info, Message, Op, Request, Status, Win,
-};
+#[cfg(mpi4)]
+use crate::abi::Errhandler;
+use crate::abi::{Comm, Datatype, File, Group, Info, Message, Op, Request, Status, Win};
 use std::ffi::{c_char, c_int, c_void};
 
 /// `MPI_Grequest_query_function`.
