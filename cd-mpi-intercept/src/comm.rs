@@ -67,7 +67,8 @@ fn holding() -> MutexGuard<'static, Option<Holding>> {
     HOLDING.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The chain of logging CDs of the calling thread, innermost first, with their advances.
+/// The chain of logging CDs of the calling thread, innermost first, with their advances;
+/// empty when a CD of it cannot be described (then nothing is ever released early).
 fn chain() -> Vec<(CdHandle, u64)> {
     let mut chain = Vec::new();
     let mut next = cd_core::current_cd();
@@ -77,7 +78,8 @@ fn chain() -> Vec<(CdHandle, u64)> {
                 chain.push((cd, info.stats.advances));
                 next = info.parent;
             }
-            _ => break,
+            Ok(_) => break,
+            Err(_) => return Vec::new(),
         }
     }
     chain
@@ -119,17 +121,25 @@ enum Now {
     Gone,
 }
 
+/// Where `cd`, with `advances` at the free, stands now. Only a retired or unknown handle is
+/// gone: any other answer of `cd_info` (a CD call made from inside a CD callback) counts as
+/// unchanged, which holds longer, never shorter.
 fn now(cd: CdHandle, advances: u64) -> Now {
     match cd_core::cd_info(cd) {
         Ok(info) if info.stats.advances != advances => Now::Advanced,
         Ok(_) => Now::Same,
-        Err(_) => Now::Gone,
+        Err(cd_core::CdError::StaleHandle { .. } | cd_core::CdError::InvalidHandle(_)) => Now::Gone,
+        Err(_) => Now::Same,
     }
 }
 
 impl Pending {
     /// Whether no log can replay a call naming the handle any more (the module docs' rule).
     fn released(&self) -> bool {
+        if self.chain.is_empty() {
+            // the chain could not be read at the free: held until MPI_Finalize
+            return false;
+        }
         let states: Vec<Now> = self.chain.iter().map(|&(cd, a)| now(cd, a)).collect();
         if states.iter().all(|&s| s == Now::Gone) {
             return true;
