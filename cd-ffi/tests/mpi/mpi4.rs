@@ -61,17 +61,12 @@ fn mpi3_and_mpi4_calls_replay_in_isolation() {
     }
 }
 
-/// Thousands of communicators (and persistent requests) made and freed under a logging CD
-/// advanced every iteration, at `-np 2`: each is released once the advance discarded the
-/// log that could replay its making. Held until `MPI_Finalize` instead, they exhaust MPICH's
-/// context ids (about 2048) and `MPI_Comm_dup` fails.
-#[test]
-fn communicators_freed_in_a_logged_loop_are_released_once_no_log_can_replay_them() {
-    const ITERATIONS: u64 = 5000;
+/// Runs `tests/mpi/comm_churn.c` at `-np 2` with `env`: per rank, its output line and its
+/// statistics.
+fn churn(tag: &str, env: &[(&str, &str)]) -> Vec<(String, BTreeMap<String, u64>)> {
     let exe = compile("comm_churn");
-    let stats_prefix = work_dir().join("stats-churn.");
-    let iterations = ITERATIONS.to_string();
-    let mut cmd = mpirun(&[("ITERATIONS", &iterations)]);
+    let stats_prefix = work_dir().join(format!("stats-{tag}."));
+    let mut cmd = mpirun(env);
     let timeout = std::env::var("MPIEXEC_TIMEOUT").unwrap_or_else(|_| "280".to_owned());
     cmd.args(["-np", "2"])
         .env("MPIEXEC_TIMEOUT", &timeout)
@@ -79,30 +74,85 @@ fn communicators_freed_in_a_logged_loop_are_released_once_no_log_can_replay_them
         .arg(&exe)
         .current_dir(work_dir());
     let out = cmd.output().expect("run mpirun");
-    check(&out, "mpirun comm_churn");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    // sum over i of the Allreduce (2i + 1) and of the value received (i)
-    let n = ITERATIONS;
-    let expected = n * n + n * (n - 1) / 2;
-    for rank in 0..2 {
-        assert!(
-            stdout.contains(&format!("churn rank {rank} sum {expected}\n")),
-            "{stdout}"
+    check(&out, &format!("mpirun comm_churn ({tag})"));
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    (0..2)
+        .map(|rank| {
+            let line = stdout
+                .lines()
+                .find(|l| l.starts_with(&format!("churn rank {rank} ")))
+                .unwrap_or_else(|| panic!("rank {rank} reports:\n{stdout}"))
+                .to_owned();
+            let text = std::fs::read_to_string(format!("{}{rank}", stats_prefix.display()))
+                .expect("statistics");
+            let stats = text
+                .lines()
+                .filter_map(|l| l.split_once(' '))
+                .map(|(k, v)| (k.to_owned(), v.parse().expect("a count")))
+                .collect();
+            (line, stats)
+        })
+        .collect()
+}
+
+/// The sum `comm_churn` prints after `n` iterations on 2 ranks: the Allgather's `2i + 1` and
+/// the value received, `i`, in every iteration.
+fn churn_sum(n: u64) -> u64 {
+    n * n + n * (n - 1) / 2
+}
+
+/// Thousands of communicators (and persistent requests) made and freed under a logging CD
+/// advanced every iteration, at `-np 2`: each is released once the advance discarded the
+/// log that could replay its making. Held until `MPI_Finalize` instead (as before), they
+/// exhaust MPICH's context ids (about 2048) and `MPI_Comm_dup` fails.
+#[test]
+fn communicators_freed_in_a_logged_loop_are_released_once_no_log_can_replay_them() {
+    const N: u64 = 5000;
+    let runs = churn("churn", &[("ITERATIONS", &N.to_string())]);
+    for (rank, (line, stats)) in runs.iter().enumerate() {
+        assert_eq!(
+            line,
+            &format!("churn rank {rank} sum {} recoveries 0", churn_sum(N))
         );
-        let text = std::fs::read_to_string(format!("{}{rank}", stats_prefix.display()))
-            .expect("statistics");
-        let stats: BTreeMap<&str, u64> = text
-            .lines()
-            .filter_map(|l| l.split_once(' '))
-            .map(|(k, v)| (k, v.parse().expect("a count")))
-            .collect();
         // a communicator and two persistent requests per iteration
-        assert_eq!(stats["handles.held"], 3 * n, "{stats:?}");
-        // all but the last iteration's, whose CD commits into no logging parent only after
-        // the last free
+        assert_eq!(stats["handles.held"], 3 * N, "{stats:?}");
+        // all but the last iteration's, whose CD ends after the last free
         assert!(
-            stats["handles.released"] >= 3 * (n - 1),
+            stats["handles.released"] >= 3 * (N - 1),
             "held handles were not released: {stats:?}"
         );
     }
+}
+
+/// Children committed into a logging root: their frees are held until the root advances,
+/// and a restore of the root in the middle of a block re-executes the block's
+/// `MPI_Comm_dup`s from the log, handing out held communicators that the replayed
+/// Allgather still uses (a communicator released too early is an MPI error there).
+#[test]
+fn communicators_freed_in_committed_children_are_held_while_the_parent_can_replay_them() {
+    const N: u64 = 3000;
+    let runs = churn(
+        "churn-nested",
+        &[
+            ("ITERATIONS", &N.to_string()),
+            ("NESTED", "10"),
+            ("FAULT_RANK", "1"),
+            ("FAULT_ITER", "1234"),
+        ],
+    );
+    for (rank, (line, stats)) in runs.iter().enumerate() {
+        assert_eq!(
+            line,
+            &format!("churn rank {rank} sum {} recoveries {rank}", churn_sum(N))
+        );
+        assert!(
+            stats["handles.released"] >= 3 * (N - 10),
+            "held handles were not released at the root's advances: {stats:?}"
+        );
+    }
+    let faulty = &runs[1].1;
+    assert!(
+        faulty["records.replayed"] > 0 && faulty["replay.mismatches"] == 0,
+        "{faulty:?}"
+    );
 }
