@@ -1,13 +1,14 @@
 //! Issue 9, coverage: the calls that MPI-3's and MPI-4's later chapters added, logged and
-//! replayed in isolation (`tests/mpi/mpi4.c`), and communicators and persistent requests freed
-//! in a logged loop, released while it runs instead of at `MPI_Finalize`
+//! replayed in isolation (`tests/mpi/mpi4.c`), or refused at restore when they cannot be
+//! replayed (`tests/mpi/unreplayable.c`), and communicators and persistent requests freed in
+//! a logged loop, released while it runs instead of at `MPI_Finalize`
 //! (`tests/mpi/comm_churn.c`).
 //!
 //! Only MPICH 4 has the MPI-4 calls; under Open MPI 4.1 the program leaves them out (it is
 //! compiled against headers with `MPI_VERSION` 3) and the test says so, while
 //! `MPI_Comm_dup_with_info` (MPI-3) is checked under both families.
 
-use super::{assert_isolated_polling, compile, launch, mpirun};
+use super::{assert_isolated_polling, compile, launch, mpicc, mpirun};
 use crate::util::{check, work_dir};
 use std::collections::BTreeMap;
 
@@ -155,4 +156,37 @@ fn communicators_freed_in_committed_children_are_held_while_the_parent_can_repla
         faulty["records.replayed"] > 0 && faulty["replay.mismatches"] == 0,
         "{faulty:?}"
     );
+}
+
+/// Partitioned communication and the large-count forms pass through and mark the log: a
+/// restore that would replay them refuses (`CD_ERR_UNREPLAYABLE`) naming the first one, and
+/// succeeds once an advance discarded the log.
+#[test]
+fn partitioned_and_large_count_calls_make_a_restore_refuse_naming_them() {
+    let exe = compile("unreplayable");
+    let run = launch(&exe, "unreplayable", "unreplayable rank", &[]);
+    // Open MPI 4.1 has neither (MPI_VERSION 3): only the last restore runs there.
+    let mpi4 = !mpicc().contains("openmpi");
+    if !mpi4 {
+        eprintln!(
+            "partitioned_and_large_count_calls_make_a_restore_refuse_naming_them: skipped \
+             the MPI-4 calls (Open MPI has no partitioned or large-count functions)"
+        );
+    }
+    for (rank, line) in &run.lines {
+        let expected = match (mpi4, rank % 2) {
+            (false, _) => "restored",
+            (true, 0) => "refused:MPI_Psend_init refused:MPI_Send_c restored",
+            (true, _) => "refused:MPI_Precv_init refused:MPI_Recv_c restored",
+        };
+        assert_eq!(line, &format!("unreplayable rank {rank} {expected}"));
+        if mpi4 {
+            assert!(
+                run.stats[*rank]["calls.unreplayable"] >= 3,
+                "{:?}",
+                run.stats[*rank]
+            );
+        }
+    }
+    assert_eq!(run.lines.len(), super::RANKS, "{}", run.stdout);
 }
