@@ -2,7 +2,11 @@
 //!
 //! For each *wrapped* function the table generates the two exported symbols `MPI_X` and
 //! `PMPI_X` (Fortran bindings call `PMPI_X` directly, in MPICH's `mpi_f08` and in all of Open
-//! MPI's bindings) over one handler, behind the panic boundary; and for every function, wrapped
+//! MPI's bindings; for MPI-4's calls, `nm -D`/`objdump` of MPICH 4.0.2's `libmpifort` show
+//! `mpif.h`/`use mpi` calling `MPI_X`, `mpi_f08` calling `PMPI_X` where no choice buffer is
+//! passed (`PMPI_Comm_dup_with_info`, `PMPI_Barrier_init`) and `MPI_X` through its
+//! descriptor helpers where one is (`MPI_Isendrecv`, `MPI_Allreduce_init`), and its `_large`
+//! forms calling `MPI_X_c`: all reach a wrapper) over one handler, behind the panic boundary; and for every function, wrapped
 //! or only called, `real::X`, which forwards to the MPI library's `PMPI_X` found once with
 //! `dlsym(RTLD_NEXT, ...)`. Calling `PMPI_X` by name would bind to our own export and recurse.
 //!
