@@ -7,10 +7,10 @@
 //!
 //! - `MPI_Isendrecv(_replace)` is a post whose send half is an event and whose receive buffer
 //!   is logged whole by the completion call, like a nonblocking collective's output: MPICH
-//!   4.0.2 completes it through a schedule whose status gives neither the source nor the
-//!   received count (a 2-element receive reports 1), so the status cannot say how much
-//!   arrived. Memory past the message is logged as MPI left it, which a deterministic
-//!   re-execution has there too. Replayed, the request is virtual and completes from the log
+//!   4.0.2 completes it through a schedule and leaves its status unfilled (source, tag and
+//!   count all 0 for a 2-element receive from rank 1, checked without libcd), so the status
+//!   cannot say how much arrived. Memory past the message is logged as MPI left it, which a
+//!   deterministic re-execution has there too. Replayed, the request is virtual and completes from the log
 //!   (with the logged status), and the send is dropped.
 //! - A persistent collective's `_init` is itself collective (MPI-4 §6.13), so it is made like
 //!   the point-to-point `_init` calls: its handle is logged and handed out again on

@@ -110,7 +110,7 @@ int main(int argc, char **argv) {
         check(MPI_Isendrecv_replace(&rep2, 1, MPI_DOUBLE, right, 15, left, 15, MPI_COMM_WORLD,
                                     &r[1]),
               "Isendrecv_replace 2");
-        /* (MPICH 4.0.2 reports no usable MPI_SOURCE in an Isendrecv's status: not summed) */
+        /* (MPICH 4.0.2 leaves an Isendrecv's status unfilled: not summed) */
         while (!done) check(MPI_Testall(2, r, &done, MPI_STATUSES_IGNORE), "Testall");
         acc[1] += in2[0] * 11 + in2[1] * 13 + rep2 * 17;
         int outcount, indices[2];
