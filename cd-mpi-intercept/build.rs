@@ -72,6 +72,7 @@ const INT_CONSTANTS: &[(&str, &str)] = &[
     ("MPI_CART", "CART"),
     ("MPI_GRAPH", "GRAPH"),
     ("MPI_DIST_GRAPH", "DIST_GRAPH"),
+    ("MPI_VERSION", "VERSION"),
 ];
 
 /// Pointer sentinels: (C macro, Rust name); compared as addresses.
@@ -92,6 +93,13 @@ fn main() {
     let mpicc = env::var("MPICC").unwrap_or_else(|_| "mpicc".to_owned());
 
     let mut abi = probe(&mpicc, &out);
+    // The MPI-4 wrappers (persistent collectives, Isendrecv, partitioned communication, the
+    // group-based communicator makers) exist only for a library whose headers declare them:
+    // MPICH 4 has them, Open MPI 4.1 has none (MPI_VERSION 3).
+    println!("cargo::rustc-check-cfg=cfg(mpi4)");
+    if mpi_version(&abi) >= 4 {
+        println!("cargo::rustc-cfg=mpi4");
+    }
     abi.push_str("extern \"C\" {\n");
     for &(_, ty, suffix) in PREDEFINED {
         let rust = ty.trim_start_matches("MPI_");
@@ -143,6 +151,14 @@ fn main() {
         .flag_if_supported("-fvisibility=hidden")
         .warnings(true);
     build.compile("cd_mpi_shim");
+}
+
+/// The `MPI_VERSION` the probe printed.
+fn mpi_version(abi: &str) -> i32 {
+    abi.lines()
+        .find_map(|l| l.strip_prefix("pub const VERSION: i32 = "))
+        .and_then(|v| v.trim_end_matches(';').parse().ok())
+        .expect("the probe prints MPI_VERSION")
 }
 
 /// Compiles and runs a program that prints the ABI as Rust source.

@@ -22,7 +22,7 @@ use smallvec::smallvec;
 use std::ffi::{c_int, c_void};
 
 /// The rank of this process in `comm`.
-fn rank(comm: Comm) -> c_int {
+pub(crate) fn rank(comm: Comm) -> c_int {
     let mut r: c_int = -1;
     // SAFETY: writes one int.
     unsafe { real::Comm_rank(comm, &mut r) };
@@ -38,7 +38,7 @@ fn is_inter(comm: Comm) -> bool {
 }
 
 /// The number of ranks data comes from in `comm` (the remote group for an intercommunicator).
-fn peers(comm: Comm) -> c_int {
+pub(crate) fn peers(comm: Comm) -> c_int {
     let mut n: c_int = 0;
     // SAFETY: each writes one int.
     unsafe {
@@ -53,19 +53,19 @@ fn peers(comm: Comm) -> c_int {
 
 /// Whether this rank receives as a root: the root of an intracommunicator, `MPI_ROOT` on an
 /// intercommunicator.
-fn is_root(root: c_int, comm: Comm) -> bool {
+pub(crate) fn is_root(root: c_int, comm: Comm) -> bool {
     root == abi::ROOT || (root >= 0 && !is_inter(comm) && root == rank(comm))
 }
 
 /// Whether this rank is a non-receiving party of a rooted intercommunicator collective.
-fn sits_out(root: c_int) -> bool {
+pub(crate) fn sits_out(root: c_int) -> bool {
     root == abi::PROC_NULL
 }
 
 /// The number of ranks a neighborhood collective receives from on `comm`: its in-degree
 /// (`2 * ndims` on a Cartesian topology, the neighbor count on a graph, the in-degree on a
 /// distributed graph); 0 without a topology, where MPI refuses the call anyway.
-fn in_neighbors(comm: Comm) -> c_int {
+pub(crate) fn in_neighbors(comm: Comm) -> c_int {
     let (mut topology, mut n) = (0, 0);
     // SAFETY: each call writes the ints it is given.
     unsafe {
@@ -96,7 +96,7 @@ fn extent(datatype: Datatype) -> i64 {
 ///
 /// # Safety
 /// `counts` and `displs` must hold `n` ints.
-unsafe fn blocks(
+pub(crate) unsafe fn blocks(
     buf: *mut c_void,
     counts: *const c_int,
     displs: *const c_int,
@@ -186,7 +186,7 @@ unsafe fn collective(
     }
 }
 
-fn one(buf: *mut c_void, count: c_int, datatype: Datatype, comm: Comm) -> Pieces {
+pub(crate) fn one(buf: *mut c_void, count: c_int, datatype: Datatype, comm: Comm) -> Pieces {
     smallvec![Piece {
         buf,
         count,
@@ -200,7 +200,7 @@ fn one(buf: *mut c_void, count: c_int, datatype: Datatype, comm: Comm) -> Pieces
 ///
 /// # Safety
 /// The three arrays must hold `n` entries.
-unsafe fn typed_blocks<D: Copy + Into<i64>>(
+pub(crate) unsafe fn typed_blocks<D: Copy + Into<i64>>(
     buf: *mut c_void,
     counts: *const c_int,
     displs: *const D,
@@ -224,7 +224,7 @@ unsafe fn typed_blocks<D: Copy + Into<i64>>(
 }
 
 /// The outputs of a rooted collective that only the root receives (Reduce, Gather(v)).
-fn at_root(root: c_int, comm: Comm, outputs: impl FnOnce() -> Pieces) -> Pieces {
+pub(crate) fn at_root(root: c_int, comm: Comm, outputs: impl FnOnce() -> Pieces) -> Pieces {
     if is_root(root, comm) {
         outputs()
     } else {
@@ -233,7 +233,11 @@ fn at_root(root: c_int, comm: Comm, outputs: impl FnOnce() -> Pieces) -> Pieces 
 }
 
 /// The outputs of a Scatter(v): none at the root, none for a rank sitting out, none in place.
-fn scattered(root: c_int, recvbuf: *mut c_void, outputs: impl FnOnce() -> Pieces) -> Pieces {
+pub(crate) fn scattered(
+    root: c_int,
+    recvbuf: *mut c_void,
+    outputs: impl FnOnce() -> Pieces,
+) -> Pieces {
     if sits_out(root) || root == abi::ROOT || abi::is_in_place(recvbuf) {
         smallvec![]
     } else {

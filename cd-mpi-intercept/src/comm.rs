@@ -1,17 +1,190 @@
 //! Calls that make communicators: their results are logged, so that a re-execution gets the
 //! same communicators without the collective call the other ranks would have to join.
 //!
-//! A communicator freed while a logging CD is active is not freed in MPI but only logged: a
-//! restore may re-execute the call that made it, which then hands out the same handle again,
-//! and it must still be valid. Such communicators are released by `MPI_Finalize`. (A program
-//! that makes and frees a communicator in every iteration of a logged loop therefore holds
-//! them until it finalizes.)
+//!
+//! # Frees deferred while a log may replay
+//! A communicator freed while a logging CD is active is not freed in MPI at once, only
+//! logged: a restore may re-execute the call that made it, which then hands out the same
+//! handle again, and the calls between (collectives on it, whose replay asks MPI for its size
+//! and packs with it) need it valid. The same holds for a persistent request freed while
+//! logging (`MPI_Request_free` in `wait`). Each such handle is *held* here and really freed
+//! as soon as no log that could replay a call naming it exists any more; MPICH has about
+//! 2048 context ids, so a program that dups and frees a communicator in every iteration of a
+//! logged loop would otherwise run out of them.
+//!
+//! How that is decided, with no help from cd-core beyond `cd_info`: at the free, the *chain*
+//! of logging CDs is noted, from the thread's active CD `C0` up through its logging
+//! ancestors `C1..Ck` (a CD that does not log ends the chain: logs do not merge through it),
+//! each with its count of advances. Every record that names the handle was logged on this
+//! thread between its making and its free, so it now lies in the log of one of `C0..Cm`,
+//! where `Cm` is the deepest CD of the chain that was also on the chain when the handle was
+//! made (`Ck` when it was made outside a logging CD; a CD committed since made its records
+//! its parent's). A log is discarded when its CD advances (all its live descendants are
+//! gone by then, their logs merged into it or discarded) and when its CD ends without a
+//! logging parent to merge into. So the handle is released once some `Ci` with `i >= m` has
+//! advanced since the free while every `Cj` below it has advanced or is gone, or once every
+//! CD of the chain is gone. The check runs at every call of this module that reaches its
+//! handler (makers and frees), and costs one `cd_info` per CD of each held handle's chain.
+//! What is still held at `MPI_Finalize` is freed by MPI itself there.
 
 use crate::abi::{self, Comm, Group, Info, Request};
 use crate::engine::{self, Delivery, Route, Tracked};
 use crate::exports::{real, Call};
 use crate::record::{Header, Writer};
+use cd_core::CdHandle;
+use std::collections::HashMap;
 use std::ffi::c_int;
+use std::sync::{Mutex, MutexGuard};
+
+/// A handle whose free is deferred (see the module docs).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Held {
+    /// A communicator.
+    Comm(Comm),
+    /// A persistent request.
+    Request(Request),
+}
+
+/// A held handle and the chain of logging CDs at its free.
+struct Pending {
+    what: Held,
+    /// `C0..Ck`, each with its advances then.
+    chain: Vec<(CdHandle, u64)>,
+    /// `m`: the records naming the handle lie in the logs of `chain[..=reach]`.
+    reach: usize,
+}
+
+/// Handles held, and the chain of each communicator made while logging, by handle bits.
+#[derive(Default)]
+struct Holding {
+    pending: Vec<Pending>,
+    makers: HashMap<u64, Vec<CdHandle>>,
+}
+
+static HOLDING: Mutex<Option<Holding>> = Mutex::new(None);
+
+fn holding() -> MutexGuard<'static, Option<Holding>> {
+    HOLDING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The chain of logging CDs of the calling thread, innermost first, with their advances;
+/// empty when a CD of it cannot be described (then nothing is ever released early).
+fn chain() -> Vec<(CdHandle, u64)> {
+    let mut chain = Vec::new();
+    let mut next = cd_core::current_cd();
+    while let Some(cd) = next {
+        match cd_core::cd_info(cd) {
+            Ok(info) if info.logging => {
+                chain.push((cd, info.stats.advances));
+                next = info.parent;
+            }
+            Ok(_) => break,
+            Err(_) => return Vec::new(),
+        }
+    }
+    chain
+}
+
+/// Remembers the chain at the making of a communicator while recording.
+fn made(comm: Comm) {
+    let makers = chain().into_iter().map(|(cd, _)| cd).collect();
+    holding()
+        .get_or_insert_with(Holding::default)
+        .makers
+        .insert(comm.bits(), makers);
+}
+
+/// Holds a handle freed while recording, until no log can replay a call naming it.
+pub(crate) fn hold(what: Held) {
+    let chain = chain();
+    let mut guard = holding();
+    let holding = guard.get_or_insert_with(Holding::default);
+    let maker = match what {
+        Held::Comm(comm) => holding.makers.remove(&comm.bits()),
+        Held::Request(_) => None,
+    };
+    let reach = maker
+        .and_then(|maker| chain.iter().position(|(cd, _)| maker.contains(cd)))
+        .unwrap_or(chain.len().saturating_sub(1));
+    holding.pending.push(Pending { what, chain, reach });
+    crate::stats::held();
+}
+
+/// Where a CD of a chain stands now.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Now {
+    /// Still there, not advanced since.
+    Same,
+    /// Advanced since: its log, with every record it held then, was discarded.
+    Advanced,
+    /// Ended.
+    Gone,
+}
+
+/// Where `cd`, with `advances` at the free, stands now. Only a retired or unknown handle is
+/// gone: any other answer of `cd_info` (a CD call made from inside a CD callback) counts as
+/// unchanged, which holds longer, never shorter.
+fn now(cd: CdHandle, advances: u64) -> Now {
+    match cd_core::cd_info(cd) {
+        Ok(info) if info.stats.advances != advances => Now::Advanced,
+        Ok(_) => Now::Same,
+        Err(cd_core::CdError::StaleHandle { .. } | cd_core::CdError::InvalidHandle(_)) => Now::Gone,
+        Err(_) => Now::Same,
+    }
+}
+
+impl Pending {
+    /// Whether no log can replay a call naming the handle any more (the module docs' rule).
+    fn released(&self) -> bool {
+        if self.chain.is_empty() {
+            // the chain could not be read at the free: held until MPI_Finalize
+            return false;
+        }
+        let states: Vec<Now> = self.chain.iter().map(|&(cd, a)| now(cd, a)).collect();
+        if states.iter().all(|&s| s == Now::Gone) {
+            return true;
+        }
+        states.iter().enumerate().any(|(i, &s)| {
+            i >= self.reach && s == Now::Advanced && states[..i].iter().all(|&b| b != Now::Same)
+        })
+    }
+}
+
+/// Really frees every held handle that no log can replay any more.
+pub(crate) fn release_ready() {
+    let ready: Vec<Held> = {
+        let mut guard = holding();
+        let Some(holding) = guard.as_mut() else {
+            return;
+        };
+        if holding.pending.is_empty() {
+            return;
+        }
+        let (ready, kept) = std::mem::take(&mut holding.pending)
+            .into_iter()
+            .partition(|p: &Pending| p.released());
+        holding.pending = kept;
+        ready.into_iter().map(|p| p.what).collect()
+    };
+    for what in ready {
+        let rc = match what {
+            // SAFETY: a communicator the application freed, held only by this module.
+            Held::Comm(mut comm) => unsafe { real::Comm_free(&mut comm) },
+            Held::Request(mut request) => {
+                engine::unregister_persistent(request);
+                crate::traffic::freed_persistent(request);
+                // SAFETY: a persistent request the application freed, held only by this
+                // module.
+                unsafe { real::Request_free(&mut request) }
+            }
+        };
+        if rc == abi::SUCCESS {
+            crate::stats::released();
+        } else {
+            tracing::warn!(?what, rc, "MPI refused to free a held handle");
+        }
+    }
+}
 
 /// A call that makes one communicator into `newcomm` (and, for `MPI_Comm_idup`, a request
 /// that completes it: a post like a nonblocking send's).
@@ -25,6 +198,7 @@ unsafe fn making(
     request: Option<*mut Request>,
     run: impl FnOnce() -> c_int,
 ) -> c_int {
+    release_ready();
     let call = header.call;
     let route = engine::route(call);
     if engine::counted(&route) {
@@ -60,9 +234,11 @@ unsafe fn making_routed(
         Route::Record(_guard) => {
             let rc = run();
             if rc == abi::SUCCESS {
-                let mut w = Writer::new(header);
                 // SAFETY: MPI wrote the new communicator.
-                w.u64(unsafe { *newcomm }.bits());
+                let made_comm = unsafe { *newcomm };
+                made(made_comm);
+                let mut w = Writer::new(header);
+                w.u64(made_comm.bits());
                 if let Some(request) = request {
                     let seq = engine::next_seq();
                     let tracked = Tracked {
@@ -125,6 +301,7 @@ macro_rules! makers {
 
 makers! {
     comm_dup => Comm_dup(comm: Comm, newcomm: *mut Comm) from comm into newcomm;
+    comm_dup_with_info => Comm_dup_with_info(comm: Comm, info: Info, newcomm: *mut Comm) from comm into newcomm;
     comm_split => Comm_split(comm: Comm, color: c_int, key: c_int, newcomm: *mut Comm)
         from comm into newcomm, peer color, tag key;
     comm_split_type => Comm_split_type(comm: Comm, split_type: c_int, key: c_int, info: Info, newcomm: *mut Comm)
@@ -162,8 +339,115 @@ pub(crate) unsafe fn comm_idup(comm: Comm, newcomm: *mut Comm, request: *mut Req
     }
 }
 
-/// `MPI_Comm_free`: logged, and deferred to `MPI_Finalize` while a CD logs (see the module
-/// docs).
+/// `MPI_Comm_idup_with_info`: as `MPI_Comm_idup`.
+///
+/// # Safety
+/// The MPI function's contract.
+#[cfg(mpi4)]
+pub(crate) unsafe fn comm_idup_with_info(
+    comm: Comm,
+    info: Info,
+    newcomm: *mut Comm,
+    request: *mut Request,
+) -> c_int {
+    let header = Header::plain(Call::Comm_idup_with_info, comm);
+    // SAFETY: forwarded.
+    unsafe {
+        making(header, comm, newcomm, Some(request), || {
+            real::Comm_idup_with_info(comm, info, newcomm, request)
+        })
+    }
+}
+
+/// A string tag (`MPI_Comm_create_from_group`'s) as a record's tag: its FNV-1a hash, so that
+/// a re-execution with another tag is a mismatch. A null pointer hashes as the empty string
+/// (MPI refuses it anyway).
+///
+/// # Safety
+/// `tag` is null or a NUL-terminated string.
+#[cfg(mpi4)]
+unsafe fn string_tag(tag: *const std::ffi::c_char) -> c_int {
+    let bytes = if tag.is_null() {
+        &[][..]
+    } else {
+        // SAFETY: the caller's contract.
+        unsafe { std::ffi::CStr::from_ptr(tag) }.to_bytes()
+    };
+    let hash = bytes.iter().fold(0x811c_9dc5_u32, |h, &b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    });
+    // the hash's bits, as the header's signed tag
+    hash as c_int
+}
+
+/// `MPI_Comm_create_from_group` (MPI-4): no parent communicator, so the record names
+/// `MPI_COMM_SELF` (whose error handler reports a mismatch); the string tag's hash is
+/// matched on re-execution.
+///
+/// # Safety
+/// The MPI function's contract.
+#[cfg(mpi4)]
+pub(crate) unsafe fn comm_create_from_group(
+    group: Group,
+    stringtag: *const std::ffi::c_char,
+    info: Info,
+    errhandler: abi::Errhandler,
+    newcomm: *mut Comm,
+) -> c_int {
+    let own = abi::predefined().comm_self;
+    let mut header = Header::plain(Call::Comm_create_from_group, own);
+    // SAFETY: the application's string.
+    header.tag = unsafe { string_tag(stringtag) };
+    // SAFETY: forwarded.
+    unsafe {
+        making(header, own, newcomm, None, || {
+            real::Comm_create_from_group(group, stringtag, info, errhandler, newcomm)
+        })
+    }
+}
+
+/// `MPI_Intercomm_create_from_groups` (MPI-4): as `MPI_Comm_create_from_group`, with both
+/// leaders matched too.
+///
+/// # Safety
+/// The MPI function's contract.
+#[cfg(mpi4)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn intercomm_create_from_groups(
+    local_group: Group,
+    local_leader: c_int,
+    remote_group: Group,
+    remote_leader: c_int,
+    stringtag: *const std::ffi::c_char,
+    info: Info,
+    errhandler: abi::Errhandler,
+    newintercomm: *mut Comm,
+) -> c_int {
+    let own = abi::predefined().comm_self;
+    let mut header = Header::plain(Call::Intercomm_create_from_groups, own);
+    header.peer = remote_leader;
+    header.count = i64::from(local_leader);
+    // SAFETY: the application's string.
+    header.tag = unsafe { string_tag(stringtag) };
+    // SAFETY: forwarded.
+    unsafe {
+        making(header, own, newintercomm, None, || {
+            real::Intercomm_create_from_groups(
+                local_group,
+                local_leader,
+                remote_group,
+                remote_leader,
+                stringtag,
+                info,
+                errhandler,
+                newintercomm,
+            )
+        })
+    }
+}
+
+/// `MPI_Comm_free`: logged, and held while a CD logs until no log can replay a call naming
+/// the communicator (see the module docs).
 ///
 /// # Safety
 /// The MPI function's contract.
@@ -171,8 +455,12 @@ pub(crate) unsafe fn comm_free(comm: *mut Comm) -> c_int {
     // SAFETY: the application's handle.
     let handle = unsafe { *comm };
     let header = Header::plain(Call::Comm_free, handle);
+    release_ready();
     match engine::route(Call::Comm_free) {
         Route::Direct => {
+            if let Some(holding) = holding().as_mut() {
+                holding.makers.remove(&handle.bits());
+            }
             // SAFETY: forwarded.
             let rc = unsafe { real::Comm_free(comm) };
             if rc == abi::SUCCESS && crate::traffic::on() {
@@ -186,6 +474,7 @@ pub(crate) unsafe fn comm_free(comm: *mut Comm) -> c_int {
                 engine::log(Writer::new(header));
                 comm.write(abi::predefined().comm_null);
             }
+            hold(Held::Comm(handle));
             abi::SUCCESS
         }
         Route::Replay(_guard, reader) => match engine::expect(&reader, &header, handle) {

@@ -2,7 +2,11 @@
 //!
 //! For each *wrapped* function the table generates the two exported symbols `MPI_X` and
 //! `PMPI_X` (Fortran bindings call `PMPI_X` directly, in MPICH's `mpi_f08` and in all of Open
-//! MPI's bindings) over one handler, behind the panic boundary; and for every function, wrapped
+//! MPI's bindings; for MPI-4's calls, `nm -D`/`objdump` of MPICH 4.0.2's `libmpifort` show
+//! `mpif.h`/`use mpi` calling `MPI_X`, `mpi_f08` calling `PMPI_X` where no choice buffer is
+//! passed (`PMPI_Comm_dup_with_info`, `PMPI_Barrier_init`) and `MPI_X` through its
+//! descriptor helpers where one is (`MPI_Isendrecv`, `MPI_Allreduce_init`), and its `_large`
+//! forms calling `MPI_X_c`: all reach a wrapper) over one handler, behind the panic boundary; and for every function, wrapped
 //! or only called, `real::X`, which forwards to the MPI library's `PMPI_X` found once with
 //! `dlsym(RTLD_NEXT, ...)`. Calling `PMPI_X` by name would bind to our own export and recurse.
 //!
@@ -18,6 +22,8 @@
 //! with libcd; MPICH's constants are plain integers, so this holds for the MPICH build (Open
 //! MPI's predefined handles are the library's globals, which rsmpi references).
 
+#[cfg(mpi4)]
+use crate::abi::Errhandler;
 use crate::abi::{Comm, Datatype, File, Group, Info, Message, Op, Request, Status, Win};
 use std::ffi::{c_char, c_int, c_void};
 
@@ -33,6 +39,9 @@ macro_rules! mpi_functions {
         lifecycle { $( $l:ident ( $($la:ident : $lt:ty),* ) => $lhandler:path; )* }
         wrapped { $( $w:ident ( $($wa:ident : $wt:ty),* ) => $handler:path; )* }
         unreplayable { $( $u:ident ( $($ua:ident : $ut:ty),* ); )* }
+        mpi4_lifecycle { $( $l4:ident ( $($l4a:ident : $l4t:ty),* ) => $l4handler:path; )* }
+        mpi4_wrapped { $( $w4:ident ( $($w4a:ident : $w4t:ty),* ) => $w4handler:path; )* }
+        mpi4_unreplayable { $( $u4:ident ( $($u4a:ident : $u4t:ty),* ); )* }
         forwarded { $( $f:ident ( $($fa:ident : $ft:ty),* ); )* }
         called { $( $c:ident ( $($ca:ident : $ct:ty),* ); )* }
     ) => {
@@ -40,11 +49,17 @@ macro_rules! mpi_functions {
         #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
         #[repr(u16)]
         #[allow(missing_docs, non_camel_case_types)]
-        pub enum Call { $($l,)* $($w,)* $($u,)* }
+        pub enum Call {
+            $($l,)* $($w,)* $($u,)*
+            $(#[cfg(mpi4)] $l4,)* $(#[cfg(mpi4)] $w4,)* $(#[cfg(mpi4)] $u4,)*
+        }
 
         impl Call {
             /// Every call, in table order.
-            pub const ALL: &'static [Call] = &[$(Call::$l,)* $(Call::$w,)* $(Call::$u,)*];
+            pub const ALL: &'static [Call] = &[
+                $(Call::$l,)* $(Call::$w,)* $(Call::$u,)*
+                $(#[cfg(mpi4)] Call::$l4,)* $(#[cfg(mpi4)] Call::$w4,)* $(#[cfg(mpi4)] Call::$u4,)*
+            ];
 
             /// The MPI name (`MPI_Send`).
             pub fn name(self) -> &'static str {
@@ -52,6 +67,9 @@ macro_rules! mpi_functions {
                     $(Call::$l => concat!("MPI_", stringify!($l)),)*
                     $(Call::$w => concat!("MPI_", stringify!($w)),)*
                     $(Call::$u => concat!("MPI_", stringify!($u)),)*
+                    $(#[cfg(mpi4)] Call::$l4 => concat!("MPI_", stringify!($l4)),)*
+                    $(#[cfg(mpi4)] Call::$w4 => concat!("MPI_", stringify!($w4)),)*
+                    $(#[cfg(mpi4)] Call::$u4 => concat!("MPI_", stringify!($u4)),)*
                 }
             }
 
@@ -65,6 +83,9 @@ macro_rules! mpi_functions {
         $( export!($w ($($wa: $wt),*) => $handler); )*
         $( export!($u ($($ua: $ut),*) => unreplayable); )*
         $( export!($f ($($fa: $ft),*) => forwarded); )*
+        $( #[cfg(mpi4)] export!($l4 ($($l4a: $l4t),*) => always $l4handler); )*
+        $( #[cfg(mpi4)] export!($w4 ($($w4a: $w4t),*) => $w4handler); )*
+        $( #[cfg(mpi4)] export!($u4 ($($u4a: $u4t),*) => unreplayable); )*
 
         /// The MPI library's own functions, resolved once with `dlsym(RTLD_NEXT, "PMPI_X")`.
         #[allow(non_snake_case, clippy::too_many_arguments, missing_docs)]
@@ -75,6 +96,9 @@ macro_rules! mpi_functions {
             $( forward!($u ($($ua: $ut),*)); )*
             $( forward!($f ($($fa: $ft),*)); )*
             $( forward!($c ($($ca: $ct),*)); )*
+            $( #[cfg(mpi4)] forward!($l4 ($($l4a: $l4t),*)); )*
+            $( #[cfg(mpi4)] forward!($w4 ($($w4a: $w4t),*)); )*
+            $( #[cfg(mpi4)] forward!($u4 ($($u4a: $u4t),*)); )*
         }
     };
 }
@@ -266,6 +290,7 @@ mpi_functions! {
 
         Comm_dup(comm: Comm, newcomm: *mut Comm) => crate::comm::comm_dup;
         Comm_idup(comm: Comm, newcomm: *mut Comm, request: *mut Request) => crate::comm::comm_idup;
+        Comm_dup_with_info(comm: Comm, info: Info, newcomm: *mut Comm) => crate::comm::comm_dup_with_info;
         Comm_split(comm: Comm, color: c_int, key: c_int, newcomm: *mut Comm) => crate::comm::comm_split;
         Comm_split_type(comm: Comm, split_type: c_int, key: c_int, info: Info, newcomm: *mut Comm) => crate::comm::comm_split_type;
         Comm_create(comm: Comm, group: Group, newcomm: *mut Comm) => crate::comm::comm_create;
@@ -306,6 +331,7 @@ mpi_functions! {
         Rput(origin_addr: Buf, origin_count: c_int, origin_datatype: Datatype, target_rank: c_int, target_disp: i64, target_count: c_int, target_datatype: Datatype, win: Win, request: *mut Request);
         Rget(origin_addr: BufMut, origin_count: c_int, origin_datatype: Datatype, target_rank: c_int, target_disp: i64, target_count: c_int, target_datatype: Datatype, win: Win, request: *mut Request);
         Raccumulate(origin_addr: Buf, origin_count: c_int, origin_datatype: Datatype, target_rank: c_int, target_disp: i64, target_count: c_int, target_datatype: Datatype, op: Op, win: Win, request: *mut Request);
+        Rget_accumulate(origin_addr: Buf, origin_count: c_int, origin_datatype: Datatype, result_addr: BufMut, result_count: c_int, result_datatype: Datatype, target_rank: c_int, target_disp: i64, target_count: c_int, target_datatype: Datatype, op: Op, win: Win, request: *mut Request);
         Get_accumulate(origin_addr: Buf, origin_count: c_int, origin_datatype: Datatype, result_addr: BufMut, result_count: c_int, result_datatype: Datatype, target_rank: c_int, target_disp: i64, target_count: c_int, target_datatype: Datatype, op: Op, win: Win);
         Fetch_and_op(origin_addr: Buf, result_addr: BufMut, datatype: Datatype, target_rank: c_int, target_disp: i64, op: Op, win: Win);
         Compare_and_swap(origin_addr: Buf, compare_addr: Buf, result_addr: BufMut, datatype: Datatype, target_rank: c_int, target_disp: i64, win: Win);
@@ -337,6 +363,148 @@ mpi_functions! {
         Comm_connect(port_name: *const c_char, info: Info, root: c_int, comm: Comm, newcomm: *mut Comm);
         Comm_join(fd: c_int, intercomm: *mut Comm);
         Comm_spawn(command: *const c_char, argv: *mut *mut c_char, maxprocs: c_int, info: Info, root: c_int, comm: Comm, intercomm: *mut Comm, array_of_errcodes: *mut c_int);
+    }
+    // MPI-4 (MPICH 4): exported only by a build against a library with `MPI_VERSION >= 4`
+    // (build.rs sets `cfg(mpi4)`), so that no wrapper of a function the library lacks exists.
+    // Persistent collectives are made in every mode, like the point-to-point `_init` calls.
+    mpi4_lifecycle {
+        Barrier_init(comm: Comm, info: Info, request: *mut Request) => crate::mpi4::barrier_init;
+        Bcast_init(buffer: BufMut, count: c_int, datatype: Datatype, root: c_int, comm: Comm, info: Info, request: *mut Request) => crate::mpi4::bcast_init;
+        Reduce_init(sendbuf: Buf, recvbuf: BufMut, count: c_int, datatype: Datatype, op: Op, root: c_int, comm: Comm, info: Info, request: *mut Request) => crate::mpi4::reduce_init;
+        Allreduce_init(sendbuf: Buf, recvbuf: BufMut, count: c_int, datatype: Datatype, op: Op, comm: Comm, info: Info, request: *mut Request) => crate::mpi4::allreduce_init;
+        Gather_init(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, root: c_int, comm: Comm, info: Info, request: *mut Request) => crate::mpi4::gather_init;
+        Gatherv_init(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, displs: Ints, recvtype: Datatype, root: c_int, comm: Comm, info: Info, request: *mut Request) => crate::mpi4::gatherv_init;
+        Scatter_init(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, root: c_int, comm: Comm, info: Info, request: *mut Request) => crate::mpi4::scatter_init;
+        Scatterv_init(sendbuf: Buf, sendcounts: Ints, displs: Ints, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, root: c_int, comm: Comm, info: Info, request: *mut Request) => crate::mpi4::scatterv_init;
+        Allgather_init(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, comm: Comm, info: Info, request: *mut Request) => crate::mpi4::allgather_init;
+        Allgatherv_init(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, displs: Ints, recvtype: Datatype, comm: Comm, info: Info, request: *mut Request) => crate::mpi4::allgatherv_init;
+        Alltoall_init(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, comm: Comm, info: Info, request: *mut Request) => crate::mpi4::alltoall_init;
+        Alltoallv_init(sendbuf: Buf, sendcounts: Ints, sdispls: Ints, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, rdispls: Ints, recvtype: Datatype, comm: Comm, info: Info, request: *mut Request) => crate::mpi4::alltoallv_init;
+        Alltoallw_init(sendbuf: Buf, sendcounts: Ints, sdispls: Ints, sendtypes: Types, recvbuf: BufMut, recvcounts: Ints, rdispls: Ints, recvtypes: Types, comm: Comm, info: Info, request: *mut Request) => crate::mpi4::alltoallw_init;
+        Reduce_scatter_init(sendbuf: Buf, recvbuf: BufMut, recvcounts: Ints, datatype: Datatype, op: Op, comm: Comm, info: Info, request: *mut Request) => crate::mpi4::reduce_scatter_init;
+        Reduce_scatter_block_init(sendbuf: Buf, recvbuf: BufMut, recvcount: c_int, datatype: Datatype, op: Op, comm: Comm, info: Info, request: *mut Request) => crate::mpi4::reduce_scatter_block_init;
+        Scan_init(sendbuf: Buf, recvbuf: BufMut, count: c_int, datatype: Datatype, op: Op, comm: Comm, info: Info, request: *mut Request) => crate::mpi4::scan_init;
+        Exscan_init(sendbuf: Buf, recvbuf: BufMut, count: c_int, datatype: Datatype, op: Op, comm: Comm, info: Info, request: *mut Request) => crate::mpi4::exscan_init;
+        Neighbor_allgather_init(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, comm: Comm, info: Info, request: *mut Request) => crate::mpi4::neighbor_allgather_init;
+        Neighbor_allgatherv_init(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, displs: Ints, recvtype: Datatype, comm: Comm, info: Info, request: *mut Request) => crate::mpi4::neighbor_allgatherv_init;
+        Neighbor_alltoall_init(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, comm: Comm, info: Info, request: *mut Request) => crate::mpi4::neighbor_alltoall_init;
+        Neighbor_alltoallv_init(sendbuf: Buf, sendcounts: Ints, sdispls: Ints, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, rdispls: Ints, recvtype: Datatype, comm: Comm, info: Info, request: *mut Request) => crate::mpi4::neighbor_alltoallv_init;
+        Neighbor_alltoallw_init(sendbuf: Buf, sendcounts: Ints, sdispls: Aints, sendtypes: Types, recvbuf: BufMut, recvcounts: Ints, rdispls: Aints, recvtypes: Types, comm: Comm, info: Info, request: *mut Request) => crate::mpi4::neighbor_alltoallw_init;
+    }
+    mpi4_wrapped {
+        Isendrecv(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, dest: c_int, sendtag: c_int, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, source: c_int, recvtag: c_int, comm: Comm, request: *mut Request) => crate::mpi4::isendrecv;
+        Isendrecv_replace(buf: BufMut, count: c_int, datatype: Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: Comm, request: *mut Request) => crate::mpi4::isendrecv_replace;
+        Comm_idup_with_info(comm: Comm, info: Info, newcomm: *mut Comm, request: *mut Request) => crate::comm::comm_idup_with_info;
+        Comm_create_from_group(group: Group, stringtag: *const c_char, info: Info, errhandler: Errhandler, newcomm: *mut Comm) => crate::comm::comm_create_from_group;
+        Intercomm_create_from_groups(local_group: Group, local_leader: c_int, remote_group: Group, remote_leader: c_int, stringtag: *const c_char, info: Info, errhandler: Errhandler, newintercomm: *mut Comm) => crate::comm::intercomm_create_from_groups;
+    }
+    // Partitioned communication: the partitions of one message arrive separately, in an
+    // order and at times no log of this design records. Then the large-count forms.
+    mpi4_unreplayable {
+        Psend_init(buf: Buf, partitions: c_int, count: i64, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, info: Info, request: *mut Request);
+        Precv_init(buf: BufMut, partitions: c_int, count: i64, datatype: Datatype, source: c_int, tag: c_int, comm: Comm, info: Info, request: *mut Request);
+        Pready(partition: c_int, request: Request);
+        Pready_range(partition_low: c_int, partition_high: c_int, request: Request);
+        Pready_list(length: c_int, array_of_partitions: Ints, request: Request);
+        Parrived(request: Request, partition: c_int, flag: *mut c_int);
+        // The large-count (`MPI_Count`) forms of every wrapped and every unreplayable call:
+        // not replayed yet (their records would need 64-bit counts), so a restore whose
+        // replay would cross one refuses, naming it, instead of re-executing it unlogged.
+        Accumulate_c(origin_addr: Buf, origin_count: i64, origin_datatype: Datatype, target_rank: c_int, target_disp: i64, target_count: i64, target_datatype: Datatype, op: Op, win: Win);
+        Allgather_c(sendbuf: Buf, sendcount: i64, sendtype: Datatype, recvbuf: BufMut, recvcount: i64, recvtype: Datatype, comm: Comm);
+        Allgather_init_c(sendbuf: Buf, sendcount: i64, sendtype: Datatype, recvbuf: BufMut, recvcount: i64, recvtype: Datatype, comm: Comm, info: Info, request: *mut Request);
+        Allgatherv_c(sendbuf: Buf, sendcount: i64, sendtype: Datatype, recvbuf: BufMut, recvcounts: *const i64, displs: Aints, recvtype: Datatype, comm: Comm);
+        Allgatherv_init_c(sendbuf: Buf, sendcount: i64, sendtype: Datatype, recvbuf: BufMut, recvcounts: *const i64, displs: Aints, recvtype: Datatype, comm: Comm, info: Info, request: *mut Request);
+        Allreduce_c(sendbuf: Buf, recvbuf: BufMut, count: i64, datatype: Datatype, op: Op, comm: Comm);
+        Allreduce_init_c(sendbuf: Buf, recvbuf: BufMut, count: i64, datatype: Datatype, op: Op, comm: Comm, info: Info, request: *mut Request);
+        Alltoall_c(sendbuf: Buf, sendcount: i64, sendtype: Datatype, recvbuf: BufMut, recvcount: i64, recvtype: Datatype, comm: Comm);
+        Alltoall_init_c(sendbuf: Buf, sendcount: i64, sendtype: Datatype, recvbuf: BufMut, recvcount: i64, recvtype: Datatype, comm: Comm, info: Info, request: *mut Request);
+        Alltoallv_c(sendbuf: Buf, sendcounts: *const i64, sdispls: Aints, sendtype: Datatype, recvbuf: BufMut, recvcounts: *const i64, rdispls: Aints, recvtype: Datatype, comm: Comm);
+        Alltoallv_init_c(sendbuf: Buf, sendcounts: *const i64, sdispls: Aints, sendtype: Datatype, recvbuf: BufMut, recvcounts: *const i64, rdispls: Aints, recvtype: Datatype, comm: Comm, info: Info, request: *mut Request);
+        Alltoallw_c(sendbuf: Buf, sendcounts: *const i64, sdispls: Aints, sendtypes: Types, recvbuf: BufMut, recvcounts: *const i64, rdispls: Aints, recvtypes: Types, comm: Comm);
+        Alltoallw_init_c(sendbuf: Buf, sendcounts: *const i64, sdispls: Aints, sendtypes: Types, recvbuf: BufMut, recvcounts: *const i64, rdispls: Aints, recvtypes: Types, comm: Comm, info: Info, request: *mut Request);
+        Bcast_c(buffer: BufMut, count: i64, datatype: Datatype, root: c_int, comm: Comm);
+        Bcast_init_c(buffer: BufMut, count: i64, datatype: Datatype, root: c_int, comm: Comm, info: Info, request: *mut Request);
+        Bsend_c(buf: Buf, count: i64, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm);
+        Bsend_init_c(buf: Buf, count: i64, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request);
+        Exscan_c(sendbuf: Buf, recvbuf: BufMut, count: i64, datatype: Datatype, op: Op, comm: Comm);
+        Exscan_init_c(sendbuf: Buf, recvbuf: BufMut, count: i64, datatype: Datatype, op: Op, comm: Comm, info: Info, request: *mut Request);
+        Gather_c(sendbuf: Buf, sendcount: i64, sendtype: Datatype, recvbuf: BufMut, recvcount: i64, recvtype: Datatype, root: c_int, comm: Comm);
+        Gather_init_c(sendbuf: Buf, sendcount: i64, sendtype: Datatype, recvbuf: BufMut, recvcount: i64, recvtype: Datatype, root: c_int, comm: Comm, info: Info, request: *mut Request);
+        Gatherv_c(sendbuf: Buf, sendcount: i64, sendtype: Datatype, recvbuf: BufMut, recvcounts: *const i64, displs: Aints, recvtype: Datatype, root: c_int, comm: Comm);
+        Gatherv_init_c(sendbuf: Buf, sendcount: i64, sendtype: Datatype, recvbuf: BufMut, recvcounts: *const i64, displs: Aints, recvtype: Datatype, root: c_int, comm: Comm, info: Info, request: *mut Request);
+        Get_accumulate_c(origin_addr: Buf, origin_count: i64, origin_datatype: Datatype, result_addr: BufMut, result_count: i64, result_datatype: Datatype, target_rank: c_int, target_disp: i64, target_count: i64, target_datatype: Datatype, op: Op, win: Win);
+        Get_c(origin_addr: BufMut, origin_count: i64, origin_datatype: Datatype, target_rank: c_int, target_disp: i64, target_count: i64, target_datatype: Datatype, win: Win);
+        Iallgather_c(sendbuf: Buf, sendcount: i64, sendtype: Datatype, recvbuf: BufMut, recvcount: i64, recvtype: Datatype, comm: Comm, request: *mut Request);
+        Iallgatherv_c(sendbuf: Buf, sendcount: i64, sendtype: Datatype, recvbuf: BufMut, recvcounts: *const i64, displs: Aints, recvtype: Datatype, comm: Comm, request: *mut Request);
+        Iallreduce_c(sendbuf: Buf, recvbuf: BufMut, count: i64, datatype: Datatype, op: Op, comm: Comm, request: *mut Request);
+        Ialltoall_c(sendbuf: Buf, sendcount: i64, sendtype: Datatype, recvbuf: BufMut, recvcount: i64, recvtype: Datatype, comm: Comm, request: *mut Request);
+        Ialltoallv_c(sendbuf: Buf, sendcounts: *const i64, sdispls: Aints, sendtype: Datatype, recvbuf: BufMut, recvcounts: *const i64, rdispls: Aints, recvtype: Datatype, comm: Comm, request: *mut Request);
+        Ialltoallw_c(sendbuf: Buf, sendcounts: *const i64, sdispls: Aints, sendtypes: Types, recvbuf: BufMut, recvcounts: *const i64, rdispls: Aints, recvtypes: Types, comm: Comm, request: *mut Request);
+        Ibcast_c(buffer: BufMut, count: i64, datatype: Datatype, root: c_int, comm: Comm, request: *mut Request);
+        Ibsend_c(buf: Buf, count: i64, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request);
+        Iexscan_c(sendbuf: Buf, recvbuf: BufMut, count: i64, datatype: Datatype, op: Op, comm: Comm, request: *mut Request);
+        Igather_c(sendbuf: Buf, sendcount: i64, sendtype: Datatype, recvbuf: BufMut, recvcount: i64, recvtype: Datatype, root: c_int, comm: Comm, request: *mut Request);
+        Igatherv_c(sendbuf: Buf, sendcount: i64, sendtype: Datatype, recvbuf: BufMut, recvcounts: *const i64, displs: Aints, recvtype: Datatype, root: c_int, comm: Comm, request: *mut Request);
+        Imrecv_c(buf: BufMut, count: i64, datatype: Datatype, message: *mut Message, request: *mut Request);
+        Ineighbor_allgather_c(sendbuf: Buf, sendcount: i64, sendtype: Datatype, recvbuf: BufMut, recvcount: i64, recvtype: Datatype, comm: Comm, request: *mut Request);
+        Ineighbor_allgatherv_c(sendbuf: Buf, sendcount: i64, sendtype: Datatype, recvbuf: BufMut, recvcounts: *const i64, displs: Aints, recvtype: Datatype, comm: Comm, request: *mut Request);
+        Ineighbor_alltoall_c(sendbuf: Buf, sendcount: i64, sendtype: Datatype, recvbuf: BufMut, recvcount: i64, recvtype: Datatype, comm: Comm, request: *mut Request);
+        Ineighbor_alltoallv_c(sendbuf: Buf, sendcounts: *const i64, sdispls: Aints, sendtype: Datatype, recvbuf: BufMut, recvcounts: *const i64, rdispls: Aints, recvtype: Datatype, comm: Comm, request: *mut Request);
+        Ineighbor_alltoallw_c(sendbuf: Buf, sendcounts: *const i64, sdispls: Aints, sendtypes: Types, recvbuf: BufMut, recvcounts: *const i64, rdispls: Aints, recvtypes: Types, comm: Comm, request: *mut Request);
+        Irecv_c(buf: BufMut, count: i64, datatype: Datatype, source: c_int, tag: c_int, comm: Comm, request: *mut Request);
+        Ireduce_c(sendbuf: Buf, recvbuf: BufMut, count: i64, datatype: Datatype, op: Op, root: c_int, comm: Comm, request: *mut Request);
+        Ireduce_scatter_block_c(sendbuf: Buf, recvbuf: BufMut, recvcount: i64, datatype: Datatype, op: Op, comm: Comm, request: *mut Request);
+        Ireduce_scatter_c(sendbuf: Buf, recvbuf: BufMut, recvcounts: *const i64, datatype: Datatype, op: Op, comm: Comm, request: *mut Request);
+        Irsend_c(buf: Buf, count: i64, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request);
+        Iscan_c(sendbuf: Buf, recvbuf: BufMut, count: i64, datatype: Datatype, op: Op, comm: Comm, request: *mut Request);
+        Iscatter_c(sendbuf: Buf, sendcount: i64, sendtype: Datatype, recvbuf: BufMut, recvcount: i64, recvtype: Datatype, root: c_int, comm: Comm, request: *mut Request);
+        Iscatterv_c(sendbuf: Buf, sendcounts: *const i64, displs: Aints, sendtype: Datatype, recvbuf: BufMut, recvcount: i64, recvtype: Datatype, root: c_int, comm: Comm, request: *mut Request);
+        Isend_c(buf: Buf, count: i64, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request);
+        Isendrecv_c(sendbuf: Buf, sendcount: i64, sendtype: Datatype, dest: c_int, sendtag: c_int, recvbuf: BufMut, recvcount: i64, recvtype: Datatype, source: c_int, recvtag: c_int, comm: Comm, request: *mut Request);
+        Isendrecv_replace_c(buf: BufMut, count: i64, datatype: Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: Comm, request: *mut Request);
+        Issend_c(buf: Buf, count: i64, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request);
+        Mrecv_c(buf: BufMut, count: i64, datatype: Datatype, message: *mut Message, status: *mut Status);
+        Neighbor_allgather_c(sendbuf: Buf, sendcount: i64, sendtype: Datatype, recvbuf: BufMut, recvcount: i64, recvtype: Datatype, comm: Comm);
+        Neighbor_allgather_init_c(sendbuf: Buf, sendcount: i64, sendtype: Datatype, recvbuf: BufMut, recvcount: i64, recvtype: Datatype, comm: Comm, info: Info, request: *mut Request);
+        Neighbor_allgatherv_c(sendbuf: Buf, sendcount: i64, sendtype: Datatype, recvbuf: BufMut, recvcounts: *const i64, displs: Aints, recvtype: Datatype, comm: Comm);
+        Neighbor_allgatherv_init_c(sendbuf: Buf, sendcount: i64, sendtype: Datatype, recvbuf: BufMut, recvcounts: *const i64, displs: Aints, recvtype: Datatype, comm: Comm, info: Info, request: *mut Request);
+        Neighbor_alltoall_c(sendbuf: Buf, sendcount: i64, sendtype: Datatype, recvbuf: BufMut, recvcount: i64, recvtype: Datatype, comm: Comm);
+        Neighbor_alltoall_init_c(sendbuf: Buf, sendcount: i64, sendtype: Datatype, recvbuf: BufMut, recvcount: i64, recvtype: Datatype, comm: Comm, info: Info, request: *mut Request);
+        Neighbor_alltoallv_c(sendbuf: Buf, sendcounts: *const i64, sdispls: Aints, sendtype: Datatype, recvbuf: BufMut, recvcounts: *const i64, rdispls: Aints, recvtype: Datatype, comm: Comm);
+        Neighbor_alltoallv_init_c(sendbuf: Buf, sendcounts: *const i64, sdispls: Aints, sendtype: Datatype, recvbuf: BufMut, recvcounts: *const i64, rdispls: Aints, recvtype: Datatype, comm: Comm, info: Info, request: *mut Request);
+        Neighbor_alltoallw_c(sendbuf: Buf, sendcounts: *const i64, sdispls: Aints, sendtypes: Types, recvbuf: BufMut, recvcounts: *const i64, rdispls: Aints, recvtypes: Types, comm: Comm);
+        Neighbor_alltoallw_init_c(sendbuf: Buf, sendcounts: *const i64, sdispls: Aints, sendtypes: Types, recvbuf: BufMut, recvcounts: *const i64, rdispls: Aints, recvtypes: Types, comm: Comm, info: Info, request: *mut Request);
+        Put_c(origin_addr: Buf, origin_count: i64, origin_datatype: Datatype, target_rank: c_int, target_disp: i64, target_count: i64, target_datatype: Datatype, win: Win);
+        Raccumulate_c(origin_addr: Buf, origin_count: i64, origin_datatype: Datatype, target_rank: c_int, target_disp: i64, target_count: i64, target_datatype: Datatype, op: Op, win: Win, request: *mut Request);
+        Recv_c(buf: BufMut, count: i64, datatype: Datatype, source: c_int, tag: c_int, comm: Comm, status: *mut Status);
+        Recv_init_c(buf: BufMut, count: i64, datatype: Datatype, source: c_int, tag: c_int, comm: Comm, request: *mut Request);
+        Reduce_c(sendbuf: Buf, recvbuf: BufMut, count: i64, datatype: Datatype, op: Op, root: c_int, comm: Comm);
+        Reduce_init_c(sendbuf: Buf, recvbuf: BufMut, count: i64, datatype: Datatype, op: Op, root: c_int, comm: Comm, info: Info, request: *mut Request);
+        Reduce_scatter_block_c(sendbuf: Buf, recvbuf: BufMut, recvcount: i64, datatype: Datatype, op: Op, comm: Comm);
+        Reduce_scatter_block_init_c(sendbuf: Buf, recvbuf: BufMut, recvcount: i64, datatype: Datatype, op: Op, comm: Comm, info: Info, request: *mut Request);
+        Reduce_scatter_c(sendbuf: Buf, recvbuf: BufMut, recvcounts: *const i64, datatype: Datatype, op: Op, comm: Comm);
+        Reduce_scatter_init_c(sendbuf: Buf, recvbuf: BufMut, recvcounts: *const i64, datatype: Datatype, op: Op, comm: Comm, info: Info, request: *mut Request);
+        Rget_accumulate_c(origin_addr: Buf, origin_count: i64, origin_datatype: Datatype, result_addr: BufMut, result_count: i64, result_datatype: Datatype, target_rank: c_int, target_disp: i64, target_count: i64, target_datatype: Datatype, op: Op, win: Win, request: *mut Request);
+        Rget_c(origin_addr: BufMut, origin_count: i64, origin_datatype: Datatype, target_rank: c_int, target_disp: i64, target_count: i64, target_datatype: Datatype, win: Win, request: *mut Request);
+        Rput_c(origin_addr: Buf, origin_count: i64, origin_datatype: Datatype, target_rank: c_int, target_disp: i64, target_count: i64, target_datatype: Datatype, win: Win, request: *mut Request);
+        Rsend_c(buf: Buf, count: i64, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm);
+        Rsend_init_c(buf: Buf, count: i64, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request);
+        Scan_c(sendbuf: Buf, recvbuf: BufMut, count: i64, datatype: Datatype, op: Op, comm: Comm);
+        Scan_init_c(sendbuf: Buf, recvbuf: BufMut, count: i64, datatype: Datatype, op: Op, comm: Comm, info: Info, request: *mut Request);
+        Scatter_c(sendbuf: Buf, sendcount: i64, sendtype: Datatype, recvbuf: BufMut, recvcount: i64, recvtype: Datatype, root: c_int, comm: Comm);
+        Scatter_init_c(sendbuf: Buf, sendcount: i64, sendtype: Datatype, recvbuf: BufMut, recvcount: i64, recvtype: Datatype, root: c_int, comm: Comm, info: Info, request: *mut Request);
+        Scatterv_c(sendbuf: Buf, sendcounts: *const i64, displs: Aints, sendtype: Datatype, recvbuf: BufMut, recvcount: i64, recvtype: Datatype, root: c_int, comm: Comm);
+        Scatterv_init_c(sendbuf: Buf, sendcounts: *const i64, displs: Aints, sendtype: Datatype, recvbuf: BufMut, recvcount: i64, recvtype: Datatype, root: c_int, comm: Comm, info: Info, request: *mut Request);
+        Send_c(buf: Buf, count: i64, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm);
+        Send_init_c(buf: Buf, count: i64, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request);
+        Sendrecv_c(sendbuf: Buf, sendcount: i64, sendtype: Datatype, dest: c_int, sendtag: c_int, recvbuf: BufMut, recvcount: i64, recvtype: Datatype, source: c_int, recvtag: c_int, comm: Comm, status: *mut Status);
+        Sendrecv_replace_c(buf: BufMut, count: i64, datatype: Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: Comm, status: *mut Status);
+        Ssend_c(buf: Buf, count: i64, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm);
+        Ssend_init_c(buf: Buf, count: i64, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request);
+        Win_allocate_c(size: i64, disp_unit: i64, info: Info, comm: Comm, baseptr: BufMut, win: *mut Win);
+        Win_allocate_shared_c(size: i64, disp_unit: i64, info: Info, comm: Comm, baseptr: BufMut, win: *mut Win);
+        Win_create_c(base: BufMut, size: i64, disp_unit: i64, info: Info, comm: Comm, win: *mut Win);
     }
     forwarded {
         Comm_rank(comm: Comm, rank: *mut c_int);

@@ -19,8 +19,11 @@
 //!   restore hook that drains receives in flight.
 //! - `record`: the log record format (header, fields, data packed with `MPI_Pack`);
 //!   `types`: the predefined datatypes whose data is copied as it is, without `MPI_Pack`.
-//! - `p2p`, `wait`, `coll`, `comm`: the wrappers, by family of calls;
-//!   `passthrough`: one-sided, I/O and spawn calls, which cannot be replayed.
+//! - `p2p`, `wait`, `coll`, `comm`: the wrappers, by family of calls (`comm` also holds the
+//!   communicators and persistent requests freed while logging, until no log can replay
+//!   them); `mpi4`: MPI-4's Isendrecv(_replace) and persistent collectives, compiled only
+//!   against a library with `MPI_VERSION >= 4` (`cfg(mpi4)`, set by build.rs);
+//!   `passthrough`: one-sided, I/O, spawn and partitioned calls, which cannot be replayed.
 //! - [`abi`]: handle types, `MPI_Status` and constants read from the MPI headers at build time.
 //! - `stats`: `CD_MPI_STATS=<prefix>` writes a per-rank summary at `MPI_Finalize`.
 //! - `traffic`: per-peer message counts while persistence is in use, the evidence with which
@@ -33,17 +36,24 @@
 //! Sendrecv(_replace); Probe, Iprobe, Mprobe, Improbe, Mrecv, Imrecv; Wait, Test and their
 //! all/any/some forms, Request_free, Request_get_status, Cancel; Barrier, Bcast, Reduce,
 //! Allreduce, Gather(v), Scatter(v), Allgather(v), Alltoall(v/w), Reduce_scatter(_block),
-//! Scan, Exscan and every nonblocking form of them; Comm_dup, Comm_idup, Comm_split,
-//! Comm_split_type, Comm_create, Comm_create_group, Cart_create, Cart_sub, Graph_create,
-//! Dist_graph_create(_adjacent), Intercomm_create, Intercomm_merge, Comm_free.
-//! Passed through, counted, and refused at restore (`CD_ERR_UNREPLAYABLE`): one-sided
-//! communication (windows, Put/Get/Accumulate and their request forms, atomics,
-//! synchronization), MPI-IO (open/close, reads and writes of every kind, views, sizes), and
-//! dynamic processes (spawn, accept/connect, join). Every other MPI function (Wtime,
-//! Comm_rank, Type_*, Group_*, ...) is not wrapped: it reaches MPI untouched.
+//! Scan, Exscan and every nonblocking form of them; Comm_dup, Comm_dup_with_info, Comm_idup,
+//! Comm_split, Comm_split_type, Comm_create, Comm_create_group, Cart_create, Cart_sub,
+//! Graph_create, Dist_graph_create(_adjacent), Intercomm_create, Intercomm_merge, Comm_free.
 //! Neighbor_allgather(v), Neighbor_alltoall(v/w) and their nonblocking forms are logged and
-//! replayed too. Not covered yet: MPI-4 additions (persistent collectives, partitioned
-//! communication, sessions).
+//! replayed too. With an MPI-4 library (MPICH 4; Open MPI 4.1 has none of these): Isendrecv,
+//! Isendrecv_replace; every persistent collective (Barrier/Bcast/Reduce/Allreduce/Gather(v)/
+//! Scatter(v)/Allgather(v)/Alltoall(v/w)/Reduce_scatter(_block)/Scan/Exscan/Neighbor_*
+//! `_init`), whose starts are logged and replayed like the nonblocking forms;
+//! Comm_idup_with_info, Comm_create_from_group, Intercomm_create_from_groups.
+//! Passed through, counted, and refused at restore (`CD_ERR_UNREPLAYABLE`): one-sided
+//! communication (windows, Put/Get/Accumulate and their request forms, Rget_accumulate,
+//! atomics, synchronization), MPI-IO (open/close, reads and writes of every kind, views,
+//! sizes), dynamic processes (spawn, accept/connect, join), and with an MPI-4 library
+//! partitioned communication (Psend_init, Precv_init, Pready(_range/_list), Parrived) and the
+//! large-count (`_c`) form of every call above. Every other MPI function (Wtime, Comm_rank,
+//! Type_*, Group_*, Info_*, attributes, names, Session_*, ...) is not wrapped: it reaches MPI
+//! untouched. Not covered: MPICH's `MPIX_` fault-tolerance calls (Comm_agree, Comm_shrink,
+//! Comm_revoke), which pass through unseen.
 //!
 //! # The rules (the spec's, and DESIGN.md's)
 //! - Only a thread whose active CD logs (`COMM_LOGGING_ENABLED`, or inherited) logs. Sends are
@@ -67,6 +77,8 @@ mod comm;
 mod engine;
 pub mod exports;
 mod init;
+#[cfg(mpi4)]
+mod mpi4;
 mod p2p;
 mod passthrough;
 mod record;

@@ -155,7 +155,7 @@ unsafe fn post_routed(
 ///
 /// # Safety
 /// `request` must be writable; `run` is the MPI call with its contract.
-unsafe fn make_persistent(
+pub(crate) unsafe fn make_persistent(
     header: Header,
     comm: Comm,
     delivery: impl FnOnce() -> Delivery,

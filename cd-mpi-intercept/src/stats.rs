@@ -5,7 +5,9 @@
 //! call seen (with or without a CD), then the totals `records.logged`, `bytes.logged`,
 //! `records.replayed`, `sends.dropped`, `calls.unreplayable`, `receives.drained`,
 //! `receives.cancelled`, `sends.settled`, `sends.unsettled`, `replay.mismatches`,
-//! `log.failures`, and `bytes.spilled` (log bytes written to spill files, from cd-core),
+//! `log.failures`, `handles.held`, `handles.released` (communicators and persistent
+//! requests freed while logging, held until no log can replay them, and freed since), and
+//! `bytes.spilled` (log bytes written to spill files, from cd-core),
 //! and persistence's counters from `cd_persist::stats` (`persist.*`, `recover.*`, `fetch.*`,
 //! `flush.*`, `flush_wait.*`, `check.*`, each `.count`, `.ns` and `.bytes`: persistent CDs'
 //! persists, restart recovers and fetches, flushes to the global directory, the advances'
@@ -23,7 +25,7 @@ pub const STATS_ENV: &str = "CD_MPI_STATS";
 
 static ENABLED: AtomicBool = AtomicBool::new(false);
 
-const CALLS: usize = 256;
+const CALLS: usize = 512;
 static COUNTS: [AtomicU64; CALLS] = [const { AtomicU64::new(0) }; CALLS];
 
 macro_rules! totals {
@@ -45,6 +47,8 @@ totals! {
     UNSETTLED => "sends.unsettled", "Sends still in flight when restore_cd stopped waiting for them.";
     MISMATCHES => "replay.mismatches", "Re-executed calls that did not match the log.";
     LOG_FAILURES => "log.failures", "Records the log refused.";
+    HELD => "handles.held", "Communicators and persistent requests freed while logging, held.";
+    RELEASED => "handles.released", "Held handles freed once no log could replay them.";
 }
 
 /// Reads `CD_MPI_STATS` (at `MPI_Init`).
@@ -103,6 +107,16 @@ pub(crate) fn settled(completed: bool) {
 /// Counts a replay mismatch.
 pub(crate) fn mismatch() {
     add(&MISMATCHES, 1);
+}
+
+/// Counts a handle held at its free (`comm`).
+pub(crate) fn held() {
+    add(&HELD, 1);
+}
+
+/// Counts a held handle freed (`comm`).
+pub(crate) fn released() {
+    add(&RELEASED, 1);
 }
 
 /// Counts a refused record.

@@ -463,7 +463,7 @@ completions! {
 /// be replayed (the log is marked); a freed send is an event. A persistent request freed while
 /// a CD logs stays allocated in MPI (only the application's handle is nulled): a replay of the
 /// call that made it hands out the same handle again, which must still be valid. Such requests
-/// are released by `MPI_Finalize`.
+/// are held by `comm` until no log can replay a call naming them (see its module docs).
 ///
 /// # Safety
 /// The MPI function's contract.
@@ -471,6 +471,7 @@ pub(crate) unsafe fn request_free(request: *mut Request) -> c_int {
     let world = abi::predefined().comm_world;
     let header = Header::plain(Call::Request_free, world);
     let null = abi::predefined().request_null;
+    crate::comm::release_ready();
     let route = engine::route(Call::Request_free);
     let counted = engine::counted(&route) && traffic::tracking();
     match route {
@@ -502,6 +503,8 @@ pub(crate) unsafe fn request_free(request: *mut Request) -> c_int {
             let rc = if persistent || (counted && traffic::orphan(handle, false, false)) {
                 if persistent && counted {
                     traffic::orphan(handle, true, true);
+                } else if persistent {
+                    crate::comm::hold(crate::comm::Held::Request(handle));
                 }
                 // SAFETY: the application's handle, nulled as MPI would.
                 unsafe { request.write(null) };

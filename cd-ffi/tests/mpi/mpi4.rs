@@ -1,0 +1,192 @@
+//! Issue 9, coverage: the calls that MPI-3's and MPI-4's later chapters added, logged and
+//! replayed in isolation (`tests/mpi/mpi4.c`), or refused at restore when they cannot be
+//! replayed (`tests/mpi/unreplayable.c`), and communicators and persistent requests freed in
+//! a logged loop, released while it runs instead of at `MPI_Finalize`
+//! (`tests/mpi/comm_churn.c`).
+//!
+//! Only MPICH 4 has the MPI-4 calls; under Open MPI 4.1 the program leaves them out (it is
+//! compiled against headers with `MPI_VERSION` 3) and the test says so, while
+//! `MPI_Comm_dup_with_info` (MPI-3) is checked under both families.
+
+use super::{assert_isolated_polling, compile, launch, mpicc, mpirun};
+use crate::util::{check, work_dir};
+use std::collections::BTreeMap;
+
+/// Every rank's result bitwise equal to the fault-free run's, the other ranks' calls equal
+/// to theirs, and each wrapped call re-executed by the faulty rank.
+#[test]
+fn mpi3_and_mpi4_calls_replay_in_isolation() {
+    let exe = compile("mpi4");
+    let clean = launch(&exe, "mpi4-clean", "mpi4 rank", &[]);
+    let faulty = launch(
+        &exe,
+        "mpi4-fault",
+        "mpi4 rank",
+        &[("FAULT_RANK", "2"), ("FAULT_ROUND", "5")],
+    );
+    // Test and Testall poll until a flag is set, Waitsome until both requests completed (in
+    // one call or two): how often varies from run to run.
+    assert_isolated_polling(
+        &clean,
+        &faulty,
+        2,
+        1,
+        &["MPI_Test", "MPI_Testall", "MPI_Waitsome"],
+    );
+    let with_mpi4 = clean.lines[&0].contains(" mpi4 1 ");
+    let mut re_executed = vec!["MPI_Comm_dup_with_info", "MPI_Sendrecv"];
+    if with_mpi4 {
+        re_executed.extend([
+            "MPI_Isendrecv",
+            "MPI_Isendrecv_replace",
+            "MPI_Bcast_init",
+            "MPI_Gather_init",
+            "MPI_Alltoall_init",
+            "MPI_Scan_init",
+            "MPI_Startall",
+            "MPI_Comm_idup_with_info",
+            "MPI_Comm_create_from_group",
+            "MPI_Intercomm_create_from_groups",
+        ]);
+    } else {
+        eprintln!(
+            "mpi3_and_mpi4_calls_replay_in_isolation: the MPI-4 calls (Isendrecv, persistent \
+             collectives, Comm_create_from_group, ...) are skipped: this MPI's headers have \
+             MPI_VERSION < 4; MPI_Comm_dup_with_info was checked"
+        );
+    }
+    let (f, c) = (&faulty.stats[2], &clean.stats[2]);
+    for call in re_executed {
+        let key = format!("calls.{call}");
+        assert!(f[&key] > c[&key], "{call} was not re-executed: {f:?}");
+    }
+}
+
+/// Runs `tests/mpi/comm_churn.c` at `-np 2` with `env`: per rank, its output line and its
+/// statistics.
+fn churn(tag: &str, env: &[(&str, &str)]) -> Vec<(String, BTreeMap<String, u64>)> {
+    let exe = compile("comm_churn");
+    let stats_prefix = work_dir().join(format!("stats-{tag}."));
+    let mut cmd = mpirun(env);
+    let timeout = std::env::var("MPIEXEC_TIMEOUT").unwrap_or_else(|_| "280".to_owned());
+    cmd.args(["-np", "2"])
+        .env("MPIEXEC_TIMEOUT", &timeout)
+        .env("CD_MPI_STATS", &stats_prefix)
+        .arg(&exe)
+        .current_dir(work_dir());
+    let out = cmd.output().expect("run mpirun");
+    check(&out, &format!("mpirun comm_churn ({tag})"));
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    (0..2)
+        .map(|rank| {
+            let line = stdout
+                .lines()
+                .find(|l| l.starts_with(&format!("churn rank {rank} ")))
+                .unwrap_or_else(|| panic!("rank {rank} reports:\n{stdout}"))
+                .to_owned();
+            let text = std::fs::read_to_string(format!("{}{rank}", stats_prefix.display()))
+                .expect("statistics");
+            let stats = text
+                .lines()
+                .filter_map(|l| l.split_once(' '))
+                .map(|(k, v)| (k.to_owned(), v.parse().expect("a count")))
+                .collect();
+            (line, stats)
+        })
+        .collect()
+}
+
+/// The sum `comm_churn` prints after `n` iterations on 2 ranks: the Allgather's `2i + 1` and
+/// the value received, `i`, in every iteration.
+fn churn_sum(n: u64) -> u64 {
+    n * n + n * (n - 1) / 2
+}
+
+/// Thousands of communicators (and persistent requests) made and freed under a logging CD
+/// advanced every iteration, at `-np 2`: each is released once the advance discarded the
+/// log that could replay its making. Held until `MPI_Finalize` instead (as before), they
+/// exhaust MPICH's context ids (about 2048) and `MPI_Comm_dup` fails.
+#[test]
+fn communicators_freed_in_a_logged_loop_are_released_once_no_log_can_replay_them() {
+    const N: u64 = 5000;
+    let runs = churn("churn", &[("ITERATIONS", &N.to_string())]);
+    for (rank, (line, stats)) in runs.iter().enumerate() {
+        assert_eq!(
+            line,
+            &format!("churn rank {rank} sum {} recoveries 0", churn_sum(N))
+        );
+        // a communicator and two persistent requests per iteration
+        assert_eq!(stats["handles.held"], 3 * N, "{stats:?}");
+        // all but the last iteration's, whose CD ends after the last free
+        assert!(
+            stats["handles.released"] >= 3 * (N - 1),
+            "held handles were not released: {stats:?}"
+        );
+    }
+}
+
+/// Children committed into a logging root: their frees are held until the root advances,
+/// and a restore of the root in the middle of a block re-executes the block's
+/// `MPI_Comm_dup`s from the log, handing out held communicators that the replayed
+/// Allgather still uses (a communicator released too early is an MPI error there).
+#[test]
+fn communicators_freed_in_committed_children_are_held_while_the_parent_can_replay_them() {
+    const N: u64 = 3000;
+    let runs = churn(
+        "churn-nested",
+        &[
+            ("ITERATIONS", &N.to_string()),
+            ("NESTED", "10"),
+            ("FAULT_RANK", "1"),
+            ("FAULT_ITER", "1234"),
+        ],
+    );
+    for (rank, (line, stats)) in runs.iter().enumerate() {
+        assert_eq!(
+            line,
+            &format!("churn rank {rank} sum {} recoveries {rank}", churn_sum(N))
+        );
+        assert!(
+            stats["handles.released"] >= 3 * (N - 10),
+            "held handles were not released at the root's advances: {stats:?}"
+        );
+    }
+    let faulty = &runs[1].1;
+    assert!(
+        faulty["records.replayed"] > 0 && faulty["replay.mismatches"] == 0,
+        "{faulty:?}"
+    );
+}
+
+/// Partitioned communication and the large-count forms pass through and mark the log: a
+/// restore that would replay them refuses (`CD_ERR_UNREPLAYABLE`) naming the first one, and
+/// succeeds once an advance discarded the log.
+#[test]
+fn partitioned_and_large_count_calls_make_a_restore_refuse_naming_them() {
+    let exe = compile("unreplayable");
+    let run = launch(&exe, "unreplayable", "unreplayable rank", &[]);
+    // Open MPI 4.1 has neither (MPI_VERSION 3): only the last restore runs there.
+    let mpi4 = !mpicc().contains("openmpi");
+    if !mpi4 {
+        eprintln!(
+            "partitioned_and_large_count_calls_make_a_restore_refuse_naming_them: skipped \
+             the MPI-4 calls (Open MPI has no partitioned or large-count functions)"
+        );
+    }
+    for (rank, line) in &run.lines {
+        let expected = match (mpi4, rank % 2) {
+            (false, _) => "restored",
+            (true, 0) => "refused:MPI_Psend_init refused:MPI_Send_c restored",
+            (true, _) => "refused:MPI_Precv_init refused:MPI_Recv_c restored",
+        };
+        assert_eq!(line, &format!("unreplayable rank {rank} {expected}"));
+        if mpi4 {
+            assert!(
+                run.stats[*rank]["calls.unreplayable"] >= 3,
+                "{:?}",
+                run.stats[*rank]
+            );
+        }
+    }
+    assert_eq!(run.lines.len(), super::RANKS, "{}", run.stdout);
+}
