@@ -1,7 +1,6 @@
 //! Calls that make communicators: their results are logged, so that a re-execution gets the
 //! same communicators without the collective call the other ranks would have to join.
 //!
-//!
 //! # Frees deferred while a log may replay
 //! A communicator freed while a logging CD is active is not freed in MPI at once, only
 //! logged: a restore may re-execute the call that made it, which then hands out the same
