@@ -637,7 +637,7 @@ impl Log {
         }
         let need = record_size(len).ok_or(CdError::OutOfMemory { bytes: len })?;
         // Records the owner published without the lock come first.
-        self.fold();
+        self.fold_lane();
         let room = self
             .open
             .as_ref()
@@ -673,7 +673,7 @@ impl Log {
             // append otherwise, and it does not get here.
             Attempt::Refused(_) | Attempt::Orphaned(_) => unreachable!("own open lane"),
         }
-        self.fold();
+        self.fold_lane();
         Ok(())
     }
 
