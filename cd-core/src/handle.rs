@@ -376,7 +376,7 @@ pub(crate) fn mode() -> LogMode {
 pub(crate) fn with_cached<R>(f: impl FnOnce(Option<&Cached>) -> Result<R>) -> Result<R> {
     ACTIVE
         .try_with(move |a| a.with_cache(f))
-        .unwrap_or(Err(CdError::NoActiveCd))
+        .unwrap_or_else(|_| Err(CdError::NoActiveCd))
 }
 
 /// [`with_cached`] with the thread's callback mark checked and set while `f` runs, and the
@@ -394,7 +394,7 @@ pub(crate) fn with_cached_marked<R>(
             let _unmark = Unmark(&a.marked);
             a.with_cache(|cached| f(cached, &a.writer))
         })
-        .unwrap_or(Err(CdError::NoActiveCd))
+        .unwrap_or_else(|_| Err(CdError::NoActiveCd))
 }
 
 /// Clears a callback mark when dropped (also when `f` panics).

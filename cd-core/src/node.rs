@@ -325,6 +325,7 @@ impl Node {
     }
 
     /// The epoch (see the field); load it before reading what it guards.
+    #[inline]
     pub(crate) fn epoch(&self) -> u64 {
         self.epoch.load(Ordering::Acquire)
     }
