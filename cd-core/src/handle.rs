@@ -18,7 +18,7 @@
 
 use crate::error::{CdError, Fate, Result};
 use crate::ids::{CdHandle, CdRef};
-use crate::log::Lane;
+use crate::log::{Attempt, Lane};
 use crate::node::Node;
 use crate::types::LogMode;
 use std::cell::{Cell, RefCell};
@@ -395,6 +395,56 @@ pub(crate) fn with_cached_marked<R>(
             a.with_cache(|cached| f(cached, &a.writer))
         })
         .unwrap_or_else(|_| Err(CdError::NoActiveCd))
+}
+
+/// What [`fast_append`] did.
+pub(crate) enum Fast<F> {
+    /// The record is in the lane.
+    Done,
+    /// Nothing was written: the append needs the lock (no lane, no room, no valid cache, a
+    /// mode other than recording, or the mark set), or must fail.
+    Slow(F),
+    /// The record was written into a lane sealed before it: its bytes, to append again.
+    Orphaned(Vec<u8>),
+}
+
+/// The log append's hot path: into the calling thread's lane, with no lock, no atomic
+/// read-modify-write and no error value built, when the thread's cache is valid, it records,
+/// and its writer holds a lane of the active CD's log. The callback mark is set while `fill`
+/// runs, as on the slow path.
+#[inline(always)]
+pub(crate) fn fast_append<F: FnOnce(&mut [u8])>(len: usize, fill: F) -> Fast<F> {
+    let Ok(active) = ACTIVE.try_with(std::ptr::from_ref) else {
+        return Fast::Slow(fill);
+    };
+    // SAFETY: the calling thread's own thread-local, alive (`try_with` succeeded) until the
+    // thread exits, which it does not do while this runs.
+    let active: &Active = unsafe { &*active };
+    if active.marked.get() {
+        return Fast::Slow(fill);
+    }
+    let Ok(cache) = active.cache.try_borrow() else {
+        return Fast::Slow(fill);
+    };
+    let Cache::Valid(cached) = &*cache else {
+        return Fast::Slow(fill);
+    };
+    if cached.mode != LogMode::Record || !cached.is_current() {
+        return Fast::Slow(fill);
+    }
+    let Ok(writer) = active.writer.try_borrow() else {
+        return Fast::Slow(fill);
+    };
+    let Some(lane) = writer.as_ref().and_then(|w| w.lane_for(&cached.node)) else {
+        return Fast::Slow(fill);
+    };
+    active.marked.set(true);
+    let _unmark = Unmark(&active.marked);
+    match lane.try_append(len, fill) {
+        Attempt::Done => Fast::Done,
+        Attempt::Refused(fill) => Fast::Slow(fill),
+        Attempt::Orphaned(bytes) => Fast::Orphaned(bytes),
+    }
 }
 
 /// Clears a callback mark when dropped (also when `f` panics).

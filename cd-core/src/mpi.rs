@@ -22,9 +22,8 @@
 
 use crate::callback;
 use crate::error::{CdError, Result};
-use crate::handle::{self, Cached, Writer};
+use crate::handle::{self, Cached, Fast, Writer};
 use crate::ids::{CdHandle, CdRef};
-use crate::log::Attempt;
 use crate::log::LogEntry;
 use crate::node::outermost_replaying;
 use crate::types::LogMode;
@@ -63,39 +62,31 @@ pub fn log_mode() -> LogMode {
 /// retired by another thread.
 #[inline]
 pub fn log_append_with(len: usize, fill: impl FnOnce(&mut [u8])) -> Result<()> {
+    match handle::fast_append(len, fill) {
+        Fast::Done => Ok(()),
+        Fast::Slow(fill) => log_append_slow(len, fill),
+        Fast::Orphaned(bytes) => log_append_slow(len, |b| b.copy_from_slice(&bytes)),
+    }
+}
+
+/// [`log_append_with`] when the hot path could not append: checks the thread's mode (the
+/// errors come from here) and appends under the CD's lock.
+#[cold]
+fn log_append_slow(len: usize, fill: impl FnOnce(&mut [u8])) -> Result<()> {
     // Marked for the whole append, checked and set in the thread-local access that reads the
     // cache and the writer.
     handle::with_cached_marked(|cached, writer| {
         let cached = cached.ok_or(CdError::NoActiveCd)?;
         match cached.mode {
-            LogMode::Off => return Err(CdError::LoggingDisabled),
-            LogMode::Replay => return Err(CdError::LogReplaying),
-            LogMode::Record => {}
+            LogMode::Off => Err(CdError::LoggingDisabled),
+            LogMode::Replay => Err(CdError::LogReplaying),
+            LogMode::Record => append_locked(cached, writer, len, fill),
         }
-        let fill = {
-            let held = writer.try_borrow().ok();
-            match held
-                .as_ref()
-                .and_then(|w| w.as_ref()?.lane_for(&cached.node))
-            {
-                Some(lane) => match lane.try_append(len, fill) {
-                    Attempt::Done => return Ok(()),
-                    Attempt::Refused(fill) => fill,
-                    Attempt::Orphaned(bytes) => {
-                        drop(held);
-                        return append_locked(cached, writer, len, |b| b.copy_from_slice(&bytes));
-                    }
-                },
-                None => fill,
-            }
-        };
-        append_locked(cached, writer, len, fill)
     })
 }
 
 /// The append under the CD's lock: when the thread has no lane with room, or its record
 /// arrived after another thread sealed its lane. Takes the lane for the next appends.
-#[cold]
 fn append_locked(
     cached: &Cached,
     writer: &RefCell<Option<Writer>>,

@@ -117,8 +117,19 @@ fn begin_replay(call: Call, guard: Guard) -> Route {
 ///
 /// # Safety
 /// As [`Writer::append`].
-#[inline]
+#[inline(always)]
 pub(crate) unsafe fn log(writer: Writer) {
+    // SAFETY: forwarded.
+    unsafe { log_record(&writer) }
+}
+
+/// [`log`] of a record built in place: by reference, since moving a `Writer` (about 250
+/// bytes) cost a `memcpy` and a stall reading it back.
+///
+/// # Safety
+/// As [`Writer::append`].
+#[inline(always)]
+pub(crate) unsafe fn log_record(writer: &Writer) {
     // SAFETY: forwarded.
     if let Err(error) = unsafe { writer.append() } {
         log_failed(error);
