@@ -35,6 +35,56 @@
 //! the log is exhausted, which ends the replay. Records stay in the log after they are handed
 //! out: a second restore replays them again. Appending during a replay is an error (the spec's
 //! rule), since the re-executing rank must consume its history before it makes new history.
+//!
+//! # Lock-free appends
+//! Every logged MPI call appends a record, so the append must cost next to nothing: no mutex,
+//! no atomic read-modify-write. Records therefore go into a [`Lane`]: the open chunk, written
+//! by one thread, its *owner* (the thread that made it; a CD's arena records only ever come
+//! from the thread whose active CD it is, its creator). The owner writes a record past the
+//! lane's `published` end and then stores the new end with a release store. The log's segments
+//! do not see the record yet: whoever locks the CD *folds* the published records in first
+//! ([`Log::fold`], called by `Node::lock`), so every reader and every restructuring operation
+//! (commit and merge, advance and discard, restore and replay, info, statistics,
+//! `add_MPI_log_to_cd`) works on a log that holds every record published before it locked.
+//! The owner keeps the lane in its thread-local cache ([`Log::writer_lane`], taken under the
+//! lock) and uses it only while that cache names the CD whose log holds it.
+//!
+//! Why no record is lost, duplicated, reordered or written into memory someone else uses:
+//! - *Order and uniqueness.* Only the owner stores `published`, and only forward; a fold moves
+//!   `folded .. published` (whole records, read after an acquire load of `published`) into
+//!   the segments and advances `folded`, under the log's lock. Records are folded once each,
+//!   in the order they were written. A locked append (a new chunk, a large record, an entry
+//!   added by another thread) folds first, so it comes after every record published before.
+//! - *Memory.* The owner writes only past `published`, where no reader looks; the lane keeps
+//!   its chunk alive (`Arc`), so neither a discard nor the chunk recycling of an advance can
+//!   hand the memory to anyone while the owner may still write it.
+//! - *Taking a lane out of service* while its owner may be appending on another thread (a
+//!   restore of an ancestor retiring the CD, a commit or a restore merging its log into the
+//!   parent, a replay starting on it, the lane replaced): [`Lane::seal`] sets `closed`, then
+//!   (only when the caller is not the owner) issues `membarrier(PRIVATE_EXPEDITED)`, which acts
+//!   as a full fence on every running thread, then reads `published` and records it as the
+//!   seal. The owner, after its release store, reads `closed` (a compiler fence in between).
+//!   That is the asymmetric form of Dekker's handshake: at least one side sees the other's
+//!   store. If the owner sees `closed`, it waits for the seal and learns whether its record is
+//!   below it (folded: the append succeeded, it happened before the operation) or past it
+//!   (in no log: it appends the record again under the lock, into whatever the CD's log is
+//!   now, which fails if the CD was retired, or is being replayed). If it does not see
+//!   `closed`, the sealer's read saw its record, which is then folded. The bytes of a record
+//!   past the seal are never folded, and a sealed lane's room is never given to another
+//!   writer, so they are harmless. A lane leaving a log without being moved is sealed (the
+//!   `Drop` of [`OpenChunk`]). Operations by the owner itself run between its appends, so they
+//!   need no barrier, and neither do discards by anyone (`advance`, `delete_MPI_log_from_cd`):
+//!   a record published during a discard on another thread lands whole before it (discarded)
+//!   or after it (kept), as a locked append would.
+//! - *Moves.* The lane passes to a child at creation ([`Log::hand_down`]) and back to the
+//!   parent at a merge ([`Log::append`]) only when the calling thread is its owner (then the
+//!   owner's cache is dropped with the change of its CD stack); another thread's lane is
+//!   sealed instead of moved.
+//! - *Counts.* Records are counted when folded (`Log::fold` returns how many), in the CD's
+//!   statistics and the process's, not one atomic increment per record.
+//!
+//! Without `membarrier` (an old kernel, a seccomp filter) or with `CD_MPI_LOG_LOCKED=1`, the
+//! owner appends under the lock every time, through the same lane.
 
 use crate::error::{CdError, Result};
 use crate::memory;
@@ -121,7 +171,7 @@ impl LogEntry {
     pub fn bytes(&self) -> &[u8] {
         match &self.0 {
             // SAFETY: `start .. start + len` is a record the log wrote before handing it out and
-            // never writes again (appends only go past the open chunk's fill mark), inside the
+            // never writes again (appends only go past a lane's published end), inside the
             // chunk, which this entry keeps alive.
             Repr::Arena { chunk, start, len } => unsafe { chunk.slice(*start, *len) },
             Repr::Payload(payload) => payload.bytes(),
@@ -169,10 +219,11 @@ pub(crate) struct Chunk {
     mapping: Option<memmap2::MmapMut>,
 }
 
-// SAFETY: a Chunk owns its memory. Bytes are written only through the one `OpenChunk` of a
-// chunk (past its fill mark, which no reader reaches) and read only below it, so sharing and
-// sending chunks between threads is sound; the log's mutex orders a write before the reads of
-// the record.
+// SAFETY: a Chunk owns its memory. Bytes are written only by the owner of the chunk's lane,
+// past its published end, which no reader reaches (or into a new chunk before it is shared),
+// and read only below it, so sharing and sending chunks between threads is sound; the release
+// store of the end and the fold's acquire load (then the log's mutex) order a write before the
+// reads of the record (see the module docs).
 unsafe impl Send for Chunk {}
 // SAFETY: as above.
 unsafe impl Sync for Chunk {}

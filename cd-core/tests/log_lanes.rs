@@ -1,13 +1,19 @@
 //! The lock-free log append under fire: threads append to their own CDs without the lock while
 //! other threads fold, push entries, clear, commit and restore those CDs. Every record is
 //! checked afterwards: none lost, duplicated, reordered or corrupted, and none that the append
-//! refused shows up.
+//! refused shows up. A process of its own: the tests of `tests` that set the process-wide
+//! spill threshold and measure the resident set must not see these logs.
 
-use crate::util::unique;
 use cd_core::*;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Barrier, Mutex};
 use std::time::Duration;
+
+/// A root name no other test of this process uses.
+fn unique(prefix: &str) -> String {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    format!("{prefix}-{}", NEXT.fetch_add(1, Ordering::Relaxed))
+}
 
 fn logging_root() -> CdHandle {
     create_cd(None, None, LoggingMode::Enabled, Some(&unique("lanes"))).unwrap()

@@ -9,8 +9,6 @@ mod advance_async;
 mod atomicity;
 /// Device memory through registered copy functions (a simulated device arena).
 mod device;
-/// The lock-free log append under concurrent folds, pushes, discards, commits and restores.
-mod log_lanes;
 /// Random operation sequences against a byte-per-slot reference model of the spec.
 mod model;
 /// The MPI layer's API: modes, replay across CDs, arena, spill, marks, restore hook.
