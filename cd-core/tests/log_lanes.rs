@@ -149,7 +149,7 @@ fn owners_append_while_others_fold_and_push() {
                     // Folds another thread's lane.
                     cd_info(cd).unwrap();
                     let _ = global_stats();
-                    if seq % 4 == 0 {
+                    if seq.is_multiple_of(4) {
                         let tag = VISITOR_BASE + v;
                         let entry = LogEntry::new(record(tag, seq));
                         // Recorded under the lock taken before the push, so the list is in

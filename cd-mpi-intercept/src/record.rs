@@ -313,15 +313,20 @@ impl Fields {
             dst.copy_from_slice(&self.heap);
             return;
         }
-        assert!(dst.len() == self.len && self.len % 4 == 0);
-        let (src, out) = (self.inline.as_ptr(), dst.as_mut_ptr());
-        for i in (0..self.len).step_by(4) {
-            // SAFETY: `i + 4 <= len`, inside both `inline` and `dst`. The volatile read keeps
-            // the compiler from merging the loop into one `memcpy` (wide loads again).
+        let (dst, src) = (&mut dst[..self.len], &self.inline[..self.len]);
+        let words = self.len / 4 * 4;
+        let (out, from) = (dst.as_mut_ptr(), src.as_ptr());
+        for i in (0..words).step_by(4) {
+            // SAFETY: `i + 4 <= words <= len`, inside both slices of `len` bytes. The volatile
+            // read keeps the compiler from merging the loop into one `memcpy` (wide loads).
             unsafe {
-                let word = std::ptr::read_volatile(src.add(i).cast::<[u8; 4]>());
+                let word = std::ptr::read_volatile(from.add(i).cast::<[u8; 4]>());
                 out.add(i).cast::<[u8; 4]>().write_unaligned(word);
             }
+        }
+        if words < self.len {
+            // Fields are whole ints, so this does not happen; kept for any length.
+            dst[words..].copy_from_slice(&src[words..]);
         }
     }
 }
