@@ -18,6 +18,7 @@
 
 use crate::error::{CdError, Fate, Result};
 use crate::ids::{CdHandle, CdRef};
+use crate::log::{Attempt, Lane};
 use crate::node::Node;
 use crate::types::LogMode;
 use std::cell::{Cell, RefCell};
@@ -148,6 +149,32 @@ struct Active {
     /// cache: libcd is a shared object, where each thread-local access is a call to
     /// `__tls_get_addr`.
     marked: Cell<bool>,
+    /// The lane this thread appends to without a lock (see `log`), with the node whose log
+    /// it belongs to (by address): used only while that node is the cached active CD.
+    writer: RefCell<Option<Writer>>,
+}
+
+/// A thread's lock-free way into its active CD's log: the lane, and the node whose log held
+/// it when the thread took it under the CD's lock (kept alive, so that its address names it).
+pub(crate) struct Writer {
+    node: Arc<Node>,
+    lane: Arc<Lane>,
+}
+
+impl Writer {
+    /// The writer for `node`'s log, if `lane` is `Some`.
+    pub(crate) fn new(node: &Arc<Node>, lane: Option<Arc<Lane>>) -> Option<Writer> {
+        lane.map(|lane| Writer {
+            node: Arc::clone(node),
+            lane,
+        })
+    }
+
+    /// The lane, if it was taken from `node`'s log.
+    #[inline]
+    pub(crate) fn lane_for(&self, node: &Arc<Node>) -> Option<&Lane> {
+        Arc::ptr_eq(&self.node, node).then_some(&*self.lane)
+    }
 }
 
 /// The cached answer of [`mode`]: the MPI wrappers ask on every call, so it must cost no lock.
@@ -230,6 +257,7 @@ thread_local! {
             stack: RefCell::new(Vec::new()),
             cache: RefCell::new(Cache::Empty),
             marked: Cell::new(false),
+            writer: RefCell::new(None),
         }
     };
 }
@@ -253,6 +281,15 @@ impl Active {
         if let Ok(mut cache) = self.cache.try_borrow_mut() {
             *cache = Cache::Stale;
         }
+        self.drop_writer();
+    }
+
+    /// Forgets the writer (taken again under the lock by the next append), unless an append
+    /// is using it right now (it names its node, so it is never used for another).
+    fn drop_writer(&self) {
+        if let Ok(mut writer) = self.writer.try_borrow_mut() {
+            *writer = None;
+        }
     }
 
     /// The top of the stack that is still live, popping the others.
@@ -273,6 +310,7 @@ impl Active {
     /// Computes the cache again and stores it.
     #[cold]
     fn refresh(&self) -> Option<Cached> {
+        self.drop_writer();
         let fresh = self.current().ok().map(Cached::compute);
         if let Ok(mut cache) = self.cache.try_borrow_mut() {
             *cache = match &fresh {
@@ -338,22 +376,75 @@ pub(crate) fn mode() -> LogMode {
 pub(crate) fn with_cached<R>(f: impl FnOnce(Option<&Cached>) -> Result<R>) -> Result<R> {
     ACTIVE
         .try_with(move |a| a.with_cache(f))
-        .unwrap_or(Err(CdError::NoActiveCd))
+        .unwrap_or_else(|_| Err(CdError::NoActiveCd))
 }
 
-/// [`with_cached`] with the thread's callback mark checked and set while `f` runs, in the same
-/// thread-local access: [`CdError::Reentrant`] if it was set already. For the log append.
+/// [`with_cached`] with the thread's callback mark checked and set while `f` runs, and the
+/// thread's [`Writer`], in the same thread-local access: [`CdError::Reentrant`] if the mark was
+/// set already. For the log append.
 #[inline]
-pub(crate) fn with_cached_marked<R>(f: impl FnOnce(Option<&Cached>) -> Result<R>) -> Result<R> {
+pub(crate) fn with_cached_marked<R>(
+    f: impl FnOnce(Option<&Cached>, &RefCell<Option<Writer>>) -> Result<R>,
+) -> Result<R> {
     ACTIVE
         .try_with(move |a| {
             if a.marked.replace(true) {
                 return Err(CdError::Reentrant);
             }
             let _unmark = Unmark(&a.marked);
-            a.with_cache(f)
+            a.with_cache(|cached| f(cached, &a.writer))
         })
-        .unwrap_or(Err(CdError::NoActiveCd))
+        .unwrap_or_else(|_| Err(CdError::NoActiveCd))
+}
+
+/// What [`fast_append`] did.
+pub(crate) enum Fast<F> {
+    /// The record is in the lane.
+    Done,
+    /// Nothing was written: the append needs the lock (no lane, no room, no valid cache, a
+    /// mode other than recording, or the mark set), or must fail.
+    Slow(F),
+    /// The record was written into a lane sealed before it: its bytes, to append again.
+    Orphaned(Vec<u8>),
+}
+
+/// The log append's hot path: into the calling thread's lane, with no lock, no atomic
+/// read-modify-write and no error value built, when the thread's cache is valid, it records,
+/// and its writer holds a lane of the active CD's log. The callback mark is set while `fill`
+/// runs, as on the slow path.
+#[inline(always)]
+pub(crate) fn fast_append<F: FnOnce(&mut [u8])>(len: usize, fill: F) -> Fast<F> {
+    let Ok(active) = ACTIVE.try_with(std::ptr::from_ref) else {
+        return Fast::Slow(fill);
+    };
+    // SAFETY: the calling thread's own thread-local, alive (`try_with` succeeded) until the
+    // thread exits, which it does not do while this runs.
+    let active: &Active = unsafe { &*active };
+    if active.marked.get() {
+        return Fast::Slow(fill);
+    }
+    let Ok(cache) = active.cache.try_borrow() else {
+        return Fast::Slow(fill);
+    };
+    let Cache::Valid(cached) = &*cache else {
+        return Fast::Slow(fill);
+    };
+    if cached.mode != LogMode::Record || !cached.is_current() {
+        return Fast::Slow(fill);
+    }
+    let Ok(writer) = active.writer.try_borrow() else {
+        return Fast::Slow(fill);
+    };
+    let Some(lane) = writer.as_ref().and_then(|w| w.lane_for(&cached.node)) else {
+        return Fast::Slow(fill);
+    };
+    active.marked.set(true);
+    let _unmark = Unmark(&active.marked);
+    match lane.try_append(len, fill) {
+        Attempt::Done => Fast::Done,
+        Attempt::Refused(fill) => Fast::Slow(fill),
+        Attempt::Orphaned(bytes) => Fast::Orphaned(bytes),
+    }
 }
 
 /// Clears a callback mark when dropped (also when `f` panics).

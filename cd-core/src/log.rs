@@ -35,13 +35,63 @@
 //! the log is exhausted, which ends the replay. Records stay in the log after they are handed
 //! out: a second restore replays them again. Appending during a replay is an error (the spec's
 //! rule), since the re-executing rank must consume its history before it makes new history.
+//!
+//! # Lock-free appends
+//! Every logged MPI call appends a record, so the append must cost next to nothing: no mutex,
+//! no atomic read-modify-write. Records therefore go into a [`Lane`]: the open chunk, written
+//! by one thread, its *owner* (the thread that made it; a CD's arena records only ever come
+//! from the thread whose active CD it is, its creator). The owner writes a record past the
+//! lane's `published` end and then stores the new end with a release store. The log's segments
+//! do not see the record yet: whoever locks the CD *folds* the published records in first
+//! ([`Log::fold`], called by `Node::lock`), so every reader and every restructuring operation
+//! (commit and merge, advance and discard, restore and replay, info, statistics,
+//! `add_MPI_log_to_cd`) works on a log that holds every record published before it locked.
+//! The owner keeps the lane in its thread-local cache ([`Log::writer_lane`], taken under the
+//! lock) and uses it only while that cache names the CD whose log holds it.
+//!
+//! Why no record is lost, duplicated, reordered or written into memory someone else uses:
+//! - *Order and uniqueness.* Only the owner stores `published`, and only forward; a fold moves
+//!   `folded .. published` (whole records, read after an acquire load of `published`) into
+//!   the segments and advances `folded`, under the log's lock. Records are folded once each,
+//!   in the order they were written. A locked append (a new chunk, a large record, an entry
+//!   added by another thread) folds first, so it comes after every record published before.
+//! - *Memory.* The owner writes only past `published`, where no reader looks; the lane keeps
+//!   its chunk alive (`Arc`), so neither a discard nor the chunk recycling of an advance can
+//!   hand the memory to anyone while the owner may still write it.
+//! - *Taking a lane out of service* while its owner may be appending on another thread (a
+//!   restore of an ancestor retiring the CD, a commit or a restore merging its log into the
+//!   parent, a replay starting on it, the lane replaced): [`Lane::seal`] sets `closed`, then
+//!   (only when the caller is not the owner) issues `membarrier(PRIVATE_EXPEDITED)`, which acts
+//!   as a full fence on every running thread, then reads `published` and records it as the
+//!   seal. The owner, after its release store, reads `closed` (a compiler fence in between).
+//!   That is the asymmetric form of Dekker's handshake: at least one side sees the other's
+//!   store. If the owner sees `closed`, it waits for the seal and learns whether its record is
+//!   below it (folded: the append succeeded, it happened before the operation) or past it
+//!   (in no log: it appends the record again under the lock, into whatever the CD's log is
+//!   now, which fails if the CD was retired, or is being replayed). If it does not see
+//!   `closed`, the sealer's read saw its record, which is then folded. The bytes of a record
+//!   past the seal are never folded, and a sealed lane's room is never given to another
+//!   writer, so they are harmless. A lane leaving a log without being moved is sealed (the
+//!   `Drop` of [`OpenChunk`]). Operations by the owner itself run between its appends, so they
+//!   need no barrier, and neither do discards by anyone (`advance`, `delete_MPI_log_from_cd`):
+//!   a record published during a discard on another thread lands whole before it (discarded)
+//!   or after it (kept), as a locked append would.
+//! - *Moves.* The lane passes to a child at creation ([`Log::hand_down`]) and back to the
+//!   parent at a merge ([`Log::append`]) only when the calling thread is its owner (then the
+//!   owner's cache is dropped with the change of its CD stack); another thread's lane is
+//!   sealed instead of moved.
+//! - *Counts.* Records are counted when folded (`Log::fold` returns how many), in the CD's
+//!   statistics and the process's, not one atomic increment per record.
+//!
+//! Without `membarrier` (an old kernel, a seccomp filter) or with `CD_MPI_LOG_LOCKED=1`, the
+//! owner appends under the lock every time, through the same lane.
 
 use crate::error::{CdError, Result};
 use crate::memory;
 use std::io;
 use std::path::PathBuf;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// The environment variable that sets the spill threshold: bytes, with an optional `k`, `M` or
@@ -121,7 +171,7 @@ impl LogEntry {
     pub fn bytes(&self) -> &[u8] {
         match &self.0 {
             // SAFETY: `start .. start + len` is a record the log wrote before handing it out and
-            // never writes again (appends only go past the open chunk's fill mark), inside the
+            // never writes again (appends only go past a lane's published end), inside the
             // chunk, which this entry keeps alive.
             Repr::Arena { chunk, start, len } => unsafe { chunk.slice(*start, *len) },
             Repr::Payload(payload) => payload.bytes(),
@@ -169,10 +219,11 @@ pub(crate) struct Chunk {
     mapping: Option<memmap2::MmapMut>,
 }
 
-// SAFETY: a Chunk owns its memory. Bytes are written only through the one `OpenChunk` of a
-// chunk (past its fill mark, which no reader reaches) and read only below it, so sharing and
-// sending chunks between threads is sound; the log's mutex orders a write before the reads of
-// the record.
+// SAFETY: a Chunk owns its memory. Bytes are written only by the owner of the chunk's lane,
+// past its published end, which no reader reaches (or into a new chunk before it is shared),
+// and read only below it, so sharing and sending chunks between threads is sound; the release
+// store of the end and the fold's acquire load (then the log's mutex) order a write before the
+// reads of the record (see the module docs).
 unsafe impl Send for Chunk {}
 // SAFETY: as above.
 unsafe impl Sync for Chunk {}
@@ -337,46 +388,218 @@ fn put_spare(ptr: NonNull<u8>, cap: usize) -> bool {
     true
 }
 
-/// The chunk a log appends to: the only writer of the chunk, past `filled`.
-pub(crate) struct OpenChunk {
+/// A token naming the calling thread, unique for the life of the process (thread-local
+/// addresses can be reused by a later thread; this cannot).
+pub(crate) fn thread_token() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    thread_local! {
+        static TOKEN: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    }
+    TOKEN
+        .try_with(|t| {
+            if t.get() == 0 {
+                t.set(NEXT.fetch_add(1, Ordering::Relaxed));
+            }
+            t.get()
+        })
+        // A thread whose locals are being destroyed owns no lane: a token no lane has.
+        .unwrap_or(0)
+}
+
+/// Whether lanes may be written without the log's lock: the process could register for
+/// `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)`, which a thread that seals another
+/// thread's lane needs (see [`Lane::seal`]). Decided once, before the first lane exists.
+fn lock_free() -> bool {
+    static REGISTERED: OnceLock<bool> = OnceLock::new();
+    *REGISTERED.get_or_init(|| {
+        if std::env::var_os("CD_MPI_LOG_LOCKED").is_some_and(|v| v == "1") {
+            return false;
+        }
+        // SAFETY: membarrier takes no pointers; registering has no effect but allowing the
+        // expedited command later.
+        let rc = unsafe {
+            libc::syscall(
+                libc::SYS_membarrier,
+                MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED,
+                0,
+                0,
+            )
+        };
+        rc == 0
+    })
+}
+
+const MEMBARRIER_CMD_PRIVATE_EXPEDITED: libc::c_int = 1 << 3;
+const MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED: libc::c_int = 1 << 4;
+
+/// A full memory barrier on every running thread of the process (`membarrier`): the heavy
+/// side of the asymmetric handshake of [`Lane::seal`]; the writer's side is a compiler fence.
+fn process_fence() {
+    // SAFETY: as in `lock_free`; the process registered (lanes are written without the lock
+    // only then, and this is called only then).
+    let rc = unsafe { libc::syscall(libc::SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) };
+    // Registered at start, so it cannot fail (EINVAL/EPERM only without registration).
+    debug_assert_eq!(rc, 0, "membarrier after registration");
+}
+
+/// The chunk one thread appends to: records up to `published` are complete and may be folded
+/// into a log by anyone holding that log's lock; past it only the owner thread writes, without
+/// a lock (see the module docs, "Lock-free appends").
+pub(crate) struct Lane {
     chunk: Arc<Chunk>,
-    filled: usize,
+    /// The thread that writes into this lane ([`thread_token`]).
+    owner: u64,
+    /// The end of the complete records: stored (release) by the owner after each record.
+    published: AtomicUsize,
+    /// Set by whoever takes the lane out of service; the owner checks it after publishing.
+    closed: AtomicBool,
+    /// The final end, once sealed (`usize::MAX` before): records past it are not in any log.
+    sealed: AtomicUsize,
 }
 
-impl OpenChunk {
+/// What [`Lane::try_append`] did.
+pub(crate) enum Attempt<F> {
+    /// The record is in the lane, published.
+    Done,
+    /// Nothing was written (no room, or the lane was closed): `fill` is given back.
+    Refused(F),
+    /// The record was written, but the lane was sealed before it: these are its bytes, to
+    /// append again elsewhere.
+    Orphaned(Vec<u8>),
+}
+
+impl Lane {
+    fn new(chunk: Chunk, filled: usize) -> Arc<Lane> {
+        Arc::new(Lane {
+            chunk: Arc::new(chunk),
+            owner: thread_token(),
+            published: AtomicUsize::new(filled),
+            closed: AtomicBool::new(false),
+            sealed: AtomicUsize::new(usize::MAX),
+        })
+    }
+
+    /// Whether the calling thread is this lane's writer.
+    fn is_mine(&self) -> bool {
+        self.owner == thread_token()
+    }
+
+    /// Bytes left past the published end (exact for the owner, a bound for others).
     fn room(&self) -> usize {
-        self.chunk.cap - self.filled
+        self.chunk.cap - self.published.load(Ordering::Relaxed)
     }
 
-    /// The `len` bytes after the fill mark, to write a record into.
-    fn reserve(&mut self, len: usize) -> &mut [u8] {
-        debug_assert!(len <= self.room());
-        // SAFETY: `filled .. filled + len` lies inside the chunk (callers check the room), is
-        // initialised (chunks start zeroed or hold old records), and no reference to it exists: readers only reach
-        // records below the fill mark, and this is the chunk's only `OpenChunk` (it is never
-        // cloned), borrowed mutably here.
-        unsafe { std::slice::from_raw_parts_mut(self.chunk.ptr.as_ptr().add(self.filled), len) }
+    /// Appends a record of `len` bytes written in place by `fill`, without a lock: for the
+    /// owner thread only (the log's writer lane handed out by [`Log::writer_lane`]).
+    #[inline]
+    pub(crate) fn try_append<F: FnOnce(&mut [u8])>(&self, len: usize, fill: F) -> Attempt<F> {
+        debug_assert!(self.is_mine(), "a lane is written by its owner only");
+        let at = self.published.load(Ordering::Relaxed);
+        let need = match record_size(len) {
+            Some(need) if len > 0 && need <= self.chunk.cap - at => need,
+            _ => return Attempt::Refused(fill),
+        };
+        if self.closed.load(Ordering::Relaxed) {
+            return Attempt::Refused(fill);
+        }
+        // SAFETY: `at .. at + need` lies inside the chunk (checked above), which `self` keeps
+        // alive. Only the owner (this thread) writes past `published`, and no one reads there:
+        // folds stop at `published` (or at the seal, never past it), and a sealed lane's room is
+        // never handed to another writer. So no other reference to these bytes exists.
+        let record =
+            unsafe { std::slice::from_raw_parts_mut(self.chunk.ptr.as_ptr().add(at), need) };
+        record[..HEADER].copy_from_slice(&(len as u64).to_le_bytes());
+        fill(&mut record[HEADER..HEADER + len]);
+        self.published.store(at + need, Ordering::Release);
+        // The light side of the handshake with `seal`: the store above must not move past
+        // the load below at compile time; at run time `seal`'s `membarrier` orders them.
+        std::sync::atomic::compiler_fence(Ordering::SeqCst);
+        if !self.closed.load(Ordering::Relaxed) {
+            return Attempt::Done;
+        }
+        if at + need <= self.wait_sealed() {
+            Attempt::Done
+        } else {
+            Attempt::Orphaned(record[HEADER..HEADER + len].to_vec())
+        }
+    }
+
+    /// The lane's seal, waiting for the thread sealing it to finish (it does not wait for
+    /// anything itself).
+    #[cold]
+    fn wait_sealed(&self) -> usize {
+        loop {
+            let sealed = self.sealed.load(Ordering::Acquire);
+            if sealed != usize::MAX {
+                return sealed;
+            }
+            std::thread::yield_now();
+        }
+    }
+
+    /// Takes the lane out of service and returns its final end: every record the owner
+    /// completed before is below it, and the owner learns of any record past it (its
+    /// `try_append` returns it as orphaned). Idempotent. Call with the lock of the log that
+    /// holds the lane.
+    ///
+    /// The handshake: the owner stores `published`, then loads `closed`; this stores
+    /// `closed`, then (when the owner is another thread and may be appending right now)
+    /// issues a process-wide barrier, then loads `published`. The barrier orders the owner's
+    /// store and load as a full fence would, so at least one side sees the other's store:
+    /// either this load sees the record, or the owner sees `closed` and waits for the seal.
+    fn seal(&self) -> usize {
+        let sealed = self.sealed.load(Ordering::Acquire);
+        if sealed != usize::MAX {
+            return sealed;
+        }
+        self.closed.store(true, Ordering::Relaxed);
+        if !self.is_mine() && lock_free() {
+            process_fence();
+        }
+        let end = self.published.load(Ordering::Acquire);
+        self.sealed.store(end, Ordering::Release);
+        end
+    }
+
+    /// The end of the records to fold now: the seal, or else the published end.
+    fn end(&self) -> usize {
+        match self.sealed.load(Ordering::Acquire) {
+            usize::MAX => self.published.load(Ordering::Acquire),
+            sealed => sealed,
+        }
     }
 }
 
-impl Drop for OpenChunk {
+impl Drop for Lane {
     /// A spilled chunk that is no longer written to leaves the process's resident set: its
     /// pages stay in the file (the page cache, written back and reclaimed by the kernel) and are
     /// read again on demand, so a long log keeps neither heap nor resident memory growing.
     fn drop(&mut self) {
-        if self.chunk.is_spilled() && self.filled > 0 {
+        let filled = (*self.published.get_mut()).min(self.chunk.cap);
+        if self.chunk.is_spilled() && filled > 0 {
             // SAFETY: `ptr .. ptr + filled` lies inside the chunk's shared file mapping, which
             // is still mapped (the Arc keeps it). MADV_DONTNEED on a shared file mapping keeps
             // the contents (dirty pages go to the page cache) and readers fault them back in,
             // so concurrent readers see the same bytes. Failure is harmless and ignored.
             unsafe {
-                libc::madvise(
-                    self.chunk.ptr.as_ptr().cast(),
-                    self.filled,
-                    libc::MADV_DONTNEED,
-                );
+                libc::madvise(self.chunk.ptr.as_ptr().cast(), filled, libc::MADV_DONTNEED);
             }
         }
+    }
+}
+
+/// A log's hold on the lane it appends to: its records up to `folded` are in the log's
+/// segments already.
+pub(crate) struct OpenChunk {
+    lane: Arc<Lane>,
+    folded: usize,
+}
+
+impl Drop for OpenChunk {
+    /// A lane leaving its log without being handed to another closes: its owner must not go
+    /// on writing records that no log will fold.
+    fn drop(&mut self) {
+        self.lane.seal();
     }
 }
 
@@ -429,6 +652,9 @@ pub(crate) struct Log {
     /// would cost a page fault (and the kernel's zeroing) every 4 KiB. Chunks not reused by the
     /// time of the next discard are freed then, so this holds at most one interval's log.
     recycled: Vec<Chunk>,
+    /// Records folded in (or merged from a log that had not counted them) since the CD's
+    /// statistics last took the count ([`Log::fold`]).
+    uncounted: usize,
 }
 
 impl Log {
@@ -447,6 +673,7 @@ impl Log {
             kind: Kind::Entry(entry),
         });
         self.records += 1;
+        self.uncounted += 1;
         self.bytes += len;
         Ok(())
     }
@@ -460,64 +687,134 @@ impl Log {
             return Err(CdError::EmptyLogEntry);
         }
         let need = record_size(len).ok_or(CdError::OutOfMemory { bytes: len })?;
-        if need > OWN_CHUNK && self.open.as_ref().is_none_or(|o| o.room() < need) {
-            let mut own = OpenChunk {
-                chunk: Arc::new(self.new_chunk(need, None)?),
-                filled: 0,
-            };
-            self.write(&mut own, len, need, fill);
-            if own.chunk.is_spilled() {
-                // A spill chunk has room for more: it becomes the open chunk.
-                self.open = Some(own);
+        // Records the owner published without the lock come first.
+        self.fold_lane();
+        let room = self
+            .open
+            .as_ref()
+            .filter(|o| o.lane.is_mine())
+            .map_or(0, |o| o.lane.room());
+        if need > OWN_CHUNK && room < need {
+            let chunk = self.new_chunk(need, None)?;
+            if chunk.is_spilled() {
+                // A spill chunk has room for more: it becomes the lane.
+                self.replace_open(Lane::new(chunk, 0));
+            } else {
+                // A heap chunk holds just this record: the lane stays for the next ones.
+                let chunk = Arc::new(chunk);
+                // SAFETY: the chunk is new and not shared yet; `need` fits (it was sized so).
+                let record = unsafe { std::slice::from_raw_parts_mut(chunk.ptr.as_ptr(), need) };
+                record[..HEADER].copy_from_slice(&(len as u64).to_le_bytes());
+                fill(&mut record[HEADER..HEADER + len]);
+                self.fold_range(&chunk, 0, need);
+                return Ok(());
             }
-            // A heap chunk holds just this record: the open chunk stays for the next ones.
-            return Ok(());
+        } else if room < need {
+            let old_cap = self.open.as_ref().map(|o| o.lane.chunk.cap);
+            let chunk = self.new_chunk(need, old_cap)?;
+            self.replace_open(Lane::new(chunk, 0));
         }
-        let mut open = match self.open.take() {
-            Some(open) if open.room() >= need => open,
-            old => match self.new_chunk(need, old.as_ref()) {
-                Ok(chunk) => OpenChunk {
-                    chunk: Arc::new(chunk),
-                    filled: 0,
-                },
-                Err(e) => {
-                    self.open = old;
-                    return Err(e);
-                }
-            },
+        let lane = match &self.open {
+            Some(open) => Arc::clone(&open.lane),
+            None => unreachable!("a lane with room was just made"),
         };
-        self.write(&mut open, len, need, fill);
-        self.open = Some(open);
+        match lane.try_append(len, fill) {
+            Attempt::Done => {}
+            // The lane is this thread's, open and has room: only a panic in `fill` ends the
+            // append otherwise, and it does not get here.
+            Attempt::Refused(_) | Attempt::Orphaned(_) => unreachable!("own open lane"),
+        }
+        self.fold_lane();
         Ok(())
     }
 
-    /// Writes a record of `len` bytes (`need` with its header and padding, which `open` has
-    /// room for) and adds it to the log.
-    fn write(
-        &mut self,
-        open: &mut OpenChunk,
-        len: usize,
-        need: usize,
-        fill: impl FnOnce(&mut [u8]),
-    ) {
-        let start = open.filled;
-        let record = open.reserve(need);
-        record[..HEADER].copy_from_slice(&(len as u64).to_le_bytes());
-        fill(&mut record[HEADER..HEADER + len]);
-        open.filled += need;
-        let spilled = open.chunk.is_spilled();
-        self.push_arena(&open.chunk, start, start + need);
-        self.records += 1;
-        self.bytes += len;
-        if spilled {
-            self.spilled += len;
-            SPILLED_TOTAL.fetch_add(len as u64, Ordering::Relaxed);
+    /// Makes `lane` the one this log appends to; the previous one closes (its records up to
+    /// the seal folded first), and the room left in it is not used again.
+    fn replace_open(&mut self, lane: Arc<Lane>) {
+        self.close();
+        self.open = Some(OpenChunk { lane, folded: 0 });
+    }
+
+    /// Moves the records published in the lane since the last fold into the segments; returns
+    /// how many records the log gained since the last call (also by [`Log::append`] of a log
+    /// that had not counted its own): for its CD's statistics. Cheap when nothing is new:
+    /// one atomic load. Everyone who reads or restructures the log calls it first (the CD's
+    /// lock does).
+    pub(crate) fn fold(&mut self) -> usize {
+        self.fold_lane();
+        std::mem::take(&mut self.uncounted)
+    }
+
+    /// [`Log::fold`] without taking the count.
+    fn fold_lane(&mut self) {
+        if let Some(open) = &self.open {
+            let (end, from) = (open.lane.end(), open.folded);
+            if end > from {
+                let chunk = Arc::clone(&open.lane.chunk);
+                self.fold_range(&chunk, from, end);
+                if let Some(open) = &mut self.open {
+                    open.folded = end;
+                }
+            }
         }
     }
 
+    /// Adds the complete records at `from .. to` of `chunk` (written before, and published
+    /// with a release store or under the lock) to the log.
+    fn fold_range(&mut self, chunk: &Arc<Chunk>, from: usize, to: usize) {
+        let (mut at, mut records, mut bytes) = (from, 0, 0);
+        while at < to {
+            let mut header = [0; HEADER];
+            // SAFETY: `from .. to` holds whole records written before (see above), and `at`
+            // is the start of one of them.
+            header.copy_from_slice(unsafe { chunk.slice(at, HEADER) });
+            let len = u64::from_le_bytes(header) as usize;
+            at += record_size(len).unwrap_or(usize::MAX - at);
+            records += 1;
+            bytes += len;
+        }
+        debug_assert_eq!(at, to, "records end at the published end");
+        self.push_arena(chunk, from, to);
+        self.records += records;
+        self.uncounted += records;
+        self.bytes += bytes;
+        if chunk.is_spilled() {
+            self.spilled += bytes;
+            SPILLED_TOTAL.fetch_add(bytes as u64, Ordering::Relaxed);
+        }
+    }
+
+    /// Closes the lane (sealing it, its records up to the seal folded) and lets it go.
+    pub(crate) fn close(&mut self) {
+        if let Some(open) = &self.open {
+            open.lane.seal();
+        }
+        self.fold_lane();
+        self.open = None;
+    }
+
+    /// Folds, and closes the lane if another thread writes it: for the operations after which
+    /// that thread must not append without the lock (a replay starts, the log moves).
+    fn settle(&mut self) {
+        if self.open.as_ref().is_some_and(|o| !o.lane.is_mine()) {
+            self.close();
+        } else {
+            self.fold_lane();
+        }
+    }
+
+    /// The lane the calling thread may append to without the lock (see
+    /// [`Lane::try_append`]): this log's, if the calling thread is its owner, it is open and
+    /// the process allows lock-free appends.
+    pub(crate) fn writer_lane(&self) -> Option<Arc<Lane>> {
+        let open = self.open.as_ref()?;
+        (lock_free() && open.lane.is_mine() && !open.lane.closed.load(Ordering::Relaxed))
+            .then(|| Arc::clone(&open.lane))
+    }
+
     /// A chunk for a record of `need` bytes: in a file past the spill threshold, else on the
-    /// heap, twice the size of the previous one (`old`) up to 1 MiB.
-    fn new_chunk(&mut self, need: usize, old: Option<&OpenChunk>) -> Result<Chunk> {
+    /// heap, twice the size of the previous one (of `old_cap` bytes) up to 1 MiB.
+    fn new_chunk(&mut self, need: usize, old_cap: Option<usize>) -> Result<Chunk> {
         let held = (self.inherited as u64).saturating_add(self.bytes as u64);
         let threshold = log_spill_bytes().unwrap_or(NEVER);
         if held >= threshold {
@@ -526,7 +823,7 @@ impl Log {
                 Err(e) => warn_spill_failed(&e),
             }
         }
-        let grown = old.map_or(MIN_CHUNK, |o| o.chunk.cap.saturating_mul(2));
+        let grown = old_cap.map_or(MIN_CHUNK, |cap| cap.saturating_mul(2));
         let cap = grown.clamp(MIN_CHUNK, MAX_HEAP_CHUNK).max(need);
         match self.take_recycled(need, cap) {
             Some(chunk) => Ok(chunk),
@@ -619,6 +916,7 @@ impl Log {
     /// Starts a replay from the first record (after `restore_cd`); an empty log has nothing
     /// to replay and does not start one. Returns whether a replay is in progress.
     pub(crate) fn start_replay(&mut self) -> bool {
+        self.settle();
         self.cursor = self.segments.first().map(|s| Cursor {
             seg: 0,
             off: s.start,
@@ -644,15 +942,20 @@ impl Log {
     /// Replays again from `cursor`, taken by [`Log::position`] in this generation of the
     /// log; returns whether a replay is now in progress.
     pub(crate) fn rewind(&mut self, generation: u64, cursor: Cursor) -> bool {
+        self.settle();
         if generation == self.generation && cursor.seg < self.segments.len() {
             self.cursor = Some(cursor);
         }
         self.cursor.is_some()
     }
 
-    /// Drops every record and any unreplayable mark, and ends any replay. The open chunk is
-    /// kept: appends go on after its fill mark (records handed out stay valid).
+    /// Drops every record and any unreplayable mark, and ends any replay. The lane is kept:
+    /// appends go on after its fill mark (records handed out stay valid). Records its owner
+    /// publishes while another thread clears land before the clear (discarded) or after (kept),
+    /// whole, as they would if the append had taken the lock.
     pub(crate) fn clear(&mut self) {
+        self.fold_lane();
+        let uncounted = self.uncounted;
         let open = self.open.take();
         let generation = self.generation.wrapping_add(1);
         // The chunks of the previous interval that this one did not reuse go; this interval's
@@ -670,14 +973,26 @@ impl Log {
             open,
             generation,
             recycled,
+            uncounted,
             ..Log::default()
         };
     }
 
     /// Whether [`Log::append`]ing `later` is allowed: not into a log being replayed, unless
     /// `later` holds no records.
+    ///
+    /// Records published in `later`'s lane count: if another thread writes it, it is sealed
+    /// here, so that no record can arrive between this check and the append.
     pub(crate) fn check_append(&self, later: &Log) -> Result<()> {
-        if self.is_replaying() && later.records > 0 {
+        let unfolded = later.open.as_ref().is_some_and(|o| {
+            let end = if o.lane.is_mine() {
+                o.lane.end()
+            } else {
+                o.lane.seal()
+            };
+            end > o.folded
+        });
+        if self.is_replaying() && (later.records > 0 || unfolded) {
             Err(CdError::LogReplaying)
         } else {
             Ok(())
@@ -685,9 +1000,17 @@ impl Log {
     }
 
     /// Appends a later log (a child's, merged on commit or restore) to this one, with its
-    /// unreplayable mark. Chunks move, no record is copied; of the two open chunks, the one
-    /// with more room stays open. Callers check [`Log::check_append`] first where it applies.
+    /// unreplayable mark. Chunks move, no record is copied. This log keeps its lane; if it has
+    /// none, it takes `later`'s when the calling thread writes that one (a child committed by
+    /// the thread that logged in it), so that the chunk fills on; any other lane of `later`
+    /// closes. Callers check [`Log::check_append`] first where it applies.
     pub(crate) fn append(&mut self, mut later: Log) {
+        self.fold_lane();
+        if self.open.is_some() || later.open.as_ref().is_some_and(|o| !o.lane.is_mine()) {
+            later.close();
+        } else {
+            later.fold_lane();
+        }
         let mut segments = std::mem::take(&mut later.segments).into_iter();
         if let Some(first) = segments.next() {
             match first.kind {
@@ -699,17 +1022,21 @@ impl Log {
         self.records += later.records;
         self.bytes += later.bytes;
         self.spilled += later.spilled;
+        self.uncounted += later.uncounted;
         self.unreplayable = self.unreplayable.or(later.unreplayable);
-        self.open = match (self.open.take(), later.open.take()) {
-            (Some(mine), Some(theirs)) if theirs.room() > mine.room() => Some(theirs),
-            (mine, theirs) => mine.or(theirs),
-        };
+        if self.open.is_none() {
+            self.open = later.open.take();
+        }
     }
 
     /// Hands the open chunk to a new child's log, with the size of this log (which the child's
-    /// merges into), so that the child goes on filling it.
+    /// merges into), so that the child goes on filling it: when the calling thread (which the
+    /// child's appends come from) writes it. Another thread's lane stays with this log.
     pub(crate) fn hand_down(&mut self, child: &mut Log) {
-        child.open = self.open.take();
+        self.fold_lane();
+        if self.open.as_ref().is_some_and(|o| o.lane.is_mine()) {
+            child.open = self.open.take();
+        }
         child.inherited = self.inherited.saturating_add(self.bytes);
     }
 
@@ -938,7 +1265,12 @@ mod tests {
             .segments
             .iter()
             .filter_map(|s| match &s.kind {
-                Kind::Arena(c) if !log.open.as_ref().is_some_and(|o| Arc::ptr_eq(c, &o.chunk)) => {
+                Kind::Arena(c)
+                    if !log
+                        .open
+                        .as_ref()
+                        .is_some_and(|o| Arc::ptr_eq(c, &o.lane.chunk)) =>
+                {
                     Some(c.ptr.as_ptr() as usize)
                 }
                 _ => None,

@@ -22,12 +22,12 @@
 
 use crate::callback;
 use crate::error::{CdError, Result};
-use crate::handle;
+use crate::handle::{self, Cached, Fast, Writer};
 use crate::ids::{CdHandle, CdRef};
 use crate::log::LogEntry;
-use crate::node::{outermost_replaying, State};
-use crate::stats::Stats;
+use crate::node::outermost_replaying;
 use crate::types::LogMode;
+use std::cell::RefCell;
 use std::sync::RwLock;
 use tracing::debug_span;
 
@@ -48,8 +48,13 @@ pub fn log_mode() -> LogMode {
 /// written in place by `fill`, which gets exactly `len` bytes of arena memory (8-byte
 /// aligned; no intermediate buffer).
 ///
-/// `fill` runs with the CD's lock held: it may call [`log_mode`] and MPI, while other CD calls
-/// fail with [`CdError::Reentrant`]. If it panics, no record is added.
+/// On the hot path this takes no lock and makes no atomic read-modify-write: the record goes
+/// into the thread's lane of the CD's log, published with a release store, and is folded into
+/// the log (and counted in the statistics) by the next operation that locks the CD (see `log`,
+/// "Lock-free appends"). The lock is taken when the thread has no lane with room yet.
+///
+/// `fill` may call [`log_mode`] and MPI, while other CD calls fail with
+/// [`CdError::Reentrant`]. If it panics, no record is added.
 ///
 /// Errors: [`CdError::NoActiveCd`]; [`CdError::LoggingDisabled`] (the active CD does not log);
 /// [`CdError::LogReplaying`] (a replay feeds this thread); [`CdError::EmptyLogEntry`];
@@ -57,30 +62,46 @@ pub fn log_mode() -> LogMode {
 /// retired by another thread.
 #[inline]
 pub fn log_append_with(len: usize, fill: impl FnOnce(&mut [u8])) -> Result<()> {
-    // Marked for the whole append (`fill` runs under the CD's lock), checked and set in the
-    // thread-local access that reads the cache.
-    handle::with_cached_marked(|cached| {
+    match handle::fast_append(len, fill) {
+        Fast::Done => Ok(()),
+        Fast::Slow(fill) => log_append_slow(len, fill),
+        Fast::Orphaned(bytes) => log_append_slow(len, |b| b.copy_from_slice(&bytes)),
+    }
+}
+
+/// [`log_append_with`] when the hot path could not append: checks the thread's mode (the
+/// errors come from here) and appends under the CD's lock.
+#[cold]
+fn log_append_slow(len: usize, fill: impl FnOnce(&mut [u8])) -> Result<()> {
+    // Marked for the whole append, checked and set in the thread-local access that reads the
+    // cache and the writer.
+    handle::with_cached_marked(|cached, writer| {
         let cached = cached.ok_or(CdError::NoActiveCd)?;
         match cached.mode {
-            LogMode::Off => return Err(CdError::LoggingDisabled),
-            LogMode::Replay => return Err(CdError::LogReplaying),
-            LogMode::Record => {}
+            LogMode::Off => Err(CdError::LoggingDisabled),
+            LogMode::Replay => Err(CdError::LogReplaying),
+            LogMode::Record => append_locked(cached, writer, len, fill),
         }
-        let mut state = cached.node.lock_live()?;
-        state.log.append_with(len, fill)?;
-        count_log_entry(&mut state);
-        Ok(())
     })
 }
 
-/// Counts one log entry added to a CD (its statistics and the process's).
-fn count_log_entry(state: &mut State) {
-    let stats = Stats {
-        log_entries: 1,
-        ..Stats::default()
-    };
-    state.stats.absorb(&stats);
-    stats.publish();
+/// The append under the CD's lock: when the thread has no lane with room, or its record
+/// arrived after another thread sealed its lane. Takes the lane for the next appends.
+fn append_locked(
+    cached: &Cached,
+    writer: &RefCell<Option<Writer>>,
+    len: usize,
+    fill: impl FnOnce(&mut [u8]),
+) -> Result<()> {
+    let mut state = cached.node.lock_live()?;
+    state.log.append_with(len, fill)?;
+    state.count_log();
+    let lane = state.log.writer_lane();
+    drop(state);
+    if let Ok(mut writer) = writer.try_borrow_mut() {
+        *writer = Writer::new(&cached.node, lane);
+    }
+    Ok(())
 }
 
 /// [`log_append_with`] with the record given as the concatenation of `parts`.
@@ -199,7 +220,7 @@ pub fn add_mpi_log_to_cd(cd: impl Into<CdRef>, entry: LogEntry) -> Result<()> {
     }
     let mut state = node.lock_live()?;
     state.log.push(entry)?;
-    count_log_entry(&mut state);
+    state.count_log();
     Ok(())
 }
 

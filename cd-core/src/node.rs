@@ -94,6 +94,21 @@ pub(crate) struct State {
 }
 
 impl State {
+    /// Folds the records the log's owner published without the lock into the log, and counts
+    /// them (with any the log gained otherwise since) in the CD's and the process's
+    /// statistics: one atomic load when there is nothing new.
+    pub(crate) fn count_log(&mut self) {
+        let records = self.log.fold();
+        if records > 0 {
+            let stats = Stats {
+                log_entries: records as u64,
+                ..Stats::default()
+            };
+            self.stats.absorb(&stats);
+            stats.publish();
+        }
+    }
+
     /// Fails with [`CdError::HasChildren`] unless the CD has no live children: the rule of
     /// commit and advance.
     pub(crate) fn refuse_children(&self, operation: &'static str) -> Result<()> {
@@ -273,11 +288,22 @@ impl Node {
         }
     }
 
-    /// Locks the state, whether or not the CD is live.
+    /// Locks the state, whether or not the CD is live, with the log's published records
+    /// folded in (see `log`, "Lock-free appends"): whoever locks a CD sees its whole log.
     pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
         // A poisoned lock only means a panic elsewhere; the state itself is always consistent
         // between operations (they validate before they mutate), so carry on.
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.count_log();
+        state
+    }
+
+    /// Folds the log's published records in and counts them, if the CD is not locked now
+    /// (for a snapshot of the process's statistics, which must not wait on a CD).
+    pub(crate) fn try_fold_log(&self) {
+        if let Ok(mut state) = self.state.try_lock() {
+            state.count_log();
+        }
     }
 
     /// Locks the state of a live CD.
@@ -299,6 +325,7 @@ impl Node {
     }
 
     /// The epoch (see the field); load it before reading what it guards.
+    #[inline]
     pub(crate) fn epoch(&self) -> u64 {
         self.epoch.load(Ordering::Acquire)
     }
@@ -335,6 +362,9 @@ impl Node {
         state.entries.clear();
         state.data.clear();
         state.files.clear();
+        // Closed first: a thread appending to this CD's log right now learns that its record
+        // is in no log (see `log`), and its append fails instead of vanishing.
+        state.log.close();
         state.log = Log::default();
         state.feed_mark = None;
         // Waits for its copies to stop and releases its memory.

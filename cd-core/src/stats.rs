@@ -4,6 +4,10 @@
 //! 1 GiB entry copied exactly 9 bytes. The process-wide counters feed the statistics summary the
 //! MPI layer prints at `MPI_Finalize` on request. The process-wide snapshot also reports the
 //! memory the runtime holds (see `memory`).
+//!
+//! MPI log entries are not counted one by one as they are appended (that would put an atomic
+//! read-modify-write on every logged MPI call): a CD counts the records its log gained each time
+//! it folds them in (`Node::lock`), and adds them to the process's counter then.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -64,7 +68,14 @@ macro_rules! global_counters {
         }
 
         /// A snapshot of the process-wide counters, and of the memory the runtime holds.
+        ///
+        /// Log entries are counted when a CD's log folds them in (see `log`), so the live
+        /// CDs' logs are folded first; a CD locked by another thread at that moment is
+        /// skipped (its records are counted when that thread's operation folds them).
         pub fn global_stats() -> Stats {
+            for node in crate::handle::live_nodes() {
+                node.try_fold_log();
+            }
             let held = crate::memory::memory_held();
             Stats {
                 $($field: GLOBAL.$field.load(Ordering::Relaxed),)*

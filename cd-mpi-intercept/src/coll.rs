@@ -149,7 +149,7 @@ unsafe fn collective(
                     w.piece(piece);
                 }
                 // SAFETY: the collective completed into its outputs.
-                unsafe { engine::log(w) };
+                unsafe { engine::log_record(&w) };
             }
             rc
         }

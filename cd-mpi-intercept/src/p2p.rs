@@ -127,7 +127,7 @@ unsafe fn post_routed(
                 let mut w = Writer::new(header);
                 w.u64(seq);
                 // SAFETY: no data pieces.
-                unsafe { engine::log(w) };
+                unsafe { engine::log_record(&w) };
             }
             rc
         }
@@ -184,7 +184,7 @@ pub(crate) unsafe fn make_persistent(
                 let mut w = Writer::new(header);
                 w.u64(handle.bits());
                 // SAFETY: no data pieces.
-                unsafe { engine::log(w) };
+                unsafe { engine::log_record(&w) };
             }
             rc
         }
@@ -552,7 +552,7 @@ unsafe fn receive_into(
                 }
                 w.status(&st).int(n).piece(Piece { count: n, ..dest });
                 // SAFETY: the receive completed into `dest`.
-                unsafe { engine::log(w) };
+                unsafe { engine::log_record(&w) };
             }
             // SAFETY: the application's status argument.
             unsafe { st.store(status) };
@@ -636,7 +636,7 @@ pub(crate) unsafe fn probing(
             let mut w = Writer::new(header);
             w.int(f).u64(m.bits()).status(&st);
             // SAFETY: no pieces.
-            unsafe { engine::log(w) };
+            unsafe { engine::log_record(&w) };
             (f, m, st)
         }
         Route::Replay(_guard, mut reader) => {

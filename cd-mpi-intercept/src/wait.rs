@@ -141,7 +141,7 @@ unsafe fn complete(
                 engine::record_completion(&mut w, seq, &statuses[i], &delivery);
             }
             // SAFETY: the completed receives' buffers hold their data now.
-            unsafe { engine::log(w) };
+            unsafe { engine::log_record(&w) };
             Ok((outcome, statuses))
         }
         Route::Replay(_guard, mut reader) => {
@@ -517,7 +517,7 @@ pub(crate) unsafe fn request_free(request: *mut Request) -> c_int {
                 let mut w = Writer::new(header);
                 w.u64(tracked.map_or(0, |t| t.seq));
                 // SAFETY: no pieces.
-                unsafe { engine::log(w) };
+                unsafe { engine::log_record(&w) };
             }
             rc
         }
@@ -623,7 +623,7 @@ fn start_routed(
                     w.u64(seq);
                 }
                 // SAFETY: no pieces.
-                unsafe { engine::log(w) };
+                unsafe { engine::log_record(&w) };
             }
             rc
         }
