@@ -20,10 +20,6 @@ cd "$(dirname "$0")/.."
 
 PENDING=(
     cd-core/src/store.rs
-    cd-core/src/log.rs
-    cd-core/tests/mpi_log.rs
-    cd-core/benches/siblings.rs
-    cd-mpi-intercept/src/engine.rs
 )
 deny_all=false
 if [ "${1:-}" = --deny ]; then

@@ -113,7 +113,7 @@ impl App {
 
     fn spec(&self) -> AddrSpec {
         AddrSpec::new(
-            self.ptr as usize,
+            self.ptr.expose_provenance(),
             self.len,
             Access::ReadWrite,
             Scope::Global,

@@ -1169,7 +1169,7 @@ mod tests {
         assert_eq!(log.next().unwrap().bytes(), [1]);
         let two = log.next().unwrap();
         assert_eq!(two.bytes(), [2, 2]);
-        assert_eq!(two.bytes().as_ptr() as usize % ALIGN, 0, "aligned");
+        assert_eq!(two.bytes().as_ptr().addr() % ALIGN, 0, "aligned");
         assert!(log.next().is_none());
         assert!(!log.is_replaying());
         arena(&mut log, &[3]).unwrap();
@@ -1271,17 +1271,13 @@ mod tests {
                         .as_ref()
                         .is_some_and(|o| Arc::ptr_eq(c, &o.lane.chunk)) =>
                 {
-                    Some(c.ptr.as_ptr() as usize)
+                    Some(c.ptr.as_ptr().addr())
                 }
                 _ => None,
             })
             .collect();
         log.clear();
-        let kept: Vec<usize> = log
-            .recycled
-            .iter()
-            .map(|c| c.ptr.as_ptr() as usize)
-            .collect();
+        let kept: Vec<usize> = log.recycled.iter().map(|c| c.ptr.as_ptr().addr()).collect();
         assert!(!kept.is_empty());
         assert!(
             kept.iter().all(|p| used.contains(p)),
@@ -1298,7 +1294,7 @@ mod tests {
             "recycled chunks were reused"
         );
         let reused = log.segments.iter().any(|s| match &s.kind {
-            Kind::Arena(c) => kept.contains(&(c.ptr.as_ptr() as usize)),
+            Kind::Arena(c) => kept.contains(&c.ptr.as_ptr().addr()),
             Kind::Entry(_) => false,
         });
         assert!(reused);

@@ -206,7 +206,7 @@ fn merges_move_chunks_and_keep_fifo_order() {
     let mut append = |text: &str| {
         log_append_with(text.len(), |b| {
             b.copy_from_slice(text.as_bytes());
-            written.push((text.as_bytes().to_vec(), b.as_ptr() as usize));
+            written.push((text.as_bytes().to_vec(), b.as_ptr().addr()));
         })
         .unwrap()
     };
@@ -237,7 +237,7 @@ fn merges_move_chunks_and_keep_fifo_order() {
     written.retain(|(bytes, _)| bytes != b"dropped");
     restore(root).unwrap();
     let replayed: Vec<(Vec<u8>, usize)> = std::iter::from_fn(|| log_next().unwrap())
-        .map(|e| (e.bytes().to_vec(), e.bytes().as_ptr() as usize))
+        .map(|e| (e.bytes().to_vec(), e.bytes().as_ptr().addr()))
         .collect();
     assert_eq!(replayed.len(), written.len());
     assert!(

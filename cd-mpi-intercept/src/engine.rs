@@ -469,7 +469,10 @@ fn finish_virtual(handle: Request, status: &Status) {
             if !matches!(bound, Bound::Done) {
                 real::Grequest_complete(h);
             }
-            real::Wait(&mut h, abi::STATUS_IGNORE as *mut Status);
+            real::Wait(
+                &mut h,
+                std::ptr::without_provenance_mut::<Status>(abi::STATUS_IGNORE),
+            );
         }
     }
 }
@@ -503,7 +506,9 @@ pub(crate) unsafe fn replay_completion(
     }
     for k in 0..pieces.max(0) as usize {
         let logged = Piece {
-            buf: reader.u64()? as usize as *const c_void,
+            // The application's buffer, exposed when the completion was logged
+            // (`record_completion`).
+            buf: std::ptr::with_exposed_provenance::<c_void>(reader.u64()? as usize),
             count: reader.int()?,
             datatype: Datatype::from_bits(reader.u64()?),
             comm: Comm::from_bits(reader.u64()?),
@@ -537,7 +542,7 @@ pub(crate) fn record_completion(
     writer.u64(seq).status(status).int(pieces.len() as c_int);
     for piece in pieces {
         writer
-            .u64(piece.buf as usize as u64)
+            .u64(piece.buf.expose_provenance() as u64)
             .int(piece.count)
             .u64(piece.datatype.bits())
             .u64(piece.comm.bits())
@@ -945,7 +950,10 @@ pub(crate) fn drain_in_flight(_cds: &[cd_core::CdHandle]) -> cd_core::Result<()>
                         if !matches!(bound, Bound::Done) {
                             real::Grequest_complete(h);
                         }
-                        real::Wait(&mut h, abi::STATUS_IGNORE as *mut Status);
+                        real::Wait(
+                            &mut h,
+                            std::ptr::without_provenance_mut::<Status>(abi::STATUS_IGNORE),
+                        );
                     }
                 }
             }
