@@ -255,7 +255,8 @@ pub(crate) const INLINE: usize = 16;
 
 /// Where the saved bytes of one interval are: in a shared buffer at an offset, or, for a few
 /// bytes, inline (which spares the two allocations of a buffer for the many tiny ranges of
-/// scalar variables).
+/// scalar variables). A CD's data map holds shared segments only: inline bytes live in the
+/// entry itself (`node::Entry::inline`), and become a segment only when read out of it.
 #[derive(Clone)]
 pub(crate) enum Segment {
     Shared { buf: Arc<Buffer>, offset: usize },
@@ -299,10 +300,6 @@ impl Piece for Segment {
             }
             _ => false,
         }
-    }
-
-    fn isolated(&self) -> bool {
-        matches!(self, Segment::Inline(_))
     }
 }
 
