@@ -214,10 +214,14 @@ impl State {
     /// what the store or the entries held there.
     pub(crate) fn resave(&mut self, start: usize, end: usize, segment: Segment) {
         self.data.remove(start, end);
-        if self
-            .entries
-            .overlapping_raw(start, end)
-            .any(|(_, _, entry)| entry.inline.is_some())
+        // Mostly one entry without inline bytes covers the range: one descent tells.
+        let plain = matches!(self.entries.containing(start),
+            Some((_, e, entry)) if e >= end && entry.inline.is_none());
+        if !plain
+            && self
+                .entries
+                .overlapping_raw(start, end)
+                .any(|(_, _, entry)| entry.inline.is_some())
         {
             self.entries.update(start, end, |entry| entry.inline = None);
         }
