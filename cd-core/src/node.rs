@@ -23,7 +23,7 @@ use crate::regen::Regen;
 use crate::space::{Drain, SpaceId};
 use crate::stats::Stats;
 use crate::storage_info::StorageInfo;
-use crate::store::{Buffer, Segment, INLINE};
+use crate::store::{Buffer, Saved, Segment, INLINE};
 use crate::types::{Access, Restoration, Scope};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
@@ -171,16 +171,19 @@ impl State {
         pieces
     }
 
-    /// The saved bytes inside `start .. end` as owned segments clipped to it, in address
-    /// order (an inline entry's bytes as a [`Segment::Inline`]).
-    pub(crate) fn segments(&self, start: usize, end: usize) -> Vec<(usize, usize, Segment)> {
-        let mut pieces: Vec<(usize, usize, Segment)> = self
+    /// The saved bytes inside `start .. end`, owned and clipped to it, in address order.
+    pub(crate) fn segments(&self, start: usize, end: usize) -> Vec<(usize, usize, Saved)> {
+        let mut pieces: Vec<(usize, usize, Saved)> = self
             .entries
             .overlapping(start, end)
-            .filter_map(|(s, e, entry)| Some((s, e, Segment::Inline(entry.inline?))))
+            .filter_map(|(s, e, entry)| Some((s, e, Saved::Inline(entry.inline?))))
             .collect();
         let inline = pieces.len();
-        pieces.extend(self.data.overlapping(start, end));
+        pieces.extend(
+            self.data
+                .overlapping(start, end)
+                .map(|(s, e, segment)| (s, e, Saved::Stored(segment))),
+        );
         if inline > 0 && inline < pieces.len() {
             pieces.sort_unstable_by_key(|&(s, _, _)| s);
         }

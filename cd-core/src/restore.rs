@@ -60,7 +60,7 @@ use crate::mpi;
 use crate::node::{resolve_through, Exclusive, How, Node, State};
 use crate::space::{self, SpaceId, HOST};
 use crate::stats::Stats;
-use crate::store::{self, Segment};
+use crate::store::{self, Saved};
 use crate::types::{Access, AddrSpec};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, MutexGuard};
@@ -238,7 +238,7 @@ struct FromAbove {
     start: usize,
     end: usize,
     space: SpaceId,
-    segment: Segment,
+    segment: Saved,
 }
 
 /// For every CD of the subtree (by position), where its PARENT entries' bytes are: the
