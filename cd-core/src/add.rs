@@ -10,6 +10,9 @@
 //! of its own after the same checks: no lists, no overlap pass, one lookup that also finds the
 //! neighbours its entry merges with, then the inserts (see BENCHMARKS.md, the tiny add). Every
 //! other add (lists, re-adds of covered ground) takes the general path.
+//!
+//! Copied data of up to 16 bytes (`INLINE`) is kept in the entry itself, not in the data map:
+//! a tiny add (a scalar) is then one insert into one map, which is most of what it costs.
 
 use crate::access;
 use crate::advance::settle;
@@ -83,12 +86,16 @@ unsafe fn add_entries(cd: CdRef, specs: &[AddrSpec], how: How) -> Result<()> {
         let at = space::space_of(s, e)?;
         let node = handle::resolve(cd)?;
         let mut state = lock_for_add(&node, &[(s, e)], &how)?;
+        // A few bytes to copy live in the entry (read in `add_uncovered`): such an entry
+        // merges with no neighbour, which `probe` must know.
+        let inline = (how == How::Copy && e - s <= INLINE).then_some([0; INLINE]);
         let entry = Entry {
             how,
             access: spec.access,
             scope: spec.scope,
             space: at.space,
             region: at.region,
+            inline,
         };
         return match state.entries.probe(s, e, &entry) {
             // SAFETY: forwarded from the caller.
@@ -171,6 +178,7 @@ unsafe fn add_locked(
         scope: specs[i].scope,
         space: spaces[i].space,
         region: spaces[i].region,
+        inline: None,
     };
     for ((spec, &(s, e)), _) in specs
         .iter()
@@ -243,14 +251,26 @@ unsafe fn add_locked(
         }
         let entry = entry_of(i);
         for &(gs, ge) in list {
-            state.entries.insert_uncovered(gs, ge, entry.clone());
-            let segment = match &staged {
-                Some(Staged::Buffer(buffer)) => Segment::new(Arc::clone(buffer), offset),
-                Some(Staged::Inline(bytes)) => Segment::Inline(*bytes),
-                None => continue,
-            };
-            state.data.insert_uncovered(gs, ge, segment);
-            offset += ge - gs;
+            match &staged {
+                Some(Staged::Buffer(buffer)) => {
+                    state.entries.insert_uncovered(gs, ge, entry.clone());
+                    let segment = Segment::new(Arc::clone(buffer), offset);
+                    state.data.insert_uncovered(gs, ge, segment);
+                    offset += ge - gs;
+                }
+                Some(Staged::Inline(bytes)) => {
+                    let inline = Some(*bytes);
+                    state.entries.insert_uncovered(
+                        gs,
+                        ge,
+                        Entry {
+                            inline,
+                            ..entry.clone()
+                        },
+                    );
+                }
+                None => state.entries.insert_uncovered(gs, ge, entry.clone()),
+            }
         }
     }
     if node.persistent {
@@ -286,24 +306,24 @@ unsafe fn add_uncovered(
     state: &mut State,
     start: usize,
     end: usize,
-    entry: Entry,
+    mut entry: Entry,
     probe: Probe,
     at: Location,
 ) -> Result<()> {
     let len = end - start;
-    let segment = if entry.how != How::Copy {
-        None
-    } else if len > INLINE {
-        let mut buffer = Buffer::new(len)?;
+    let copied = if entry.how == How::Copy { len } else { 0 };
+    let segment = if let Some(bytes) = &mut entry.inline {
+        // A few bytes: kept in the entry, no buffer, no data segment.
         // SAFETY: `start .. end` is the range the caller vouched for.
+        unsafe { store::read_app(&mut bytes[..len], start, at.space)? };
+        None
+    } else if copied > 0 {
+        let mut buffer = Buffer::new(len)?;
+        // SAFETY: as above.
         unsafe { store::read_app(buffer.as_mut_slice(), start, at.space)? };
         Some(Segment::new(Arc::new(buffer), 0))
     } else {
-        // A few bytes: kept inline, no buffer.
-        let mut bytes = [0; INLINE];
-        // SAFETY: as above.
-        unsafe { store::read_app(&mut bytes[..len], start, at.space)? };
-        Some(Segment::Inline(bytes))
+        None
     };
 
     // Nothing can fail from here on.
@@ -312,12 +332,9 @@ unsafe fn add_uncovered(
         node.has_parent_entries.store(true, Ordering::Relaxed);
     }
     state.entries.insert_probed(start, end, entry, probe);
-    let copied = if let Some(segment) = segment {
+    if let Some(segment) = segment {
         state.data.insert_uncovered(start, end, segment);
-        len
-    } else {
-        0
-    };
+    }
     if node.persistent {
         state.adds.push(AddRecord {
             start,

@@ -184,8 +184,7 @@ pub(crate) fn targets_unchanged(state: &State, targets: &[(usize, usize, SpaceId
 
 fn targets_of(state: &State) -> impl Iterator<Item = (usize, usize, SpaceId)> + '_ {
     state
-        .entries
-        .iter()
+        .labelled()
         .filter(|(_, _, e)| e.how == How::Copy && e.access == Access::ReadWrite)
         .map(|(s, e, entry)| (s, e, entry.space))
 }
@@ -219,10 +218,7 @@ pub(crate) fn apply_advance(
     if let Some(buffer) = point.staged {
         let mut offset = 0;
         for &(s, e, _) in &point.targets {
-            state.data.remove(s, e);
-            state
-                .data
-                .insert_uncovered(s, e, Segment::new(Arc::clone(&buffer), offset));
+            state.resave(s, e, Segment::new(Arc::clone(&buffer), offset));
             offset += e - s;
         }
     }

@@ -84,9 +84,9 @@ pub fn cd_info(cd: impl Into<CdRef>) -> Result<CdInfo> {
         had_siblings: node.had_siblings.load(Ordering::Relaxed),
         storage_info: node.storage.clone(),
         children: state.children.len(),
-        ranges: state.entries.len(),
+        ranges: state.labelled().count(),
         tracked_bytes: state.entries.covered_bytes(),
-        stored_bytes: state.data.covered_bytes(),
+        stored_bytes: state.stored_bytes(),
         files: state.files.len(),
         log_entries: state.log.len(),
         log_bytes: state.log.bytes(),
@@ -120,8 +120,7 @@ pub fn cd_entries(cd: impl Into<CdRef>) -> Result<Vec<EntryInfo>> {
     settle(&node, false)?;
     let state = node.lock_live()?;
     Ok(state
-        .entries
-        .iter()
+        .labelled()
         .map(|(s, e, entry)| EntryInfo {
             address: s,
             length: e - s,
@@ -158,12 +157,13 @@ pub fn cd_saved_bytes(cd: impl Into<CdRef>, address: usize, length: usize) -> Re
     let node = handle::resolve(cd.into())?;
     settle(&node, false)?;
     let state = node.lock_live()?;
-    if let Some(&(address, end)) = state.data.gaps(start, end).first() {
+    if let Some((address, end)) = state.unsaved(start, end) {
         return Err(CdError::RangeNotFound { address, end });
     }
     let mut bytes = Vec::with_capacity(length);
-    for (s, e, segment) in state.data.overlapping(start, end) {
-        bytes.extend_from_slice(segment.bytes(e - s));
+    for (s, e, piece) in state.saved(start, end) {
+        let (cs, ce) = (s.max(start), e.min(end));
+        bytes.extend_from_slice(&piece[cs - s..ce - s]);
     }
     Ok(bytes)
 }

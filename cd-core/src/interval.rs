@@ -11,9 +11,10 @@
 //! O(k) in the number of intervals an operation covers. A CD with 100,000 ranges stays fast.
 //!
 //! The same map holds two things in a CD: the entries (labels and restoration type: a value that
-//! continues its neighbour when it is equal) and the data segments (where the saved bytes are: a
-//! value that continues its neighbour when the bytes are contiguous in the same buffer). An
-//! entry's value includes the device region that holds it, so entries never merge across a
+//! continues its neighbour when it has the same labels, unless either holds its few saved bytes
+//! inline: then it is [`Piece::isolated`]) and the data segments (where the other saved bytes
+//! are: a value that continues its neighbour when the bytes are contiguous in the same buffer).
+//! An entry's value includes the device region that holds it, so entries never merge across a
 //! region boundary, and a copy made per entry never spans two device allocations.
 
 use std::collections::BTreeMap;

@@ -23,7 +23,7 @@ use crate::regen::Regen;
 use crate::space::{Drain, SpaceId};
 use crate::stats::Stats;
 use crate::storage_info::StorageInfo;
-use crate::store::{Buffer, Segment};
+use crate::store::{Buffer, Saved, Segment, INLINE};
 use crate::types::{Access, Restoration, Scope};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
@@ -57,23 +57,52 @@ pub(crate) struct Entry {
     /// The start of the device region holding the range (0 for host memory): part of the
     /// label, so that entries never merge across a region boundary.
     pub(crate) region: usize,
+    /// The saved bytes of a COPY entry of at most [`INLINE`] bytes, kept in the entry itself
+    /// rather than in [`State::data`]: a tiny add then inserts into one map, not two (see
+    /// BENCHMARKS.md, the tiny add). An entry holding bytes never merges with a neighbour;
+    /// [`State::labelled`] shows the entries merged all the same.
+    pub(crate) inline: Option<[u8; INLINE]>,
+}
+
+impl Entry {
+    /// Whether `other` has the same labels (restoration, access, scope, space, region),
+    /// whatever bytes either holds inline.
+    pub(crate) fn same_label(&self, other: &Entry) -> bool {
+        self.how == other.how
+            && self.access == other.access
+            && self.scope == other.scope
+            && self.space == other.space
+            && self.region == other.region
+    }
 }
 
 impl Piece for Entry {
-    fn skip(&self, _: usize) -> Self {
-        self.clone()
+    fn skip(&self, offset: usize) -> Self {
+        Entry {
+            inline: self.inline.map(|bytes| {
+                let mut shifted = [0; INLINE];
+                shifted[..INLINE - offset].copy_from_slice(&bytes[offset..]);
+                shifted
+            }),
+            ..self.clone()
+        }
     }
     fn continues(&self, _: usize, next: &Self) -> bool {
-        self == next
+        self.inline.is_none() && next.inline.is_none() && self.same_label(next)
+    }
+    fn isolated(&self) -> bool {
+        self.inline.is_some()
     }
 }
 
 /// The mutable part of a CD.
 #[derive(Default)]
 pub(crate) struct State {
-    /// Address ranges with their labels, merged.
+    /// Address ranges with their labels, merged except where an entry holds its bytes
+    /// inline ([`Entry::inline`]).
     pub(crate) entries: IntervalMap<Entry>,
-    /// The saved bytes of the COPY entries.
+    /// The saved bytes of the COPY entries that do not hold them inline: read both through
+    /// [`State::saved`].
     pub(crate) data: IntervalMap<Segment>,
     /// Monitored file descriptors and their saved offsets.
     pub(crate) files: BTreeMap<i32, i64>,
@@ -120,6 +149,101 @@ impl State {
                 children: self.children.len(),
             })
         }
+    }
+
+    /// The entries merged wherever neighbours have the same labels, as users see them.
+    pub(crate) fn labelled(&self) -> impl Iterator<Item = (usize, usize, &Entry)> + '_ {
+        let mut pieces = self.entries.iter().peekable();
+        std::iter::from_fn(move || {
+            let (start, mut end, entry) = pieces.next()?;
+            while let Some((_, next_end, _)) =
+                pieces.next_if(|&(s, _, next)| s == end && entry.same_label(next))
+            {
+                end = next_end;
+            }
+            Some((start, end, entry))
+        })
+    }
+
+    /// The saved bytes inside `start .. end`, inline ones and store segments alike, as
+    /// `(start, end, bytes)` with each piece unclipped (`bytes` is all of `start .. end`), in
+    /// address order.
+    pub(crate) fn saved(&self, start: usize, end: usize) -> Vec<(usize, usize, &[u8])> {
+        let mut pieces: Vec<(usize, usize, &[u8])> = self
+            .entries
+            .overlapping_raw(start, end)
+            .filter_map(|(s, e, entry)| Some((s, e, &entry.inline.as_ref()?[..e - s])))
+            .collect();
+        let inline = pieces.len();
+        pieces.extend(
+            self.data
+                .overlapping_raw(start, end)
+                .map(|(s, e, segment)| (s, e, segment.bytes(e - s))),
+        );
+        if inline > 0 && inline < pieces.len() {
+            pieces.sort_unstable_by_key(|&(s, _, _)| s);
+        }
+        pieces
+    }
+
+    /// The saved bytes inside `start .. end`, owned and clipped to it, in address order.
+    pub(crate) fn segments(&self, start: usize, end: usize) -> Vec<(usize, usize, Saved)> {
+        let mut pieces: Vec<(usize, usize, Saved)> = self
+            .entries
+            .overlapping(start, end)
+            .filter_map(|(s, e, entry)| Some((s, e, Saved::Inline(entry.inline?))))
+            .collect();
+        let inline = pieces.len();
+        pieces.extend(
+            self.data
+                .overlapping(start, end)
+                .map(|(s, e, segment)| (s, e, Saved::Stored(segment))),
+        );
+        if inline > 0 && inline < pieces.len() {
+            pieces.sort_unstable_by_key(|&(s, _, _)| s);
+        }
+        pieces
+    }
+
+    /// The first part of `start .. end` without saved bytes, if any.
+    pub(crate) fn unsaved(&self, start: usize, end: usize) -> Option<(usize, usize)> {
+        let mut cursor = start;
+        for (s, e, _) in self.saved(start, end) {
+            if s > cursor {
+                return Some((cursor, s));
+            }
+            cursor = cursor.max(e);
+        }
+        (cursor < end).then_some((cursor, end))
+    }
+
+    /// The number of saved bytes, inline and in the store.
+    pub(crate) fn stored_bytes(&self) -> usize {
+        let inline: usize = self
+            .entries
+            .iter()
+            .filter(|(_, _, entry)| entry.inline.is_some())
+            .map(|(s, e, _)| e - s)
+            .sum();
+        inline + self.data.covered_bytes()
+    }
+
+    /// Makes `segment` the saved bytes of `start .. end` (a COPY range of the CD), in place of
+    /// what the store or the entries held there.
+    pub(crate) fn resave(&mut self, start: usize, end: usize, segment: Segment) {
+        self.data.remove(start, end);
+        // Mostly one entry without inline bytes covers the range: one descent tells.
+        let plain = matches!(self.entries.containing(start),
+            Some((_, e, entry)) if e >= end && entry.inline.is_none());
+        if !plain
+            && self
+                .entries
+                .overlapping_raw(start, end)
+                .any(|(_, _, entry)| entry.inline.is_some())
+        {
+            self.entries.update(start, end, |entry| entry.inline = None);
+        }
+        self.data.insert_uncovered(start, end, segment);
     }
 }
 

@@ -77,7 +77,7 @@ pub fn with_saved_entries<R>(cd: CdHandle, f: impl FnOnce(&[SavedEntry<'_>]) -> 
     for (i, add) in state.adds.iter().enumerate() {
         let mut pieces = Vec::new();
         if add.restoration == Restoration::Copy {
-            if let Some(&(s, e)) = state.data.gaps(add.start, add.end).first() {
+            if let Some((s, e)) = state.unsaved(add.start, add.end) {
                 return Err(CdError::Persist(format!(
                     "entry {i} ({:#x}, {} bytes) lost bytes {s:#x}..{e:#x} to delete_from_cd; \
                      a persistent CD can only delete whole entries",
@@ -86,9 +86,9 @@ pub fn with_saved_entries<R>(cd: CdHandle, f: impl FnOnce(&[SavedEntry<'_>]) -> 
                 )));
             }
             // unclipped, so that the pieces borrow the store (no segment is cloned)
-            for (s, e, segment) in state.data.overlapping_raw(add.start, add.end) {
+            for (s, e, bytes) in state.saved(add.start, add.end) {
                 let (cs, ce) = (s.max(add.start), e.min(add.end));
-                pieces.push(&segment.bytes(e - s)[cs - s..ce - s]);
+                pieces.push(&bytes[cs - s..ce - s]);
             }
         }
         entries.push(SavedEntry {
@@ -155,10 +155,7 @@ pub fn load_saved_entries(
     let buffer = Arc::new(buffer);
     let mut offset = 0;
     for (_, a) in copies {
-        state.data.remove(a.start, a.end);
-        state
-            .data
-            .insert_uncovered(a.start, a.end, Segment::new(Arc::clone(&buffer), offset));
+        state.resave(a.start, a.end, Segment::new(Arc::clone(&buffer), offset));
         offset += a.end - a.start;
     }
     Ok(())

@@ -60,7 +60,7 @@ use crate::mpi;
 use crate::node::{resolve_through, Exclusive, How, Node, State};
 use crate::space::{self, SpaceId, HOST};
 use crate::stats::Stats;
-use crate::store::{self, Segment};
+use crate::store::{self, Saved};
 use crate::types::{Access, AddrSpec};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, MutexGuard};
@@ -238,7 +238,7 @@ struct FromAbove {
     start: usize,
     end: usize,
     space: SpaceId,
-    segment: Segment,
+    segment: Saved,
 }
 
 /// For every CD of the subtree (by position), where its PARENT entries' bytes are: the
@@ -267,7 +267,7 @@ fn resolve_parent_entries(
             let mut pending = vec![(s, e)];
             for ancestor in chain {
                 pending = resolve_through(ancestor, &pending, |os, oe| {
-                    for (start, end, segment) in ancestor.data.overlapping(os, oe) {
+                    for (start, end, segment) in ancestor.segments(os, oe) {
                         pieces.push(FromAbove {
                             start,
                             end,
@@ -392,7 +392,7 @@ unsafe fn restore_one(
     from_above: &[FromAbove],
     report: &mut RestoreReport,
 ) -> Result<()> {
-    for (s, e, entry) in state.entries.iter() {
+    for (s, e, entry) in state.labelled() {
         if entry.how == How::Copy {
             // SAFETY: forwarded from the caller.
             report.bytes_restored += unsafe { write_saved(state, s, e, entry.space)? };
@@ -449,9 +449,10 @@ unsafe fn restore_one(
 /// As [`restore_cd`].
 unsafe fn write_saved(state: &State, s: usize, e: usize, space: SpaceId) -> Result<usize> {
     let mut written = 0;
-    for (ds, de, segment) in state.data.overlapping(s, e) {
+    for (ps, pe, piece) in state.saved(s, e) {
+        let (ds, de) = (ps.max(s), pe.min(e));
         // SAFETY: `ds .. de` lies in a range of the CD, which the caller vouched for.
-        unsafe { store::write_app(ds, segment.bytes(de - ds), space)? };
+        unsafe { store::write_app(ds, &piece[ds - ps..de - ps], space)? };
         written += de - ds;
     }
     Ok(written)

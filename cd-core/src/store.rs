@@ -250,67 +250,59 @@ impl Drop for Buffer {
     }
 }
 
-/// Saved data up to this size is kept inside the segment itself, without a buffer.
+/// Saved data up to this size is kept in its entry (`node::Entry::inline`), without a buffer.
 pub(crate) const INLINE: usize = 16;
 
-/// Where the saved bytes of one interval are: in a shared buffer at an offset, or, for a few
-/// bytes, inline (which spares the two allocations of a buffer for the many tiny ranges of
-/// scalar variables).
+/// Where the saved bytes of one interval of a CD's data map are: a shared buffer at an offset.
 #[derive(Clone)]
-pub(crate) enum Segment {
-    Shared { buf: Arc<Buffer>, offset: usize },
-    Inline([u8; INLINE]),
+pub(crate) struct Segment {
+    buf: Arc<Buffer>,
+    offset: usize,
 }
 
 impl Segment {
     /// A segment starting `offset` bytes into `buf`.
     pub(crate) fn new(buf: Arc<Buffer>, offset: usize) -> Self {
-        Segment::Shared { buf, offset }
+        Segment { buf, offset }
     }
 
     /// The `len` saved bytes of this segment.
     pub(crate) fn bytes(&self, len: usize) -> &[u8] {
-        match self {
-            Segment::Shared { buf, offset } => &buf.as_slice()[*offset..*offset + len],
-            Segment::Inline(bytes) => &bytes[..len],
-        }
+        &self.buf.as_slice()[self.offset..self.offset + len]
     }
 }
 
 impl Piece for Segment {
     fn skip(&self, by: usize) -> Self {
-        match self {
-            Segment::Shared { buf, offset } => Segment::Shared {
-                buf: Arc::clone(buf),
-                offset: offset + by,
-            },
-            Segment::Inline(bytes) => {
-                let mut shifted = [0; INLINE];
-                shifted[..INLINE - by].copy_from_slice(&bytes[by..]);
-                Segment::Inline(shifted)
-            }
-        }
+        Segment::new(Arc::clone(&self.buf), self.offset + by)
     }
 
     fn continues(&self, len: usize, next: &Self) -> bool {
-        match (self, next) {
-            (Segment::Shared { buf: a, offset: x }, Segment::Shared { buf: b, offset: y }) => {
-                Arc::ptr_eq(a, b) && x + len == *y
-            }
-            _ => false,
-        }
-    }
-
-    fn isolated(&self) -> bool {
-        matches!(self, Segment::Inline(_))
+        Arc::ptr_eq(&self.buf, &next.buf) && self.offset + len == next.offset
     }
 }
 
 impl std::fmt::Debug for Segment {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Segment({:p}+{})", self.buf.ptr, self.offset)
+    }
+}
+
+/// Saved bytes taken out of a CD to be written back after its lock is released: a store
+/// segment, or the few bytes an entry holds inline (which spare the two allocations of a
+/// buffer for the many tiny ranges of scalar variables).
+#[derive(Clone, Debug)]
+pub(crate) enum Saved {
+    Stored(Segment),
+    Inline([u8; INLINE]),
+}
+
+impl Saved {
+    /// The `len` saved bytes.
+    pub(crate) fn bytes(&self, len: usize) -> &[u8] {
         match self {
-            Segment::Shared { buf, offset } => write!(f, "Segment({:p}+{offset})", buf.ptr),
-            Segment::Inline(bytes) => write!(f, "Segment(inline {bytes:?})"),
+            Saved::Stored(segment) => segment.bytes(len),
+            Saved::Inline(bytes) => &bytes[..len],
         }
     }
 }

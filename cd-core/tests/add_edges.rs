@@ -209,3 +209,62 @@ fn many_single_adds_agree_with_one_list_add() {
     commit_cd(one_by_one).unwrap();
     commit_cd(at_once).unwrap();
 }
+
+#[test]
+fn inline_entries_show_merged_and_keep_their_bytes_through_every_operation() {
+    // Ranges of up to 16 bytes keep their bytes in the entry, which then merges with no
+    // neighbour inside the CD; users still see merged entries, and every operation (partial
+    // promotion, advance, delete, commit, restore) keeps the right bytes.
+    let mem = Mem::new(64);
+    (0..64).for_each(|i| mem.set(i, i as u8));
+    let cd = root();
+    for at in [8, 0, 16, 24] {
+        copy(cd, &[mem.ro(at, 8)]).unwrap();
+    }
+    copy(cd, &[mem.ro(32, 20)]).unwrap();
+    assert_eq!(entries(cd, &mem), vec![(0, 52, RO, C)]);
+    let info = cd_info(cd).unwrap();
+    assert_eq!((info.ranges, info.stored_bytes), (1, 52));
+    let saved = cd_saved_bytes(cd, mem.addr(4), 40).unwrap();
+    assert_eq!(saved, (4..44).map(|i| i as u8).collect::<Vec<_>>());
+
+    // promote the middle of one inline entry, then advance: only it is copied again
+    copy(cd, &[mem.rw(10, 4)]).unwrap();
+    assert_eq!(
+        entries(cd, &mem),
+        vec![(0, 10, RO, C), (10, 4, RW, C), (14, 38, RO, C)]
+    );
+    mem.fill(0, 64, 0xAA);
+    // SAFETY: as in `copy`.
+    let report = unsafe { advance_cd_point_in_time(cd) }.unwrap();
+    assert_eq!(report.bytes_copied, 4);
+    assert_eq!(entries(cd, &mem), vec![(0, 52, RO, C)]);
+    let mut expected: Vec<u8> = (0..52).map(|i| i as u8).collect();
+    expected[10..14].fill(0xAA);
+    assert_eq!(cd_saved_bytes(cd, mem.addr(0), 52).unwrap(), expected);
+
+    // delete part of an inline entry: the rest keeps its bytes
+    delete_from_cd(cd, &[mem.ro(18, 4)]).unwrap();
+    assert_eq!(entries(cd, &mem), vec![(0, 18, RO, C), (22, 30, RO, C)]);
+    assert_eq!(cd_info(cd).unwrap().stored_bytes, 48);
+    mem.fill(0, 64, 0);
+    restore(cd);
+    let mut restored = expected.clone();
+    restored[18..22].fill(0);
+    assert_eq!(mem.bytes(0, 52), restored);
+
+    // commit: the inline bytes move up with their entries into the gaps of the parent
+    mem.fill(0, 64, 0x55);
+    let child = create_cd(Some(cd.into()), None, LoggingMode::Inherit, None).unwrap();
+    copy(child, &[mem.ro(18, 4)]).unwrap();
+    copy(child, &[mem.ro(52, 4)]).unwrap();
+    copy(child, &[mem.ro(4, 4)]).unwrap();
+    commit_cd(child).unwrap();
+    assert_eq!(entries(cd, &mem), vec![(0, 56, RO, C)]);
+    mem.fill(0, 64, 0);
+    restore(cd);
+    restored[18..22].fill(0x55);
+    restored.extend([0x55; 4]);
+    assert_eq!(mem.bytes(0, 56), restored);
+    commit_cd(cd).unwrap();
+}
