@@ -18,9 +18,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PENDING=(
-    cd-core/src/store.rs
-)
+PENDING=()
 deny_all=false
 if [ "${1:-}" = --deny ]; then
     deny_all=true

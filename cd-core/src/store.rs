@@ -91,19 +91,22 @@ impl Mapping {
         if base == libc::MAP_FAILED {
             return None;
         }
-        let aligned = (base as usize).next_multiple_of(HUGE_PAGE);
+        let aligned = base
+            .cast::<u8>()
+            .map_addr(|a| a.next_multiple_of(HUGE_PAGE));
         // SAFETY: `aligned .. aligned + capacity` lies inside the mapping just made (HUGE_PAGE
         // bytes of slack were mapped for the alignment). madvise is only a hint; its failure
         // (no THP support) is harmless and ignored.
         unsafe {
-            libc::madvise(aligned as *mut libc::c_void, capacity, libc::MADV_HUGEPAGE);
+            libc::madvise(aligned.cast(), capacity, libc::MADV_HUGEPAGE);
         }
         // A device space may pin it on first use; it stays pinned while pooled.
-        space::host_buffer_mapped(aligned, capacity);
+        // Exposed: a device space takes the address back as a pointer to pin it.
+        space::host_buffer_mapped(aligned.expose_provenance(), capacity);
         Some(Mapping {
             base,
             map_len,
-            ptr: NonNull::new(aligned as *mut u8)?,
+            ptr: NonNull::new(aligned)?,
             capacity,
         })
     }
@@ -151,7 +154,7 @@ impl Mapping {
 
     /// Unmaps the mapping, counted as `kind` until now.
     fn unmap(self, kind: Kind) {
-        space::host_buffer_unmapped(self.ptr.as_ptr() as usize, self.capacity);
+        space::host_buffer_unmapped(self.ptr.as_ptr().expose_provenance(), self.capacity);
         memory::release(kind, self.capacity);
         // SAFETY: `base`/`map_len` are exactly the mapping made in `new`, unmapped once; no
         // Buffer points into it any more.
@@ -338,7 +341,9 @@ unsafe fn copy_bytes(dst: *mut u8, src: *const u8, len: usize) {
         return;
     }
     let part = len.div_ceil(threads);
-    let (dst, src) = (dst as usize, src as usize);
+    // Addresses cross to the copy threads as integers (raw pointers are not `Send`), taken
+    // back with the provenance exposed here.
+    let (dst, src) = (dst.expose_provenance(), src.expose_provenance());
     std::thread::scope(|scope| {
         for i in 1..threads {
             let start = i * part;
@@ -348,15 +353,21 @@ unsafe fn copy_bytes(dst: *mut u8, src: *const u8, len: usize) {
                 // from every other thread's part; the scope outlives no borrow.
                 unsafe {
                     std::ptr::copy_nonoverlapping(
-                        (src + start) as *const u8,
-                        (dst + start) as *mut u8,
+                        std::ptr::with_exposed_provenance::<u8>(src + start),
+                        std::ptr::with_exposed_provenance_mut::<u8>(dst + start),
                         n,
                     )
                 };
             });
         }
         // SAFETY: the first part, disjoint from the spawned threads' parts.
-        unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, part) };
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                std::ptr::with_exposed_provenance::<u8>(src),
+                std::ptr::with_exposed_provenance_mut::<u8>(dst),
+                part,
+            )
+        };
     });
 }
 
@@ -375,7 +386,15 @@ pub(crate) unsafe fn read_app(dst: &mut [u8], address: usize, space: SpaceId) ->
     if space == HOST {
         // SAFETY: the source is guaranteed by the caller; `dst` is a unique slice, and a
         // store buffer never overlaps application memory.
-        unsafe { copy_bytes(dst.as_mut_ptr(), address as *const u8, dst.len()) };
+        // The address came from the application as an integer whose provenance it exposed
+        // (`AddrSpec::of`, the C API's `void *`).
+        unsafe {
+            copy_bytes(
+                dst.as_mut_ptr(),
+                std::ptr::with_exposed_provenance::<u8>(address),
+                dst.len(),
+            )
+        };
     } else {
         let device = space::device(space)?;
         crate::callback::guard(|| device.copy_to_host(dst, address)).map_err(|message| {
@@ -400,7 +419,14 @@ pub(crate) unsafe fn write_app(address: usize, src: &[u8], space: SpaceId) -> Re
     if space == HOST {
         // SAFETY: the destination is guaranteed by the caller; `src` is a store buffer, which
         // never overlaps application memory.
-        unsafe { copy_bytes(address as *mut u8, src.as_ptr(), src.len()) };
+        // The address's provenance was exposed by the application (see `read_app`).
+        unsafe {
+            copy_bytes(
+                std::ptr::with_exposed_provenance_mut::<u8>(address),
+                src.as_ptr(),
+                src.len(),
+            )
+        };
         return Ok(());
     }
     let device = space::device(space)?;
@@ -441,7 +467,7 @@ mod tests {
         let src: Vec<u8> = (0..len).map(|i| (i * 31 % 251) as u8).collect();
         let mut dst = Buffer::new(len).unwrap();
         // SAFETY: `src` is a live vector of `len` bytes, nobody writes it.
-        unsafe { read_app(dst.as_mut_slice(), src.as_ptr() as usize, HOST).unwrap() };
+        unsafe { read_app(dst.as_mut_slice(), src.as_ptr().expose_provenance(), HOST).unwrap() };
         assert!(dst.as_slice() == &src[..]);
     }
 
