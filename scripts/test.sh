@@ -22,6 +22,10 @@ if cargo +nightly --version >/dev/null 2>&1; then
 else
     echo "skipped: no nightly toolchain (cargo +nightly); the lints need it"
 fi
+echo "== loom models of cd-core's lock-free primitives (busy flag, log lane handshake)"
+# the whole crate built against loom's atomics, its own target directory; bounded to a second
+RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}/loom" LOOM_MAX_PREEMPTIONS=3 \
+    cargo test -p cd-core --release --lib loom_models
 echo "== cd-redset and the MPI interposer: multi-rank tests against Open MPI (the second MPI family)"
 # rsmpi binds to the MPI that MPICC names, so this build gets its own target directory
 (

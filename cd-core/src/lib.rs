@@ -92,6 +92,7 @@ mod merge;
 mod mpi;
 mod node;
 mod persist;
+mod primitive;
 mod regen;
 mod restore;
 mod space;

@@ -88,10 +88,16 @@
 
 use crate::error::{CdError, Result};
 use crate::memory;
+#[cfg(not(loom))]
+use crate::primitive::sync::atomic::compiler_fence;
+#[cfg(loom)]
+use crate::primitive::sync::atomic::fence;
+use crate::primitive::sync::atomic::AtomicUsize;
+use crate::primitive::sync::{self, yield_now};
 use std::io;
 use std::path::PathBuf;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// The environment variable that sets the spill threshold: bytes, with an optional `k`, `M` or
@@ -429,17 +435,129 @@ fn lock_free() -> bool {
     })
 }
 
+#[cfg(not(loom))]
 const MEMBARRIER_CMD_PRIVATE_EXPEDITED: libc::c_int = 1 << 3;
 const MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED: libc::c_int = 1 << 4;
 
 /// A full memory barrier on every running thread of the process (`membarrier`): the heavy
 /// side of the asymmetric handshake of [`Lane::seal`]; the writer's side is a compiler fence.
+#[cfg(not(loom))]
 fn process_fence() {
     // SAFETY: as in `lock_free`; the process registered (lanes are written without the lock
     // only then, and this is called only then).
     let rc = unsafe { libc::syscall(libc::SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) };
     // Registered at start, so it cannot fail (EINVAL/EPERM only without registration).
     debug_assert_eq!(rc, 0, "membarrier after registration");
+}
+
+/// In the loom model, a `SeqCst` fence. `membarrier` runs a full barrier on every CPU running
+/// a thread of the process, so on the owner's CPU between its `published` store and `closed`
+/// load if the seal falls between them (the compiler fence keeps them in that order in the
+/// code), else before the store or after the load: together with the owner's compiler fence
+/// that is what a `SeqCst` fence on each side gives (see [`writer_fence`]). Loom cannot model
+/// the system call itself: the models check the handshake given that equivalence.
+#[cfg(loom)]
+fn process_fence() {
+    crate::primitive::sync::atomic::fence(Ordering::SeqCst);
+}
+
+/// The owner's side of the handshake of [`LaneState::seal`], between its `published` store
+/// and `closed` load: a compiler fence (the sealer's `membarrier` orders them at run time); in
+/// the loom model a `SeqCst` fence (see the loom [`process_fence`]).
+#[inline(always)]
+fn writer_fence() {
+    #[cfg(not(loom))]
+    compiler_fence(Ordering::SeqCst);
+    #[cfg(loom)]
+    fence(Ordering::SeqCst);
+}
+
+/// A lane's handshake state: where its records end, whether it is closed, its seal. A type of
+/// its own so that the loom model (`tests/loom.rs`) runs this very code; [`Lane`] holds the
+/// chunk and the owner and calls these methods.
+pub(crate) struct LaneState {
+    /// The end of the complete records: stored (release) by the owner after each record.
+    published: AtomicUsize,
+    /// Set by whoever takes the lane out of service; the owner checks it after publishing.
+    closed: sync::atomic::AtomicBool,
+    /// The final end, once sealed (`usize::MAX` before): records past it are not in any log.
+    sealed: AtomicUsize,
+}
+
+impl LaneState {
+    pub(crate) fn new(filled: usize) -> LaneState {
+        LaneState {
+            published: AtomicUsize::new(filled),
+            closed: sync::atomic::AtomicBool::new(false),
+            sealed: AtomicUsize::new(usize::MAX),
+        }
+    }
+
+    /// The published end (exact for the owner, a bound for others).
+    #[inline]
+    pub(crate) fn published(&self) -> usize {
+        self.published.load(Ordering::Relaxed)
+    }
+
+    /// Whether the lane was closed (the owner's check before it writes a record).
+    #[inline]
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Relaxed)
+    }
+
+    /// The owner's side: publishes the records up to `end` (written before), then checks for
+    /// a seal. Whether the record ending at `end` is in the log: `false` when it lies past the
+    /// seal (orphaned).
+    #[inline]
+    pub(crate) fn publish(&self, end: usize) -> bool {
+        self.published.store(end, Ordering::Release);
+        // The light side of the handshake with `seal`: the store above must not move past
+        // the load below at compile time; at run time `seal`'s `membarrier` orders them.
+        writer_fence();
+        if !self.closed.load(Ordering::Relaxed) {
+            return true;
+        }
+        end <= self.wait_sealed()
+    }
+
+    /// The seal, waiting for the thread sealing the lane to finish (it does not wait for
+    /// anything itself).
+    #[cold]
+    fn wait_sealed(&self) -> usize {
+        loop {
+            let sealed = self.sealed.load(Ordering::Acquire);
+            if sealed != usize::MAX {
+                return sealed;
+            }
+            yield_now();
+        }
+    }
+
+    /// Closes the lane and returns its final end (see [`Lane::seal`]); `barrier`, asked
+    /// only when the lane was not sealed yet: whether the owner may be appending on another
+    /// thread right now, so that the process-wide barrier is needed.
+    pub(crate) fn seal(&self, barrier: impl FnOnce() -> bool) -> usize {
+        let sealed = self.sealed.load(Ordering::Acquire);
+        if sealed != usize::MAX {
+            return sealed;
+        }
+        self.closed.store(true, Ordering::Relaxed);
+        if barrier() {
+            process_fence();
+        }
+        let end = self.published.load(Ordering::Acquire);
+        self.sealed.store(end, Ordering::Release);
+        end
+    }
+
+    /// The end of the records to fold now: the seal, or else the published end.
+    #[inline]
+    pub(crate) fn end(&self) -> usize {
+        match self.sealed.load(Ordering::Acquire) {
+            usize::MAX => self.published.load(Ordering::Acquire),
+            sealed => sealed,
+        }
+    }
 }
 
 /// The chunk one thread appends to: records up to `published` are complete and may be folded
@@ -449,12 +567,8 @@ pub(crate) struct Lane {
     chunk: Arc<Chunk>,
     /// The thread that writes into this lane ([`thread_token`]).
     owner: u64,
-    /// The end of the complete records: stored (release) by the owner after each record.
-    published: AtomicUsize,
-    /// Set by whoever takes the lane out of service; the owner checks it after publishing.
-    closed: AtomicBool,
-    /// The final end, once sealed (`usize::MAX` before): records past it are not in any log.
-    sealed: AtomicUsize,
+    /// Its published end, `closed` flag and seal.
+    state: LaneState,
 }
 
 /// What [`Lane::try_append`] did.
@@ -473,9 +587,7 @@ impl Lane {
         Arc::new(Lane {
             chunk: Arc::new(chunk),
             owner: thread_token(),
-            published: AtomicUsize::new(filled),
-            closed: AtomicBool::new(false),
-            sealed: AtomicUsize::new(usize::MAX),
+            state: LaneState::new(filled),
         })
     }
 
@@ -486,7 +598,7 @@ impl Lane {
 
     /// Bytes left past the published end (exact for the owner, a bound for others).
     fn room(&self) -> usize {
-        self.chunk.cap - self.published.load(Ordering::Relaxed)
+        self.chunk.cap - self.state.published()
     }
 
     /// Appends a record of `len` bytes written in place by `fill`, without a lock: for the
@@ -494,12 +606,12 @@ impl Lane {
     #[inline]
     pub(crate) fn try_append<F: FnOnce(&mut [u8])>(&self, len: usize, fill: F) -> Attempt<F> {
         debug_assert!(self.is_mine(), "a lane is written by its owner only");
-        let at = self.published.load(Ordering::Relaxed);
+        let at = self.state.published();
         let need = match record_size(len) {
             Some(need) if len > 0 && need <= self.chunk.cap - at => need,
             _ => return Attempt::Refused(fill),
         };
-        if self.closed.load(Ordering::Relaxed) {
+        if self.state.is_closed() {
             return Attempt::Refused(fill);
         }
         // SAFETY: `at .. at + need` lies inside the chunk (checked above), which `self` keeps
@@ -510,30 +622,10 @@ impl Lane {
             unsafe { std::slice::from_raw_parts_mut(self.chunk.ptr.as_ptr().add(at), need) };
         record[..HEADER].copy_from_slice(&(len as u64).to_le_bytes());
         fill(&mut record[HEADER..HEADER + len]);
-        self.published.store(at + need, Ordering::Release);
-        // The light side of the handshake with `seal`: the store above must not move past
-        // the load below at compile time; at run time `seal`'s `membarrier` orders them.
-        std::sync::atomic::compiler_fence(Ordering::SeqCst);
-        if !self.closed.load(Ordering::Relaxed) {
-            return Attempt::Done;
-        }
-        if at + need <= self.wait_sealed() {
+        if self.state.publish(at + need) {
             Attempt::Done
         } else {
             Attempt::Orphaned(record[HEADER..HEADER + len].to_vec())
-        }
-    }
-
-    /// The lane's seal, waiting for the thread sealing it to finish (it does not wait for
-    /// anything itself).
-    #[cold]
-    fn wait_sealed(&self) -> usize {
-        loop {
-            let sealed = self.sealed.load(Ordering::Acquire);
-            if sealed != usize::MAX {
-                return sealed;
-            }
-            std::thread::yield_now();
         }
     }
 
@@ -548,25 +640,12 @@ impl Lane {
     /// store and load as a full fence would, so at least one side sees the other's store:
     /// either this load sees the record, or the owner sees `closed` and waits for the seal.
     fn seal(&self) -> usize {
-        let sealed = self.sealed.load(Ordering::Acquire);
-        if sealed != usize::MAX {
-            return sealed;
-        }
-        self.closed.store(true, Ordering::Relaxed);
-        if !self.is_mine() && lock_free() {
-            process_fence();
-        }
-        let end = self.published.load(Ordering::Acquire);
-        self.sealed.store(end, Ordering::Release);
-        end
+        self.state.seal(|| !self.is_mine() && lock_free())
     }
 
     /// The end of the records to fold now: the seal, or else the published end.
     fn end(&self) -> usize {
-        match self.sealed.load(Ordering::Acquire) {
-            usize::MAX => self.published.load(Ordering::Acquire),
-            sealed => sealed,
-        }
+        self.state.end()
     }
 }
 
@@ -575,7 +654,7 @@ impl Drop for Lane {
     /// pages stay in the file (the page cache, written back and reclaimed by the kernel) and are
     /// read again on demand, so a long log keeps neither heap nor resident memory growing.
     fn drop(&mut self) {
-        let filled = (*self.published.get_mut()).min(self.chunk.cap);
+        let filled = self.state.published().min(self.chunk.cap);
         if self.chunk.is_spilled() && filled > 0 {
             // SAFETY: `ptr .. ptr + filled` lies inside the chunk's shared file mapping, which
             // is still mapped (the Arc keeps it). MADV_DONTNEED on a shared file mapping keeps
@@ -808,7 +887,7 @@ impl Log {
     /// the process allows lock-free appends.
     pub(crate) fn writer_lane(&self) -> Option<Arc<Lane>> {
         let open = self.open.as_ref()?;
-        (lock_free() && open.lane.is_mine() && !open.lane.closed.load(Ordering::Relaxed))
+        (lock_free() && open.lane.is_mine() && !open.lane.state.is_closed())
             .then(|| Arc::clone(&open.lane))
     }
 

@@ -19,6 +19,7 @@ use crate::error::{CdError, Fate, Result};
 use crate::ids::CdHandle;
 use crate::interval::{IntervalMap, Piece};
 use crate::log::{Cursor, Log};
+use crate::primitive::sync::atomic::AtomicU8;
 use crate::regen::Regen;
 use crate::space::{Drain, SpaceId};
 use crate::stats::Stats;
@@ -26,7 +27,7 @@ use crate::storage_info::StorageInfo;
 use crate::store::{Buffer, Saved, Segment, INLINE};
 use crate::types::{Access, Restoration, Scope};
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// How an entry gets its data back.
@@ -300,12 +301,35 @@ impl Exclusive {
     }
 }
 
+/// A CD's `busy` flag: the [`Exclusive`] operation running on it, 0 when none. A type of its
+/// own so that the loom model (`tests/loom.rs`) runs this very code.
+pub(crate) struct BusyFlag(AtomicU8);
+
+impl BusyFlag {
+    pub(crate) fn new() -> BusyFlag {
+        BusyFlag(AtomicU8::new(0))
+    }
+
+    /// Claims the flag for `op`, or returns the code of the operation that holds it.
+    #[inline]
+    pub(crate) fn claim(&self, op: Exclusive) -> std::result::Result<BusyGuard<'_>, u8> {
+        match self
+            .0
+            .compare_exchange(0, op as u8, Ordering::Acquire, Ordering::Acquire)
+        {
+            Ok(_) => Ok(BusyGuard(self)),
+            Err(running) => Err(running),
+        }
+    }
+}
+
 /// Clears a CD's `busy` flag when the exclusive operation ends.
-pub(crate) struct BusyGuard<'a>(&'a AtomicU8);
+pub(crate) struct BusyGuard<'a>(&'a BusyFlag);
 
 impl Drop for BusyGuard<'_> {
+    #[inline]
     fn drop(&mut self) {
-        self.0.store(0, Ordering::Release);
+        self.0 .0.store(0, Ordering::Release);
     }
 }
 
@@ -331,7 +355,7 @@ pub(crate) struct Node {
     pub(crate) draining: AtomicBool,
     /// 0 while live; then 1 + the `Fate` code. Changed only with `state` locked.
     retired: AtomicU8,
-    busy: AtomicU8,
+    busy: BusyFlag,
     /// Whether the CD's own log is being replayed (mirrors the log, for lock-free readers).
     replaying: AtomicBool,
     /// Bumped whenever what the MPI layer does on a thread whose active CD is this one may have
@@ -391,7 +415,7 @@ impl Node {
             has_parent_entries: AtomicBool::new(false),
             draining: AtomicBool::new(false),
             retired: AtomicU8::new(0),
-            busy: AtomicU8::new(0),
+            busy: BusyFlag::new(),
             replaying: AtomicBool::new(false),
             epoch: AtomicU64::new(0),
             state: Mutex::new(State::default()),
@@ -503,16 +527,12 @@ impl Node {
 
     /// Claims the CD for an exclusive operation, or reports the one already running.
     pub(crate) fn begin(&self, op: Exclusive) -> Result<BusyGuard<'_>> {
-        match self
-            .busy
-            .compare_exchange(0, op as u8, Ordering::Acquire, Ordering::Acquire)
-        {
-            Ok(_) => Ok(BusyGuard(&self.busy)),
-            Err(running) => Err(CdError::ConcurrentOperation {
+        self.busy
+            .claim(op)
+            .map_err(|running| CdError::ConcurrentOperation {
                 operation: Exclusive::name(op as u8),
                 running: Exclusive::name(running),
-            }),
-        }
+            })
     }
 }
 
