@@ -22,7 +22,7 @@ use smallvec::smallvec;
 use std::ffi::{c_int, c_void};
 
 /// The rank of this process in `comm`.
-pub(crate) fn rank(comm: Comm) -> c_int {
+fn rank(comm: Comm) -> c_int {
     let mut r: c_int = -1;
     // SAFETY: writes one int.
     unsafe { real::Comm_rank(comm, &mut r) };
@@ -38,7 +38,7 @@ fn is_inter(comm: Comm) -> bool {
 }
 
 /// The number of ranks data comes from in `comm` (the remote group for an intercommunicator).
-pub(crate) fn peers(comm: Comm) -> c_int {
+fn peers(comm: Comm) -> c_int {
     let mut n: c_int = 0;
     // SAFETY: each writes one int.
     unsafe {
@@ -53,19 +53,19 @@ pub(crate) fn peers(comm: Comm) -> c_int {
 
 /// Whether this rank receives as a root: the root of an intracommunicator, `MPI_ROOT` on an
 /// intercommunicator.
-pub(crate) fn is_root(root: c_int, comm: Comm) -> bool {
+fn is_root(root: c_int, comm: Comm) -> bool {
     root == abi::ROOT || (root >= 0 && !is_inter(comm) && root == rank(comm))
 }
 
 /// Whether this rank is a non-receiving party of a rooted intercommunicator collective.
-pub(crate) fn sits_out(root: c_int) -> bool {
+fn sits_out(root: c_int) -> bool {
     root == abi::PROC_NULL
 }
 
 /// The number of ranks a neighborhood collective receives from on `comm`: its in-degree
 /// (`2 * ndims` on a Cartesian topology, the neighbor count on a graph, the in-degree on a
 /// distributed graph); 0 without a topology, where MPI refuses the call anyway.
-pub(crate) fn in_neighbors(comm: Comm) -> c_int {
+fn in_neighbors(comm: Comm) -> c_int {
     let (mut topology, mut n) = (0, 0);
     // SAFETY: each call writes the ints it is given.
     unsafe {
@@ -96,7 +96,7 @@ fn extent(datatype: Datatype) -> i64 {
 ///
 /// # Safety
 /// `counts` and `displs` must hold `n` ints.
-pub(crate) unsafe fn blocks(
+unsafe fn blocks(
     buf: *mut c_void,
     counts: *const c_int,
     displs: *const c_int,
@@ -200,7 +200,7 @@ pub(crate) fn one(buf: *mut c_void, count: c_int, datatype: Datatype, comm: Comm
 ///
 /// # Safety
 /// The three arrays must hold `n` entries.
-pub(crate) unsafe fn typed_blocks<D: Copy + Into<i64>>(
+unsafe fn typed_blocks<D: Copy + Into<i64>>(
     buf: *mut c_void,
     counts: *const c_int,
     displs: *const D,
@@ -224,7 +224,7 @@ pub(crate) unsafe fn typed_blocks<D: Copy + Into<i64>>(
 }
 
 /// The outputs of a rooted collective that only the root receives (Reduce, Gather(v)).
-pub(crate) fn at_root(root: c_int, comm: Comm, outputs: impl FnOnce() -> Pieces) -> Pieces {
+fn at_root(root: c_int, comm: Comm, outputs: impl FnOnce() -> Pieces) -> Pieces {
     if is_root(root, comm) {
         outputs()
     } else {
@@ -233,11 +233,7 @@ pub(crate) fn at_root(root: c_int, comm: Comm, outputs: impl FnOnce() -> Pieces)
 }
 
 /// The outputs of a Scatter(v): none at the root, none for a rank sitting out, none in place.
-pub(crate) fn scattered(
-    root: c_int,
-    recvbuf: *mut c_void,
-    outputs: impl FnOnce() -> Pieces,
-) -> Pieces {
+fn scattered(root: c_int, recvbuf: *mut c_void, outputs: impl FnOnce() -> Pieces) -> Pieces {
     if sits_out(root) || root == abi::ROOT || abi::is_in_place(recvbuf) {
         smallvec![]
     } else {
@@ -250,7 +246,8 @@ pub(crate) fn scattered(
 /// header's call is the one being made.
 macro_rules! collectives {
     ($(
-        $blocking:ident / $nonblocking:ident => $Call:ident / $ICall:ident
+        $blocking:ident / $nonblocking:ident / $persistent:ident
+            => $Call:ident / $ICall:ident / $PCall:ident
             ($($a:ident : $t:ty),*)
             header($call:ident) $header:block
             outputs $outputs:block
@@ -289,15 +286,44 @@ macro_rules! collectives {
                 )
             }
         }
+
+        #[doc = concat!("The wrapper of `MPI_", stringify!($PCall), "` (MPI-4): made like the")]
+        #[doc = concat!("point-to-point `_init` calls, each start logged like `MPI_", stringify!($ICall), "`.")]
+        ///
+        /// # Safety
+        /// The MPI function's contract.
+        #[cfg(mpi4)]
+        #[allow(clippy::too_many_arguments)]
+        pub(crate) unsafe fn $persistent(
+            $($a: $t,)*
+            info: crate::abi::Info,
+            request: *mut Request,
+        ) -> c_int {
+            let header = { let $call = Call::$PCall; $header };
+            let comm = Comm::from_bits(header.comm);
+            let delivery = || Delivery::Outputs($outputs);
+            // SAFETY: forwarded; the outputs are the call's own buffers, which MPI-4 requires
+            // to stay valid until the request is freed.
+            unsafe {
+                crate::p2p::make_persistent(
+                    header,
+                    comm,
+                    delivery,
+                    |r| real::$PCall($($a,)* info, r),
+                    request,
+                    || crate::traffic::Counts::Collective(comm),
+                )
+            }
+        }
     )*};
 }
 
 collectives! {
-    barrier / ibarrier => Barrier / Ibarrier (comm: Comm)
+    barrier / ibarrier / barrier_init => Barrier / Ibarrier / Barrier_init (comm: Comm)
         header(call) { Header::plain(call, comm) }
         outputs { Pieces::new() }
 
-    bcast / ibcast => Bcast / Ibcast
+    bcast / ibcast / bcast_init => Bcast / Ibcast / Bcast_init
         (buffer: *mut c_void, count: c_int, datatype: Datatype, root: c_int, comm: Comm)
         header(call) { Header::data(call, root, 0, count.into(), datatype, comm) }
         outputs {
@@ -308,110 +334,117 @@ collectives! {
             }
         }
 
-    reduce / ireduce => Reduce / Ireduce
+    reduce / ireduce / reduce_init => Reduce / Ireduce / Reduce_init
         (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: Datatype, op: Op, root: c_int, comm: Comm)
         header(call) { Header::data(call, root, 0, count.into(), datatype, comm) }
         outputs { at_root(root, comm, || one(recvbuf, count, datatype, comm)) }
 
-    allreduce / iallreduce => Allreduce / Iallreduce
+    allreduce / iallreduce / allreduce_init => Allreduce / Iallreduce / Allreduce_init
         (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: Datatype, op: Op, comm: Comm)
         header(call) { Header::data(call, 0, 0, count.into(), datatype, comm) }
         outputs { one(recvbuf, count, datatype, comm) }
 
-    scan / iscan => Scan / Iscan
+    scan / iscan / scan_init => Scan / Iscan / Scan_init
         (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: Datatype, op: Op, comm: Comm)
         header(call) { Header::data(call, 0, 0, count.into(), datatype, comm) }
         outputs { one(recvbuf, count, datatype, comm) }
 
-    exscan / iexscan => Exscan / Iexscan
+    exscan / iexscan / exscan_init => Exscan / Iexscan / Exscan_init
         (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: Datatype, op: Op, comm: Comm)
         header(call) { Header::data(call, 0, 0, count.into(), datatype, comm) }
         outputs { one(recvbuf, count, datatype, comm) }
 
-    reduce_scatter_block / ireduce_scatter_block => Reduce_scatter_block / Ireduce_scatter_block
+    reduce_scatter_block / ireduce_scatter_block / reduce_scatter_block_init
+        => Reduce_scatter_block / Ireduce_scatter_block / Reduce_scatter_block_init
         (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: Datatype, op: Op, comm: Comm)
         header(call) { Header::data(call, 0, 0, recvcount.into(), datatype, comm) }
         outputs { one(recvbuf, recvcount, datatype, comm) }
 
-    reduce_scatter / ireduce_scatter => Reduce_scatter / Ireduce_scatter
+    reduce_scatter / ireduce_scatter / reduce_scatter_init
+        => Reduce_scatter / Ireduce_scatter / Reduce_scatter_init
         (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: Datatype, op: Op, comm: Comm)
         // SAFETY: `recvcounts` has an entry per rank.
         header(call) { Header::data(call, 0, 0, unsafe { *recvcounts.add(rank(comm).max(0) as usize) }.into(), datatype, comm) }
         // SAFETY: as above.
         outputs { one(recvbuf, unsafe { *recvcounts.add(rank(comm).max(0) as usize) }, datatype, comm) }
 
-    gather / igather => Gather / Igather
+    gather / igather / gather_init => Gather / Igather / Gather_init
         (sendbuf: *const c_void, sendcount: c_int, sendtype: Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: Datatype, root: c_int, comm: Comm)
         header(call) { Header::data(call, root, 0, recvcount.into(), recvtype, comm) }
         outputs { at_root(root, comm, || one(recvbuf, recvcount.saturating_mul(peers(comm)), recvtype, comm)) }
 
-    gatherv / igatherv => Gatherv / Igatherv
+    gatherv / igatherv / gatherv_init => Gatherv / Igatherv / Gatherv_init
         (sendbuf: *const c_void, sendcount: c_int, sendtype: Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: Datatype, root: c_int, comm: Comm)
         header(call) { Header::data(call, root, 0, sendcount.into(), sendtype, comm) }
         // SAFETY: at the root, the count and displacement arrays have an entry per rank.
         outputs { at_root(root, comm, || unsafe { blocks(recvbuf, recvcounts, displs, peers(comm), recvtype, comm) }) }
 
-    scatter / iscatter => Scatter / Iscatter
+    scatter / iscatter / scatter_init => Scatter / Iscatter / Scatter_init
         (sendbuf: *const c_void, sendcount: c_int, sendtype: Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: Datatype, root: c_int, comm: Comm)
         header(call) { Header::data(call, root, 0, recvcount.into(), recvtype, comm) }
         outputs { scattered(root, recvbuf, || one(recvbuf, recvcount, recvtype, comm)) }
 
-    scatterv / iscatterv => Scatterv / Iscatterv
+    scatterv / iscatterv / scatterv_init => Scatterv / Iscatterv / Scatterv_init
         (sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: Datatype, root: c_int, comm: Comm)
         header(call) { Header::data(call, root, 0, recvcount.into(), recvtype, comm) }
         outputs { scattered(root, recvbuf, || one(recvbuf, recvcount, recvtype, comm)) }
 
-    allgather / iallgather => Allgather / Iallgather
+    allgather / iallgather / allgather_init => Allgather / Iallgather / Allgather_init
         (sendbuf: *const c_void, sendcount: c_int, sendtype: Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: Datatype, comm: Comm)
         header(call) { Header::data(call, 0, 0, recvcount.into(), recvtype, comm) }
         outputs { one(recvbuf, recvcount.saturating_mul(peers(comm)), recvtype, comm) }
 
-    allgatherv / iallgatherv => Allgatherv / Iallgatherv
+    allgatherv / iallgatherv / allgatherv_init => Allgatherv / Iallgatherv / Allgatherv_init
         (sendbuf: *const c_void, sendcount: c_int, sendtype: Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: Datatype, comm: Comm)
         header(call) { Header::data(call, 0, 0, sendcount.into(), sendtype, comm) }
         // SAFETY: the arrays have an entry per rank.
         outputs { unsafe { blocks(recvbuf, recvcounts, displs, peers(comm), recvtype, comm) } }
 
-    alltoall / ialltoall => Alltoall / Ialltoall
+    alltoall / ialltoall / alltoall_init => Alltoall / Ialltoall / Alltoall_init
         (sendbuf: *const c_void, sendcount: c_int, sendtype: Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: Datatype, comm: Comm)
         header(call) { Header::data(call, 0, 0, recvcount.into(), recvtype, comm) }
         outputs { one(recvbuf, recvcount.saturating_mul(peers(comm)), recvtype, comm) }
 
-    alltoallv / ialltoallv => Alltoallv / Ialltoallv
+    alltoallv / ialltoallv / alltoallv_init => Alltoallv / Ialltoallv / Alltoallv_init
         (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: Datatype, comm: Comm)
         header(call) { Header::data(call, 0, 0, 0, recvtype, comm) }
         // SAFETY: the arrays have an entry per rank.
         outputs { unsafe { blocks(recvbuf, recvcounts, rdispls, peers(comm), recvtype, comm) } }
 
-    alltoallw / ialltoallw => Alltoallw / Ialltoallw
+    alltoallw / ialltoallw / alltoallw_init => Alltoallw / Ialltoallw / Alltoallw_init
         (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const Datatype, comm: Comm)
         header(call) { Header::plain(call, comm) }
         // SAFETY: the arrays have an entry per rank.
         outputs { unsafe { typed_blocks(recvbuf, recvcounts, rdispls, recvtypes, peers(comm), comm) } }
 
-    neighbor_allgather / ineighbor_allgather => Neighbor_allgather / Ineighbor_allgather
+    neighbor_allgather / ineighbor_allgather / neighbor_allgather_init
+        => Neighbor_allgather / Ineighbor_allgather / Neighbor_allgather_init
         (sendbuf: *const c_void, sendcount: c_int, sendtype: Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: Datatype, comm: Comm)
         header(call) { Header::data(call, 0, 0, recvcount.into(), recvtype, comm) }
         outputs { one(recvbuf, recvcount.saturating_mul(in_neighbors(comm)), recvtype, comm) }
 
-    neighbor_allgatherv / ineighbor_allgatherv => Neighbor_allgatherv / Ineighbor_allgatherv
+    neighbor_allgatherv / ineighbor_allgatherv / neighbor_allgatherv_init
+        => Neighbor_allgatherv / Ineighbor_allgatherv / Neighbor_allgatherv_init
         (sendbuf: *const c_void, sendcount: c_int, sendtype: Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: Datatype, comm: Comm)
         header(call) { Header::data(call, 0, 0, sendcount.into(), sendtype, comm) }
         // SAFETY: the arrays have an entry per in-neighbor.
         outputs { unsafe { blocks(recvbuf, recvcounts, displs, in_neighbors(comm), recvtype, comm) } }
 
-    neighbor_alltoall / ineighbor_alltoall => Neighbor_alltoall / Ineighbor_alltoall
+    neighbor_alltoall / ineighbor_alltoall / neighbor_alltoall_init
+        => Neighbor_alltoall / Ineighbor_alltoall / Neighbor_alltoall_init
         (sendbuf: *const c_void, sendcount: c_int, sendtype: Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: Datatype, comm: Comm)
         header(call) { Header::data(call, 0, 0, recvcount.into(), recvtype, comm) }
         outputs { one(recvbuf, recvcount.saturating_mul(in_neighbors(comm)), recvtype, comm) }
 
-    neighbor_alltoallv / ineighbor_alltoallv => Neighbor_alltoallv / Ineighbor_alltoallv
+    neighbor_alltoallv / ineighbor_alltoallv / neighbor_alltoallv_init
+        => Neighbor_alltoallv / Ineighbor_alltoallv / Neighbor_alltoallv_init
         (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: Datatype, comm: Comm)
         header(call) { Header::data(call, 0, 0, 0, recvtype, comm) }
         // SAFETY: the arrays have an entry per in-neighbor.
         outputs { unsafe { blocks(recvbuf, recvcounts, rdispls, in_neighbors(comm), recvtype, comm) } }
 
-    neighbor_alltoallw / ineighbor_alltoallw => Neighbor_alltoallw / Ineighbor_alltoallw
+    neighbor_alltoallw / ineighbor_alltoallw / neighbor_alltoallw_init
+        => Neighbor_alltoallw / Ineighbor_alltoallw / Neighbor_alltoallw_init
         (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const i64, sendtypes: *const Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const i64, recvtypes: *const Datatype, comm: Comm)
         header(call) { Header::plain(call, comm) }
         // SAFETY: the arrays have an entry per in-neighbor.

@@ -368,28 +368,28 @@ mpi_functions! {
     // (build.rs sets `cfg(mpi4)`), so that no wrapper of a function the library lacks exists.
     // Persistent collectives are made in every mode, like the point-to-point `_init` calls.
     mpi4_lifecycle {
-        Barrier_init(comm: Comm, info: Info, request: *mut Request) => crate::mpi4::barrier_init;
-        Bcast_init(buffer: BufMut, count: c_int, datatype: Datatype, root: c_int, comm: Comm, info: Info, request: *mut Request) => crate::mpi4::bcast_init;
-        Reduce_init(sendbuf: Buf, recvbuf: BufMut, count: c_int, datatype: Datatype, op: Op, root: c_int, comm: Comm, info: Info, request: *mut Request) => crate::mpi4::reduce_init;
-        Allreduce_init(sendbuf: Buf, recvbuf: BufMut, count: c_int, datatype: Datatype, op: Op, comm: Comm, info: Info, request: *mut Request) => crate::mpi4::allreduce_init;
-        Gather_init(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, root: c_int, comm: Comm, info: Info, request: *mut Request) => crate::mpi4::gather_init;
-        Gatherv_init(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, displs: Ints, recvtype: Datatype, root: c_int, comm: Comm, info: Info, request: *mut Request) => crate::mpi4::gatherv_init;
-        Scatter_init(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, root: c_int, comm: Comm, info: Info, request: *mut Request) => crate::mpi4::scatter_init;
-        Scatterv_init(sendbuf: Buf, sendcounts: Ints, displs: Ints, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, root: c_int, comm: Comm, info: Info, request: *mut Request) => crate::mpi4::scatterv_init;
-        Allgather_init(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, comm: Comm, info: Info, request: *mut Request) => crate::mpi4::allgather_init;
-        Allgatherv_init(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, displs: Ints, recvtype: Datatype, comm: Comm, info: Info, request: *mut Request) => crate::mpi4::allgatherv_init;
-        Alltoall_init(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, comm: Comm, info: Info, request: *mut Request) => crate::mpi4::alltoall_init;
-        Alltoallv_init(sendbuf: Buf, sendcounts: Ints, sdispls: Ints, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, rdispls: Ints, recvtype: Datatype, comm: Comm, info: Info, request: *mut Request) => crate::mpi4::alltoallv_init;
-        Alltoallw_init(sendbuf: Buf, sendcounts: Ints, sdispls: Ints, sendtypes: Types, recvbuf: BufMut, recvcounts: Ints, rdispls: Ints, recvtypes: Types, comm: Comm, info: Info, request: *mut Request) => crate::mpi4::alltoallw_init;
-        Reduce_scatter_init(sendbuf: Buf, recvbuf: BufMut, recvcounts: Ints, datatype: Datatype, op: Op, comm: Comm, info: Info, request: *mut Request) => crate::mpi4::reduce_scatter_init;
-        Reduce_scatter_block_init(sendbuf: Buf, recvbuf: BufMut, recvcount: c_int, datatype: Datatype, op: Op, comm: Comm, info: Info, request: *mut Request) => crate::mpi4::reduce_scatter_block_init;
-        Scan_init(sendbuf: Buf, recvbuf: BufMut, count: c_int, datatype: Datatype, op: Op, comm: Comm, info: Info, request: *mut Request) => crate::mpi4::scan_init;
-        Exscan_init(sendbuf: Buf, recvbuf: BufMut, count: c_int, datatype: Datatype, op: Op, comm: Comm, info: Info, request: *mut Request) => crate::mpi4::exscan_init;
-        Neighbor_allgather_init(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, comm: Comm, info: Info, request: *mut Request) => crate::mpi4::neighbor_allgather_init;
-        Neighbor_allgatherv_init(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, displs: Ints, recvtype: Datatype, comm: Comm, info: Info, request: *mut Request) => crate::mpi4::neighbor_allgatherv_init;
-        Neighbor_alltoall_init(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, comm: Comm, info: Info, request: *mut Request) => crate::mpi4::neighbor_alltoall_init;
-        Neighbor_alltoallv_init(sendbuf: Buf, sendcounts: Ints, sdispls: Ints, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, rdispls: Ints, recvtype: Datatype, comm: Comm, info: Info, request: *mut Request) => crate::mpi4::neighbor_alltoallv_init;
-        Neighbor_alltoallw_init(sendbuf: Buf, sendcounts: Ints, sdispls: Aints, sendtypes: Types, recvbuf: BufMut, recvcounts: Ints, rdispls: Aints, recvtypes: Types, comm: Comm, info: Info, request: *mut Request) => crate::mpi4::neighbor_alltoallw_init;
+        Barrier_init(comm: Comm, info: Info, request: *mut Request) => crate::coll::barrier_init;
+        Bcast_init(buffer: BufMut, count: c_int, datatype: Datatype, root: c_int, comm: Comm, info: Info, request: *mut Request) => crate::coll::bcast_init;
+        Reduce_init(sendbuf: Buf, recvbuf: BufMut, count: c_int, datatype: Datatype, op: Op, root: c_int, comm: Comm, info: Info, request: *mut Request) => crate::coll::reduce_init;
+        Allreduce_init(sendbuf: Buf, recvbuf: BufMut, count: c_int, datatype: Datatype, op: Op, comm: Comm, info: Info, request: *mut Request) => crate::coll::allreduce_init;
+        Gather_init(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, root: c_int, comm: Comm, info: Info, request: *mut Request) => crate::coll::gather_init;
+        Gatherv_init(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, displs: Ints, recvtype: Datatype, root: c_int, comm: Comm, info: Info, request: *mut Request) => crate::coll::gatherv_init;
+        Scatter_init(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, root: c_int, comm: Comm, info: Info, request: *mut Request) => crate::coll::scatter_init;
+        Scatterv_init(sendbuf: Buf, sendcounts: Ints, displs: Ints, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, root: c_int, comm: Comm, info: Info, request: *mut Request) => crate::coll::scatterv_init;
+        Allgather_init(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, comm: Comm, info: Info, request: *mut Request) => crate::coll::allgather_init;
+        Allgatherv_init(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, displs: Ints, recvtype: Datatype, comm: Comm, info: Info, request: *mut Request) => crate::coll::allgatherv_init;
+        Alltoall_init(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, comm: Comm, info: Info, request: *mut Request) => crate::coll::alltoall_init;
+        Alltoallv_init(sendbuf: Buf, sendcounts: Ints, sdispls: Ints, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, rdispls: Ints, recvtype: Datatype, comm: Comm, info: Info, request: *mut Request) => crate::coll::alltoallv_init;
+        Alltoallw_init(sendbuf: Buf, sendcounts: Ints, sdispls: Ints, sendtypes: Types, recvbuf: BufMut, recvcounts: Ints, rdispls: Ints, recvtypes: Types, comm: Comm, info: Info, request: *mut Request) => crate::coll::alltoallw_init;
+        Reduce_scatter_init(sendbuf: Buf, recvbuf: BufMut, recvcounts: Ints, datatype: Datatype, op: Op, comm: Comm, info: Info, request: *mut Request) => crate::coll::reduce_scatter_init;
+        Reduce_scatter_block_init(sendbuf: Buf, recvbuf: BufMut, recvcount: c_int, datatype: Datatype, op: Op, comm: Comm, info: Info, request: *mut Request) => crate::coll::reduce_scatter_block_init;
+        Scan_init(sendbuf: Buf, recvbuf: BufMut, count: c_int, datatype: Datatype, op: Op, comm: Comm, info: Info, request: *mut Request) => crate::coll::scan_init;
+        Exscan_init(sendbuf: Buf, recvbuf: BufMut, count: c_int, datatype: Datatype, op: Op, comm: Comm, info: Info, request: *mut Request) => crate::coll::exscan_init;
+        Neighbor_allgather_init(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, comm: Comm, info: Info, request: *mut Request) => crate::coll::neighbor_allgather_init;
+        Neighbor_allgatherv_init(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, displs: Ints, recvtype: Datatype, comm: Comm, info: Info, request: *mut Request) => crate::coll::neighbor_allgatherv_init;
+        Neighbor_alltoall_init(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, comm: Comm, info: Info, request: *mut Request) => crate::coll::neighbor_alltoall_init;
+        Neighbor_alltoallv_init(sendbuf: Buf, sendcounts: Ints, sdispls: Ints, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, rdispls: Ints, recvtype: Datatype, comm: Comm, info: Info, request: *mut Request) => crate::coll::neighbor_alltoallv_init;
+        Neighbor_alltoallw_init(sendbuf: Buf, sendcounts: Ints, sdispls: Aints, sendtypes: Types, recvbuf: BufMut, recvcounts: Ints, rdispls: Aints, recvtypes: Types, comm: Comm, info: Info, request: *mut Request) => crate::coll::neighbor_alltoallw_init;
     }
     mpi4_wrapped {
         Isendrecv(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, dest: c_int, sendtag: c_int, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, source: c_int, recvtag: c_int, comm: Comm, request: *mut Request) => crate::mpi4::isendrecv;
