@@ -41,7 +41,7 @@ echo "$(wc -l <<<"$casts") provenance casts left, in:"
 cut -d: -f1 <<<"$casts" | sort | uniq -c
 status=0
 for file in $(cut -d: -f1 <<<"$casts" | sort -u); do
-    if $deny_all || ! printf '%s\n' "${PENDING[@]}" | grep -qxF "$file"; then
+    if $deny_all || ! grep -qxF "$file" <<<"$(printf '%s\n' "${PENDING[@]}")"; then
         echo "error: $file casts between integers and pointers with \`as\` (see the top of $0)"
         status=1
     fi

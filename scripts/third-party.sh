@@ -93,11 +93,15 @@ record() {
     log "$fam $part: $ok ($secs s) $detail"
 }
 
-# Fails unless binary $1 is linked against this family's MPI library.
+# Fails unless binary $1 is linked against this family's MPI library. ldd's output is taken
+# whole first: piped into `grep -q`, which exits at the first match, ldd could die of SIGPIPE
+# and `pipefail` would report the match as a failure.
 check_linked() {
-    if ! ldd "$1" | grep -q "lib$mpi_lib\.so"; then
+    local deps
+    deps=$(ldd "$1") || return 1
+    if ! grep -q "lib$mpi_lib\.so" <<<"$deps"; then
         echo "third-party: $1 is not linked against lib$mpi_lib ($fam):" >&2
-        ldd "$1" | grep -i mpi >&2 || true
+        grep -i mpi <<<"$deps" >&2 || true
         return 1
     fi
 }
