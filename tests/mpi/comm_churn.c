@@ -16,6 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#define PROGRAM "churn"
+#include "support.h"
+
 static long env_long(const char *name, long fallback) {
     const char *v = getenv(name);
     return v ? atol(v) : fallback;
@@ -32,7 +35,7 @@ int main(int argc, char **argv) {
     int recoveries = 0, faulted = 0;
     int error = 0;
     cd_handle root = create_cd(NULL, NULL, COMM_LOGGING_ENABLED, "churn", &error);
-    if (!root) { fprintf(stderr, "create_cd: %s\n", cd_error_string(error)); MPI_Abort(MPI_COMM_WORLD, 1); }
+    if (!root) cd_fail("create_cd", error);
     struct cd_addrspec state[] = {
         {&sum, sizeof sum, READ_WRITE, GLOBAL},
         {&i, sizeof i, READ_WRITE, GLOBAL},
@@ -43,7 +46,7 @@ int main(int argc, char **argv) {
         cd_handle child = NULL;
         if (nested) {
             child = create_cd(root, NULL, COMM_LOGGING_INHERIT, NULL, &error);
-            if (!child) { fprintf(stderr, "create_cd: %s\n", cd_error_string(error)); MPI_Abort(MPI_COMM_WORLD, 3); }
+            if (!child) cd_fail("create_cd", error);
         }
         MPI_Comm dup;
         if (MPI_Comm_dup(MPI_COMM_WORLD, &dup) != MPI_SUCCESS) {

@@ -16,20 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define PROGRAM "coverage"
+#include "support.h"
+
 #define N 64
 #define ROUNDS 8
-
-static int env_int(const char *name, int fallback) {
-    const char *v = getenv(name);
-    return v ? atoi(v) : fallback;
-}
-
-static void check(int rc, const char *what) {
-    if (rc != MPI_SUCCESS) {
-        fprintf(stderr, "coverage: %s failed (%d)\n", what, rc);
-        MPI_Abort(MPI_COMM_WORLD, 9);
-    }
-}
 
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
@@ -53,7 +44,7 @@ int main(int argc, char **argv) {
 
     int error = 0;
     cd_handle cd = create_cd(NULL, NULL, COMM_LOGGING_ENABLED, "coverage", &error);
-    if (!cd) { fprintf(stderr, "create_cd: %s\n", cd_error_string(error)); MPI_Abort(MPI_COMM_WORLD, 1); }
+    if (!cd) cd_fail("create_cd", error);
     struct cd_addrspec state[] = {
         {u, sizeof u, READ_WRITE, GLOBAL},
         {acc, sizeof acc, READ_WRITE, GLOBAL},
@@ -63,12 +54,12 @@ int main(int argc, char **argv) {
 
     while (round < ROUNDS) {
         /* 1. the persistent halo and a nonblocking reduction in flight together */
-        check(MPI_Startall(4, halo), "Startall");
+        mpi_check(MPI_Startall(4, halo), "Startall");
         double local = 0, global = 0;
         for (int i = 1; i <= N; i++) local += u[i];
         MPI_Request red;
-        check(MPI_Iallreduce(&local, &global, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &red),
-              "Iallreduce");
+        mpi_check(MPI_Iallreduce(&local, &global, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &red),
+                  "Iallreduce");
         if (rank == fault_rank && round == fault_round && !faulted) {
             faulted = 1;
             recoveries++;
@@ -78,8 +69,8 @@ int main(int argc, char **argv) {
             if (restore_cd(cd)) MPI_Abort(MPI_COMM_WORLD, 3);
             continue;
         }
-        check(MPI_Waitall(4, halo, MPI_STATUSES_IGNORE), "Waitall halo");
-        check(MPI_Wait(&red, MPI_STATUS_IGNORE), "Wait Iallreduce");
+        mpi_check(MPI_Waitall(4, halo, MPI_STATUSES_IGNORE), "Waitall halo");
+        mpi_check(MPI_Wait(&red, MPI_STATUS_IGNORE), "Wait Iallreduce");
         for (int i = 1; i <= N; i++) u[i] = 0.5 * u[i] + 0.25 * (u[i - 1] + u[i + 1]);
         acc[0] = acc[0] * 0.5 + global * 1e-6;
 
@@ -88,10 +79,10 @@ int main(int argc, char **argv) {
         MPI_Request pair[2];
         MPI_Recv_init(&got, 1, MPI_DOUBLE, left, 3, MPI_COMM_WORLD, &pair[0]);
         MPI_Ssend_init(&token, 1, MPI_DOUBLE, right, 3, MPI_COMM_WORLD, &pair[1]);
-        check(MPI_Start(&pair[0]), "Start recv");
-        check(MPI_Start(&pair[1]), "Start send");
+        mpi_check(MPI_Start(&pair[0]), "Start recv");
+        mpi_check(MPI_Start(&pair[1]), "Start send");
         int done = 0;
-        while (!done) check(MPI_Testall(2, pair, &done, MPI_STATUSES_IGNORE), "Testall");
+        while (!done) mpi_check(MPI_Testall(2, pair, &done, MPI_STATUSES_IGNORE), "Testall");
         MPI_Request_free(&pair[0]);
         MPI_Request_free(&pair[1]);
         acc[1] += got;
@@ -104,19 +95,19 @@ int main(int argc, char **argv) {
         MPI_Isend(out, n, MPI_INT, right, 4, MPI_COMM_WORLD, &sreq);
         MPI_Message msg;
         MPI_Status st;
-        check(MPI_Mprobe(MPI_ANY_SOURCE, 4, MPI_COMM_WORLD, &msg, &st), "Mprobe");
+        mpi_check(MPI_Mprobe(MPI_ANY_SOURCE, 4, MPI_COMM_WORLD, &msg, &st), "Mprobe");
         int m;
         MPI_Get_count(&st, MPI_INT, &m);
-        check(MPI_Mrecv(in, m, MPI_INT, &msg, MPI_STATUS_IGNORE), "Mrecv");
+        mpi_check(MPI_Mrecv(in, m, MPI_INT, &msg, MPI_STATUS_IGNORE), "Mrecv");
         for (int i = 0; i < m; i++) acc[2] += in[i] * (i + 1) + st.MPI_SOURCE;
         MPI_Wait(&sreq, MPI_STATUS_IGNORE);
         MPI_Isend(out, n, MPI_INT, left, 5, MPI_COMM_WORLD, &sreq);
         int flag = 0;
-        while (!flag) check(MPI_Improbe(right, 5, MPI_COMM_WORLD, &flag, &msg, &st), "Improbe");
+        while (!flag) mpi_check(MPI_Improbe(right, 5, MPI_COMM_WORLD, &flag, &msg, &st), "Improbe");
         MPI_Get_count(&st, MPI_INT, &m);
         MPI_Request rreq[2] = {MPI_REQUEST_NULL, sreq};
-        check(MPI_Imrecv(in, m, MPI_INT, &msg, &rreq[0]), "Imrecv");
-        check(MPI_Waitall(2, rreq, MPI_STATUSES_IGNORE), "Waitall Imrecv");
+        mpi_check(MPI_Imrecv(in, m, MPI_INT, &msg, &rreq[0]), "Imrecv");
+        mpi_check(MPI_Waitall(2, rreq, MPI_STATUSES_IGNORE), "Waitall Imrecv");
         for (int i = 0; i < m; i++) acc[2] += in[i] * 0.5;
 
         /* 4. nonblocking collectives mixed with a receive in one Waitall */
@@ -133,10 +124,10 @@ int main(int argc, char **argv) {
         MPI_Irecv(&ringin, 1, MPI_DOUBLE, left, 6, MPI_COMM_WORLD, &cr[3]);
         MPI_Isend(&ring, 1, MPI_DOUBLE, right, 6, MPI_COMM_WORLD, &cr[4]);
         MPI_Iscan(mine, tot, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &cr[5]);
-        check(MPI_Waitall(6, cr, MPI_STATUSES_IGNORE), "Waitall collectives");
+        mpi_check(MPI_Waitall(6, cr, MPI_STATUSES_IGNORE), "Waitall collectives");
         MPI_Ibarrier(MPI_COMM_WORLD, &cr[0]);
         int idx;
-        check(MPI_Waitany(1, cr, &idx, MPI_STATUS_IGNORE), "Waitany Ibarrier");
+        mpi_check(MPI_Waitany(1, cr, &idx, MPI_STATUS_IGNORE), "Waitany Ibarrier");
         acc[3] += b + ringin + tot[0] * 3 + tot[1];
         if (rank == root)
             for (int k = 0; k < 2 * size; k++) acc[3] += all[k] * (k + 1);
@@ -161,8 +152,8 @@ int main(int argc, char **argv) {
             }
         }
         memset(recvw, 0, sizeof recvw);
-        check(MPI_Alltoallw(sendw, counts, displs, types, recvw, counts, displs, types,
-                            MPI_COMM_WORLD), "Alltoallw");
+        mpi_check(MPI_Alltoallw(sendw, counts, displs, types, recvw, counts, displs, types,
+                                MPI_COMM_WORLD), "Alltoallw");
         for (int k = 0; k < size; k++) {
             if (types[k] == MPI_DOUBLE) {
                 double d;
@@ -177,38 +168,39 @@ int main(int argc, char **argv) {
 
         /* 6. communicators made and freed in the loop */
         MPI_Comm node, cart, row, evens, dup, inter, merged;
-        check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node),
-              "Comm_split_type");
+        mpi_check(
+            MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node),
+            "Comm_split_type");
         int dims[2] = {2, size / 2}, periods[2] = {1, 1};
-        check(MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart), "Cart_create");
+        mpi_check(MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart), "Cart_create");
         int remain[2] = {0, 1};
-        check(MPI_Cart_sub(cart, remain, &row), "Cart_sub");
+        mpi_check(MPI_Cart_sub(cart, remain, &row), "Cart_sub");
         /* neighborhood collectives on the Cartesian topology: 2 * ndims = 4 blocks each */
         double nb_mine = rank * 3.0 + round, nb_all[4] = {0}, nb_out[4], nb_in[4] = {0},
                nb_w[4] = {0};
         for (int k = 0; k < 4; k++) nb_out[k] = rank * 100 + k * 10 + round;
-        check(MPI_Neighbor_allgather(&nb_mine, 1, MPI_DOUBLE, nb_all, 1, MPI_DOUBLE, cart),
-              "Neighbor_allgather");
+        mpi_check(MPI_Neighbor_allgather(&nb_mine, 1, MPI_DOUBLE, nb_all, 1, MPI_DOUBLE, cart),
+                  "Neighbor_allgather");
         MPI_Request nreq;
-        check(MPI_Ineighbor_alltoall(nb_out, 1, MPI_DOUBLE, nb_in, 1, MPI_DOUBLE, cart, &nreq),
-              "Ineighbor_alltoall");
-        check(MPI_Wait(&nreq, MPI_STATUS_IGNORE), "Wait Ineighbor_alltoall");
+        mpi_check(MPI_Ineighbor_alltoall(nb_out, 1, MPI_DOUBLE, nb_in, 1, MPI_DOUBLE, cart, &nreq),
+                  "Ineighbor_alltoall");
+        mpi_check(MPI_Wait(&nreq, MPI_STATUS_IGNORE), "Wait Ineighbor_alltoall");
         int wcounts[4] = {1, 1, 1, 1};
         MPI_Aint wdispls[4] = {24, 16, 8, 0}; /* reversed, in bytes */
         MPI_Datatype wtypes[4] = {MPI_DOUBLE, MPI_DOUBLE, MPI_DOUBLE, MPI_DOUBLE};
-        check(MPI_Neighbor_alltoallw(nb_out, wcounts, wdispls, wtypes, nb_w, wcounts, wdispls,
-                                     wtypes, cart),
-              "Neighbor_alltoallw");
+        mpi_check(MPI_Neighbor_alltoallw(nb_out, wcounts, wdispls, wtypes, nb_w, wcounts, wdispls,
+                                         wtypes, cart),
+                  "Neighbor_alltoallw");
         for (int k = 0; k < 4; k++) acc[6] += nb_all[k] * (k + 1) + nb_in[k] * (k + 11) + nb_w[k] * (k + 21);
         MPI_Group world_group, even_group;
         MPI_Comm_group(MPI_COMM_WORLD, &world_group);
         int evens_ranks[8], ne = 0;
         for (int k = 0; k < size; k += 2) evens_ranks[ne++] = k;
         MPI_Group_incl(world_group, ne, evens_ranks, &even_group);
-        check(MPI_Comm_create(MPI_COMM_WORLD, even_group, &evens), "Comm_create");
+        mpi_check(MPI_Comm_create(MPI_COMM_WORLD, even_group, &evens), "Comm_create");
         MPI_Request dreq;
-        check(MPI_Comm_idup(row, &dup, &dreq), "Comm_idup");
-        check(MPI_Wait(&dreq, MPI_STATUS_IGNORE), "Wait Comm_idup");
+        mpi_check(MPI_Comm_idup(row, &dup, &dreq), "Comm_idup");
+        mpi_check(MPI_Wait(&dreq, MPI_STATUS_IGNORE), "Wait Comm_idup");
         double x = rank + round, sum_node, sum_row, sum_dup, sum_evens = 0;
         MPI_Allreduce(&x, &sum_node, 1, MPI_DOUBLE, MPI_SUM, node);
         MPI_Allreduce(&x, &sum_row, 1, MPI_DOUBLE, MPI_MAX, row);
@@ -217,9 +209,9 @@ int main(int argc, char **argv) {
         /* the two halves of world, joined by an intercommunicator and merged back */
         MPI_Comm half;
         MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
-        check(MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, rank % 2 ? 0 : 1, 7, &inter),
-              "Intercomm_create");
-        check(MPI_Intercomm_merge(inter, rank % 2, &merged), "Intercomm_merge");
+        mpi_check(MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, rank % 2 ? 0 : 1, 7, &inter),
+                  "Intercomm_create");
+        mpi_check(MPI_Intercomm_merge(inter, rank % 2, &merged), "Intercomm_merge");
         int mrank;
         MPI_Comm_rank(merged, &mrank);
         double sum_merged;

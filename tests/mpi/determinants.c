@@ -12,6 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define PROGRAM "determinants"
+#include "support.h"
+
 #define ROUNDS 6
 
 int main(int argc, char **argv) {
@@ -19,8 +22,7 @@ int main(int argc, char **argv) {
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    const char *fr = getenv("FAULT_RANK");
-    int fault_rank = fr ? atoi(fr) : -1;
+    int fault_rank = env_int("FAULT_RANK", -1);
 
     int order[ROUNDS * 16], seen[ROUNDS * 16];
     double seen_acc[ROUNDS][8];

@@ -10,14 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define PROGRAM "halo"
+#include "support.h"
+
 #define N 256
 #define STEPS 60
 #define INTERVAL 10
-
-static int env_int(const char *name, int fallback) {
-    const char *v = getenv(name);
-    return v ? atoi(v) : fallback;
-}
 
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
@@ -34,7 +32,7 @@ int main(int argc, char **argv) {
 
     int error = 0;
     cd_handle cd = create_cd(NULL, NULL, COMM_LOGGING_ENABLED, "halo", &error);
-    if (!cd) { fprintf(stderr, "create_cd: %s\n", cd_error_string(error)); MPI_Abort(MPI_COMM_WORLD, 1); }
+    if (!cd) cd_fail("create_cd", error);
     struct cd_addrspec state[] = {
         {u, sizeof u, READ_WRITE, GLOBAL},
         {&step, sizeof step, READ_WRITE, GLOBAL},

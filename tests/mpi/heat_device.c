@@ -20,6 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define PROGRAM "heat"
+#include "support.h"
+
 #define N 64
 #define STEPS 100
 #define INTERVAL 10
@@ -28,24 +31,6 @@
 #define BYTES ((N + 2) * sizeof(double))
 
 static int rank;
-
-static int fail(const char *what) {
-    char msg[1024];
-    size_t n = 0;
-    int code = cd_last_error();
-    cd_last_error_message(msg, sizeof msg - 1, &n);
-    msg[n < sizeof msg ? n : sizeof msg - 1] = '\0';
-    printf("heat rank %d error %d %s: %s\n", rank, code, what, msg);
-    fflush(stdout);
-    MPI_Finalize();
-    return 0;
-}
-
-static void die(const char *what) {
-    printf("heat rank %d error -1 %s\n", rank, what);
-    fflush(stdout);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-}
 
 /* ---- the simulated GPU of HEAT_DEVICE=space ---- */
 static unsigned char *arena; /* its memory: only the two copy functions touch it */
@@ -166,17 +151,17 @@ int main(int argc, char **argv) {
     snprintf(info, sizeof info, "dir=%s/node{rank};scheme=xor;set_size=4;keep=2",
              getenv("HEAT_CACHE") ? getenv("HEAT_CACHE") : "/tmp");
     cd_handle cd = create_cd(NULL, info, COMM_LOGGING_DISABLED, "heat-device", NULL);
-    if (!cd) return fail("create_cd");
+    if (!cd) return report_cd_error("create_cd");
     struct cd_addrspec state[] = {
         {device_u, BYTES, READ_WRITE, GLOBAL},
         {&step, sizeof step, READ_WRITE, GLOBAL},
     };
-    if (add_to_cd_via_copy(cd, state, 2)) return fail("add_to_cd_via_copy");
+    if (add_to_cd_via_copy(cd, state, 2)) return report_cd_error("add_to_cd_via_copy");
     uint64_t version = 0;
-    if (cd_recovered_version(cd, &version)) return fail("cd_recovered_version");
+    if (cd_recovered_version(cd, &version)) return report_cd_error("cd_recovered_version");
     if (version) {
         /* the device holds the initial condition, not the persisted point in time */
-        if (restore_cd(cd)) return fail("restore_cd");
+        if (restore_cd(cd)) return report_cd_error("restore_cd");
         printf("heat rank %d resumed %d version %llu\n", rank, step, (unsigned long long)version);
         fflush(stdout);
     }
@@ -192,9 +177,10 @@ int main(int argc, char **argv) {
         to_device(u);
         step++;
         if (step % INTERVAL == 0) {
-            if (advance_cd_point_in_time(cd) != 0) return fail("advance_cd_point_in_time");
+            if (advance_cd_point_in_time(cd) != 0)
+                return report_cd_error("advance_cd_point_in_time");
             /* an advance demotes the ranges to READ_ONLY: promote them again */
-            if (add_to_cd_via_copy(cd, state, 2)) return fail("add_to_cd_via_copy");
+            if (add_to_cd_via_copy(cd, state, 2)) return report_cd_error("add_to_cd_via_copy");
         }
         if (step == kill_at) raise(SIGKILL);
     }
@@ -210,7 +196,7 @@ int main(int argc, char **argv) {
         printf("heat rank %d result %d %d %s\n", rank, step, p, hex);
         fflush(stdout);
     }
-    if (commit_cd(cd)) return fail("commit_cd");
+    if (commit_cd(cd)) return report_cd_error("commit_cd");
     MPI_Finalize();
     return 0;
 }

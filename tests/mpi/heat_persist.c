@@ -16,6 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define PROGRAM "heat"
+#include "support.h"
+
 #define N 64
 #define STEPS 100
 #define INTERVAL 10
@@ -23,18 +26,6 @@
 #define PART ((N + 2) / RESULT_PARTS)
 
 static int rank;
-
-static int fail(const char *what) {
-    char msg[1024];
-    size_t n = 0;
-    int code = cd_last_error();
-    cd_last_error_message(msg, sizeof msg - 1, &n);
-    msg[n < sizeof msg ? n : sizeof msg - 1] = '\0';
-    printf("heat rank %d error %d %s: %s\n", rank, code, what, msg);
-    fflush(stdout);
-    MPI_Finalize();
-    return 0;
-}
 
 int main(int argc, char **argv) {
     /* each line leaves in one write at its fflush (Open MPI's pseudo-terminals give stdout a
@@ -59,7 +50,7 @@ int main(int argc, char **argv) {
         snprintf(info, sizeof info, "dir=%s/node{rank};scheme=xor;set_size=4;keep=2",
                  getenv("HEAT_CACHE") ? getenv("HEAT_CACHE") : "/tmp");
     cd_handle cd = create_cd(NULL, info, COMM_LOGGING_DISABLED, "heat", NULL);
-    if (!cd) return fail("create_cd");
+    if (!cd) return report_cd_error("create_cd");
     size_t ulen = getenv("HEAT_SHORT") ? sizeof u - sizeof(double) : sizeof u;
     struct cd_addrspec state[] = {
         {u, ulen, READ_WRITE, GLOBAL},
@@ -70,11 +61,11 @@ int main(int argc, char **argv) {
         state[0] = state[1];
         state[1] = t;
     }
-    if (add_to_cd_via_copy(cd, state, 2)) return fail("add_to_cd_via_copy");
+    if (add_to_cd_via_copy(cd, state, 2)) return report_cd_error("add_to_cd_via_copy");
     uint64_t version = 0;
-    if (cd_recovered_version(cd, &version)) return fail("cd_recovered_version");
+    if (cd_recovered_version(cd, &version)) return report_cd_error("cd_recovered_version");
     if (version) {
-        if (restore_cd(cd)) return fail("restore_cd");
+        if (restore_cd(cd)) return report_cd_error("restore_cd");
         printf("heat rank %d resumed %d version %llu\n", rank, step, (unsigned long long)version);
         fflush(stdout);
     }
@@ -91,7 +82,7 @@ int main(int argc, char **argv) {
             if (advance_cd_point_in_time(cd) != 0) {
                 if (!getenv("HEAT_PERSIST_ERRORS") ||
                     strcmp(getenv("HEAT_PERSIST_ERRORS"), "continue") != 0)
-                    return fail("advance_cd_point_in_time");
+                    return report_cd_error("advance_cd_point_in_time");
                 char msg[1024];
                 size_t n = 0;
                 cd_last_error_message(msg, sizeof msg - 1, &n);
@@ -100,7 +91,7 @@ int main(int argc, char **argv) {
                 fflush(stdout);
             }
             /* an advance demotes the ranges to READ_ONLY: promote them again */
-            if (add_to_cd_via_copy(cd, state, 2)) return fail("add_to_cd_via_copy");
+            if (add_to_cd_via_copy(cd, state, 2)) return report_cd_error("add_to_cd_via_copy");
         }
         if (step == kill_at) raise(SIGKILL);
     }

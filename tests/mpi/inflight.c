@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define PROGRAM "inflight"
+#include "support.h"
+
 #define N 64
 #define STEPS 40
 
@@ -17,8 +20,7 @@ int main(int argc, char **argv) {
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    const char *fr = getenv("FAULT_RANK");
-    int fault_rank = fr ? atoi(fr) : -1, fault_step = 17;
+    int fault_rank = env_int("FAULT_RANK", -1), fault_step = 17;
     int left = (rank + size - 1) % size, right = (rank + 1) % size;
     static double u[N + 1];
     for (int i = 0; i <= N; i++) u[i] = rank + i * 0.001;

@@ -15,20 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define PROGRAM "mpi4"
+#include "support.h"
+
 #define N 16
 #define ROUNDS 8
-
-static int env_int(const char *name, int fallback) {
-    const char *v = getenv(name);
-    return v ? atoi(v) : fallback;
-}
-
-static void check(int rc, const char *what) {
-    if (rc != MPI_SUCCESS) {
-        fprintf(stderr, "mpi4: %s failed (%d)\n", what, rc);
-        MPI_Abort(MPI_COMM_WORLD, 9);
-    }
-}
 
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
@@ -51,14 +42,14 @@ int main(int argc, char **argv) {
     /* a persistent Allreduce made before the CD: it lives across restores */
     double pr_in = 0, pr_out = 0;
     MPI_Request pred;
-    check(MPI_Allreduce_init(&pr_in, &pr_out, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD,
-                             MPI_INFO_NULL, &pred),
-          "Allreduce_init");
+    mpi_check(MPI_Allreduce_init(&pr_in, &pr_out, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD,
+                                 MPI_INFO_NULL, &pred),
+              "Allreduce_init");
 #endif
 
     int error = 0;
     cd_handle cd = create_cd(NULL, NULL, COMM_LOGGING_ENABLED, "mpi4", &error);
-    if (!cd) { fprintf(stderr, "create_cd: %s\n", cd_error_string(error)); MPI_Abort(MPI_COMM_WORLD, 1); }
+    if (!cd) cd_fail("create_cd", error);
     struct cd_addrspec state[] = {
         {u, sizeof u, READ_WRITE, GLOBAL},
         {acc, sizeof acc, READ_WRITE, GLOBAL},
@@ -69,15 +60,15 @@ int main(int argc, char **argv) {
     while (round < ROUNDS) {
         /* 1. a communicator duplicated with an info object, used, freed */
         MPI_Comm dup;
-        check(MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &dup), "Comm_dup_with_info");
+        mpi_check(MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &dup), "Comm_dup_with_info");
         double x = u[rank % N] + round, sum = 0;
-        check(MPI_Allreduce(&x, &sum, 1, MPI_DOUBLE, MPI_SUM, dup), "Allreduce dup");
+        mpi_check(MPI_Allreduce(&x, &sum, 1, MPI_DOUBLE, MPI_SUM, dup), "Allreduce dup");
         acc[0] += sum;
         MPI_Comm_free(&dup);
         double ring_out = u[0] + round, ring_in = 0;
-        check(MPI_Sendrecv(&ring_out, 1, MPI_DOUBLE, right, 10, &ring_in, 1, MPI_DOUBLE, left, 10,
-                           MPI_COMM_WORLD, MPI_STATUS_IGNORE),
-              "Sendrecv");
+        mpi_check(MPI_Sendrecv(&ring_out, 1, MPI_DOUBLE, right, 10, &ring_in, 1, MPI_DOUBLE, left,
+                               10, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+                  "Sendrecv");
         acc[0] += ring_in * 0.5;
 
 #if MPI_VERSION >= 4
@@ -85,92 +76,94 @@ int main(int argc, char **argv) {
          * mixed with live requests */
         double out = rank * 10.0 + round, in = 0, rep = rank + round * 0.5;
         MPI_Request r[4];
-        check(MPI_Isendrecv(&out, 1, MPI_DOUBLE, right, 11, &in, 1, MPI_DOUBLE, left, 11,
-                            MPI_COMM_WORLD, &r[0]),
-              "Isendrecv");
-        check(MPI_Wait(&r[0], MPI_STATUS_IGNORE), "Wait Isendrecv");
+        mpi_check(MPI_Isendrecv(&out, 1, MPI_DOUBLE, right, 11, &in, 1, MPI_DOUBLE, left, 11,
+                                MPI_COMM_WORLD, &r[0]),
+                  "Isendrecv");
+        mpi_check(MPI_Wait(&r[0], MPI_STATUS_IGNORE), "Wait Isendrecv");
         acc[1] += in;
-        check(MPI_Isendrecv_replace(&rep, 1, MPI_DOUBLE, left, 12, right, 12, MPI_COMM_WORLD,
-                                    &r[0]),
-              "Isendrecv_replace");
+        mpi_check(MPI_Isendrecv_replace(&rep, 1, MPI_DOUBLE, left, 12, right, 12, MPI_COMM_WORLD,
+                                        &r[0]),
+                  "Isendrecv_replace");
         double ring = 0, ringout = rank + 0.25;
-        check(MPI_Irecv(&ring, 1, MPI_DOUBLE, MPI_ANY_SOURCE, 13, MPI_COMM_WORLD, &r[1]), "Irecv");
-        check(MPI_Isend(&ringout, 1, MPI_DOUBLE, right, 13, MPI_COMM_WORLD, &r[2]), "Isend");
+        mpi_check(MPI_Irecv(&ring, 1, MPI_DOUBLE, MPI_ANY_SOURCE, 13, MPI_COMM_WORLD, &r[1]),
+                  "Irecv");
+        mpi_check(MPI_Isend(&ringout, 1, MPI_DOUBLE, right, 13, MPI_COMM_WORLD, &r[2]), "Isend");
         int done = 0, idx;
         MPI_Status st;
         for (int k = 0; k < 3; k++) {
-            check(MPI_Waitany(3, r, &idx, &st), "Waitany");
+            mpi_check(MPI_Waitany(3, r, &idx, &st), "Waitany");
             if (idx == 1) acc[1] += st.MPI_SOURCE * 7;
         }
         acc[1] += rep * 3 + ring * 5;
         double in2[2] = {0, 0}, out2[2] = {rank * 1.5, round * 2.5}, rep2 = rank * 9.0;
-        check(MPI_Isendrecv(out2, 2, MPI_DOUBLE, left, 14, in2, 2, MPI_DOUBLE, MPI_ANY_SOURCE,
-                            14, MPI_COMM_WORLD, &r[0]),
-              "Isendrecv any");
-        check(MPI_Isendrecv_replace(&rep2, 1, MPI_DOUBLE, right, 15, left, 15, MPI_COMM_WORLD,
-                                    &r[1]),
-              "Isendrecv_replace 2");
+        mpi_check(MPI_Isendrecv(out2, 2, MPI_DOUBLE, left, 14, in2, 2, MPI_DOUBLE, MPI_ANY_SOURCE,
+                                14, MPI_COMM_WORLD, &r[0]),
+                  "Isendrecv any");
+        mpi_check(MPI_Isendrecv_replace(&rep2, 1, MPI_DOUBLE, right, 15, left, 15, MPI_COMM_WORLD,
+                                        &r[1]),
+                  "Isendrecv_replace 2");
         /* (MPICH 4.0.2 leaves an Isendrecv's status unfilled: not summed) */
-        while (!done) check(MPI_Testall(2, r, &done, MPI_STATUSES_IGNORE), "Testall");
+        while (!done) mpi_check(MPI_Testall(2, r, &done, MPI_STATUSES_IGNORE), "Testall");
         acc[1] += in2[0] * 11 + in2[1] * 13 + rep2 * 17;
         int outcount, indices[2];
         double in3 = 0, out3 = rank + round;
-        check(MPI_Isendrecv(&out3, 1, MPI_DOUBLE, right, 16, &in3, 1, MPI_DOUBLE, left, 16,
-                            MPI_COMM_WORLD, &r[0]),
-              "Isendrecv 3");
-        check(MPI_Ibarrier(MPI_COMM_WORLD, &r[1]), "Ibarrier");
+        mpi_check(MPI_Isendrecv(&out3, 1, MPI_DOUBLE, right, 16, &in3, 1, MPI_DOUBLE, left, 16,
+                                MPI_COMM_WORLD, &r[0]),
+                  "Isendrecv 3");
+        mpi_check(MPI_Ibarrier(MPI_COMM_WORLD, &r[1]), "Ibarrier");
         int left_to_do = 2;
         while (left_to_do > 0) {
-            check(MPI_Waitsome(2, r, &outcount, indices, MPI_STATUSES_IGNORE), "Waitsome");
+            mpi_check(MPI_Waitsome(2, r, &outcount, indices, MPI_STATUSES_IGNORE), "Waitsome");
             left_to_do -= outcount;
         }
         acc[1] += in3 * 19;
 
         /* 3. persistent collectives: the one made before the CD, and some made here */
         pr_in = u[0] + round;
-        check(MPI_Start(&pred), "Start Allreduce_init");
+        mpi_check(MPI_Start(&pred), "Start Allreduce_init");
         int root = round % size;
         double b = rank == root ? round * 3.0 + 1 : 0, mine[2] = {rank + 0.5, round * 1.0},
                all[2 * 16], tot[2];
         int blk[16], blkin[16];
         for (int k = 0; k < size; k++) blk[k] = rank * 100 + k + round;
         MPI_Request pc[4];
-        check(MPI_Bcast_init(&b, 1, MPI_DOUBLE, root, MPI_COMM_WORLD, MPI_INFO_NULL, &pc[0]),
-              "Bcast_init");
-        check(MPI_Gather_init(mine, 2, MPI_DOUBLE, all, 2, MPI_DOUBLE, root, MPI_COMM_WORLD,
-                              MPI_INFO_NULL, &pc[1]),
-              "Gather_init");
-        check(MPI_Alltoall_init(blk, 1, MPI_INT, blkin, 1, MPI_INT, MPI_COMM_WORLD,
-                                MPI_INFO_NULL, &pc[2]),
-              "Alltoall_init");
-        check(MPI_Scan_init(mine, tot, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL,
-                            &pc[3]),
-              "Scan_init");
-        check(MPI_Startall(4, pc), "Startall");
-        check(MPI_Waitall(4, pc, MPI_STATUSES_IGNORE), "Waitall persistent collectives");
-        check(MPI_Wait(&pred, MPI_STATUS_IGNORE), "Wait Allreduce_init");
+        mpi_check(MPI_Bcast_init(&b, 1, MPI_DOUBLE, root, MPI_COMM_WORLD, MPI_INFO_NULL, &pc[0]),
+                  "Bcast_init");
+        mpi_check(MPI_Gather_init(mine, 2, MPI_DOUBLE, all, 2, MPI_DOUBLE, root, MPI_COMM_WORLD,
+                                  MPI_INFO_NULL, &pc[1]),
+                  "Gather_init");
+        mpi_check(MPI_Alltoall_init(blk, 1, MPI_INT, blkin, 1, MPI_INT, MPI_COMM_WORLD,
+                                    MPI_INFO_NULL, &pc[2]),
+                  "Alltoall_init");
+        mpi_check(MPI_Scan_init(mine, tot, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL,
+                                &pc[3]),
+                  "Scan_init");
+        mpi_check(MPI_Startall(4, pc), "Startall");
+        mpi_check(MPI_Waitall(4, pc, MPI_STATUSES_IGNORE), "Waitall persistent collectives");
+        mpi_check(MPI_Wait(&pred, MPI_STATUS_IGNORE), "Wait Allreduce_init");
         acc[2] += pr_out + b + tot[0] * 3 + tot[1];
         if (rank == root)
             for (int k = 0; k < 2 * size; k++) acc[2] += all[k] * (k + 1);
         for (int k = 0; k < size; k++) acc[2] += blkin[k] * (k + 2);
         /* started again: the same buffers, new values */
         b = rank == root ? round * 5.0 : 0;
-        check(MPI_Start(&pc[0]), "Start Bcast_init");
+        mpi_check(MPI_Start(&pc[0]), "Start Bcast_init");
         int flag = 0;
-        while (!flag) check(MPI_Test(&pc[0], &flag, MPI_STATUS_IGNORE), "Test");
+        while (!flag) mpi_check(MPI_Test(&pc[0], &flag, MPI_STATUS_IGNORE), "Test");
         acc[2] += b * 7;
         for (int k = 0; k < 4; k++) MPI_Request_free(&pc[k]);
 
         /* 4. the MPI-4 communicator makers */
         MPI_Comm idup, fromgroup, inter;
         MPI_Request dreq;
-        check(MPI_Comm_idup_with_info(MPI_COMM_WORLD, info, &idup, &dreq), "Comm_idup_with_info");
-        check(MPI_Wait(&dreq, MPI_STATUS_IGNORE), "Wait Comm_idup_with_info");
+        mpi_check(MPI_Comm_idup_with_info(MPI_COMM_WORLD, info, &idup, &dreq),
+                  "Comm_idup_with_info");
+        mpi_check(MPI_Wait(&dreq, MPI_STATUS_IGNORE), "Wait Comm_idup_with_info");
         MPI_Group world_group, half_group, other_group;
         MPI_Comm_group(MPI_COMM_WORLD, &world_group);
-        check(MPI_Comm_create_from_group(world_group, "cd.mpi4.world", MPI_INFO_NULL,
-                                         MPI_ERRORS_ARE_FATAL, &fromgroup),
-              "Comm_create_from_group");
+        mpi_check(MPI_Comm_create_from_group(world_group, "cd.mpi4.world", MPI_INFO_NULL,
+                                             MPI_ERRORS_ARE_FATAL, &fromgroup),
+                  "Comm_create_from_group");
         int evens[8], odds[8], ne = 0, no = 0;
         for (int k = 0; k < size; k++) {
             if (k % 2) odds[no++] = k;
@@ -178,9 +171,9 @@ int main(int argc, char **argv) {
         }
         MPI_Group_incl(world_group, rank % 2 ? no : ne, rank % 2 ? odds : evens, &half_group);
         MPI_Group_incl(world_group, rank % 2 ? ne : no, rank % 2 ? evens : odds, &other_group);
-        check(MPI_Intercomm_create_from_groups(half_group, 0, other_group, 0, "cd.mpi4.inter",
-                                               MPI_INFO_NULL, MPI_ERRORS_ARE_FATAL, &inter),
-              "Intercomm_create_from_groups");
+        mpi_check(MPI_Intercomm_create_from_groups(half_group, 0, other_group, 0, "cd.mpi4.inter",
+                                                   MPI_INFO_NULL, MPI_ERRORS_ARE_FATAL, &inter),
+                  "Intercomm_create_from_groups");
         double s1 = 0, s2 = 0, s3 = 0;
         MPI_Allreduce(&x, &s1, 1, MPI_DOUBLE, MPI_MAX, idup);
         MPI_Allreduce(&x, &s2, 1, MPI_DOUBLE, MPI_MIN, fromgroup);

@@ -21,25 +21,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define PROGRAM "nested"
+#include "support.h"
+
 #define NL 64     /* unknowns per rank */
 #define ITERS 40  /* CG iterations */
 #define BLOCK 10  /* iterations per block CD */
 #define MAXFAULTS 16
-
-static void fail(const char *what, int code) {
-    char detail[512];
-    size_t n = 0;
-    cd_last_error_message(detail, sizeof detail, &n);
-    fprintf(stderr, "nested: %s: %s (%s): %s\n", what, cd_error_name(code),
-            cd_error_string(code), detail);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-}
-
-#define CHECK(call)                    \
-    do {                               \
-        int rc_ = (call);              \
-        if (rc_ != 0) fail(#call, rc_); \
-    } while (0)
 
 static double dot(const double *a, const double *b) {
     double s = 0;
@@ -92,18 +80,18 @@ int main(int argc, char **argv) {
     };
     int error = 0;
     cd_handle root = create_cd(NULL, NULL, COMM_LOGGING_ENABLED, "nested", &error);
-    if (!root) fail("create_cd(root)", error);
+    if (!root) cd_fail("create_cd(root)", error);
     CHECK(add_to_cd_via_copy(root, state, 5));
     cd_handle block = NULL;
 
     while (it < ITERS) {
         if (!block) {
             block = create_cd(root, NULL, COMM_LOGGING_INHERIT, NULL, &error);
-            if (!block) fail("create_cd(block)", error);
+            if (!block) cd_fail("create_cd(block)", error);
             CHECK(add_to_cd_via_copy(block, state, 5));
         }
         cd_handle iter = create_cd(block, NULL, COMM_LOGGING_ENABLED, NULL, &error);
-        if (!iter) fail("create_cd(iteration)", error);
+        if (!iter) cd_fail("create_cd(iteration)", error);
         CHECK(add_to_cd_via_copy(iter, state, 5));
         int outer_fault = 0;
         for (;;) {
@@ -156,7 +144,7 @@ int main(int argc, char **argv) {
             CHECK(commit_cd(block));
             block = NULL;
             if (advance_cd_point_in_time(root) == FAILURE)
-                fail("advance_cd_point_in_time(root)", cd_last_error());
+                cd_fail("advance_cd_point_in_time(root)", cd_last_error());
             CHECK(add_to_cd_via_copy(root, state, 5));
         }
     }

@@ -26,29 +26,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define PROGRAM "pi"
+#include "support.h"
+
 #define M 8
 
 static int rank, size;
-
-static const char *message(void) {
-    static char msg[2048];
-    size_t n = 0;
-    cd_last_error_message(msg, sizeof msg - 1, &n);
-    msg[n < sizeof msg ? n : sizeof msg - 1] = '\0';
-    return msg;
-}
-
-static int fail(const char *what) {
-    int code = cd_last_error();
-    printf("pi rank %d error %d %s: %s\n", rank, code, what, message());
-    fflush(stdout);
-    MPI_Finalize();
-    return 0;
-}
-
-static int env_int(const char *name, int dflt) {
-    return getenv(name) ? atoi(getenv(name)) : dflt;
-}
 
 static void check(int ok, const char *what) {
     if (!ok) {
@@ -199,16 +182,16 @@ int main(int argc, char **argv) {
              getenv("PI_CACHE") ? getenv("PI_CACHE") : "/tmp");
     const char *given = getenv("PI_FROM_ENV") ? NULL : info;
     cd_handle cd = create_cd(NULL, given, COMM_LOGGING_DISABLED, "inflight", NULL);
-    if (!cd) return fail("create_cd");
+    if (!cd) return report_cd_error("create_cd");
     struct cd_addrspec state[] = {
         {u, sizeof u, READ_WRITE, GLOBAL},
         {&step, sizeof step, READ_WRITE, GLOBAL},
     };
-    if (add_to_cd_via_copy(cd, state, 2)) return fail("add_to_cd_via_copy");
+    if (add_to_cd_via_copy(cd, state, 2)) return report_cd_error("add_to_cd_via_copy");
     uint64_t version = 0;
-    if (cd_recovered_version(cd, &version)) return fail("cd_recovered_version");
+    if (cd_recovered_version(cd, &version)) return report_cd_error("cd_recovered_version");
     if (version) {
-        if (restore_cd(cd)) return fail("restore_cd");
+        if (restore_cd(cd)) return report_cd_error("restore_cd");
         printf("pi rank %d resumed %d version %llu\n", rank, step, (unsigned long long)version);
         fflush(stdout);
     }
@@ -259,7 +242,9 @@ int main(int argc, char **argv) {
         if (advance_cd_point_in_time(cd) == 0) {
             printf("pi rank %d persisted %d\n", rank, step);
         } else {
-            printf("pi rank %d refused %d %d %s\n", rank, step, cd_last_error(), message());
+            char msg[2048];
+            printf("pi rank %d refused %d %d %s\n", rank, step, cd_last_error(),
+                   cd_message(msg, sizeof msg));
         }
         fflush(stdout);
         if (step == kill_at) {
@@ -276,7 +261,7 @@ int main(int argc, char **argv) {
         }
         if (special && rank == 1) check(got == token, "token");
         /* an advance demotes the ranges to READ_ONLY: promote them again */
-        if (add_to_cd_via_copy(cd, state, 2)) return fail("add_to_cd_via_copy");
+        if (add_to_cd_via_copy(cd, state, 2)) return report_cd_error("add_to_cd_via_copy");
     }
 
     char hex[M * 16 + 1];

@@ -17,27 +17,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define PROGRAM "spill"
+#include "support.h"
+
 #define MSG (1 << 20)            /* bytes per message */
 #define WORDS (MSG / 8)
 #define STEPS 64                 /* MSG bytes received per step: 64 MiB logged per rank */
 #define EARLY 4                  /* the step after which the resident set is first measured */
 
 static int rank;
-
-static void fail(const char *what, int code) {
-    char detail[512];
-    size_t n = 0;
-    cd_last_error_message(detail, sizeof detail, &n);
-    fprintf(stderr, "spill: rank %d: %s: %s (%s): %s\n", rank, what, cd_error_name(code),
-            cd_error_string(code), detail);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-}
-
-#define CHECK(call)                    \
-    do {                               \
-        int rc_ = (call);              \
-        if (rc_ != 0) fail(#call, rc_); \
-    } while (0)
 
 /* The value of a /proc/self/status field, in KiB. */
 static long status_kib(const char *field) {
@@ -102,7 +90,7 @@ int main(int argc, char **argv) {
     long rss_early = -1, rss_end = -1, spilled = -1, logged = -1;
     int error = 0;
     cd_handle cd = create_cd(NULL, NULL, COMM_LOGGING_ENABLED, "spill", &error);
-    if (!cd) fail("create_cd", error);
+    if (!cd) cd_fail("create_cd", error);
     struct cd_addrspec state[] = {
         {&acc, sizeof acc, READ_WRITE, GLOBAL},
         {&total, sizeof total, READ_WRITE, GLOBAL},

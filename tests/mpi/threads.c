@@ -17,6 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define PROGRAM "threads"
+#include "support.h"
+
 #define N 128
 #define STEPS 30
 #define INTERVAL 10
@@ -24,26 +27,6 @@
 static int rank, size, fault_rank, fault_thread, fault_step;
 static MPI_Comm comms[2];
 static pthread_barrier_t start;
-
-static void fail(const char *what, int code) {
-    char detail[512];
-    size_t n = 0;
-    cd_last_error_message(detail, sizeof detail, &n);
-    fprintf(stderr, "threads: rank %d: %s: %s (%s): %s\n", rank, what, cd_error_name(code),
-            cd_error_string(code), detail);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-}
-
-static void die(const char *what) {
-    fprintf(stderr, "threads: rank %d: %s\n", rank, what);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-}
-
-#define CHECK(call)                    \
-    do {                               \
-        int rc_ = (call);              \
-        if (rc_ != 0) fail(#call, rc_); \
-    } while (0)
 
 struct worker {
     int id;
@@ -63,7 +46,7 @@ static void *work(void *arg) {
     snprintf(name, sizeof name, "threads-%d", w->id);
     int error = 0;
     cd_handle cd = create_cd(NULL, NULL, COMM_LOGGING_ENABLED, name, &error);
-    if (!cd) fail("create_cd", error);
+    if (!cd) cd_fail("create_cd", error);
     if (cd_current() != cd) die("cd_current() is not this thread's new CD");
     struct cd_addrspec state[] = {
         {u, sizeof u, READ_WRITE, GLOBAL},
@@ -109,7 +92,8 @@ static void *work(void *arg) {
             continue;
         }
         if (step % INTERVAL == 0) {
-            if (advance_cd_point_in_time(cd) == FAILURE) fail("advance_cd_point_in_time", cd_last_error());
+            if (advance_cd_point_in_time(cd) == FAILURE)
+                cd_fail("advance_cd_point_in_time", cd_last_error());
             CHECK(add_to_cd_via_copy(cd, state, 3));
         }
     }

@@ -10,6 +10,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#define PROGRAM "unreplayable"
+#include "support.h"
+
 static char report[512];
 
 /* restore_cd of `cd`: appends what it said to the report */
@@ -41,7 +44,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < 8; i++) data[i] = rank * 10 + i;
     int error = 0;
     cd_handle cd = create_cd(NULL, NULL, COMM_LOGGING_ENABLED, "unreplayable", &error);
-    if (!cd) { fprintf(stderr, "create_cd: %s\n", cd_error_string(error)); MPI_Abort(MPI_COMM_WORLD, 1); }
+    if (!cd) cd_fail("create_cd", error);
     struct cd_addrspec state[] = {{data, sizeof data, READ_WRITE, GLOBAL}};
     if (add_to_cd_via_copy(cd, state, 1)) MPI_Abort(MPI_COMM_WORLD, 2);
 #if MPI_VERSION >= 4
