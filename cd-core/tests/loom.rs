@@ -222,7 +222,8 @@ fn cache_across<T: Send + 'static>(
         };
         counted[outcome as usize].fetch_add(1, Ordering::Relaxed);
         if let (Some(cached), Outcome::Accepted) = (cached, outcome) {
-            let fresh = Cached::compute(child.clone()).expect("stale: a retired CD accepted");
+            assert!(child.is_live(), "stale: a retired CD accepted");
+            let fresh = Cached::compute(child.clone()).expect("a live CD has an answer");
             assert_eq!(cached.mode, fresh.mode, "stale mode accepted");
             let same_feeder = match (cached.feeder(), fresh.feeder()) {
                 (None, None) => true,
