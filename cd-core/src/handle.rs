@@ -23,10 +23,12 @@
 //! protocol is a pair of orders, each checked by a loom model (`tests/loom.rs`):
 //! - A writer changes a flag, then bumps an epoch (a release read-modify-write, under the
 //!   CD's lock): the CD's own for its retirement and its replay starting or ending, and for a
-//!   change in an ancestor, the epoch of every CD whose cached answers it changes (a restore
+//!   change in an ancestor, the epochs of the CDs whose cached answers it changes (a restore
 //!   retires the restored CD's descendants and bumps the CD; a restore that rewinds an
 //!   ancestor's replay bumps the CDs from that ancestor down to the restored one; a replay
-//!   ending bumps only the replaying CD, which the answers it fed keep as their feeder).
+//!   ending bumps only the replaying CD, which the answers it fed keep as their feeder). Not
+//!   covered: a rewind does not bump the CDs below the rewound ancestor on other branches, so
+//!   a thread whose active CD is one keeps its `Record` answer until its stack changes.
 //! - A reader ([`Cached::compute`]) loads an epoch (acquire), then the flags it guards: the
 //!   active CD's epoch, then its retirement, then for the CD and each ancestor its epoch, then
 //!   its `replaying`. It keeps the active CD's epoch and the feeder's. [`Cached::is_current`]
@@ -40,9 +42,11 @@
 //! validation that happens after B reads B's value or a later one (coherence), which differs
 //! from what L saw (epochs only grow, and 64 bits do not wrap), so the answer is refused and
 //! computed again. A change concurrent with the validation may be missed: the call then runs
-//! as if it came first, which it may. The reader writes nothing, so no store-buffering shape
-//! arises and no `SeqCst` is needed: the hot path is one or two acquire loads (plain loads on
-//! x86-64), with no read-modify-write.
+//! as if it came first, which it may. The orderings that carry this are the epoch's: its
+//! acquire loads and the bump's release (either made relaxed, the models fail); the flags'
+//! own loads need none for it (their acquire serves other readers of `is_live`). The reader
+//! writes nothing, so no store-buffering shape arises and no `SeqCst` is needed: the hot path
+//! is one or two acquire loads (plain loads on x86-64), with no read-modify-write.
 //!
 //! The order of the reader's loads is the whole point: a flag read before the epoch that
 //! guards it may be the old value while the epoch is already the new one, and that stale
