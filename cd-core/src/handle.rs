@@ -15,6 +15,44 @@
 //! against epochs that CDs bump whenever the answer may change on another thread's doing (a
 //! commit or restore retires the CD, a replay starts or ends): one atomic load, two while a
 //! replay feeds the thread.
+//!
+//! # Validating the cache
+//! What a cached answer ([`Cached`]) is computed from: the active CD's retirement, and the
+//! `replaying` flag of it and of each ancestor (the rest, `logging` and the parent, never
+//! changes). Each CD publishes these flags with an epoch (`node::Published`), and the
+//! protocol is a pair of orders, each checked by a loom model (`tests/loom.rs`):
+//! - A writer changes a flag, then bumps an epoch (a release read-modify-write, under the
+//!   CD's lock): the CD's own for its retirement and its replay starting or ending, and for a
+//!   change in an ancestor, the epochs of the CDs whose cached answers it changes (a restore
+//!   retires the restored CD's descendants and bumps the CD; a restore that rewinds an
+//!   ancestor's replay bumps the CDs from that ancestor down to the restored one; a replay
+//!   ending bumps only the replaying CD, which the answers it fed keep as their feeder). Not
+//!   covered: a rewind does not bump the CDs below the rewound ancestor on other branches, so
+//!   a thread whose active CD is one keeps its `Record` answer until its stack changes.
+//! - A reader ([`Cached::compute`]) loads an epoch (acquire), then the flags it guards: the
+//!   active CD's epoch, then its retirement, then for the CD and each ancestor its epoch, then
+//!   its `replaying`. It keeps the active CD's epoch and the feeder's. [`Cached::is_current`]
+//!   loads those epochs again and accepts the answer if both are unchanged.
+//!
+//! Why a validation never accepts an answer that misses a change that happens before it: take
+//! the change's bump B of epoch E, and the reader's load L of E before it read the flag. If L
+//! read B's value or a later one (all bumps are read-modify-writes, so later bumps continue
+//! B's release sequence), L synchronizes with B: the change happens before the reader's load
+//! of the flag, which sees it. Otherwise L read a value before B in E's modification order; a
+//! validation that happens after B reads B's value or a later one (coherence), which differs
+//! from what L saw (epochs only grow, and 64 bits do not wrap), so the answer is refused and
+//! computed again. A change concurrent with the validation may be missed: the call then runs
+//! as if it came first, which it may. The orderings that carry this are the epoch's: its
+//! acquire loads and the bump's release (either made relaxed, the models fail); the flags'
+//! own loads need none for it (their acquire serves other readers of `is_live`). The reader
+//! writes nothing, so no store-buffering shape arises and no `SeqCst` is needed: the hot path
+//! is one or two acquire loads (plain loads on x86-64), with no read-modify-write.
+//!
+//! The order of the reader's loads is the whole point: a flag read before the epoch that
+//! guards it may be the old value while the epoch is already the new one, and that stale
+//! answer then passes every validation. `Active::current` checks liveness before `compute`
+//! loads the epoch; `compute` checks it again after (the loom model
+//! `retirement_checked_before_the_epoch_is_missed` shows the other order failing).
 
 use crate::error::{CdError, Fate, Result};
 use crate::ids::{CdHandle, CdRef};
@@ -202,16 +240,22 @@ pub(crate) struct Cached {
 
 impl Cached {
     /// Looks at the active CD: its epoch first, then what the epochs guard, so that a change
-    /// made after the look moves an epoch past what was seen.
-    fn compute(node: Arc<Node>) -> Cached {
+    /// made after the look moves an epoch past what was seen (see "Validating the cache" in
+    /// the module docs). `None` if the CD was retired: also checked here, after the epoch,
+    /// because a retirement between an earlier check and the epoch's load would otherwise be
+    /// cached under its own bump and pass every validation.
+    pub(crate) fn compute(node: Arc<Node>) -> Option<Cached> {
         let seen = node.epoch();
+        if !node.is_live() {
+            return None;
+        }
         if !node.logging {
-            return Cached {
+            return Some(Cached {
                 node,
                 seen,
                 feeder: None,
                 mode: LogMode::Off,
-            };
+            });
         }
         let mut feeder = None;
         let mut next = Some(&node);
@@ -227,17 +271,17 @@ impl Cached {
         } else {
             LogMode::Record
         };
-        Cached {
+        Some(Cached {
             node,
             seen,
             feeder,
             mode,
-        }
+        })
     }
 
     /// Whether nothing this was computed from has changed since.
     #[inline]
-    fn is_current(&self) -> bool {
+    pub(crate) fn is_current(&self) -> bool {
         self.node.epoch() == self.seen
             && self
                 .feeder
@@ -311,7 +355,17 @@ impl Active {
     #[cold]
     fn refresh(&self) -> Option<Cached> {
         self.drop_writer();
-        let fresh = self.current().ok().map(Cached::compute);
+        // A CD found retired after `current` looked is popped by its next round.
+        let fresh = loop {
+            match self.current() {
+                Ok(node) => {
+                    if let Some(cached) = Cached::compute(node) {
+                        break Some(cached);
+                    }
+                }
+                Err(_) => break None,
+            }
+        };
         if let Ok(mut cache) = self.cache.try_borrow_mut() {
             *cache = match &fresh {
                 Some(cached) => Cache::Valid(cached.clone()),

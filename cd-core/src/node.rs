@@ -19,7 +19,10 @@ use crate::error::{CdError, Fate, Result};
 use crate::ids::CdHandle;
 use crate::interval::{IntervalMap, Piece};
 use crate::log::{Cursor, Log};
-use crate::primitive::sync::atomic::AtomicU8;
+use crate::primitive::sync::{
+    self,
+    atomic::{AtomicU64, AtomicU8},
+};
 use crate::regen::Regen;
 use crate::space::{Drain, SpaceId};
 use crate::stats::Stats;
@@ -27,7 +30,7 @@ use crate::storage_info::StorageInfo;
 use crate::store::{Buffer, Saved, Segment, INLINE};
 use crate::types::{Access, Restoration, Scope};
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// How an entry gets its data back.
@@ -333,6 +336,70 @@ impl Drop for BusyGuard<'_> {
     }
 }
 
+/// What a CD publishes to the threads' lock-free caches of their MPI mode (see `handle`,
+/// "Validating the cache"): whether it is retired, whether its own log is being replayed,
+/// and the epoch that guards both. Writers change a flag, then bump the epoch (release);
+/// readers load the epoch (acquire), then the flags. A type of its own so that the loom
+/// models (`tests/loom.rs`) run this very code.
+pub(crate) struct Published {
+    /// 0 while live; then 1 + the `Fate` code.
+    retired: AtomicU8,
+    /// Whether the CD's own log is being replayed (mirrors the log).
+    replaying: sync::atomic::AtomicBool,
+    /// Bumped after every change of the flags, and whenever what the MPI layer does on a
+    /// thread whose active CD is this one may have changed otherwise (a replay starting or
+    /// ending in an ancestor that feeds it). Only grows.
+    epoch: AtomicU64,
+}
+
+impl Published {
+    fn new() -> Published {
+        Published {
+            retired: AtomicU8::new(0),
+            replaying: sync::atomic::AtomicBool::new(false),
+            epoch: AtomicU64::new(0),
+        }
+    }
+
+    /// The epoch; load it before the flags it guards.
+    #[inline]
+    pub(crate) fn epoch(&self) -> u64 {
+        self.epoch.load(Ordering::Acquire)
+    }
+
+    /// 0 while live, else 1 + the `Fate` code.
+    #[inline]
+    fn retired(&self) -> u8 {
+        self.retired.load(Ordering::Acquire)
+    }
+
+    /// Whether the CD's own log is being replayed.
+    #[inline]
+    fn is_replaying(&self) -> bool {
+        self.replaying.load(Ordering::Acquire)
+    }
+
+    /// Moves the epoch on: every cached answer that saw an older one is no longer current.
+    fn bump(&self) {
+        self.epoch.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Publishes whether the CD's log is being replayed; bumps the epoch when that changed.
+    fn set_replaying(&self, on: bool) {
+        if self.replaying.swap(on, Ordering::AcqRel) != on {
+            self.bump();
+        }
+    }
+
+    /// Publishes the CD's retirement with `code` (1 + the `Fate` code): retired, replaying
+    /// nothing, then the bump.
+    fn retire(&self, code: u8) {
+        self.retired.store(code, Ordering::Release);
+        self.replaying.store(false, Ordering::Release);
+        self.bump();
+    }
+}
+
 /// One CD.
 pub(crate) struct Node {
     pub(crate) handle: CdHandle,
@@ -353,15 +420,11 @@ pub(crate) struct Node {
     /// Whether `state.pending` holds an asynchronous advance (changed with `state` locked):
     /// lets operations skip settling it without a lock.
     pub(crate) draining: AtomicBool,
-    /// 0 while live; then 1 + the `Fate` code. Changed only with `state` locked.
-    retired: AtomicU8,
     busy: BusyFlag,
-    /// Whether the CD's own log is being replayed (mirrors the log, for lock-free readers).
-    replaying: AtomicBool,
-    /// Bumped whenever what the MPI layer does on a thread whose active CD is this one may have
-    /// changed: retirement, a replay starting or ending here or in an ancestor that feeds it.
-    /// Each thread's cached [`crate::LogMode`] is valid while the epochs it saw are unchanged.
-    epoch: AtomicU64,
+    /// Retirement, replay and the epoch guarding them, for the threads' cached
+    /// [`crate::LogMode`]s: valid while the epochs they saw are unchanged. Changed only with
+    /// `state` locked.
+    published: Published,
     state: Mutex<State>,
 }
 
@@ -414,21 +477,19 @@ impl Node {
             had_siblings: AtomicBool::new(had_siblings),
             has_parent_entries: AtomicBool::new(false),
             draining: AtomicBool::new(false),
-            retired: AtomicU8::new(0),
             busy: BusyFlag::new(),
-            replaying: AtomicBool::new(false),
-            epoch: AtomicU64::new(0),
+            published: Published::new(),
             state: Mutex::new(State::default()),
         }
     }
 
     /// Whether the CD is still live (not committed or discarded).
     pub(crate) fn is_live(&self) -> bool {
-        self.retired.load(Ordering::Acquire) == 0
+        self.published.retired() == 0
     }
 
     fn fate(&self) -> Option<Fate> {
-        match self.retired.load(Ordering::Acquire) {
+        match self.published.retired() {
             0 => None,
             1 => Some(Fate::Committed),
             2 => Some(Fate::DiscardedByRestore),
@@ -472,41 +533,30 @@ impl Node {
         }
     }
 
-    /// The epoch (see the field); load it before reading what it guards.
+    /// The epoch (see [`Published`]); load it before reading what it guards.
     #[inline]
     pub(crate) fn epoch(&self) -> u64 {
-        self.epoch.load(Ordering::Acquire)
+        self.published.epoch()
     }
 
     /// Invalidates the threads' cached modes for this CD.
     pub(crate) fn bump(&self) {
-        self.epoch.fetch_add(1, Ordering::AcqRel);
+        self.published.bump();
     }
 
     /// Whether the CD's own log is being replayed.
     pub(crate) fn is_replaying(&self) -> bool {
-        self.replaying.load(Ordering::Acquire)
+        self.published.is_replaying()
     }
 
     /// Publishes whether the log in `state` (this CD's, locked) is being replayed; bumps the
     /// epoch when that changed.
     pub(crate) fn sync_replay(&self, state: &State) {
-        let on = state.log.is_replaying();
-        if self.replaying.swap(on, Ordering::AcqRel) != on {
-            self.bump();
-        }
+        self.published.set_replaying(state.log.is_replaying());
     }
 
     /// Marks the CD retired; call with its state locked, then [`crate::handle::retire`].
     pub(crate) fn mark_retired(&self, state: &mut State, fate: Fate) {
-        self.retired.store(
-            match fate {
-                Fate::Committed => 1,
-                Fate::DiscardedByRestore => 2,
-                Fate::Gone => 3,
-            },
-            Ordering::Release,
-        );
         state.entries.clear();
         state.data.clear();
         state.files.clear();
@@ -518,8 +568,13 @@ impl Node {
         // Waits for its copies to stop and releases its memory.
         state.pending = None;
         self.draining.store(false, Ordering::Release);
-        self.replaying.store(false, Ordering::Release);
-        self.bump();
+        // Published last, under the lock, so that lock-free readers see the retirement with
+        // its bump (readers that lock see all of it at once).
+        self.published.retire(match fate {
+            Fate::Committed => 1,
+            Fate::DiscardedByRestore => 2,
+            Fate::Gone => 3,
+        });
         // Children hold their parent's `Arc`: dropping ours breaks the cycle, so a discarded
         // subtree is freed.
         state.children.clear();

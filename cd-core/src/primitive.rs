@@ -1,8 +1,9 @@
 //! The atomics of cd-core's lock-free primitives (crossbeam's `primitive` pattern): std's in
 //! normal builds, loom's under `--cfg loom`, so that the loom models (`tests/loom.rs`, built
 //! into this module as unit tests: they need crate-private types) run the real code. The
-//! primitives: a CD's busy flag (`node::BusyFlag`) and a log lane's handshake state
-//! (`log::LaneState`). Each is a small type of its own because loom's atomics are not `const`
+//! primitives: a CD's busy flag (`node::BusyFlag`), a log lane's handshake state
+//! (`log::LaneState`), and what a CD publishes to the threads' caches of their MPI mode
+//! (`node::Published`, read by `handle::Cached`). Each is a small type of its own because loom's atomics are not `const`
 //! and cannot live in a static; the real code calls exactly the methods the models call.
 //!
 //! Run the models with
@@ -11,9 +12,11 @@
 pub(crate) mod sync {
     pub(crate) mod atomic {
         #[cfg(loom)]
-        pub(crate) use loom::sync::atomic::{fence, AtomicBool, AtomicU8, AtomicUsize};
+        pub(crate) use loom::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicU8, AtomicUsize};
         #[cfg(not(loom))]
-        pub(crate) use std::sync::atomic::{compiler_fence, AtomicBool, AtomicU8, AtomicUsize};
+        pub(crate) use std::sync::atomic::{
+            compiler_fence, AtomicBool, AtomicU64, AtomicU8, AtomicUsize,
+        };
     }
 
     #[cfg(loom)]

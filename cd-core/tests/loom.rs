@@ -1,15 +1,25 @@
 //! Loom models of cd-core's lock-free primitives, run on the real code: a CD's busy flag
-//! ([`BusyFlag`]) and a log lane's publish/seal handshake ([`LaneState`]). Built into the
-//! library as `primitive::loom_models` (they need crate-private types), only with `--cfg loom`:
+//! ([`BusyFlag`]), a log lane's publish/seal handshake ([`LaneState`]), and the validation of
+//! a thread's cached MPI mode ([`Cached`] over what each CD publishes, `node::Published`).
+//! Built into the library as `primitive::loom_models` (they need crate-private types), only
+//! with `--cfg loom`:
 //!
 //! `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p cd-core --release --lib loom_models`
 //!
 //! What they cannot check: `membarrier`. The sealer's `membarrier` with the owner's compiler
 //! fence is modelled as a `SeqCst` fence on each side (see `log::process_fence`), so the models
 //! check the handshake given that equivalence, not the system call or the compiler fence.
+//! The cache models check the validation against one change at a time, made the way each
+//! writer makes it; that every writer bumps the epochs its change needs is argued in
+//! `handle`'s module docs, not modelled.
 
-use crate::log::LaneState;
-use crate::node::{BusyFlag, Exclusive};
+use crate::error::Fate as Retirement;
+use crate::handle::Cached;
+use crate::ids::CdHandle;
+use crate::log::{LaneState, LogEntry};
+use crate::node::{BusyFlag, Exclusive, Node, State};
+use crate::storage_info::StorageInfo;
+use crate::types::LogMode;
 use loom::cell::UnsafeCell;
 use loom::sync::atomic::AtomicUsize;
 use loom::sync::Arc;
@@ -148,4 +158,213 @@ fn lane_seal_loses_no_record() {
 #[should_panic(expected = "lost")]
 fn lane_seal_without_barrier_loses_records() {
     append_while_sealing(false);
+}
+
+/// A CD that logs MPI calls, child of `parent` (a root without one). Nodes are shared with
+/// std's `Arc`, as the registry and the caches share them; their atomics are loom's.
+fn logging_node(parent: Option<&std::sync::Arc<Node>>) -> std::sync::Arc<Node> {
+    let depth = parent.map_or(0, |p| p.depth + 1);
+    std::sync::Arc::new(Node::new(
+        CdHandle::from_bits((1 << 32) | u64::from(depth)),
+        parent.cloned(),
+        None,
+        depth,
+        0,
+        true,
+        StorageInfo::default(),
+        false,
+    ))
+}
+
+/// A CD's state whose log holds one record and replays it (what a restore leaves).
+fn replaying_state() -> State {
+    let mut state = State::default();
+    state
+        .log
+        .push(LogEntry::new(vec![1u8]))
+        .expect("a record into a log not replaying");
+    assert!(state.log.start_replay());
+    state
+}
+
+/// A root CD and its child, both logging; the reader's active CD is the child. `prepare`
+/// sets the tree up (its result goes to `change`); then `change` runs on another thread while
+/// the reader computes its answer the way `Active::refresh` does (`current`'s liveness check,
+/// then [`Cached::compute`]), and validates it after `change` ended (so the change happens
+/// before the validation): an answer accepted then must be the one a fresh look gives.
+/// Returns how many executions had each [`Outcome`], so that a model can show which it
+/// reached.
+fn cache_across<T: Send + 'static>(
+    prepare: fn(&std::sync::Arc<Node>, &std::sync::Arc<Node>) -> T,
+    change: fn(&std::sync::Arc<Node>, &std::sync::Arc<Node>, T),
+) -> [usize; 3] {
+    use std::sync::atomic::AtomicUsize;
+    let outcomes = std::sync::Arc::new([0; 3].map(AtomicUsize::new));
+    let counted = std::sync::Arc::clone(&outcomes);
+    loom::model(move || {
+        let root = logging_node(None);
+        let child = logging_node(Some(&root));
+        let prepared = prepare(&root, &child);
+        let writer = {
+            let (root, child) = (root.clone(), child.clone());
+            thread::spawn(move || change(&root, &child, prepared))
+        };
+        let cached = if child.is_live() {
+            Cached::compute(child.clone())
+        } else {
+            None
+        };
+        writer.join().unwrap();
+        let outcome = match &cached {
+            None => Outcome::NoAnswer,
+            Some(cached) if cached.is_current() => Outcome::Accepted,
+            Some(_) => Outcome::Refused,
+        };
+        counted[outcome as usize].fetch_add(1, Ordering::Relaxed);
+        if let (Some(cached), Outcome::Accepted) = (cached, outcome) {
+            assert!(child.is_live(), "stale: a retired CD accepted");
+            let fresh = Cached::compute(child.clone()).expect("a live CD has an answer");
+            assert_eq!(cached.mode, fresh.mode, "stale mode accepted");
+            let same_feeder = match (cached.feeder(), fresh.feeder()) {
+                (None, None) => true,
+                (Some(a), Some(b)) => std::sync::Arc::ptr_eq(a, b),
+                _ => false,
+            };
+            assert!(same_feeder, "stale feeder accepted");
+        }
+    });
+    [0, 1, 2].map(|i| outcomes[i].load(Ordering::Relaxed))
+}
+
+/// What became of the reader's answer in one execution of [`cache_across`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    /// The CD was found retired: no answer was cached.
+    NoAnswer,
+    /// Computed, and accepted by the validation after the change.
+    Accepted,
+    /// Computed, and refused by the validation after the change.
+    Refused,
+}
+
+/// Asserts that the model met both outcomes of the race: an answer computed before the change
+/// refused, and one computed after it accepted.
+fn reached_both(outcomes: [usize; 3]) {
+    assert!(
+        outcomes[Outcome::Accepted as usize] > 0,
+        "no execution accepted the answer"
+    );
+    assert!(
+        outcomes[Outcome::Refused as usize] > 0,
+        "no execution refused the answer"
+    );
+}
+
+/// A restore of the active CD starts its replay (what `restore::finish` does: the replay
+/// started in the locked state, published, the epoch bumped): no validation after it accepts
+/// the recording answer from before.
+#[test]
+fn cache_sees_a_replay_start() {
+    reached_both(cache_across(
+        |_, _| (),
+        |_, child, ()| {
+            let state = replaying_state();
+            child.sync_replay(&state);
+            child.bump();
+        },
+    ));
+}
+
+/// The active CD is retired on another thread (a commit there, or a restore of its parent):
+/// no validation after it accepts an answer about the retired CD.
+#[test]
+fn cache_sees_a_retirement() {
+    let outcomes = cache_across(
+        |_, _| (),
+        |_, child, ()| child.mark_retired(&mut State::default(), Retirement::DiscardedByRestore),
+    );
+    // An answer computed before the retirement is refused, none is computed after it.
+    assert!(outcomes[Outcome::Refused as usize] > 0);
+    assert!(outcomes[Outcome::NoAnswer as usize] > 0);
+}
+
+/// The feeder's path: the root's replay feeds the active CD (a child created during it), and
+/// ends on another thread (what `log_next` does when the log is exhausted: only the feeder's
+/// epoch is bumped). No validation after it accepts the replaying answer.
+#[test]
+fn cache_sees_the_feeders_replay_end() {
+    reached_both(cache_across(
+        |root, _| {
+            let state = replaying_state();
+            root.sync_replay(&state);
+            state
+        },
+        |root, _, mut state| {
+            while state.log.next().is_some() {}
+            root.sync_replay(&state);
+        },
+    ));
+}
+
+/// A restore below the active CD rewinds the root's replay (what `restore_cd` does with a
+/// feed mark: the feeder's replay published, then the CDs from it down to the restored one
+/// bumped): the active CD, between them, is not the feeder of its cached answer, and its own
+/// epoch carries the change.
+#[test]
+fn cache_sees_an_ancestors_replay_rewound() {
+    reached_both(cache_across(
+        |_, _| (),
+        |root, child, ()| {
+            let state = replaying_state();
+            root.sync_replay(&state);
+            root.bump();
+            child.bump();
+        },
+    ));
+}
+
+/// The models are sharp enough to catch the reads in the wrong order: liveness checked before
+/// the epoch and not again after it (what `Active::refresh` did before `Cached::compute`
+/// checked it) caches a CD retired in between under its retirement's own bump, and every
+/// later validation accepts it.
+#[test]
+#[should_panic(expected = "stale")]
+fn retirement_checked_before_the_epoch_is_missed() {
+    loom::model(|| {
+        let child = logging_node(Some(&logging_node(None)));
+        let writer = {
+            let child = child.clone();
+            thread::spawn(move || child.mark_retired(&mut State::default(), Retirement::Committed))
+        };
+        let live = child.is_live();
+        let seen = child.epoch();
+        writer.join().unwrap();
+        if live && child.epoch() == seen {
+            assert!(child.is_live(), "stale: a retired CD accepted");
+        }
+    });
+}
+
+/// The same for the replaying flag read before its epoch: a replay started in between is
+/// missed by an answer that every later validation accepts.
+#[test]
+#[should_panic(expected = "stale")]
+fn replay_read_before_the_epoch_is_missed() {
+    loom::model(|| {
+        let child = logging_node(Some(&logging_node(None)));
+        let writer = {
+            let child = child.clone();
+            thread::spawn(move || child.sync_replay(&replaying_state()))
+        };
+        let mode = if child.is_replaying() {
+            LogMode::Replay
+        } else {
+            LogMode::Record
+        };
+        let seen = child.epoch();
+        writer.join().unwrap();
+        if child.epoch() == seen {
+            assert_eq!(child.is_replaying(), mode == LogMode::Replay, "stale mode");
+        }
+    });
 }
