@@ -425,21 +425,29 @@ fn reset_then_remap_restores_into_new_allocations() {
     device_reset();
     let (a2, b2) = (s.malloc(N), s.malloc(N));
     assert!(a2 != a && b2 != b, "the arrays came back elsewhere");
+    assert_eq!(b2, a2 + N, "back to back again");
     let host = [0u8; 64];
-    for (from, to, len) in [
-        (a, a2, N),                   // destination held by nobody yet, but:
-        (a, host.as_ptr().addr(), N), // host memory
-        (a + 16, a2, N - 16),         // crosses an entry
-        (a, a + 1, N),                // overlapping
-    ] {
-        if to == a2 {
-            continue;
-        }
+    let addresses = || {
+        cd_entries(cd)
+            .unwrap()
+            .iter()
+            .map(|e| e.address)
+            .collect::<Vec<_>>()
+    };
+    let refused = |from: usize, to: usize, len: usize, reason: &str| {
+        let before = addresses();
         let err = remap_device_region(from, to, len).unwrap_err();
         assert!(matches!(err, CdError::RemapRefused { .. }), "{err}");
-    }
-    remap_device_region(a, a2, N).unwrap();
+        assert!(err.to_string().contains(reason), "{err}");
+        assert_eq!(addresses(), before, "a refused remap changes nothing");
+    };
+    refused(a, host.as_ptr().addr(), N, "not device memory");
+    refused(a, a2 + 512, N, "not device memory"); // across the new a2 and b2
+    refused(a + 16, a2, N - 16, "crosses the old range's bounds");
+    refused(a, a + 1, N, "overlap");
     remap_device_region(b, b2, N).unwrap();
+    refused(a, b2, N, "already holds ranges at the destination");
+    remap_device_region(a, a2, N).unwrap();
     let entries = cd_entries(cd).unwrap();
     assert_eq!(
         entries.iter().map(|e| e.address).collect::<Vec<_>>(),
