@@ -37,7 +37,7 @@
  *   may span several mappings of one reservation, never two reservations;
  * - stream-ordered allocation from the device's default pool (cuMemAllocAsync,
  *   cuMemAllocFromPoolAsync): a freed block goes back to its pool when the queued free runs,
- *   and the pool hands it out again, at the same address, to a later allocation that fits;
+ *   and the pool hands it out again, at the same address, to a later allocation of its size;
  * - cuStandinReset (and cuDevicePrimaryCtxReset_v2) play cudaDeviceReset: every device
  *   allocation, pool block, physical allocation and mapping, host registration and pinned
  *   host allocation is gone, streams and events made before it are invalid handles, and
@@ -282,9 +282,9 @@ static CUresult alloc_common(CUdeviceptr *p, size_t size, int managed, int poole
         if (posix_memalign(&m, 4096, size) != 0) { rc = CUDA_ERROR_OUT_OF_MEMORY; goto out; }
         start = (uintptr_t)m;
     } else {
-        if (pooled) /* a freed block of the pool that fits, at its old address */
+        if (pooled) /* a freed block of the pool of this size, at its old address */
             for (int i = 0; i < default_pool.nfree && !start; i++)
-                if (default_pool.sizes[i] >= rounded) {
+                if (default_pool.sizes[i] == rounded) {
                     start = default_pool.starts[i];
                     default_pool.nfree--;
                     default_pool.starts[i] = default_pool.starts[default_pool.nfree];
