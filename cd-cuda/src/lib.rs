@@ -10,8 +10,35 @@
 //! registered-callback API of cd-core stays for other devices.
 //!
 //! This is its own crate because it has one job, talking to the CUDA driver, and cd-core must
-//! stay free of any GPU dependency; `libcd` (cd-ffi) enables it when the first CD is created,
-//! Rust programs call [`enable`] (the facade re-exports it).
+//! stay free of any GPU dependency; so the space is on by default one layer up: `libcd`
+//! (cd-ffi) and the Rust facade (`containment`: `Domain`, `raw::create_cd`) call [`enable`]
+//! when a CD is created. A program built on cd-core alone calls [`enable`] itself.
+//!
+//! Every pointer query is made with device 0's primary context current: the driver answers
+//! `CUDA_ERROR_INVALID_CONTEXT` to `cuPointerGetAttributes` on a thread with no context, and
+//! a failed query would take device memory for host memory.
+//!
+//! # Virtual-memory API arrays: one reservation, one region
+//! For memory mapped with `cuMemMap`, `CU_POINTER_ATTRIBUTE_RANGE_START_ADDR` and
+//! `_RANGE_SIZE` report "not necessarily the address of the mapped region, but the address of
+//! the mappable address range ptr references (e.g. from cuMemAddressReserve)" (driver API
+//! reference, `cuPointerGetAttribute`): the whole reservation, not the physical chunk (that
+//! is what `cuMemGetAddressRange` reports). The space takes the reservation as the region, on
+//! purpose: the chunks of one reservation form one virtual range that the device accesses,
+//! and copies, as one buffer (the growable buffers the virtual-memory API exists for are
+//! mapped chunk by chunk and used as one array; PyTorch's expandable segments hand out
+//! tensors that span several chunks), so an array of several chunks is one entry, copied in
+//! one piece; splitting per chunk (with `CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR`) would cut a
+//! large array into many small copies for nothing. Two reservations are two regions even when back to back, and a range over a
+//! reserved part with no mapping is recognised but its copy is refused by the driver (a clear
+//! `DeviceCopy` error, never a host access). Because the reservation is the region, arrays
+//! mapped again at the same virtual addresses after a reset are the same regions (below).
+//!
+//! # Stream-ordered pools
+//! `cudaMallocAsync` allocations (any pool) report their own range, like `cudaMalloc`
+//! memory, and a NULL context (they belong to no context); the space only uses their device
+//! ordinal. Each is its own region. A CD must be done with an allocation (committed, or the
+//! range deleted) before it is freed: the pool hands the block out again at the same address.
 //!
 //! # Allocating device memory
 //! [`CudaMemory`] allocates and frees device memory through the loaded driver, and
@@ -48,9 +75,21 @@
 //! ranges of one advance must be on one device to be drained.
 //!
 //! # A GPU reset
-//! `cudaDeviceReset` destroys the primary context's streams, events, host registrations and
-//! pinned allocations: [`cd_core::device_reset`] tells the space to forget (not release) the
-//! ones it holds, and it makes new ones on next use.
+//! `cudaDeviceReset` (`cuDevicePrimaryCtxReset`) destroys the primary context with its
+//! streams, events, host registrations, pinned and device allocations:
+//! [`cd_core::device_reset`] tells the space to forget (not release) the ones it holds, to
+//! release its retains of the primary contexts (which the driver allows after a reset) and to
+//! retain them again on next use, since the driver promises nothing about a context handle
+//! retained before the reset. Then the application re-creates its arrays, by one of two
+//! recipes:
+//! - **the same virtual addresses**: address reservations (`cuMemAddressReserve`) survive the
+//!   reset; mapping new physical chunks at the old addresses (`cuMemCreate`, `cuMemMap`,
+//!   `cuMemSetAccess`) gives arrays that `restore_cd` writes as they are, with nothing to move;
+//! - **other addresses** (`cudaMalloc` again): [`cd_core::remap_device_region`] moves each
+//!   CD's ranges and saved bytes from the old array to the new one, then `restore_cd`.
+//!
+//! A sticky error (an illegal address) leaves the process unable to use the GPU again; that
+//! recovery needs CDs persisted to storage and a new process (see cd-core's `device_reset`).
 
 mod driver;
 mod memory;
