@@ -40,6 +40,7 @@ struct Standin {
     alloc_from_pool: unsafe extern "C" fn(*mut u64, usize, *mut c_void, *mut c_void) -> c_int,
     alloc_async: unsafe extern "C" fn(*mut u64, usize, *mut c_void) -> c_int,
     free_async: unsafe extern "C" fn(u64, *mut c_void) -> c_int,
+    attributes: unsafe extern "C" fn(u32, *mut c_int, *mut *mut c_void, u64) -> c_int,
 }
 
 /// `CUmemLocation`: a device (`kind` 1) and its ordinal.
@@ -115,6 +116,7 @@ fn standin() -> (&'static Standin, MutexGuard<'static, ()>) {
                 alloc_from_pool: lib.symbol("cuMemAllocFromPoolAsync"),
                 alloc_async: lib.symbol("cuMemAllocAsync"),
                 free_async: lib.symbol("cuMemFreeAsync"),
+                attributes: lib.symbol("cuPointerGetAttributes"),
             }
         }
     });
@@ -820,4 +822,104 @@ fn pool_allocations_advance_restore_and_free_in_stream_order() {
     s.in_context(|| unsafe { (s.free_async)(z, stream) });
     s.run_streams();
     assert_eq!(s.live(), live - 2);
+}
+
+/// The stand-in plays the driver's rules the space depends on, so that a runtime breaking
+/// them fails here as it would on a GPU: pointer queries need a context; the primary context
+/// retained before a reset is destroyed; the virtual-memory API refuses what the driver API
+/// reference forbids (a mapping outside a reservation or over another, a partial unmap or
+/// access change, a reservation freed while mapped), and memory mapped without
+/// `cuMemSetAccess` cannot be copied.
+#[test]
+fn standin_plays_the_drivers_rules() {
+    let (s, _guard) = standin();
+    const INVALID_VALUE: c_int = 1;
+    const INVALID_CONTEXT: c_int = 201;
+    const CONTEXT_IS_DESTROYED: c_int = 709;
+    let a = s.malloc(4096);
+    let (mut start, mut size) = (0u64, 0usize);
+    let mut names = [11, 12]; // RANGE_START_ADDR, RANGE_SIZE
+    let mut data: [*mut c_void; 2] = [(&raw mut start).cast(), (&raw mut size).cast()];
+    // SAFETY: two attributes pointing at locals of the types the driver writes.
+    let mut query =
+        |p: usize| unsafe { (s.attributes)(2, names.as_mut_ptr(), data.as_mut_ptr(), p as u64) };
+    assert_eq!(query(a), INVALID_CONTEXT, "no context current");
+    s.in_context(|| query(a + 100));
+    assert_eq!((start as usize, size), (a, 4096));
+
+    let g = s.granularity();
+    let va = s.reserve(2 * g);
+    let mut h = 0;
+    // SAFETY: out-pointers to locals; every call below is checked by the stand-in.
+    unsafe {
+        assert_eq!((s.create)(&mut h, g, &DEVICE0, 0), 0);
+        assert_eq!(
+            (s.map)(a as u64, g, 0, h, 0),
+            INVALID_VALUE,
+            "not in a reservation"
+        );
+        assert_eq!(
+            (s.map)((va + g / 2) as u64, g, 0, h, 0),
+            INVALID_VALUE,
+            "misaligned"
+        );
+        assert_eq!((s.map)(va as u64, g, 0, h, 0), 0);
+        assert_eq!(
+            (s.map)(va as u64, g, 0, h, 0),
+            INVALID_VALUE,
+            "mapped already"
+        );
+    }
+    s.in_context(|| query(va + g + 8));
+    assert_eq!(
+        (start as usize, size),
+        (va, 2 * g),
+        "the reservation, mapped or not"
+    );
+    let mut byte = [0u8; 1];
+    let mut ctx = std::ptr::null_mut();
+    // SAFETY: the stand-in's calls with valid out-pointers; the copies are checked by it.
+    unsafe {
+        assert_eq!((s.retain)(&mut ctx, 0), 0);
+        assert_eq!((s.push)(ctx), 0);
+        let rc = (s.dtoh)(byte.as_mut_ptr().cast(), va as u64, 1);
+        assert_eq!(rc, INVALID_VALUE, "no access set yet");
+        assert_eq!((s.pop)(&mut ctx), 0);
+        let access = AccessDesc {
+            location: Location { kind: 1, id: 0 },
+            flags: 3,
+        };
+        assert_eq!(
+            (s.set_access)(va as u64, 2 * g, &access, 1),
+            INVALID_VALUE,
+            "a hole"
+        );
+        assert_eq!((s.set_access)(va as u64, g, &access, 1), 0);
+        assert_eq!(
+            (s.unmap)(va as u64, g / 2),
+            INVALID_VALUE,
+            "part of a mapping"
+        );
+        assert_eq!(
+            (s.address_free)(va as u64, 2 * g),
+            INVALID_VALUE,
+            "still mapped"
+        );
+        assert_eq!((s.release)(h), 0, "released, still mapped: kept");
+        assert_eq!((s.push)(ctx), 0);
+        let rc = (s.dtoh)(byte.as_mut_ptr().cast(), va as u64, 1);
+        assert_eq!((s.pop)(&mut ctx), 0);
+        assert_eq!(rc, 0, "readable once accessible");
+        assert_eq!((s.unmap)(va as u64, g), 0);
+        assert_eq!((s.release)(h), INVALID_VALUE, "freed with its last mapping");
+        assert_eq!((s.address_free)(va as u64, 2 * g), 0);
+
+        // A reset destroys the primary context: the old handle cannot be made current.
+        (s.reset)();
+        assert_eq!((s.push)(ctx), CONTEXT_IS_DESTROYED);
+        assert_eq!((s.retain)(&mut ctx, 0), 0);
+        assert_eq!((s.push)(ctx), 0);
+        assert_eq!((s.pop)(&mut ctx), 0);
+    }
+    device_reset();
 }
