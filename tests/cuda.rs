@@ -494,13 +494,21 @@ fn cuda_unusable_in_child() {
 /// The built-in space is on by default: a program that never calls `enable_cuda` nor
 /// `Device::cuda`, and adds device memory it allocated itself to a CD (created as a `Domain`
 /// or with `raw::create_cd`), has it saved and restored through the driver (before, the
-/// runtime took it for host memory and crashed); with `CD_CUDA=0` the space stays off and
-/// host-only CDs work on. In a child process each, since the space is set up once per process.
+/// runtime took it for host memory and crashed); with `CD_CUDA=0`, or no driver to load, the
+/// space stays off, creating CDs does not fail, and host-only CDs work on. In a child process
+/// each, since the space is set up once per process.
 #[test]
 fn the_cuda_space_is_on_by_default() {
     let (_s, _guard) = standin();
     let exe = std::env::current_exe().unwrap();
-    for (creation, cuda) in [("domain", "1"), ("raw", "1"), ("domain", "0")] {
+    let on = std::env::var("CD_CUDA_LIBRARY").unwrap();
+    let missing = "/nonexistent/libcuda.so.1";
+    for (creation, cuda, library, off) in [
+        ("domain", "1", on.as_str(), ""),
+        ("raw", "1", &on, ""),
+        ("domain", "0", &on, "CD_CUDA=0"),
+        ("raw", "1", missing, "cannot load /nonexistent/libcuda.so.1"),
+    ] {
         let out = std::process::Command::new(&exe)
             .args([
                 "--exact",
@@ -509,13 +517,15 @@ fn the_cuda_space_is_on_by_default() {
                 "--nocapture",
             ])
             .env("CD_CUDA", cuda)
+            .env("CD_CUDA_LIBRARY", library)
             .env("CD_TEST_CREATION", creation)
+            .env("CD_TEST_OFF", off)
             .output()
             .unwrap();
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(
             out.status.success(),
-            "{creation}, CD_CUDA={cuda}: {:?}\n{text}{}",
+            "{creation}, CD_CUDA={cuda}, {library}: {:?}\n{text}{}",
             out.status,
             String::from_utf8_lossy(&out.stderr)
         );
@@ -523,16 +533,14 @@ fn the_cuda_space_is_on_by_default() {
     }
 }
 
-/// Run by `the_cuda_space_is_on_by_default` in a child process, which inherits
-/// `CD_CUDA_LIBRARY` (the stand-in) and gets `CD_CUDA` and `CD_TEST_CREATION`.
+/// Run by `the_cuda_space_is_on_by_default` in a child process, with `CD_CUDA`,
+/// `CD_CUDA_LIBRARY`, `CD_TEST_CREATION` and `CD_TEST_OFF` (why the space is off, or empty).
 #[test]
 #[ignore = "run in a child process by the_cuda_space_is_on_by_default"]
 fn on_by_default_in_child() {
     use containment::raw::{self, Access, AddrSpec, LoggingMode, Scope};
     let creation = std::env::var("CD_TEST_CREATION").expect("set by the parent");
-    let on = std::env::var("CD_CUDA").as_deref() != Ok("0");
-    let lib = std::env::var("CD_CUDA_LIBRARY").expect("inherited from the parent");
-    let s = Standin::open(std::path::Path::new(&lib));
+    let off = std::env::var("CD_TEST_OFF").expect("set by the parent");
     let (handle, domain) = match creation.as_str() {
         "domain" => {
             let cd = Domain::builder().name("cuda-default").create().unwrap();
@@ -543,17 +551,31 @@ fn on_by_default_in_child() {
             None,
         ),
     };
-    if !on {
+    if !off.is_empty() {
         let why = containment::cuda_status().unwrap_err();
-        assert!(why.contains("CD_CUDA=0"), "{why}");
-        let mut cd = domain.unwrap();
-        let x = cd.protect(vec![1u8; 8]).unwrap();
-        cd.get_mut(x).unwrap()[0] = 2;
-        cd.restore().unwrap();
-        assert_eq!(cd.get(x).unwrap()[0], 1);
-        cd.commit().unwrap();
+        assert!(why.contains(&off), "{why}");
+        let mut x = [1u8; 8];
+        // SAFETY: `x` outlives the CD, committed below; nothing else writes it meanwhile.
+        unsafe {
+            let spec = AddrSpec::new(
+                x.as_ptr().expose_provenance(),
+                8,
+                Access::ReadWrite,
+                Scope::Global,
+            );
+            raw::add_to_cd_via_copy(handle, &[spec]).unwrap();
+            std::hint::black_box(&mut x)[0] = 2;
+            raw::restore_cd(handle).unwrap();
+        }
+        assert_eq!(std::hint::black_box(&x)[0], 1);
+        match domain {
+            Some(cd) => cd.commit().unwrap(),
+            None => raw::commit_cd(handle).unwrap(),
+        }
         return;
     }
+    let lib = std::env::var("CD_CUDA_LIBRARY").expect("the stand-in");
+    let s = Standin::open(std::path::Path::new(&lib));
     // Nothing here may ask for the space (`cuda_status` would set it up) before the add.
     let a = s.malloc(N * 4);
     s.kernel(a, &pattern(N, 1));
