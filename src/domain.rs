@@ -22,12 +22,13 @@
 
 use crate::device::{self, Device, DevicePtrMut, PendingAdvance, Stream};
 use crate::error::{CommitError, Error, Result};
+use crate::raw::create_cd;
 use crate::tree::{self, Data, DeviceKey, Key, Tree};
 use bytemuck::Pod;
 use cd_core::{
     advance_cd_point_in_time, advance_cd_point_in_time_async, cd_entries, cd_info, commit_cd,
-    create_cd, delete_from_cd, get_mpi_log_from_cd, recovered_version, restore_cd, Access,
-    AddrSpec, AdvanceReport, CdError, CdHandle, CdInfo, LogEntry, LoggingMode, RestoreReport,
+    delete_from_cd, get_mpi_log_from_cd, recovered_version, restore_cd, Access, AddrSpec,
+    AdvanceReport, CdError, CdHandle, CdInfo, LogEntry, LoggingMode, RestoreReport,
 };
 use std::ops::Range;
 
@@ -128,7 +129,8 @@ impl Builder {
         self
     }
 
-    /// Creates the root CD.
+    /// Creates the root CD (enabling the built-in CUDA space first, as
+    /// [`raw::create_cd`](crate::raw::create_cd) does).
     pub fn create(self) -> Result<Domain> {
         let handle = create_cd(
             None,

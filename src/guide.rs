@@ -304,11 +304,15 @@
 //! # Ok::<(), containment::Error>(())
 //! ```
 //!
-//! Memory the program allocates itself (`cudaMalloc` in CUDA C++, or
-//! [`DeviceBuffer`](crate::DeviceBuffer)) goes through the raw layer:
-//! [`crate::enable_cuda`] registers the space, which recognises device pointers by itself,
-//! and [`crate::raw::add_to_cd_via_copy`] on [`handle`](crate::Domain::handle) adds them.
-//! [`crate::raw::device_reset`] with [`crate::raw::remap_device_region`] follow a GPU reset.
+//! Memory the program allocates itself (`cudaMalloc`, `cudaMallocAsync` or the
+//! virtual-memory API in CUDA C++, or [`DeviceBuffer`](crate::DeviceBuffer)) goes through the
+//! raw layer: [`crate::raw::add_to_cd_via_copy`] on [`handle`](crate::Domain::handle) adds
+//! it. The space is on by default where CUDA is present (creating a [`Domain`](crate::Domain)
+//! or a root through [`crate::raw::create_cd`] enables it; `CD_CUDA=0` turns it off), and
+//! recognises device pointers by itself. [`crate::raw::device_reset`] with
+//! [`crate::raw::remap_device_region`] follow a GPU reset; arrays mapped again at the same
+//! virtual addresses (the virtual-memory API keeps its reservations across a reset) need no
+//! remap (see `cd-cuda`'s documentation for both recipes).
 //!
 //! # 9. Where to go next
 //! - [`crate::raw`]: every function of the spec, with its exact rules.

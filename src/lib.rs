@@ -31,9 +31,11 @@
 //!   safe layer does not cover (regen and parent entries, files, MPI logs, device resets).
 //! - [`redset`]: redundancy across MPI ranks (XOR, Reed-Solomon, partner copies), which
 //!   persistent CDs use and which protects any list of files.
-//! - [`enable_cuda`] registers the built-in CUDA memory space: device pointers (CUDA) in CD
-//!   ranges are then recognised and saved through the driver, with no copy functions to
-//!   register; [`CudaMemory`] and [`DeviceBuffer`] allocate CUDA memory through it.
+//! - The built-in CUDA memory space is on by default where CUDA is present (`CD_CUDA=0`
+//!   turns it off): creating a root CD ([`Domain`], [`raw::create_cd`]) enables it, so device
+//!   pointers (CUDA) in CD ranges are recognised and saved through the driver, with no copy
+//!   functions to register. [`enable_cuda`] enables it earlier, [`cuda_status`] says whether
+//!   it is in use; [`CudaMemory`] and [`DeviceBuffer`] allocate CUDA memory through it.
 //!
 //! ```
 //! use containment::Domain;
@@ -74,10 +76,28 @@ pub use tree::{DeviceKey, Key};
 
 /// The spec's API by its names: the layer under [`Domain`] (crate `cd-core`).
 ///
-/// Everything here is re-exported from `cd-core`; see its [crate documentation](cd_core) for
-/// the semantics and `cd-core/ARCHITECTURE.md` for which module owns each spec rule.
+/// Everything here is re-exported from `cd-core`, except [`create_cd`](raw::create_cd), which
+/// enables the built-in CUDA space first; see cd-core's [crate documentation](cd_core) for the
+/// semantics and `cd-core/ARCHITECTURE.md` for which module owns each spec rule.
 pub mod raw {
     pub use cd_core::*;
+
+    /// [`cd_core::create_cd`], after enabling the built-in CUDA space ([`crate::enable_cuda`])
+    /// as `libcd`'s `create_cd` does: device pointers added to any CD are then recognised and
+    /// copied through the driver, with no call to make first. Where CUDA is missing or
+    /// `CD_CUDA=0`, nothing changes and nothing fails ([`crate::cuda_status`] says why).
+    ///
+    /// cd-core cannot do this itself (it has no GPU dependency), so a program that calls
+    /// `cd_core::create_cd` directly calls [`crate::enable_cuda`] itself.
+    pub fn create_cd(
+        parent: Option<CdRef>,
+        storage_info: Option<&str>,
+        logging: LoggingMode,
+        name: Option<&str>,
+    ) -> Result<CdHandle> {
+        cd_cuda::enable();
+        cd_core::create_cd(parent, storage_info, logging, name)
+    }
 }
 
 /// Redundancy across MPI ranks (crate `cd-redset`): SINGLE, PARTNER, XOR and Reed-Solomon,

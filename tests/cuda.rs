@@ -19,13 +19,38 @@ const ARENA: usize = 64 << 20;
 
 /// The stand-in's entry points the tests call themselves, as the application would.
 struct Standin {
+    init: unsafe extern "C" fn(u32) -> c_int,
+    alloc: unsafe extern "C" fn(*mut u64, usize) -> c_int,
     retain: unsafe extern "C" fn(*mut *mut c_void, c_int) -> c_int,
     push: unsafe extern "C" fn(*mut c_void) -> c_int,
     pop: unsafe extern "C" fn(*mut *mut c_void) -> c_int,
     htod: unsafe extern "C" fn(u64, *const c_void, usize) -> c_int,
+    dtoh: unsafe extern "C" fn(*mut c_void, u64, usize) -> c_int,
     counters: unsafe extern "C" fn(*mut u64),
     run_streams: unsafe extern "C" fn(),
     reset: unsafe extern "C" fn(),
+}
+
+impl Standin {
+    /// The entry points of the stand-in library at `lib`.
+    fn open(lib: &std::path::Path) -> Standin {
+        let lib = standin_support::Library::open(lib);
+        // SAFETY: each symbol has the signature the stand-in declares.
+        unsafe {
+            Standin {
+                init: lib.symbol("cuInit"),
+                alloc: lib.symbol("cuMemAlloc_v2"),
+                retain: lib.symbol("cuDevicePrimaryCtxRetain"),
+                push: lib.symbol("cuCtxPushCurrent_v2"),
+                pop: lib.symbol("cuCtxPopCurrent_v2"),
+                htod: lib.symbol("cuMemcpyHtoD_v2"),
+                dtoh: lib.symbol("cuMemcpyDtoH_v2"),
+                counters: lib.symbol("cuStandinCounters"),
+                run_streams: lib.symbol("cuStandinRunStreams"),
+                reset: lib.symbol("cuStandinReset"),
+            }
+        }
+    }
 }
 
 fn standin() -> (&'static Standin, MutexGuard<'static, ()>) {
@@ -42,19 +67,7 @@ fn standin() -> (&'static Standin, MutexGuard<'static, ()>) {
         std::env::set_var("CD_CUDA_STANDIN_BYTES", ARENA.to_string());
         std::env::remove_var("CD_CUDA");
         Device::cuda().expect("the stand-in driver loads");
-        let lib = standin_support::Library::open(&lib);
-        // SAFETY: each symbol has the signature the stand-in declares.
-        unsafe {
-            Standin {
-                retain: lib.symbol("cuDevicePrimaryCtxRetain"),
-                push: lib.symbol("cuCtxPushCurrent_v2"),
-                pop: lib.symbol("cuCtxPopCurrent_v2"),
-                htod: lib.symbol("cuMemcpyHtoD_v2"),
-                counters: lib.symbol("cuStandinCounters"),
-                run_streams: lib.symbol("cuStandinRunStreams"),
-                reset: lib.symbol("cuStandinReset"),
-            }
-        }
+        Standin::open(&lib)
     });
     (s, guard)
 }
@@ -74,6 +87,32 @@ impl Standin {
             assert_eq!((self.pop)(&mut ctx), 0);
             assert_eq!(rc, 0, "kernel write");
         }
+    }
+
+    /// A device allocation of `bytes` bytes made by the application itself (`cuMemAlloc`).
+    fn malloc(&self, bytes: usize) -> usize {
+        let mut address = 0;
+        // SAFETY: the stand-in's calls, with an out-pointer to a local.
+        unsafe {
+            assert_eq!((self.init)(0), 0);
+            assert_eq!((self.alloc)(&mut address, bytes), 0, "cuMemAlloc");
+        }
+        address as usize
+    }
+
+    /// The `len` values at `address`, read by the application (`cuMemcpyDtoH`).
+    fn read(&self, address: usize, len: usize) -> Vec<u32> {
+        let mut out = vec![0u32; len];
+        let mut ctx = std::ptr::null_mut();
+        // SAFETY: as in `kernel`; `out` is writable for `len` values.
+        unsafe {
+            assert_eq!((self.retain)(&mut ctx, 0), 0);
+            assert_eq!((self.push)(ctx), 0);
+            let rc = (self.dtoh)(out.as_mut_ptr().cast(), address as u64, len * 4);
+            assert_eq!((self.pop)(&mut ctx), 0);
+            assert_eq!(rc, 0, "cuMemcpyDtoH");
+        }
+        out
     }
 
     fn counters(&self) -> [u64; 12] {
@@ -450,4 +489,112 @@ fn cuda_unusable_in_child() {
     cd.restore().unwrap();
     assert_eq!(cd.get(x).unwrap()[0], 1);
     cd.commit().unwrap();
+}
+
+/// The built-in space is on by default: a program that never calls `enable_cuda` nor
+/// `Device::cuda`, and adds device memory it allocated itself to a CD (created as a `Domain`
+/// or with `raw::create_cd`), has it saved and restored through the driver (before, the
+/// runtime took it for host memory and crashed); with `CD_CUDA=0`, or no driver to load, the
+/// space stays off, creating CDs does not fail, and host-only CDs work on. In a child process
+/// each, since the space is set up once per process.
+#[test]
+fn the_cuda_space_is_on_by_default() {
+    let (_s, _guard) = standin();
+    let exe = std::env::current_exe().unwrap();
+    let on = std::env::var("CD_CUDA_LIBRARY").unwrap();
+    let missing = "/nonexistent/libcuda.so.1";
+    for (creation, cuda, library, off) in [
+        ("domain", "1", on.as_str(), ""),
+        ("raw", "1", &on, ""),
+        ("domain", "0", &on, "CD_CUDA=0"),
+        ("raw", "1", missing, "cannot load /nonexistent/libcuda.so.1"),
+    ] {
+        let out = std::process::Command::new(&exe)
+            .args([
+                "--exact",
+                "on_by_default_in_child",
+                "--ignored",
+                "--nocapture",
+            ])
+            .env("CD_CUDA", cuda)
+            .env("CD_CUDA_LIBRARY", library)
+            .env("CD_TEST_CREATION", creation)
+            .env("CD_TEST_OFF", off)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{creation}, CD_CUDA={cuda}, {library}: {:?}\n{text}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(text.contains("1 passed"), "{text}");
+    }
+}
+
+/// Run by `the_cuda_space_is_on_by_default` in a child process, with `CD_CUDA`,
+/// `CD_CUDA_LIBRARY`, `CD_TEST_CREATION` and `CD_TEST_OFF` (why the space is off, or empty).
+#[test]
+#[ignore = "run in a child process by the_cuda_space_is_on_by_default"]
+fn on_by_default_in_child() {
+    use containment::raw::{self, Access, AddrSpec, LoggingMode, Scope};
+    let creation = std::env::var("CD_TEST_CREATION").expect("set by the parent");
+    let off = std::env::var("CD_TEST_OFF").expect("set by the parent");
+    let (handle, domain) = match creation.as_str() {
+        "domain" => {
+            let cd = Domain::builder().name("cuda-default").create().unwrap();
+            (cd.handle(), Some(cd))
+        }
+        _ => (
+            raw::create_cd(None, None, LoggingMode::Disabled, Some("cuda-default")).unwrap(),
+            None,
+        ),
+    };
+    if !off.is_empty() {
+        let why = containment::cuda_status().unwrap_err();
+        assert!(why.contains(&off), "{why}");
+        let mut x = [1u8; 8];
+        // SAFETY: `x` outlives the CD, committed below; nothing else writes it meanwhile.
+        unsafe {
+            let spec = AddrSpec::new(
+                x.as_ptr().expose_provenance(),
+                8,
+                Access::ReadWrite,
+                Scope::Global,
+            );
+            raw::add_to_cd_via_copy(handle, &[spec]).unwrap();
+            std::hint::black_box(&mut x)[0] = 2;
+            raw::restore_cd(handle).unwrap();
+        }
+        assert_eq!(std::hint::black_box(&x)[0], 1);
+        match domain {
+            Some(cd) => cd.commit().unwrap(),
+            None => raw::commit_cd(handle).unwrap(),
+        }
+        return;
+    }
+    let lib = std::env::var("CD_CUDA_LIBRARY").expect("the stand-in");
+    let s = Standin::open(std::path::Path::new(&lib));
+    // Nothing here may ask for the space (`cuda_status` would set it up) before the add.
+    let a = s.malloc(N * 4);
+    s.kernel(a, &pattern(N, 1));
+    // SAFETY: `a` stays allocated until the end; nothing else writes it during the calls.
+    unsafe {
+        raw::add_to_cd_via_copy(
+            handle,
+            &[AddrSpec::new(a, N * 4, Access::ReadWrite, Scope::Global)],
+        )
+        .unwrap()
+    };
+    let space = containment::cuda_status().expect("enabled by the CD's creation");
+    assert_eq!(raw::cd_entries(handle).unwrap()[0].space, space);
+    s.kernel(a, &pattern(N, 2));
+    // SAFETY: as above.
+    unsafe { raw::restore_cd(handle).unwrap() };
+    same(&s.read(a, N), &pattern(N, 1));
+    match domain {
+        Some(cd) => cd.commit().unwrap(),
+        None => raw::commit_cd(handle).unwrap(),
+    }
 }

@@ -127,7 +127,8 @@ pub fn remap_device_region(from: usize, to: usize, length: usize) -> Result<()> 
     // Check every CD first, so that a refusal changes nothing.
     for node in &nodes {
         let state = node.lock();
-        for (s, e, entry) in state.entries.overlapping(from, end) {
+        // Unclipped: an entry that only begins or ends inside the old range crosses it.
+        for (s, e, entry) in state.entries.overlapping_raw(from, end) {
             if entry.space == HOST {
                 continue;
             }

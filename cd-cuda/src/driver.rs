@@ -66,6 +66,7 @@ driver_api! {
     get_error_string = "cuGetErrorString": fn(CuResult, *mut *const c_char);
     device_get = "cuDeviceGet": fn(*mut c_int, c_int);
     primary_ctx_retain = "cuDevicePrimaryCtxRetain": fn(*mut Handle, c_int);
+    primary_ctx_release = "cuDevicePrimaryCtxRelease_v2": fn(c_int);
     ctx_push = "cuCtxPushCurrent_v2": fn(Handle);
     ctx_pop = "cuCtxPopCurrent_v2": fn(*mut Handle);
     pointer_get_attributes = "cuPointerGetAttributes": fn(c_uint, *mut c_int, *mut *mut c_void, DevPtr);

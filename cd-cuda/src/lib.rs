@@ -10,8 +10,35 @@
 //! registered-callback API of cd-core stays for other devices.
 //!
 //! This is its own crate because it has one job, talking to the CUDA driver, and cd-core must
-//! stay free of any GPU dependency; `libcd` (cd-ffi) enables it when the first CD is created,
-//! Rust programs call [`enable`] (the facade re-exports it).
+//! stay free of any GPU dependency; so the space is on by default one layer up: `libcd`
+//! (cd-ffi) and the Rust facade (`containment`: `Domain`, `raw::create_cd`) call [`enable`]
+//! when a CD is created. A program built on cd-core alone calls [`enable`] itself.
+//!
+//! Every pointer query is made with device 0's primary context current: the driver answers
+//! `CUDA_ERROR_INVALID_CONTEXT` to `cuPointerGetAttributes` on a thread with no context, and
+//! a failed query would take device memory for host memory.
+//!
+//! # Virtual-memory API arrays: one reservation, one region
+//! For memory mapped with `cuMemMap`, `CU_POINTER_ATTRIBUTE_RANGE_START_ADDR` and
+//! `_RANGE_SIZE` report "not necessarily the address of the mapped region, but the address of
+//! the mappable address range ptr references (e.g. from cuMemAddressReserve)" (driver API
+//! reference, `cuPointerGetAttribute`): the whole reservation, not the physical chunk (that
+//! is what `cuMemGetAddressRange` reports). The space takes the reservation as the region, on
+//! purpose: the chunks of one reservation form one virtual range that the device accesses,
+//! and copies, as one buffer (the growable buffers the virtual-memory API exists for are
+//! mapped chunk by chunk and used as one array; PyTorch's expandable segments hand out
+//! tensors that span several chunks), so an array of several chunks is one entry, copied in
+//! one piece; splitting per chunk (with `CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR`) would cut a
+//! large array into many small copies for nothing. Two reservations are two regions even when back to back, and a range over a
+//! reserved part with no mapping is recognised but its copy is refused by the driver (a clear
+//! `DeviceCopy` error, never a host access). Because the reservation is the region, arrays
+//! mapped again at the same virtual addresses after a reset are the same regions (below).
+//!
+//! # Stream-ordered pools
+//! `cudaMallocAsync` allocations (any pool) report their own range, like `cudaMalloc`
+//! memory, and a NULL context (they belong to no context); the space only uses their device
+//! ordinal. Each is its own region. A CD must be done with an allocation (committed, or the
+//! range deleted) before it is freed: the pool hands the block out again at the same address.
 //!
 //! # Allocating device memory
 //! [`CudaMemory`] allocates and frees device memory through the loaded driver, and
@@ -48,9 +75,21 @@
 //! ranges of one advance must be on one device to be drained.
 //!
 //! # A GPU reset
-//! `cudaDeviceReset` destroys the primary context's streams, events, host registrations and
-//! pinned allocations: [`cd_core::device_reset`] tells the space to forget (not release) the
-//! ones it holds, and it makes new ones on next use.
+//! `cudaDeviceReset` (`cuDevicePrimaryCtxReset`) destroys the primary context with its
+//! streams, events, host registrations, pinned and device allocations:
+//! [`cd_core::device_reset`] tells the space to forget (not release) the ones it holds, to
+//! release its retains of the primary contexts (which the driver allows after a reset) and to
+//! retain them again on next use, since the driver promises nothing about a context handle
+//! retained before the reset. Then the application re-creates its arrays, by one of two
+//! recipes:
+//! - **the same virtual addresses**: address reservations (`cuMemAddressReserve`) survive the
+//!   reset; mapping new physical chunks at the old addresses (`cuMemCreate`, `cuMemMap`,
+//!   `cuMemSetAccess`) gives arrays that `restore_cd` writes as they are, with nothing to move;
+//! - **other addresses** (`cudaMalloc` again): [`cd_core::remap_device_region`] moves each
+//!   CD's ranges and saved bytes from the old array to the new one, then `restore_cd`.
+//!
+//! A sticky error (an illegal address) leaves the process unable to use the GPU again; that
+//! recovery needs CDs persisted to storage and a new process (see cd-core's `device_reset`).
 
 mod driver;
 mod memory;
@@ -123,8 +162,9 @@ enum Store {
 /// The built-in CUDA space.
 struct CudaSpace {
     driver: Driver,
-    /// Device 0's primary context: host registrations are made in it (portable to all).
-    context0: Handle,
+    /// Device 0's primary context, retained on first use and again after a reset: pointer
+    /// queries and host registrations (portable to all devices) are made with it current.
+    context0: Mutex<Option<Handle>>,
     devices: Mutex<BTreeMap<c_int, Device>>,
     /// Store buffers by start: `(length, state)`.
     stores: Mutex<BTreeMap<usize, (usize, Store)>>,
@@ -152,12 +192,34 @@ impl CudaSpace {
         let context0 = primary_context(&driver, 0)?;
         Ok(CudaSpace {
             driver,
-            context0,
+            context0: Mutex::new(Some(context0)),
             devices: Mutex::new(BTreeMap::new()),
             stores: Mutex::new(BTreeMap::new()),
         })
     }
 
+    /// Runs `f` with device 0's primary context current (retained again if a reset dropped
+    /// it); `Err` when it cannot be made current.
+    fn in_context0<R>(&self, f: impl FnOnce(&Driver) -> R) -> Result<R, String> {
+        let d = &self.driver;
+        let context = {
+            let mut slot = self.context0.lock().unwrap_or_else(|e| e.into_inner());
+            match *slot {
+                Some(context) => context,
+                None => *slot.insert(primary_context(d, 0)?),
+            }
+        };
+        // SAFETY: a primary context retained from the driver and not released since.
+        d.check(unsafe { (d.ctx_push)(context) }, "cuCtxPushCurrent")?;
+        let result = f(d);
+        // SAFETY: pops the context pushed above.
+        unsafe { (d.ctx_pop)(&mut std::ptr::null_mut()) };
+        Ok(result)
+    }
+
+    /// The driver's attributes of the memory at `address`, asked with a context current (the
+    /// driver answers `CUDA_ERROR_INVALID_CONTEXT` on a thread with none); `None` when the
+    /// query fails.
     fn attributes(&self, address: usize) -> Option<Attributes> {
         let (mut kind, mut managed, mut ordinal, mut start, mut size) =
             (0 as c_uint, 0 as c_uint, -1 as c_int, 0 as DevPtr, 0usize);
@@ -175,16 +237,20 @@ impl CudaSpace {
             (&raw mut start).cast(),
             (&raw mut size).cast(),
         ];
-        // SAFETY: five attributes, each pointing at a live local of the type the driver
-        // writes for it; an unknown pointer gets default values, not an error.
-        let rc = unsafe {
-            (self.driver.pointer_get_attributes)(
-                names.len() as c_uint,
-                names.as_mut_ptr(),
-                data.as_mut_ptr(),
-                address as DevPtr,
-            )
-        };
+        let rc = self
+            .in_context0(|d| {
+                // SAFETY: five attributes, each pointing at a live local of the type the
+                // driver writes for it; an unknown pointer gets default values, not an error.
+                unsafe {
+                    (d.pointer_get_attributes)(
+                        names.len() as c_uint,
+                        names.as_mut_ptr(),
+                        data.as_mut_ptr(),
+                        address as DevPtr,
+                    )
+                }
+            })
+            .ok()?;
         (rc == driver::SUCCESS).then_some(Attributes {
             device_memory: kind == driver::MEMORYTYPE_DEVICE || managed != 0,
             ordinal,
@@ -276,19 +342,17 @@ impl CudaSpace {
             return false;
         }
         if slot.1 == Store::Unpinned {
-            let d = &self.driver;
             // Provenance: cd-core announced the mapping by address, and exposed it (its
             // store keeps buffers as integers); the pointer goes to the CUDA driver (C).
             let mapping = std::ptr::with_exposed_provenance_mut::<c_void>(start);
-            // SAFETY: `start .. start + len` is a live store mapping cd-core announced; it
-            // is unregistered before cd-core unmaps it (`host_buffer_unmapped`).
-            let rc = unsafe {
-                (d.ctx_push)(self.context0);
-                let rc = (d.mem_host_register)(mapping, slot.0, driver::HOST_REGISTER_PORTABLE);
-                (d.ctx_pop)(&mut std::ptr::null_mut());
-                rc
-            };
-            slot.1 = if rc == driver::SUCCESS {
+            let length = slot.0;
+            let rc = self.in_context0(|d| {
+                // SAFETY: `start .. start + length` is a live store mapping cd-core
+                // announced; it is unregistered before cd-core unmaps it
+                // (`host_buffer_unmapped`).
+                unsafe { (d.mem_host_register)(mapping, length, driver::HOST_REGISTER_PORTABLE) }
+            });
+            slot.1 = if rc == Ok(driver::SUCCESS) {
                 Store::Pinned
             } else {
                 Store::Refused
@@ -309,6 +373,18 @@ fn primary_context(d: &Driver, ordinal: c_int) -> Result<Handle, String> {
         )?;
     }
     Ok(context)
+}
+
+/// Gives back one retain of device `ordinal`'s primary context (after a reset: the driver
+/// allows it, and the context is retained again on next use).
+fn release_primary_context(d: &Driver, ordinal: c_int) {
+    let mut device = 0 as c_int;
+    // SAFETY: an out-pointer to a local; the release balances a `primary_context` retain.
+    unsafe {
+        if (d.device_get)(&mut device, ordinal) == driver::SUCCESS {
+            (d.primary_ctx_release)(device);
+        }
+    }
 }
 
 /// The pinned staging buffer `i` of a device, allocated on first use.
@@ -571,11 +647,19 @@ impl cd_core::DeviceMemory for CudaSpace {
 
     fn device_reset(&self) {
         // The reset destroyed the streams, events, staging buffers and host registrations:
-        // forget them without releasing them.
-        self.devices
+        // forget them without releasing them. The primary contexts it destroyed are released
+        // (which the driver allows after a reset) and retained again on next use: the driver
+        // promises nothing about a handle retained before the reset.
+        let d = &self.driver;
+        let devices = std::mem::take(&mut *self.devices.lock().unwrap_or_else(|e| e.into_inner()));
+        let context0 = self
+            .context0
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .clear();
+            .take();
+        for ordinal in devices.into_keys().chain(context0.map(|_| 0)) {
+            release_primary_context(d, ordinal);
+        }
         for slot in self
             .stores
             .lock()
@@ -589,15 +673,10 @@ impl cd_core::DeviceMemory for CudaSpace {
     fn host_buffer_unmapped(&self, address: usize, _length: usize) {
         let mut stores = self.stores.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((_, Store::Pinned)) = stores.remove(&address) {
-            let d = &self.driver;
             // Provenance: as at registration (`pinned`).
             let mapping = std::ptr::with_exposed_provenance_mut::<c_void>(address);
             // SAFETY: unregisters a range this space registered, before cd-core unmaps it.
-            unsafe {
-                (d.ctx_push)(self.context0);
-                (d.mem_host_unregister)(mapping);
-                (d.ctx_pop)(&mut std::ptr::null_mut());
-            }
+            let _ = self.in_context0(|d| unsafe { (d.mem_host_unregister)(mapping) });
         }
     }
 }

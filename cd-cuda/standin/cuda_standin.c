@@ -21,9 +21,30 @@
  *   event ran; device-to-device copies and stream-ordered allocation (cuMemAllocAsync,
  *   cuMemFreeAsync, the free queued) follow the same rules, and cuMemGetInfo reports the
  *   arena's free bytes;
- * - cuStandinReset plays cudaDeviceReset: every device allocation, host registration and
- *   pinned host allocation is gone, streams and events made before it are invalid handles,
- *   and allocations made after it land at other addresses.
+ * - cuPointerGetAttributes needs a current context (the real driver answers
+ *   CUDA_ERROR_INVALID_CONTEXT without one: triton-lang/triton#5276); a stream-ordered
+ *   allocation reports a NULL context (CUDA Programming Guide, "Stream Ordered Memory
+ *   Allocator", pointer attributes);
+ * - the virtual-memory API (cuMemAddressReserve, cuMemCreate, cuMemMap, cuMemSetAccess,
+ *   cuMemUnmap, cuMemRelease, cuMemAddressFree) with the driver API reference's rules: sizes
+ *   and addresses in multiples of the granularity (2 MiB, as on an H100), a mapping inside one
+ *   reservation and over no other mapping, offset and flags 0, cuMemSetAccess over whole
+ *   mappings only, cuMemUnmap of whole mappings only, a physical allocation freed once it is
+ *   both released and unmapped; mapped memory is unreadable until cuMemSetAccess, and holds
+ *   garbage when mapped. CU_POINTER_ATTRIBUTE_RANGE_START_ADDR and _RANGE_SIZE report the
+ *   whole reservation ("not necessarily the address of the mapped region, but the address of
+ *   the mappable address range ptr references (e.g. from cuMemAddressReserve)"), and a copy
+ *   may span several mappings of one reservation, never two reservations;
+ * - stream-ordered allocation from the device's default pool (cuMemAllocAsync,
+ *   cuMemAllocFromPoolAsync): a freed block goes back to its pool when the queued free runs,
+ *   and the pool hands it out again, at the same address, to a later allocation of its size;
+ * - cuStandinReset (and cuDevicePrimaryCtxReset_v2) play cudaDeviceReset: every device
+ *   allocation, pool block, physical allocation and mapping, host registration and pinned
+ *   host allocation is gone, streams and events made before it are invalid handles, and
+ *   allocations made after it land at other addresses; address reservations stay, so arrays
+ *   can be mapped again at the same virtual addresses. The primary context handle retained
+ *   before the reset is destroyed (CUDA_ERROR_CONTEXT_IS_DESTROYED when pushed): the driver
+ *   promises nothing about it, so a caller must retain the primary context again.
  * Managed memory (cuMemAllocManaged) is ordinary host memory reported as managed device memory.
  * cuStandinCounters exposes counts for tests; cuStandinRunStreams lets the copy engines catch
  * up (runs every queued operation). Build: cc -shared -fPIC -o libcuda_standin.so. */
@@ -41,20 +62,50 @@ typedef int CUdevice;
 typedef struct ctx_s *CUcontext;
 typedef struct stream_s *CUstream;
 typedef struct event_s *CUevent;
+typedef struct pool_s *CUmemoryPool;
+typedef unsigned long long CUmemGenericAllocationHandle;
+/* The virtual-memory API's structures, laid out as in cuda.h (CUDA 12 and 13). */
+typedef struct { int type; int id; } CUmemLocation;
+typedef struct {
+    int type;                 /* CU_MEM_ALLOCATION_TYPE_PINNED = 1 */
+    int requestedHandleTypes;
+    CUmemLocation location;   /* CU_MEM_LOCATION_TYPE_DEVICE = 1 */
+    void *win32HandleMetaData;
+    struct { unsigned char compressionType, gpuDirectRDMACapable; unsigned short usage;
+             unsigned char reserved[4]; } allocFlags;
+} CUmemAllocationProp;
+typedef struct { CUmemLocation location; int flags; } CUmemAccessDesc;
+enum { MEM_ALLOCATION_TYPE_PINNED = 1, MEM_LOCATION_TYPE_DEVICE = 1, MEM_ACCESS_READ = 1,
+       MEM_ACCESS_READWRITE = 3 };
+#define GRANULARITY ((size_t)2 << 20)
 
 enum {
     CUDA_SUCCESS = 0, CUDA_ERROR_INVALID_VALUE = 1, CUDA_ERROR_OUT_OF_MEMORY = 2,
     CUDA_ERROR_NOT_INITIALIZED = 3, CUDA_ERROR_INVALID_CONTEXT = 201,
     CUDA_ERROR_INVALID_HANDLE = 400, CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712,
     CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED = 713, CUDA_ERROR_NOT_READY = 600,
+    CUDA_ERROR_INVALID_DEVICE = 101, CUDA_ERROR_CONTEXT_IS_DESTROYED = 709,
 };
 enum { ATTR_CONTEXT = 1, ATTR_MEMORY_TYPE = 2, ATTR_IS_MANAGED = 8, ATTR_DEVICE_ORDINAL = 9,
-       ATTR_RANGE_START = 11, ATTR_RANGE_SIZE = 12 };
+       ATTR_RANGE_START = 11, ATTR_RANGE_SIZE = 12, ATTR_MAPPED = 13, ATTR_MEMPOOL_HANDLE = 17 };
 enum { MEMORYTYPE_HOST = 1, MEMORYTYPE_DEVICE = 2 };
 
 #define MAX_ALLOCS 4096
 #define MAX_PINNED 1024
-struct alloc { uintptr_t start; size_t size; int managed; int live; };
+/* A cuMemAlloc, cuMemAllocManaged or pool allocation (pooled: from the default pool). */
+struct alloc { uintptr_t start; size_t size; int managed; int live; int pooled; };
+/* Address reservations, physical allocations (handle = index + 1) and their mappings. */
+#define MAX_VMM 1024
+struct reservation { uintptr_t start; size_t size; int live; };
+struct physical { size_t size; int live, released, mappings, gen; };
+struct mapping { uintptr_t start; size_t size; int live, access; CUmemGenericAllocationHandle handle; };
+static struct reservation reservations[MAX_VMM];
+static struct physical physicals[MAX_VMM];
+static struct mapping mappings[MAX_VMM];
+static int nreservations, nphysicals, nmappings;
+/* The default pool's free blocks (start, rounded size), handed out again first. */
+struct pool_s { uintptr_t starts[MAX_VMM]; size_t sizes[MAX_VMM]; int nfree; };
+static struct pool_s default_pool;
 struct pinned { uintptr_t start; size_t size; int from_alloc_host; };
 /* to_device: 0 device to host, 1 host to device, 2 device to device, 3 wait for `wait`
  * up to `n`, 4 free the allocation at `dst`. */
@@ -63,10 +114,12 @@ struct stream_s { struct op *ops; size_t len, cap; unsigned long long done, issu
 struct event_s { struct stream_s *stream; unsigned long long seq; int gen; };
 #define MAX_STREAMS 256
 struct ctx_s { int device; };
+/* The primary context of each generation (a reset destroys it); handles stay addressable. */
+#define MAX_GENERATIONS 256
+static struct ctx_s contexts[MAX_GENERATIONS];
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int initialised;
-static struct ctx_s primary = {0};
 static __thread int current_depth;
 static uintptr_t dev_base, alias_base, next_free;
 static size_t arena_bytes;
@@ -118,6 +171,8 @@ CUresult cuGetErrorString(CUresult e, const char **s) {
     case CUDA_ERROR_OUT_OF_MEMORY: *s = "out of memory"; break;
     case CUDA_ERROR_NOT_INITIALIZED: *s = "initialization error"; break;
     case CUDA_ERROR_INVALID_CONTEXT: *s = "invalid device context"; break;
+    case CUDA_ERROR_INVALID_DEVICE: *s = "invalid device ordinal"; break;
+    case CUDA_ERROR_CONTEXT_IS_DESTROYED: *s = "context is destroyed"; break;
     case CUDA_ERROR_INVALID_HANDLE: *s = "invalid resource handle"; break;
     case CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED: *s = "part or all of the requested memory range is already mapped"; break;
     case CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED: *s = "pointer does not correspond to a registered memory region"; break;
@@ -132,21 +187,34 @@ CUresult cuDeviceGet(CUdevice *d, int ordinal) {
     *d = 0;
     return CUDA_SUCCESS;
 }
+static CUcontext primary(void) { return &contexts[generation % MAX_GENERATIONS]; }
 CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d) {
     if (!initialised) return CUDA_ERROR_NOT_INITIALIZED;
     if (d != 0) return CUDA_ERROR_INVALID_VALUE;
-    *c = &primary;
+    pthread_mutex_lock(&lock);
+    *c = primary();
+    pthread_mutex_unlock(&lock);
     return CUDA_SUCCESS;
 }
+/* Safe after a reset too (the driver API reference says so for cuDevicePrimaryCtxReset). */
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) {
+    if (!initialised) return CUDA_ERROR_NOT_INITIALIZED;
+    return d == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+}
 CUresult cuCtxPushCurrent_v2(CUcontext c) {
-    if (c != &primary) return CUDA_ERROR_INVALID_CONTEXT;
+    pthread_mutex_lock(&lock);
+    CUcontext current = primary();
+    pthread_mutex_unlock(&lock);
+    if (c >= contexts && c < contexts + MAX_GENERATIONS && c != current)
+        return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+    if (c != current) return CUDA_ERROR_INVALID_CONTEXT;
     current_depth++;
     return CUDA_SUCCESS;
 }
 CUresult cuCtxPopCurrent_v2(CUcontext *c) {
     if (current_depth == 0) return CUDA_ERROR_INVALID_CONTEXT;
     current_depth--;
-    if (c) *c = &primary;
+    if (c) *c = primary();
     return CUDA_SUCCESS;
 }
 
@@ -161,52 +229,98 @@ static struct pinned *find_pinned(uintptr_t p, size_t n) {
         if (p >= pins[i].start && p + n <= pins[i].start + pins[i].size) return &pins[i];
     return NULL;
 }
-/* The CPU-visible address of device range p..p+n, or 0 when it is not inside one allocation. */
-static uintptr_t device_view(uintptr_t p, size_t n) {
+static struct reservation *find_reservation(uintptr_t p) {
+    for (int i = 0; i < nreservations; i++)
+        if (reservations[i].live && p >= reservations[i].start
+            && p < reservations[i].start + reservations[i].size)
+            return &reservations[i];
+    return NULL;
+}
+static struct mapping *find_mapping(uintptr_t p) {
+    for (int i = 0; i < nmappings; i++)
+        if (mappings[i].live && p >= mappings[i].start && p < mappings[i].start + mappings[i].size)
+            return &mappings[i];
+    return NULL;
+}
+/* Whether p..p+n lies in one reservation, every byte mapped with at least `access`. */
+static int mapped_with(uintptr_t p, size_t n, int access) {
+    struct reservation *r = find_reservation(p);
+    if (!r || n > r->start + r->size - p) return 0;
+    for (uintptr_t at = p; at < p + n;) {
+        struct mapping *m = find_mapping(at);
+        if (!m || (m->access & access) != access) return 0;
+        at = m->start + m->size;
+    }
+    return 1;
+}
+/* The CPU-visible address of device range p..p+n, or 0 when it is not inside one allocation
+ * (or one reservation's mappings, accessible for `access`). */
+static uintptr_t device_view(uintptr_t p, size_t n, int access) {
     struct alloc *a = find_alloc(p);
-    if (!a || n > a->start + a->size - p) { counters[7]++; return 0; }
-    return a->managed ? p : p - dev_base + alias_base;
+    if (a && n <= a->start + a->size - p) return a->managed ? p : p - dev_base + alias_base;
+    if (!a && mapped_with(p, n, access)) return p - dev_base + alias_base;
+    counters[7]++;
+    return 0;
 }
 
-static CUresult alloc_common(CUdeviceptr *p, size_t size, int managed) {
+/* Carves `rounded` bytes, aligned to `align`, from the arena (lock held); 0 when full. */
+static uintptr_t carve(size_t rounded, size_t align) {
+    uintptr_t start = (next_free + align - 1) & ~(uintptr_t)(align - 1);
+    if (start + rounded > dev_base + arena_bytes || start + rounded < start) return 0;
+    next_free = start + rounded;
+    return start;
+}
+static CUresult alloc_common(CUdeviceptr *p, size_t size, int managed, int pooled) {
     if (!initialised) return CUDA_ERROR_NOT_INITIALIZED;
     if (size == 0 || !p) return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&lock);
     CUresult rc = CUDA_SUCCESS;
-    uintptr_t start;
+    uintptr_t start = 0;
+    size_t rounded = (size + 255) & ~(size_t)255; /* back to back, 256-byte aligned */
     if (managed) {
         void *m = NULL;
         if (posix_memalign(&m, 4096, size) != 0) { rc = CUDA_ERROR_OUT_OF_MEMORY; goto out; }
         start = (uintptr_t)m;
     } else {
-        size_t rounded = (size + 255) & ~(size_t)255; /* back to back, 256-byte aligned */
-        if (next_free + rounded > dev_base + arena_bytes) { rc = CUDA_ERROR_OUT_OF_MEMORY; goto out; }
-        start = next_free;
-        next_free += rounded;
+        if (pooled) /* a freed block of the pool of this size, at its old address */
+            for (int i = 0; i < default_pool.nfree && !start; i++)
+                if (default_pool.sizes[i] == rounded) {
+                    start = default_pool.starts[i];
+                    default_pool.nfree--;
+                    default_pool.starts[i] = default_pool.starts[default_pool.nfree];
+                    default_pool.sizes[i] = default_pool.sizes[default_pool.nfree];
+                }
+        if (!start && !(start = carve(rounded, 256))) { rc = CUDA_ERROR_OUT_OF_MEMORY; goto out; }
     }
     if (nallocs == MAX_ALLOCS) { rc = CUDA_ERROR_OUT_OF_MEMORY; goto out; }
-    allocs[nallocs++] = (struct alloc){start, size, managed, 1};
+    allocs[nallocs++] = (struct alloc){start, size, managed, 1, pooled};
     if (!managed) counters[8]++;
     *p = start;
 out:
     pthread_mutex_unlock(&lock);
     return rc;
 }
-CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t size) { return alloc_common(p, size, 0); }
+CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t size) { return alloc_common(p, size, 0, 0); }
 CUresult cuMemAllocManaged(CUdeviceptr *p, size_t size, unsigned int flags) {
     (void)flags;
-    return alloc_common(p, size, 1);
+    return alloc_common(p, size, 1, 0);
 }
-/* Frees an allocation (lock held); the arena's last allocation gives its space back. */
+/* Frees an allocation (lock held): a pool block goes back to its pool, the arena's last
+ * allocation gives its space back. */
 static CUresult free_alloc(uintptr_t p) {
     struct alloc *a = find_alloc(p);
     if (!a || a->start != p) return CUDA_ERROR_INVALID_VALUE;
     a->live = 0;
+    size_t rounded = (a->size + 255) & ~(size_t)255;
     if (a->managed) {
         free((void *)a->start);
+    } else if (a->pooled && default_pool.nfree < MAX_VMM) {
+        counters[8]--;
+        default_pool.starts[default_pool.nfree] = a->start;
+        default_pool.sizes[default_pool.nfree++] = rounded;
     } else {
         counters[8]--;
-        if (a->start + ((a->size + 255) & ~(size_t)255) == next_free) next_free = a->start;
+        if (a->start + rounded == next_free) next_free = a->start;
     }
     return CUDA_SUCCESS;
 }
@@ -226,24 +340,190 @@ CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total) {
     return CUDA_SUCCESS;
 }
 
+/* ---- The virtual-memory API ---- */
+
+CUresult cuMemGetAllocationGranularity(size_t *granularity, const CUmemAllocationProp *prop,
+                                       int option) {
+    (void)option;
+    if (!granularity || !prop || prop->type != MEM_ALLOCATION_TYPE_PINNED
+        || prop->location.type != MEM_LOCATION_TYPE_DEVICE)
+        return CUDA_ERROR_INVALID_VALUE;
+    *granularity = GRANULARITY;
+    return CUDA_SUCCESS;
+}
+/* `addr` is a hint, which the stand-in does not follow (nor must the driver). */
+CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment, CUdeviceptr addr,
+                             unsigned long long flags) {
+    (void)addr;
+    if (!initialised) return CUDA_ERROR_NOT_INITIALIZED;
+    if (!ptr || size == 0 || size % GRANULARITY || flags || (alignment & (alignment - 1)))
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    CUresult rc = CUDA_ERROR_OUT_OF_MEMORY;
+    uintptr_t start;
+    if (nreservations < MAX_VMM
+        && (start = carve(size, alignment > GRANULARITY ? alignment : GRANULARITY))) {
+        reservations[nreservations++] = (struct reservation){start, size, 1};
+        *ptr = start;
+        rc = CUDA_SUCCESS;
+    }
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+/* The size and address must be those the reservation was made with; no mapping may remain
+ * (the reference does not say; the stand-in is strict). */
+CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size) {
+    pthread_mutex_lock(&lock);
+    struct reservation *r = find_reservation((uintptr_t)ptr);
+    CUresult rc = CUDA_ERROR_INVALID_VALUE;
+    if (r && r->start == ptr && r->size == size) {
+        int mapped = 0;
+        for (int i = 0; i < nmappings; i++)
+            mapped |= mappings[i].live && mappings[i].start >= r->start
+                      && mappings[i].start < r->start + r->size;
+        if (!mapped) { r->live = 0; rc = CUDA_SUCCESS; }
+    }
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
+                     const CUmemAllocationProp *prop, unsigned long long flags) {
+    if (!initialised) return CUDA_ERROR_NOT_INITIALIZED;
+    if (!handle || !prop || flags || size == 0 || size % GRANULARITY
+        || prop->type != MEM_ALLOCATION_TYPE_PINNED || prop->location.type != MEM_LOCATION_TYPE_DEVICE)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (prop->location.id != 0) return CUDA_ERROR_INVALID_DEVICE;
+    pthread_mutex_lock(&lock);
+    CUresult rc = CUDA_ERROR_OUT_OF_MEMORY;
+    if (nphysicals < MAX_VMM) {
+        physicals[nphysicals] = (struct physical){size, 1, 0, 0, generation};
+        *handle = (CUmemGenericAllocationHandle)++nphysicals;
+        rc = CUDA_SUCCESS;
+    }
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+/* The physical allocation a handle names, if it is live (lock held). */
+static struct physical *physical_of(CUmemGenericAllocationHandle h) {
+    if (h == 0 || h > (CUmemGenericAllocationHandle)nphysicals) return NULL;
+    struct physical *ph = &physicals[h - 1];
+    return ph->live && ph->gen == generation ? ph : NULL;
+}
+static void put_physical(struct physical *ph) {
+    if (ph->released && ph->mappings == 0) ph->live = 0;
+}
+CUresult cuMemRelease(CUmemGenericAllocationHandle handle) {
+    pthread_mutex_lock(&lock);
+    struct physical *ph = physical_of(handle);
+    CUresult rc = ph && !ph->released ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    if (rc == CUDA_SUCCESS) {
+        ph->released = 1;
+        put_physical(ph);
+    }
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
+                  CUmemGenericAllocationHandle handle, unsigned long long flags) {
+    pthread_mutex_lock(&lock);
+    struct physical *ph = physical_of(handle);
+    struct reservation *r = find_reservation((uintptr_t)ptr);
+    CUresult rc = CUDA_ERROR_INVALID_VALUE;
+    if (!ph || ph->released) goto out; /* a released handle cannot be mapped again */
+    if (!r || offset || flags || size == 0 || size % GRANULARITY || ptr % GRANULARITY
+        || size > ph->size || size > r->start + r->size - ptr)
+        goto out;
+    for (int i = 0; i < nmappings; i++)
+        if (mappings[i].live && mappings[i].start < ptr + size && ptr < mappings[i].start + mappings[i].size)
+            goto out;
+    if (nmappings == MAX_VMM) { rc = CUDA_ERROR_OUT_OF_MEMORY; goto out; }
+    mappings[nmappings++] = (struct mapping){(uintptr_t)ptr, size, 1, 0, handle};
+    ph->mappings++;
+    /* Fresh physical memory holds whatever was there: not the bytes of an earlier mapping. */
+    memset((void *)((uintptr_t)ptr - dev_base + alias_base), 0xa5, size);
+    rc = CUDA_SUCCESS;
+out:
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count) {
+    if (!desc || count == 0) return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < count; i++) {
+        if (desc[i].location.type != MEM_LOCATION_TYPE_DEVICE) return CUDA_ERROR_INVALID_VALUE;
+        if (desc[i].location.id != 0) return CUDA_ERROR_INVALID_DEVICE;
+    }
+    pthread_mutex_lock(&lock);
+    /* Whole mappings only, covering the range without a hole. */
+    CUresult rc = mapped_with((uintptr_t)ptr, size, 0) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    for (int i = 0; i < nmappings && rc == CUDA_SUCCESS; i++)
+        if (mappings[i].live && mappings[i].start < ptr + size && ptr < mappings[i].start + mappings[i].size
+            && (mappings[i].start < ptr || mappings[i].start + mappings[i].size > ptr + size))
+            rc = CUDA_ERROR_INVALID_VALUE;
+    for (int i = 0; i < nmappings && rc == CUDA_SUCCESS; i++)
+        if (mappings[i].live && mappings[i].start >= ptr && mappings[i].start < ptr + size)
+            mappings[i].access = desc[count - 1].flags;
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
+    pthread_mutex_lock(&lock);
+    /* The entire address range of whole mappings: no part of one. */
+    CUresult rc = size && mapped_with((uintptr_t)ptr, size, 0) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    for (int i = 0; i < nmappings && rc == CUDA_SUCCESS; i++)
+        if (mappings[i].live && mappings[i].start < ptr + size && ptr < mappings[i].start + mappings[i].size
+            && (mappings[i].start < ptr || mappings[i].start + mappings[i].size > ptr + size))
+            rc = CUDA_ERROR_INVALID_VALUE;
+    for (int i = 0; i < nmappings && rc == CUDA_SUCCESS; i++)
+        if (mappings[i].live && mappings[i].start >= ptr && mappings[i].start < ptr + size) {
+            mappings[i].live = 0;
+            struct physical *ph = physical_of(mappings[i].handle);
+            if (ph) {
+                ph->mappings--;
+                put_physical(ph);
+            }
+        }
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+
+/* ---- Stream-ordered allocation: the device's default pool ---- */
+
+CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool, CUdevice d) {
+    if (!initialised) return CUDA_ERROR_NOT_INITIALIZED;
+    if (d != 0) return CUDA_ERROR_INVALID_DEVICE;
+    if (!pool) return CUDA_ERROR_INVALID_VALUE;
+    *pool = &default_pool;
+    return CUDA_SUCCESS;
+}
+
 CUresult cuPointerGetAttributes(unsigned int n, int *attrs, void **data, CUdeviceptr ptr) {
     if (!initialised) return CUDA_ERROR_NOT_INITIALIZED;
+    if (current_depth == 0) return CUDA_ERROR_INVALID_CONTEXT;
     pthread_mutex_lock(&lock);
     struct alloc *a = find_alloc((uintptr_t)ptr);
-    struct pinned *h = a ? NULL : find_pinned((uintptr_t)ptr, 1);
+    struct reservation *r = a ? NULL : find_reservation((uintptr_t)ptr);
+    struct pinned *h = (a || r) ? NULL : find_pinned((uintptr_t)ptr, 1);
+    uintptr_t start = a ? a->start : r ? r->start : h ? h->start : 0;
+    size_t size = a ? a->size : r ? r->size : h ? h->size : 0;
     CUresult rc = CUDA_SUCCESS;
     for (unsigned int i = 0; i < n; i++) {
         switch (attrs[i]) {
-        case ATTR_CONTEXT: *(CUcontext *)data[i] = (a || h) ? &primary : NULL; break;
+        case ATTR_CONTEXT:
+            *(CUcontext *)data[i] = ((a && !a->pooled) || r || h) ? primary() : NULL;
+            break;
         case ATTR_MEMORY_TYPE:
-            *(unsigned int *)data[i] = a ? MEMORYTYPE_DEVICE : h ? MEMORYTYPE_HOST : 0;
+            *(unsigned int *)data[i] = (a || r) ? MEMORYTYPE_DEVICE : h ? MEMORYTYPE_HOST : 0;
             break;
         case ATTR_IS_MANAGED: *(unsigned int *)data[i] = a ? (unsigned)a->managed : 0; break;
-        case ATTR_DEVICE_ORDINAL: *(int *)data[i] = (a || h) ? 0 : -2; break;
-        case ATTR_RANGE_START:
-            *(CUdeviceptr *)data[i] = a ? a->start : h ? h->start : 0;
+        case ATTR_DEVICE_ORDINAL: *(int *)data[i] = (a || r || h) ? 0 : -2; break;
+        case ATTR_RANGE_START: *(CUdeviceptr *)data[i] = start; break;
+        case ATTR_RANGE_SIZE: *(size_t *)data[i] = size; break;
+        case ATTR_MAPPED:
+            *(int *)data[i] = a || h || (r && find_mapping((uintptr_t)ptr));
             break;
-        case ATTR_RANGE_SIZE: *(size_t *)data[i] = a ? a->size : h ? h->size : 0; break;
+        case ATTR_MEMPOOL_HANDLE:
+            *(CUmemoryPool *)data[i] = a && a->pooled ? &default_pool : NULL;
+            break;
         default: rc = CUDA_ERROR_INVALID_VALUE;
         }
     }
@@ -254,13 +534,14 @@ CUresult cuPointerGetAttributes(unsigned int n, int *attrs, void **data, CUdevic
 static void drain(struct stream_s *s, unsigned long long upto);
 static CUresult copy_now(int to_device, uintptr_t dst, uintptr_t src, size_t n) {
     if (to_device == 2) {
-        uintptr_t d = device_view(dst, n), v = device_view(src, n);
+        uintptr_t d = device_view(dst, n, MEM_ACCESS_READWRITE), v = device_view(src, n, MEM_ACCESS_READ);
         if (!d || !v) return CUDA_ERROR_INVALID_VALUE;
         memmove((void *)d, (void *)v, n);
         counters[9] += n;
         return CUDA_SUCCESS;
     }
-    uintptr_t view = device_view(to_device ? dst : src, n);
+    uintptr_t view = device_view(to_device ? dst : src, n,
+                                 to_device ? MEM_ACCESS_READWRITE : MEM_ACCESS_READ);
     if (!view) return CUDA_ERROR_INVALID_VALUE;
     if (to_device) memcpy((void *)view, (void *)src, n);
     else memcpy((void *)dst, (void *)view, n);
@@ -314,9 +595,15 @@ static CUresult enqueue(int to_device, uintptr_t dst, uintptr_t src, size_t n, C
     CUresult rc = CUDA_SUCCESS;
     if (!s) { rc = CUDA_ERROR_INVALID_HANDLE; goto out; }
     if (to_device == 2) {
-        if (!device_view(dst, n) || !device_view(src, n)) { rc = CUDA_ERROR_INVALID_VALUE; goto out; }
+        if (!device_view(dst, n, MEM_ACCESS_READWRITE) || !device_view(src, n, MEM_ACCESS_READ)) {
+            rc = CUDA_ERROR_INVALID_VALUE;
+            goto out;
+        }
     } else {
-        if (!device_view(to_device ? dst : src, n)) { rc = CUDA_ERROR_INVALID_VALUE; goto out; }
+        if (!device_view(to_device ? dst : src, n, to_device ? MEM_ACCESS_READWRITE : MEM_ACCESS_READ)) {
+            rc = CUDA_ERROR_INVALID_VALUE;
+            goto out;
+        }
         if (!find_pinned(to_device ? src : dst, n)) counters[4]++;
         counters[to_device ? 3 : 2] += n;
     }
@@ -328,13 +615,15 @@ out:
 CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) {
     return enqueue(2, (uintptr_t)dst, (uintptr_t)src, n, s);
 }
-CUresult cuMemAllocAsync(CUdeviceptr *p, size_t size, CUstream s) {
+/* From the default pool (the only one the stand-in has). */
+CUresult cuMemAllocFromPoolAsync(CUdeviceptr *p, size_t size, CUmemoryPool pool, CUstream s) {
     if (current_depth == 0) return CUDA_ERROR_INVALID_CONTEXT;
+    if (pool != &default_pool) return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&lock);
     int valid = stream_of(s) != NULL;
     pthread_mutex_unlock(&lock);
     if (!valid) return CUDA_ERROR_INVALID_HANDLE;
-    CUresult rc = alloc_common(p, size, 0);
+    CUresult rc = alloc_common(p, size, 0, 1);
     if (rc == CUDA_SUCCESS) {
         pthread_mutex_lock(&lock);
         counters[10]++;
@@ -342,6 +631,10 @@ CUresult cuMemAllocAsync(CUdeviceptr *p, size_t size, CUstream s) {
     }
     return rc;
 }
+CUresult cuMemAllocAsync(CUdeviceptr *p, size_t size, CUstream s) {
+    return cuMemAllocFromPoolAsync(p, size, &default_pool, s);
+}
+/* Any device allocation (cudaFreeAsync may free cudaMalloc memory too), in stream order. */
 CUresult cuMemFreeAsync(CUdeviceptr p, CUstream handle) {
     if (current_depth == 0) return CUDA_ERROR_INVALID_CONTEXT;
     pthread_mutex_lock(&lock);
@@ -524,13 +817,17 @@ void cuStandinLimitFree(size_t bytes) {
     pthread_mutex_unlock(&lock);
 }
 
-/* Test hook: cudaDeviceReset. Queued work is lost, every device allocation, registration and
- * pinned host allocation is gone, streams and events become invalid handles; the arena is not
- * reused, so allocations made afterwards land at other addresses. */
+/* Test hook: cudaDeviceReset. Queued work is lost, every device allocation (pool blocks too),
+ * physical allocation and mapping, registration and pinned host allocation is gone, streams,
+ * events and the primary context become invalid handles; address reservations stay; the
+ * arena is not reused, so allocations made afterwards land at other addresses. */
 void cuStandinReset(void) {
     pthread_mutex_lock(&lock);
     for (int i = 0; i < nallocs; i++)
         if (allocs[i].live && !allocs[i].managed) { allocs[i].live = 0; counters[8]--; }
+    default_pool.nfree = 0;
+    for (int i = 0; i < nmappings; i++) mappings[i].live = 0;
+    for (int i = 0; i < nphysicals; i++) physicals[i].live = 0;
     for (int i = 0; i < npins; i++)
         if (pins[i].from_alloc_host) free((void *)pins[i].start);
     npins = 0;
@@ -540,6 +837,14 @@ void cuStandinReset(void) {
     generation++;
     counters[11]++;
     pthread_mutex_unlock(&lock);
+}
+
+/* cudaDeviceReset's driver call: the reset above, for device 0. */
+CUresult cuDevicePrimaryCtxReset_v2(CUdevice d) {
+    if (!initialised) return CUDA_ERROR_NOT_INITIALIZED;
+    if (d != 0) return CUDA_ERROR_INVALID_DEVICE;
+    cuStandinReset();
+    return CUDA_SUCCESS;
 }
 
 /* Test hook: copies the counters (see `counters`) into out[0..12]. */

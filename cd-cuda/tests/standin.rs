@@ -1,7 +1,8 @@
 //! The built-in CUDA space against the stand-in driver (`standin/cuda_standin.c`), compiled
 //! here with `cc`: device memory the CPU cannot touch, allocations back to back, copies across
-//! two allocations refused, asynchronous copies that run only when synchronised. Every test
-//! takes one lock: they share the process's one space and the stand-in's counters.
+//! two allocations refused, asynchronous copies that run only when synchronised, the
+//! virtual-memory API and stream-ordered pools with the driver's rules. Every test takes one
+//! lock: they share the process's one space and the stand-in's counters.
 
 mod support;
 
@@ -26,6 +27,52 @@ struct Standin {
     run_streams: unsafe extern "C" fn(),
     limit_free: unsafe extern "C" fn(usize),
     reset: unsafe extern "C" fn(),
+    primary_ctx_reset: unsafe extern "C" fn(c_int) -> c_int,
+    granularity: unsafe extern "C" fn(*mut usize, *const AllocationProp, c_int) -> c_int,
+    reserve: unsafe extern "C" fn(*mut u64, usize, usize, u64, u64) -> c_int,
+    address_free: unsafe extern "C" fn(u64, usize) -> c_int,
+    create: unsafe extern "C" fn(*mut u64, usize, *const AllocationProp, u64) -> c_int,
+    release: unsafe extern "C" fn(u64) -> c_int,
+    map: unsafe extern "C" fn(u64, usize, usize, u64, u64) -> c_int,
+    unmap: unsafe extern "C" fn(u64, usize) -> c_int,
+    set_access: unsafe extern "C" fn(u64, usize, *const AccessDesc, usize) -> c_int,
+    default_pool: unsafe extern "C" fn(*mut *mut c_void, c_int) -> c_int,
+    alloc_from_pool: unsafe extern "C" fn(*mut u64, usize, *mut c_void, *mut c_void) -> c_int,
+    alloc_async: unsafe extern "C" fn(*mut u64, usize, *mut c_void) -> c_int,
+    free_async: unsafe extern "C" fn(u64, *mut c_void) -> c_int,
+    attributes: unsafe extern "C" fn(u32, *mut c_int, *mut *mut c_void, u64) -> c_int,
+}
+
+/// `CUmemLocation`: a device (`kind` 1) and its ordinal.
+#[repr(C)]
+struct Location {
+    kind: c_int,
+    id: c_int,
+}
+
+/// `CUmemAllocationProp` (cuda.h): pinned device memory on device 0.
+#[repr(C)]
+struct AllocationProp {
+    kind: c_int,
+    handle_types: c_int,
+    location: Location,
+    win32_metadata: *mut c_void,
+    flags: [u8; 8],
+}
+
+const DEVICE0: AllocationProp = AllocationProp {
+    kind: 1, // CU_MEM_ALLOCATION_TYPE_PINNED
+    handle_types: 0,
+    location: Location { kind: 1, id: 0 }, // CU_MEM_LOCATION_TYPE_DEVICE
+    win32_metadata: std::ptr::null_mut(),
+    flags: [0; 8],
+};
+
+/// `CUmemAccessDesc`: read-write (3) for device 0.
+#[repr(C)]
+struct AccessDesc {
+    location: Location,
+    flags: c_int,
 }
 
 fn standin() -> (&'static Standin, MutexGuard<'static, ()>) {
@@ -56,6 +103,20 @@ fn standin() -> (&'static Standin, MutexGuard<'static, ()>) {
                 run_streams: lib.symbol("cuStandinRunStreams"),
                 limit_free: lib.symbol("cuStandinLimitFree"),
                 reset: lib.symbol("cuStandinReset"),
+                primary_ctx_reset: lib.symbol("cuDevicePrimaryCtxReset_v2"),
+                granularity: lib.symbol("cuMemGetAllocationGranularity"),
+                reserve: lib.symbol("cuMemAddressReserve"),
+                address_free: lib.symbol("cuMemAddressFree"),
+                create: lib.symbol("cuMemCreate"),
+                release: lib.symbol("cuMemRelease"),
+                map: lib.symbol("cuMemMap"),
+                unmap: lib.symbol("cuMemUnmap"),
+                set_access: lib.symbol("cuMemSetAccess"),
+                default_pool: lib.symbol("cuDeviceGetDefaultMemPool"),
+                alloc_from_pool: lib.symbol("cuMemAllocFromPoolAsync"),
+                alloc_async: lib.symbol("cuMemAllocAsync"),
+                free_async: lib.symbol("cuMemFreeAsync"),
+                attributes: lib.symbol("cuPointerGetAttributes"),
             }
         }
     });
@@ -425,21 +486,29 @@ fn reset_then_remap_restores_into_new_allocations() {
     device_reset();
     let (a2, b2) = (s.malloc(N), s.malloc(N));
     assert!(a2 != a && b2 != b, "the arrays came back elsewhere");
+    assert_eq!(b2, a2 + N, "back to back again");
     let host = [0u8; 64];
-    for (from, to, len) in [
-        (a, a2, N),                   // destination held by nobody yet, but:
-        (a, host.as_ptr().addr(), N), // host memory
-        (a + 16, a2, N - 16),         // crosses an entry
-        (a, a + 1, N),                // overlapping
-    ] {
-        if to == a2 {
-            continue;
-        }
+    let addresses = || {
+        cd_entries(cd)
+            .unwrap()
+            .iter()
+            .map(|e| e.address)
+            .collect::<Vec<_>>()
+    };
+    let refused = |from: usize, to: usize, len: usize, reason: &str| {
+        let before = addresses();
         let err = remap_device_region(from, to, len).unwrap_err();
         assert!(matches!(err, CdError::RemapRefused { .. }), "{err}");
-    }
-    remap_device_region(a, a2, N).unwrap();
+        assert!(err.to_string().contains(reason), "{err}");
+        assert_eq!(addresses(), before, "a refused remap changes nothing");
+    };
+    refused(a, host.as_ptr().addr(), N, "not device memory");
+    refused(a, a2 + 512, N, "not device memory"); // across the new a2 and b2
+    refused(a + 16, a2, N - 16, "crosses the old range's bounds");
+    refused(a, a + 1, N, "overlap");
     remap_device_region(b, b2, N).unwrap();
+    refused(a, b2, N, "already holds ranges at the destination");
+    remap_device_region(a, a2, N).unwrap();
     let entries = cd_entries(cd).unwrap();
     assert_eq!(
         entries.iter().map(|e| e.address).collect::<Vec<_>>(),
@@ -500,4 +569,357 @@ fn allocations_through_the_loaded_driver() {
         err.contains("CUDA device 3") && err.contains("cuDeviceGet"),
         "{err}"
     );
+}
+
+/// The virtual-memory API as an application uses it: reservations, physical chunks mapped
+/// into them, read-write access for device 0.
+impl Standin {
+    /// The allocation granularity (sizes and addresses are multiples of it).
+    fn granularity(&self) -> usize {
+        let mut g = 0;
+        // SAFETY: an out-pointer to a local and a valid property.
+        assert_eq!(unsafe { (self.granularity)(&mut g, &DEVICE0, 0) }, 0);
+        g
+    }
+    /// Reserves `size` bytes of device virtual addresses.
+    fn reserve(&self, size: usize) -> usize {
+        let mut va = 0;
+        // SAFETY: an out-pointer to a local.
+        assert_eq!(unsafe { (self.reserve)(&mut va, size, 0, 0, 0) }, 0);
+        va as usize
+    }
+    /// Maps `chunks` new physical chunks of `chunk` bytes each, one after the other, from
+    /// `va`, and makes the whole range read-write; returns their handles.
+    fn map_chunks(&self, va: usize, chunk: usize, chunks: usize) -> Vec<u64> {
+        let handles: Vec<u64> = (0..chunks)
+            .map(|i| {
+                let mut h = 0;
+                // SAFETY: out-pointer to a local, a valid property; the stand-in checks the
+                // range lies in a reservation and is not mapped yet.
+                unsafe {
+                    assert_eq!((self.create)(&mut h, chunk, &DEVICE0, 0), 0, "cuMemCreate");
+                    assert_eq!(
+                        (self.map)((va + i * chunk) as u64, chunk, 0, h, 0),
+                        0,
+                        "cuMemMap"
+                    );
+                }
+                h
+            })
+            .collect();
+        let access = AccessDesc {
+            location: Location { kind: 1, id: 0 },
+            flags: 3,
+        };
+        // SAFETY: one valid descriptor; the range is mapped whole.
+        let rc = unsafe { (self.set_access)(va as u64, chunk * chunks, &access, 1) };
+        assert_eq!(rc, 0, "cuMemSetAccess");
+        handles
+    }
+    /// Unmaps `va .. va + size` and releases the chunks mapped there.
+    fn unmap_chunks(&self, va: usize, size: usize, handles: &[u64]) {
+        // SAFETY: the range and handles `map_chunks` made.
+        unsafe {
+            assert_eq!((self.unmap)(va as u64, size), 0, "cuMemUnmap");
+            for &h in handles {
+                assert_eq!((self.release)(h), 0, "cuMemRelease");
+            }
+        }
+    }
+}
+
+/// Arrays of the virtual-memory API, of one chunk and of several chunks of one reservation:
+/// the driver reports the whole reservation as the allocation, so an array over several
+/// chunks is one region and one entry, copied in one piece (legal within a reservation);
+/// ranges across two reservations, or over a part not mapped, are refused.
+#[test]
+fn vmm_arrays_of_one_and_several_chunks() {
+    let (s, _guard) = standin();
+    let g = s.granularity();
+    let (several, one) = (s.reserve(2 * g), s.reserve(g));
+    assert_eq!(one, several + 2 * g, "reservations back to back");
+    let a_chunks = s.map_chunks(several, g, 2);
+    let b_chunks = s.map_chunks(one, g, 1);
+    s.upload(several, &pattern(2 * g, 1));
+    s.upload(one, &pattern(g, 2));
+    let refused = s.counters()[7];
+    let cd = root("cuda-vmm");
+    // SAFETY: the arrays stay mapped until the end; nothing else writes them meanwhile.
+    unsafe { add_to_cd_via_copy(cd, &[rw(several, 2 * g), rw(one, g)]).unwrap() };
+    let entries = cd_entries(cd).unwrap();
+    assert_eq!(
+        entries
+            .iter()
+            .map(|e| (e.address, e.length))
+            .collect::<Vec<_>>(),
+        [(several, 2 * g), (one, g)],
+        "one entry per array, whatever its chunks"
+    );
+    assert!(entries.iter().all(|e| Some(e.space) == cd_cuda::enable()));
+    s.upload(several, &pattern(2 * g, 3));
+    s.upload(one, &pattern(g, 4));
+    // SAFETY: as above.
+    unsafe { advance_cd_point_in_time(cd).unwrap() };
+    s.upload(several, &pattern(2 * g, 5));
+    s.upload(one, &pattern(g, 6));
+    // SAFETY: as above.
+    unsafe { restore_cd(cd).unwrap() };
+    assert!(s.download(several, 2 * g) == pattern(2 * g, 3));
+    assert!(s.download(one, g) == pattern(g, 4));
+    assert_eq!(s.counters()[7], refused, "no copy was refused");
+
+    // A range across the two reservations.
+    // SAFETY: refused before any memory is read.
+    let err = unsafe { add_to_cd_via_copy(cd, &[rw(one - 512, 1024)]) }.unwrap_err();
+    assert!(matches!(err, CdError::StraddlesMemorySpace { .. }), "{err}");
+    commit_cd(cd).unwrap();
+
+    // Reserved but not mapped: device memory to the driver, which refuses to copy it.
+    let half = s.reserve(2 * g);
+    let c_chunks = s.map_chunks(half, g, 1);
+    let cd = root("cuda-vmm-unmapped");
+    // SAFETY: the copy is refused by the driver; nothing is read by the CPU.
+    let err = unsafe { add_to_cd_via_copy(cd, &[rw(half + g, 4096)]) }.unwrap_err();
+    assert!(
+        matches!(&err, CdError::DeviceCopy { .. }) && err.to_string().contains("cuMemcpy"),
+        "{err}"
+    );
+    commit_cd(cd).unwrap();
+    s.unmap_chunks(several, 2 * g, &a_chunks);
+    s.unmap_chunks(one, g, &b_chunks);
+    s.unmap_chunks(half, g, &c_chunks);
+    // SAFETY: the reservations made above, unmapped.
+    unsafe {
+        assert_eq!((s.address_free)(several as u64, 2 * g), 0);
+        assert_eq!((s.address_free)(one as u64, g), 0);
+        assert_eq!((s.address_free)(half as u64, 2 * g), 0);
+    }
+}
+
+/// The first reset recipe: the reservation survives `cuDevicePrimaryCtxReset` (what
+/// `cudaDeviceReset` calls), the application maps new chunks at the same virtual addresses,
+/// and `restore_cd` writes them, with no remap; an advance in flight at the reset is dropped
+/// and the previous point restored. The space retains the primary context again and works on.
+#[test]
+fn vmm_reset_recipe_restores_at_the_same_addresses() {
+    let (s, _guard) = standin();
+    let g = s.granularity();
+    let (va, one) = (s.reserve(3 * g), s.reserve(g));
+    s.map_chunks(va, g, 3);
+    s.map_chunks(one, g, 1);
+    s.upload(va, &pattern(3 * g, 1));
+    s.upload(one, &pattern(g, 2));
+    let cd = root("cuda-vmm-reset");
+    // SAFETY: the arrays stay mapped (or are mapped again at the same addresses) until the
+    // end; nothing else writes them during the calls.
+    unsafe { add_to_cd_via_copy(cd, &[rw(va, 3 * g), rw(one, g)]).unwrap() };
+    s.upload(va, &pattern(3 * g, 3));
+    // SAFETY: as above; 0 is the default stream.
+    assert!(unsafe { advance_cd_point_in_time_async(cd, 0).unwrap() }.in_flight);
+
+    // A fault: the application resets the device, then tells the runtime.
+    // SAFETY: the stand-in's cuDevicePrimaryCtxReset_v2 on device 0.
+    assert_eq!(unsafe { (s.primary_ctx_reset)(0) }, 0);
+    device_reset();
+    // The old mappings are gone; the reservations are not: map new chunks there.
+    let new_chunks = s.map_chunks(va, g, 3);
+    let new_one = s.map_chunks(one, g, 1);
+    assert!(
+        s.download(va, 3 * g) != pattern(3 * g, 1),
+        "fresh chunks hold garbage"
+    );
+    // SAFETY: as above.
+    unsafe { restore_cd(cd).unwrap() };
+    assert!(
+        s.download(va, 3 * g) == pattern(3 * g, 1),
+        "the previous complete point, in the new chunks"
+    );
+    assert!(s.download(one, g) == pattern(g, 2));
+
+    // The space works on after the reset: synchronous and asynchronous advances.
+    s.upload(va, &pattern(3 * g, 7));
+    // SAFETY: as above.
+    unsafe { advance_cd_point_in_time(cd).unwrap() };
+    assert!(cd_saved_bytes(cd, va, 3 * g).unwrap() == pattern(3 * g, 7));
+    // SAFETY: as above (promoted again: the advance demoted it).
+    unsafe { add_to_cd_via_copy(cd, &[rw(one, g)]).unwrap() };
+    s.upload(one, &pattern(g, 8));
+    // SAFETY: as above.
+    assert!(unsafe { advance_cd_point_in_time_async(cd, 0).unwrap() }.in_flight);
+    advance_wait(cd).unwrap();
+    assert!(cd_saved_bytes(cd, one, g).unwrap() == pattern(g, 8));
+    commit_cd(cd).unwrap();
+    s.unmap_chunks(va, 3 * g, &new_chunks);
+    s.unmap_chunks(one, g, &new_one);
+    // SAFETY: the reservations made above, unmapped.
+    unsafe {
+        assert_eq!((s.address_free)(va as u64, 3 * g), 0);
+        assert_eq!((s.address_free)(one as u64, g), 0);
+    }
+}
+
+/// Stream-ordered allocations (`cudaMallocAsync`) from the device's default pool: each is its
+/// own region (two placed back to back are two entries, and a range across both is refused),
+/// advanced and restored like `cudaMalloc` memory, then freed in stream order once the CD is
+/// done with them; the pool hands the freed blocks out again at the same addresses.
+#[test]
+fn pool_allocations_advance_restore_and_free_in_stream_order() {
+    let (s, _guard) = standin();
+    // A size no other test allocates, so that the pool has no freed block of it yet.
+    const N: usize = (1 << 20) + 768;
+    let stream = std::ptr::null_mut(); // the default stream
+    let mut pool = std::ptr::null_mut();
+    let (mut x, mut y) = (0u64, 0u64);
+    // SAFETY: out-pointers to locals; the stand-in's calls, with a context current.
+    s.in_context(|| unsafe {
+        assert_eq!((s.default_pool)(&mut pool, 0), 0);
+        assert_eq!((s.alloc_from_pool)(&mut x, N, pool, stream), 0);
+        (s.alloc_async)(&mut y, N, stream)
+    });
+    let (x, y) = (x as usize, y as usize);
+    assert_eq!(y, x + N, "the pool placed them back to back");
+    s.upload(x, &pattern(N, 1));
+    s.upload(y, &pattern(N, 2));
+    let live = s.live();
+    let cd = root("cuda-pool");
+    // SAFETY: the allocations stay live until the CD is committed; nothing else writes them.
+    unsafe { add_to_cd_via_copy(cd, &[rw(x, N), rw(y, N)]).unwrap() };
+    assert_eq!(cd_entries(cd).unwrap().len(), 2, "one entry per allocation");
+    // SAFETY: refused before any memory is read.
+    let err = unsafe { add_to_cd_via_copy(cd, &[rw(x + N / 2, N)]) }.unwrap_err();
+    assert!(matches!(err, CdError::StraddlesMemorySpace { .. }), "{err}");
+    s.upload(x, &pattern(N, 3));
+    // SAFETY: as above.
+    unsafe { advance_cd_point_in_time(cd).unwrap() };
+    s.upload(x, &pattern(N, 4));
+    s.upload(y, &pattern(N, 5));
+    // SAFETY: as above.
+    unsafe { restore_cd(cd).unwrap() };
+    assert!(s.download(x, N) == pattern(N, 3));
+    assert!(s.download(y, N) == pattern(N, 2));
+    commit_cd(cd).unwrap();
+
+    // SAFETY: the CD is done with them; freed in stream order on the default stream.
+    s.in_context(|| unsafe {
+        assert_eq!((s.free_async)(x as u64, stream), 0);
+        (s.free_async)(y as u64, stream)
+    });
+    assert_eq!(
+        s.live(),
+        live,
+        "not freed before the stream reaches the frees"
+    );
+    s.run_streams();
+    assert_eq!(s.live(), live - 2, "freed in stream order");
+    let mut z = 0u64;
+    // SAFETY: as above.
+    s.in_context(|| unsafe { (s.alloc_async)(&mut z, N, stream) });
+    assert!(
+        [x, y].contains(&(z as usize)),
+        "the pool hands a freed block out again"
+    );
+    // SAFETY: allocated above, used by nothing.
+    s.in_context(|| unsafe { (s.free_async)(z, stream) });
+    s.run_streams();
+    assert_eq!(s.live(), live - 2);
+}
+
+/// The stand-in plays the driver's rules the space depends on, so that a runtime breaking
+/// them fails here as it would on a GPU: pointer queries need a context; the primary context
+/// retained before a reset is destroyed; the virtual-memory API refuses what the driver API
+/// reference forbids (a mapping outside a reservation or over another, a partial unmap or
+/// access change, a reservation freed while mapped), and memory mapped without
+/// `cuMemSetAccess` cannot be copied.
+#[test]
+fn standin_plays_the_drivers_rules() {
+    let (s, _guard) = standin();
+    const INVALID_VALUE: c_int = 1;
+    const INVALID_CONTEXT: c_int = 201;
+    const CONTEXT_IS_DESTROYED: c_int = 709;
+    let a = s.malloc(4096);
+    let (mut start, mut size) = (0u64, 0usize);
+    let mut names = [11, 12]; // RANGE_START_ADDR, RANGE_SIZE
+    let mut data: [*mut c_void; 2] = [(&raw mut start).cast(), (&raw mut size).cast()];
+    // SAFETY: two attributes pointing at locals of the types the driver writes.
+    let mut query =
+        |p: usize| unsafe { (s.attributes)(2, names.as_mut_ptr(), data.as_mut_ptr(), p as u64) };
+    assert_eq!(query(a), INVALID_CONTEXT, "no context current");
+    s.in_context(|| query(a + 100));
+    assert_eq!((start as usize, size), (a, 4096));
+
+    let g = s.granularity();
+    let va = s.reserve(2 * g);
+    let mut h = 0;
+    // SAFETY: out-pointers to locals; every call below is checked by the stand-in.
+    unsafe {
+        assert_eq!((s.create)(&mut h, g, &DEVICE0, 0), 0);
+        assert_eq!(
+            (s.map)(a as u64, g, 0, h, 0),
+            INVALID_VALUE,
+            "not in a reservation"
+        );
+        assert_eq!(
+            (s.map)((va + g / 2) as u64, g, 0, h, 0),
+            INVALID_VALUE,
+            "misaligned"
+        );
+        assert_eq!((s.map)(va as u64, g, 0, h, 0), 0);
+        assert_eq!(
+            (s.map)(va as u64, g, 0, h, 0),
+            INVALID_VALUE,
+            "mapped already"
+        );
+    }
+    s.in_context(|| query(va + g + 8));
+    assert_eq!(
+        (start as usize, size),
+        (va, 2 * g),
+        "the reservation, mapped or not"
+    );
+    let mut byte = [0u8; 1];
+    let mut ctx = std::ptr::null_mut();
+    // SAFETY: the stand-in's calls with valid out-pointers; the copies are checked by it.
+    unsafe {
+        assert_eq!((s.retain)(&mut ctx, 0), 0);
+        assert_eq!((s.push)(ctx), 0);
+        let rc = (s.dtoh)(byte.as_mut_ptr().cast(), va as u64, 1);
+        assert_eq!(rc, INVALID_VALUE, "no access set yet");
+        assert_eq!((s.pop)(&mut ctx), 0);
+        let access = AccessDesc {
+            location: Location { kind: 1, id: 0 },
+            flags: 3,
+        };
+        assert_eq!(
+            (s.set_access)(va as u64, 2 * g, &access, 1),
+            INVALID_VALUE,
+            "a hole"
+        );
+        assert_eq!((s.set_access)(va as u64, g, &access, 1), 0);
+        assert_eq!(
+            (s.unmap)(va as u64, g / 2),
+            INVALID_VALUE,
+            "part of a mapping"
+        );
+        assert_eq!(
+            (s.address_free)(va as u64, 2 * g),
+            INVALID_VALUE,
+            "still mapped"
+        );
+        assert_eq!((s.release)(h), 0, "released, still mapped: kept");
+        assert_eq!((s.push)(ctx), 0);
+        let rc = (s.dtoh)(byte.as_mut_ptr().cast(), va as u64, 1);
+        assert_eq!((s.pop)(&mut ctx), 0);
+        assert_eq!(rc, 0, "readable once accessible");
+        assert_eq!((s.unmap)(va as u64, g), 0);
+        assert_eq!((s.release)(h), INVALID_VALUE, "freed with its last mapping");
+        assert_eq!((s.address_free)(va as u64, 2 * g), 0);
+
+        // A reset destroys the primary context: the old handle cannot be made current.
+        (s.reset)();
+        assert_eq!((s.push)(ctx), CONTEXT_IS_DESTROYED);
+        assert_eq!((s.retain)(&mut ctx, 0), 0);
+        assert_eq!((s.push)(ctx), 0);
+        assert_eq!((s.pop)(&mut ctx), 0);
+    }
+    device_reset();
 }
