@@ -91,12 +91,17 @@ fn cd_holding(block: &Block, name: &str) -> CdHandle {
 /// Advances `cd`, whose last advance demoted `block` to READ_ONLY: re-adding it READ_WRITE
 /// promotes it (no copy), and the advance copies it whole into a new buffer.
 fn advance(cd: CdHandle, block: &Block) {
+    advance_range(cd, block.rw());
+}
+
+/// `advance` for the range `spec` of a block (which a thread may take: a plain number).
+fn advance_range(cd: CdHandle, spec: AddrSpec) {
     // SAFETY: see `cd_holding`.
     unsafe {
-        add_to_cd_via_copy(cd, &[block.rw()]).unwrap();
+        add_to_cd_via_copy(cd, &[spec]).unwrap();
         assert_eq!(
             advance_cd_point_in_time(cd).unwrap().bytes_copied,
-            block.len
+            spec.length
         );
     }
 }
@@ -175,6 +180,42 @@ fn an_advance_loop_over_cds_of_different_sizes_reuses_its_buffers() {
         after.pool <= BUDGET as u64,
         "no spare outlives the buffers it was kept for: {after:?}"
     );
+}
+
+#[test]
+fn equal_cds_advancing_on_threads_each_get_a_spare() {
+    let _turn = serial();
+    let before = memory_held();
+    let blocks = [Block::new(24 * MIB, 1), Block::new(24 * MIB, 2)];
+    let cds = [
+        cd_holding(&blocks[0], "thread-0"),
+        cd_holding(&blocks[1], "thread-1"),
+    ];
+    let made = memory_held().mappings_made;
+    std::thread::scope(|scope| {
+        for (cd, block) in cds.iter().zip(&blocks) {
+            let (cd, spec) = (*cd, block.rw());
+            scope.spawn(move || {
+                for _ in 0..40 {
+                    advance_range(cd, spec);
+                }
+            });
+        }
+    });
+    // A spare per live buffer of the class: once both CDs advanced at the same moment (or
+    // never), no advance maps a fresh buffer again, so two at most over the whole loop.
+    let fresh = memory_held().mappings_made - made;
+    assert!(
+        fresh <= 2,
+        "{fresh} fresh mappings for 80 advances of two CDs"
+    );
+    assert!(memory_held().pool <= (BUDGET + 2 * 24 * MIB) as u64);
+    for cd in cds {
+        commit_cd(cd).unwrap();
+    }
+    let after = memory_held();
+    assert_eq!(after.stores, before.stores);
+    assert!(after.pool <= BUDGET as u64, "{after:?}");
 }
 
 #[test]
