@@ -3,7 +3,8 @@
 //! Three kinds of bytes are counted, process-wide:
 //! - **stores**: the buffers of saved bytes (CD stores, and the buffer an add or advance fills
 //!   before it swaps), from the heap or mapped (see `store`);
-//! - **pool**: freed store mappings kept for the next buffer of about the same size;
+//! - **pool**: freed store mappings kept for the next buffer of about the same size (within
+//!   the budget, and the spares past it: below);
 //! - **logs**: MPI logs' heap chunks (with the spare blocks kept for reuse) and the entries
 //!   handed over by `add_MPI_log_to_cd`. Spilled chunks live in files and are not counted.
 //!
@@ -17,15 +18,23 @@
 //!
 //! # The pool's budget: one policy
 //! The pool keeps freed store mappings up to a budget: `CD_POOL_BYTES` if set (`0` disables
-//! the pool), else an eighth of the node's physical memory divided among the ranks on the
-//! node, at most 2 GiB per rank. The rank count comes from the launcher's environment:
-//! `MPI_LOCALNRANKS` (MPICH's Hydra), `OMPI_COMM_WORLD_LOCAL_SIZE` (Open MPI),
-//! `SLURM_NTASKS_PER_NODE` (Slurm), else 1. On top of the budget, one mapping larger than
-//! every pooled one may take the pool past it (see `store`'s `Mapping::release`): a CD that
-//! advances a store larger than the budget every iteration, such as a GPU code's (whose
-//! buffers a device space pins), gets its buffer back each time instead of faulting a fresh
-//! one in. That mapping still counts toward `CD_MEMORY_LIMIT`, and is evicted first when a
-//! buffer needs the room, so the pool never makes an add or advance fail.
+//! the pool, spares included), else an eighth of the node's physical memory divided among the
+//! ranks on the node, at most 2 GiB per rank. The rank count comes from the launcher's
+//! environment: `MPI_LOCALNRANKS` (MPICH's Hydra), `OMPI_COMM_WORLD_LOCAL_SIZE` (Open MPI),
+//! `SLURM_NTASKS_PER_NODE` (Slurm), else 1.
+//!
+//! Past the budget the pool keeps *spares* (see `store`'s `POOL`): a freed mapping stays when
+//! a store buffer alive now, of its size class, may need it for its next advance (an advance
+//! fills its new buffer before it frees the old one). The spares of a class never outnumber
+//! the live buffers of that class and their bytes never exceed the live mapped store bytes;
+//! spares that no live buffer needs any more (its CD ended) are unmapped at once. So an
+//! advance loop over any number of CDs of any sizes, such as a GPU code's (whose buffers a
+//! device space pins), gets its buffers back each time instead of faulting fresh ones in,
+//! and the pool holds at most the budget plus the live store. Spares and pooled mappings
+//! count toward `CD_MEMORY_LIMIT`; a store buffer that needs the room evicts them in a fixed
+//! order (spares first, then the mappings within the budget, each oldest first), so the pool
+//! never makes an add or advance fail. [`MemoryHeld::mappings_made`] counts the fresh
+//! mappings, which a loop that reuses its buffers does not increase.
 
 use crate::error::{CdError, Result};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -58,6 +67,7 @@ pub(crate) enum Kind {
 static HELD: [AtomicU64; 3] = [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)];
 static TOTAL: AtomicU64 = AtomicU64::new(0);
 static PEAK: AtomicU64 = AtomicU64::new(0);
+static MAPPINGS: AtomicU64 = AtomicU64::new(0);
 
 /// Bytes the runtime holds now, by kind, and the peak of their sum.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -70,6 +80,10 @@ pub struct MemoryHeld {
     pub logs: u64,
     /// The most the three ever held together.
     pub peak: u64,
+    /// Fresh store mappings made so far (a count, not bytes). Each one faults its pages in,
+    /// and a device space pins it anew; a loop whose buffers come back from the pool leaves
+    /// it unchanged.
+    pub mappings_made: u64,
 }
 
 /// What the runtime holds now (see the module docs for what is counted).
@@ -80,6 +94,7 @@ pub fn memory_held() -> MemoryHeld {
         pool: load(Kind::Pool),
         logs: load(Kind::Logs),
         peak: PEAK.load(Ordering::Relaxed),
+        mappings_made: MAPPINGS.load(Ordering::Relaxed),
     }
 }
 
@@ -154,6 +169,11 @@ pub(crate) fn release(kind: Kind, bytes: usize) {
 pub(crate) fn moved(from: Kind, to: Kind, bytes: usize) {
     HELD[to as usize].fetch_add(bytes as u64, Ordering::Relaxed);
     HELD[from as usize].fetch_sub(bytes as u64, Ordering::Relaxed);
+}
+
+/// Counts a fresh store mapping (see [`MemoryHeld::mappings_made`]).
+pub(crate) fn count_mapping() {
+    MAPPINGS.fetch_add(1, Ordering::Relaxed);
 }
 
 /// The number of ranks on this node, from the launcher's environment (1 without one).

@@ -9,8 +9,10 @@
 //!
 //! Large buffers are mapped directly with transparent huge pages requested, so that filling a
 //! fresh 1 GiB buffer costs 512 page faults rather than 262,144, and freed mappings go to a
-//! pool for the next buffer of about the same size (its budget, and how it yields to
-//! `CD_MEMORY_LIMIT`, are `memory`'s: the one pool policy). Large copies are split across
+//! pool for the next buffer of about the same size: within a budget any mapping, past it a
+//! spare for each live buffer's next advance, so an advance loop reuses its buffers whatever
+//! their sizes (`POOL`; the budget, and how the pool yields to `CD_MEMORY_LIMIT`, are
+//! `memory`'s: the one pool policy). Large copies are split across
 //! threads (`CD_COPY_THREADS`, default: the available cores, at most 8): one core does not
 //! saturate the memory bus. Every buffer is counted in `memory` while it lives; one that would
 //! pass `CD_MEMORY_LIMIT` is refused before anything is allocated.
@@ -20,6 +22,7 @@ use crate::fault;
 use crate::interval::Piece;
 use crate::memory::{self, Kind};
 use crate::space::{self, SpaceId, HOST};
+use std::collections::BTreeMap;
 use std::ptr::NonNull;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -65,13 +68,156 @@ unsafe impl Send for Buffer {}
 // SAFETY: as above: `&Buffer` gives read-only access, so sharing it between threads is sound.
 unsafe impl Sync for Buffer {}
 
-/// Freed mappings kept for reuse, and their total capacity.
+/// Freed mappings kept for reuse: within the budget, and past it as spares.
 ///
 /// Filling a fresh mapping costs a page fault (and the kernel zeroing a page) per page, which
-/// halves the speed of a copy into it. CD codes save the same sizes over and over (an advance
-/// loop, a child CD per iteration), so freed mappings are kept and handed out again, within
-/// the budget `memory::pool_budget` gives.
-static POOL: Mutex<(Vec<Mapping>, usize)> = Mutex::new((Vec::new(), 0));
+/// halves the speed of a copy into it, and on a GPU a fresh (unpinned) buffer copies at a
+/// fraction of the link's speed. CD codes save the same sizes over and over (an advance loop,
+/// a child CD per iteration), so freed mappings are handed out again:
+/// - **kept**: within the budget `memory::pool_budget` gives, any freed mapping;
+/// - **spares**: past the budget, a mapping that can serve the next advance of a buffer alive
+///   now. An advance fills a new buffer before it frees the old one, so each live buffer needs
+///   at most one spare of its size class: the spares of a class never outnumber the live
+///   buffers of that class, and their bytes never exceed the live mapped bytes. When buffers
+///   go (a CD ends), the spares they no longer justify are unmapped at once.
+///
+/// So an advance loop over any number of CDs of any sizes reuses its buffers, while what the
+/// pool holds past its budget stays bounded by the live store. When `CD_MEMORY_LIMIT` needs
+/// room, spares are evicted first, then kept mappings, each oldest first (`evict_one`).
+static POOL: Mutex<Pool> = Mutex::new(Pool {
+    kept: Vec::new(),
+    kept_bytes: 0,
+    spares: Vec::new(),
+    spare_bytes: 0,
+    live: BTreeMap::new(),
+    live_bytes: 0,
+});
+
+/// The pool's state (see [`POOL`]); every mapping in it is counted as `Kind::Pool`.
+struct Pool {
+    /// Mappings within the budget, oldest first.
+    kept: Vec<Mapping>,
+    /// Their total capacity (at most the budget).
+    kept_bytes: usize,
+    /// Mappings past the budget with the size class they served, oldest first.
+    spares: Vec<(usize, Mapping)>,
+    /// Their total capacity (at most `live_bytes`).
+    spare_bytes: usize,
+    /// Mapped buffers alive now: how many of each size class.
+    live: BTreeMap<usize, usize>,
+    /// Their total capacity.
+    live_bytes: usize,
+}
+
+/// The size class of a buffer of `len` bytes: the number of huge pages it spans. Every
+/// mapping's capacity is a multiple of `HUGE_PAGE`, so a mapping that held `len` bytes is large
+/// enough for any length of its class.
+fn class(len: usize) -> usize {
+    len.div_ceil(HUGE_PAGE)
+}
+
+/// Whether a mapping of `capacity` bytes may serve a buffer of `len` bytes: it is large enough
+/// and wastes at most a quarter (plus the rounding to a huge page).
+fn fits(capacity: usize, len: usize) -> bool {
+    capacity >= len && capacity <= len.saturating_add(len / 4 + HUGE_PAGE)
+}
+
+impl Pool {
+    /// The spares of size class `class`.
+    fn spares_of(&self, class: usize) -> usize {
+        self.spares.iter().filter(|(c, _)| *c == class).count()
+    }
+
+    /// Takes a mapping that fits `len` bytes: a spare if one fits, else a kept one; the
+    /// smallest that fits, the oldest among equals.
+    fn take(&mut self, len: usize) -> Option<Mapping> {
+        let smallest = |capacities: &mut dyn Iterator<Item = usize>| {
+            capacities
+                .enumerate()
+                .filter(|&(_, capacity)| fits(capacity, len))
+                .min_by_key(|&(_, capacity)| capacity)
+                .map(|(i, _)| i)
+        };
+        if let Some(i) = smallest(&mut self.spares.iter().map(|(_, m)| m.capacity)) {
+            let (_, mapping) = self.spares.remove(i);
+            self.spare_bytes -= mapping.capacity;
+            return Some(mapping);
+        }
+        let i = smallest(&mut self.kept.iter().map(|m| m.capacity))?;
+        let mapping = self.kept.remove(i);
+        self.kept_bytes -= mapping.capacity;
+        Some(mapping)
+    }
+
+    /// Counts a mapping of `capacity` bytes lent to a buffer of `len` bytes.
+    fn lend(&mut self, len: usize, capacity: usize) {
+        *self.live.entry(class(len)).or_default() += 1;
+        self.live_bytes += capacity;
+    }
+
+    /// Takes back the mapping lent to a buffer of `len` bytes: kept within the budget, else a
+    /// spare if a live buffer of its class may need it; the mappings to unmap (with the kind
+    /// they were counted as) are pushed to `unmap`, to be unmapped once the lock is released.
+    fn give_back(&mut self, mapping: Mapping, len: usize, unmap: &mut Vec<(Mapping, Kind)>) {
+        let class = class(len);
+        self.live_bytes -= mapping.capacity;
+        let live = match self.live.get_mut(&class) {
+            Some(n) if *n > 1 => {
+                *n -= 1;
+                *n
+            }
+            _ => {
+                self.live.remove(&class);
+                0
+            }
+        };
+        let budget = usize::try_from(memory::pool_budget()).unwrap_or(usize::MAX);
+        if budget == 0 {
+            unmap.push((mapping, Kind::Store));
+        } else if self.kept_bytes.saturating_add(mapping.capacity) <= budget {
+            memory::moved(Kind::Store, Kind::Pool, mapping.capacity);
+            self.kept_bytes += mapping.capacity;
+            self.kept.push(mapping);
+        } else if self.spares_of(class) < live
+            && self.spare_bytes + mapping.capacity <= self.live_bytes
+        {
+            memory::moved(Kind::Store, Kind::Pool, mapping.capacity);
+            self.spare_bytes += mapping.capacity;
+            self.spares.push((class, mapping));
+        } else {
+            unmap.push((mapping, Kind::Store));
+        }
+        // The buffer gone may leave spares that no live buffer needs: the oldest go.
+        for _ in live..self.spares_of(class) {
+            if let Some(i) = self.spares.iter().position(|(c, _)| *c == class) {
+                let (_, spare) = self.spares.remove(i);
+                self.spare_bytes -= spare.capacity;
+                unmap.push((spare, Kind::Pool));
+            }
+        }
+        while self.spare_bytes > self.live_bytes && !self.spares.is_empty() {
+            let (_, spare) = self.spares.remove(0);
+            self.spare_bytes -= spare.capacity;
+            unmap.push((spare, Kind::Pool));
+        }
+    }
+
+    /// Removes the mapping to unmap first when `CD_MEMORY_LIMIT` needs room: the oldest spare,
+    /// else the oldest kept mapping.
+    fn evict_one(&mut self) -> Option<Mapping> {
+        if !self.spares.is_empty() {
+            let (_, mapping) = self.spares.remove(0);
+            self.spare_bytes -= mapping.capacity;
+            return Some(mapping);
+        }
+        if self.kept.is_empty() {
+            return None;
+        }
+        let mapping = self.kept.remove(0);
+        self.kept_bytes -= mapping.capacity;
+        Some(mapping)
+    }
+}
 
 impl Mapping {
     fn new(capacity: usize) -> Option<Mapping> {
@@ -103,6 +249,7 @@ impl Mapping {
         // A device space may pin it on first use; it stays pinned while pooled.
         // Exposed: a device space takes the address back as a pointer to pin it.
         space::host_buffer_mapped(aligned.expose_provenance(), capacity);
+        memory::count_mapping();
         Some(Mapping {
             base,
             map_len,
@@ -111,45 +258,45 @@ impl Mapping {
         })
     }
 
-    /// A pooled mapping that fits `len` bytes without wasting more than a quarter, if any
-    /// (counted as store bytes from now on).
-    fn from_pool(len: usize) -> Option<Mapping> {
-        let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
-        let fits = |m: &Mapping| m.capacity >= len && m.capacity <= len + len / 4 + HUGE_PAGE;
-        let i = pool.0.iter().position(fits)?;
-        let mapping = pool.0.swap_remove(i);
-        pool.1 -= mapping.capacity;
-        memory::moved(Kind::Pool, Kind::Store, mapping.capacity);
-        Some(mapping)
-    }
-
-    /// A fresh mapping of `capacity` bytes counted as store bytes, evicting pooled mappings
-    /// when `CD_MEMORY_LIMIT` needs the room; the limit's error if even that is not enough.
-    fn fresh(capacity: usize) -> Result<Mapping> {
-        let reserved = loop {
+    /// A mapping for a buffer of `len` bytes, counted as store bytes: from the pool if one
+    /// fits, else fresh (rounded up to huge pages), evicting pooled mappings when
+    /// `CD_MEMORY_LIMIT` needs the room; the limit's error if even that is not enough.
+    fn lend(len: usize) -> Result<Mapping> {
+        let pooled = {
+            let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
+            let mapping = pool.take(len);
+            if let Some(m) = &mapping {
+                pool.lend(len, m.capacity);
+                memory::moved(Kind::Pool, Kind::Store, m.capacity);
+            }
+            mapping
+        };
+        if let Some(mapping) = pooled {
+            return Ok(mapping);
+        }
+        let capacity = len
+            .checked_next_multiple_of(HUGE_PAGE)
+            .ok_or(CdError::OutOfMemory { bytes: len })?;
+        loop {
             match memory::reserve(Kind::Store, capacity) {
-                Ok(()) => break Ok(()),
+                Ok(()) => break,
                 Err(e) => {
-                    let evicted = {
-                        let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
-                        let victim = pool.0.pop();
-                        if let Some(m) = &victim {
-                            pool.1 -= m.capacity;
-                        }
-                        victim
-                    };
-                    match evicted {
+                    let victim = POOL.lock().unwrap_or_else(|e| e.into_inner()).evict_one();
+                    match victim {
                         Some(m) => m.unmap(Kind::Pool),
-                        None => break Err(e),
+                        None => return Err(e),
                     }
                 }
             }
-        };
-        reserved?;
-        Mapping::new(capacity).ok_or_else(|| {
+        }
+        let Some(mapping) = Mapping::new(capacity) else {
             memory::release(Kind::Store, capacity);
-            CdError::OutOfMemory { bytes: capacity }
-        })
+            return Err(CdError::OutOfMemory { bytes: capacity });
+        };
+        POOL.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .lend(len, capacity);
+        Ok(mapping)
     }
 
     /// Unmaps the mapping, counted as `kind` until now.
@@ -163,27 +310,16 @@ impl Mapping {
         }
     }
 
-    /// Returns the mapping to the pool, or unmaps it if the pool is full.
-    ///
-    /// One mapping may take the pool past its budget: one larger than every pooled mapping,
-    /// while the pool is within its budget. A CD that advances a store larger than the budget
-    /// every iteration thus gets its buffer back (pinned, if a device space pinned it)
-    /// instead of faulting in a fresh one each time, at the cost of one such buffer (see
-    /// `memory`: the pool policy).
-    fn release(self) {
-        let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
-        let limit = usize::try_from(memory::pool_budget()).unwrap_or(usize::MAX);
-        let largest = pool.0.iter().all(|m| m.capacity < self.capacity);
-        if pool.1.saturating_add(self.capacity) <= limit
-            || (limit > 0 && largest && pool.1 <= limit)
-        {
-            pool.1 += self.capacity;
-            memory::moved(Kind::Store, Kind::Pool, self.capacity);
-            pool.0.push(self);
-            return;
+    /// Returns the mapping of a buffer of `len` bytes to the pool (see [`POOL`]: kept within
+    /// the budget, else a spare if a live buffer may need it), or unmaps it.
+    fn release(self, len: usize) {
+        let mut unmap = Vec::new();
+        POOL.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .give_back(self, len, &mut unmap);
+        for (mapping, kind) in unmap {
+            mapping.unmap(kind);
         }
-        drop(pool);
-        self.unmap(Kind::Store);
     }
 }
 
@@ -194,10 +330,7 @@ impl Buffer {
         fault::on_alloc()?;
         let oom = CdError::OutOfMemory { bytes: len };
         if len >= MAP_THRESHOLD {
-            let mapping = match Mapping::from_pool(len) {
-                Some(m) => m,
-                None => Mapping::fresh(len.checked_next_multiple_of(HUGE_PAGE).ok_or(oom)?)?,
-            };
+            let mapping = Mapping::lend(len)?;
             return Ok(Buffer {
                 ptr: mapping.ptr,
                 len,
@@ -248,7 +381,7 @@ impl Drop for Buffer {
                 }
                 memory::release(Kind::Store, self.len);
             }
-            Origin::Mapped(mapping) => mapping.release(),
+            Origin::Mapped(mapping) => mapping.release(self.len),
         }
     }
 }
