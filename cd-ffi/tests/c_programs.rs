@@ -89,19 +89,36 @@ fn static_library_links_and_runs() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("static_1: ok"));
 }
 
-/// The built-in CUDA space through the C API with no callbacks registered, against the
-/// stand-in driver (`cd-cuda/standin/cuda_standin.c`, compiled here).
-#[test]
-fn cuda_builtin_space() {
+/// Compiles and runs `tests/c/<name>.c` against the stand-in CUDA driver
+/// (`cd-cuda/standin/cuda_standin.c`, compiled here), which libcd's built-in CUDA space loads.
+fn cuda_program(name: &str) {
     let standin = crate::util::cuda_standin();
     let exe = compile_c(
-        &workspace().join("tests/c/cuda_builtin.c"),
-        "c-cuda_builtin",
+        &workspace().join(format!("tests/c/{name}.c")),
+        &format!("c-{name}"),
         false,
     );
     let out = run(
         &exe,
         &[("CD_CUDA_LIBRARY", standin.to_str().expect("UTF-8 path"))],
     );
-    assert!(String::from_utf8_lossy(&out.stdout).contains("cuda_builtin: ok"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(&format!("{name}: ok")),
+        "{name} did not report success:\n{stdout}"
+    );
+}
+
+/// The built-in CUDA space through the C API with no callbacks registered.
+#[test]
+fn cuda_builtin_space() {
+    cuda_program("cuda_builtin");
+}
+
+/// `cd_advance_async`, `cd_advance_test`, `cd_advance_wait`, `cd_device_reset`,
+/// `cd_remap_device_region` and `CD_ERR_REGION_IN_USE` through the C API, on the built-in
+/// CUDA space.
+#[test]
+fn cuda_async_advance_reset_and_remap() {
+    cuda_program("cuda_async_reset");
 }
