@@ -122,3 +122,49 @@ fn cuda_builtin_space() {
 fn cuda_async_advance_reset_and_remap() {
     cuda_program("cuda_async_reset");
 }
+
+/// `examples/c/simple_cuda.c`, the spec's GPU example on the built-in CUDA space (no
+/// callbacks, asynchronous advances), against the stand-in driver: with a high fault rate it
+/// meets faults and still ends with the fault-free result; without faults it restores nothing.
+#[test]
+fn cuda_example_recovers_from_gpu_faults() {
+    let standin = crate::util::cuda_standin();
+    let standin = standin.to_str().expect("UTF-8 path");
+    let exe = compile_c(
+        &workspace().join("examples/c/simple_cuda.c"),
+        "example-simple_cuda",
+        false,
+    );
+    let counts = |stdout: &str| -> (u64, u64, u64, u64) {
+        let line = stdout
+            .lines()
+            .find(|l| l.contains("faults met"))
+            .unwrap_or_else(|| panic!("no counts in:\n{stdout}"));
+        let numbers: Vec<u64> = line
+            .split(|c: char| !c.is_ascii_digit())
+            .filter_map(|w| w.parse().ok())
+            .collect();
+        (numbers[0], numbers[1], numbers[2], numbers[3])
+    };
+    let out = run(
+        &exe,
+        &[
+            ("CD_CUDA_LIBRARY", standin),
+            ("CD_FAULT_RATE", "0.1"),
+            ("CD_SEED", "7"),
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let (faults, restores, advances, started) = counts(&stdout);
+    assert!(faults > 0 && faults == restores, "{stdout}");
+    // Every advance drained in the background; those a fault's restore dropped do not count.
+    assert!(advances == 100 && started >= advances, "{stdout}");
+    assert!(stdout.contains(": equal"), "{stdout}");
+    let out = run(
+        &exe,
+        &[("CD_CUDA_LIBRARY", standin), ("CD_FAULT_RATE", "0")],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(counts(&stdout), (0, 0, 100, 100), "{stdout}");
+    assert!(stdout.contains(": equal"), "{stdout}");
+}
