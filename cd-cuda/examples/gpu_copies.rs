@@ -368,6 +368,8 @@ fn bench_size(raw: &Raw, n: usize, reps: usize) -> Result<SizeReport, String> {
         unsafe { (raw.stream_create)(&mut stream, 0) },
         "cuStreamCreate",
     )?;
+    // Exposed: the space turns the handle back into a pointer for the driver.
+    let stream_handle = stream.expose_provenance();
     let loop_bytes = n.min(256 << 20);
     let (a, b) = (
         device_array(raw, loop_bytes)?,
@@ -430,7 +432,7 @@ fn bench_size(raw: &Raw, n: usize, reps: usize) -> Result<SizeReport, String> {
         let (t, in_flight) = time(|| {
             // SAFETY: the CD's range stays allocated until the drain completes (waited for
             // below); `stream` is a live stream.
-            let started = unsafe { advance_cd_point_in_time_async(cd, stream as usize) }
+            let started = unsafe { advance_cd_point_in_time_async(cd, stream_handle) }
                 .map_err(|e| format!("async advance: {e}"))?;
             sync().map(|()| started.in_flight)
         })?;
@@ -445,7 +447,7 @@ fn bench_size(raw: &Raw, n: usize, reps: usize) -> Result<SizeReport, String> {
         promote(cd, spec)?;
         let (t, ()) = time(|| {
             // SAFETY: as for the stall.
-            unsafe { advance_cd_point_in_time_async(cd, stream as usize) }
+            unsafe { advance_cd_point_in_time_async(cd, stream_handle) }
                 .map_err(|e| format!("async advance: {e}"))?;
             kernel_loop(r.loop_copies)?;
             sync()
