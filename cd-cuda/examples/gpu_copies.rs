@@ -24,12 +24,21 @@
 //! It checks its own work: after the timings it overwrites the device array, restores the
 //! CD, and compares every byte with what was saved.
 //!
+//! With `--reset` first it times instead the recovery from a GPU reset, for `cudaMalloc`
+//! arrays (which come back at other addresses): `cuDevicePrimaryCtxReset_v2` (what
+//! `cudaDeviceReset` does; on the stand-in its `cuStandinReset`), `cuMemAlloc` of a new array,
+//! `device_reset`, `remap_device_region` and `restore_cd` (B), against the same reset and
+//! allocation followed by a raw pageable `cuMemcpyHtoD` of the application's own host copy
+//! (A); the reset call alone is printed too, and the restored bytes are checked. Default
+//! sizes 192 and 1024 MiB. The same-address recipe of virtual-memory (`cuMemMap`) arrays is
+//! not timed: it needs the virtual-memory API, which neither this bench nor the stand-in has.
+//!
 //! Goals (issue 11): advance and restore at 0.8x or better of raw pinned; a first save no
 //! slower than the fresh-memory copy; the stall under 10% of a synchronous advance.
 //!
 //! Run on a GPU (sizes in MiB, default 256 1024 4096 8192; `CD_BENCH_REPS`, default 5):
-//! `cargo run --release -p cd-cuda --example gpu_copies -- 256 1024 4096 8192`, or the
-//! binary `target/release/examples/gpu_copies` alone (see DEVELOPERS.md). Against the
+//! `cargo run --release -p cd-cuda --example gpu_copies -- [--reset] 256 1024 4096 8192`, or
+//! the binary `target/release/examples/gpu_copies` alone (see DEVELOPERS.md). Against the
 //! stand-in (no GPU): `CD_CUDA_LIBRARY=path/to/libcuda_standin.so ... gpu_copies -- 4`; its
 //! figures time host `memcpy`s, not a GPU. `cargo test -p cd-cuda --example gpu_copies` runs it
 //! so against the stand-in, compiled from `cd-cuda/standin/cuda_standin.c`.
@@ -67,6 +76,16 @@ struct Raw {
     device_name: Option<unsafe extern "C" fn(*mut c_char, c_int, c_int) -> Res>,
     /// `cuDriverGetVersion` (the stand-in has none).
     driver_version: Option<unsafe extern "C" fn(*mut c_int) -> Res>,
+    pop: unsafe extern "C" fn(*mut Handle) -> Res,
+    /// How to reset the GPU, if the library can.
+    reset: Option<ResetFn>,
+}
+
+/// A GPU reset: `cuDevicePrimaryCtxReset_v2` (what `cudaDeviceReset` does), or the stand-in's
+/// `cuStandinReset`, which plays it.
+enum ResetFn {
+    Primary(unsafe extern "C" fn(c_int) -> Res),
+    Standin(unsafe extern "C" fn()),
 }
 
 impl Raw {
@@ -105,8 +124,48 @@ impl Raw {
                 stream_destroy: std::mem::transmute(sym("cuStreamDestroy_v2")?),
                 device_name: find("cuDeviceGetName").map(|f| std::mem::transmute(f)),
                 driver_version: find("cuDriverGetVersion").map(|f| std::mem::transmute(f)),
+                pop: std::mem::transmute(sym("cuCtxPopCurrent_v2")?),
+                reset: find("cuDevicePrimaryCtxReset_v2")
+                    .map(|f| ResetFn::Primary(std::mem::transmute(f)))
+                    .or_else(|| {
+                        find("cuStandinReset").map(|f| ResetFn::Standin(std::mem::transmute(f)))
+                    }),
             })
         }
+    }
+
+    /// Makes device 0's primary context current for this thread (retained, not released: the
+    /// bench holds it to the end).
+    fn enter(&self) -> Result<(), String> {
+        let mut ctx = std::ptr::null_mut();
+        // SAFETY: an out-pointer to a local; the context just retained.
+        unsafe {
+            cu((self.retain)(&mut ctx, 0), "cuDevicePrimaryCtxRetain")?;
+            cu((self.push)(ctx), "cuCtxPushCurrent")
+        }
+    }
+
+    /// Resets device 0, as `cudaDeviceReset` does (every allocation, stream, event and host
+    /// registration is gone), then makes its primary context current again.
+    fn reset_device(&self) -> Result<(), String> {
+        let reset = self.reset.as_ref().ok_or(
+            "the driver library has neither cuDevicePrimaryCtxReset_v2 nor cuStandinReset",
+        )?;
+        let (mut device, mut popped) = (0, std::ptr::null_mut());
+        // SAFETY: out-pointers to locals; the context popped is the one `enter` pushed, and
+        // nothing of the bench's uses the device's old allocations, streams or pinned memory
+        // after the reset.
+        unsafe {
+            cu((self.pop)(&mut popped), "cuCtxPopCurrent")?;
+            match reset {
+                ResetFn::Primary(reset) => {
+                    cu((self.device_get)(&mut device, 0), "cuDeviceGet")?;
+                    cu(reset(device), "cuDevicePrimaryCtxReset")?;
+                }
+                ResetFn::Standin(reset) => reset(),
+            }
+        }
+        self.enter()
     }
 
     /// "GPU name, driver version" as the driver reports them.
@@ -316,10 +375,8 @@ fn bench_size(raw: &Raw, n: usize, reps: usize) -> Result<SizeReport, String> {
         .for_each(|(i, b)| *b = pattern(i));
     let mut pageable = pinned_bytes.to_vec();
     // SAFETY: `n` readable pinned bytes into the device array of `n` bytes.
-    cu(
-        unsafe { (raw.htod)(dev.1, pinned.1.cast(), n) },
-        "cuMemcpyHtoD",
-    )?;
+    let rc = unsafe { (raw.htod)(dev.1, pinned.1.cast(), n) };
+    cu(rc, "cuMemcpyHtoD")?;
     let spec = AddrSpec::new(dev.1 as usize, n, Access::ReadWrite, Scope::Global);
 
     // First saves against copies into fresh host memory; their CDs stay alive until the last.
@@ -364,10 +421,8 @@ fn bench_size(raw: &Raw, n: usize, reps: usize) -> Result<SizeReport, String> {
 
     let mut stream: Handle = std::ptr::null_mut();
     // SAFETY: an out-pointer to a local; the compute stream, ordered with the default stream.
-    cu(
-        unsafe { (raw.stream_create)(&mut stream, 0) },
-        "cuStreamCreate",
-    )?;
+    let rc = unsafe { (raw.stream_create)(&mut stream, 0) };
+    cu(rc, "cuStreamCreate")?;
     // Exposed: the space turns the handle back into a pointer for the driver.
     let stream_handle = stream.expose_provenance();
     let loop_bytes = n.min(256 << 20);
@@ -379,10 +434,8 @@ fn bench_size(raw: &Raw, n: usize, reps: usize) -> Result<SizeReport, String> {
         for i in 0..copies {
             let (dst, src) = if i % 2 == 0 { (b.1, a.1) } else { (a.1, b.1) };
             // SAFETY: two distinct device arrays of `loop_bytes`, on the compute stream.
-            cu(
-                unsafe { (raw.dtod_async)(dst, src, loop_bytes, stream) },
-                "cuMemcpyDtoDAsync",
-            )?;
+            let rc = unsafe { (raw.dtod_async)(dst, src, loop_bytes, stream) };
+            cu(rc, "cuMemcpyDtoDAsync")?;
         }
         Ok(())
     };
@@ -395,18 +448,16 @@ fn bench_size(raw: &Raw, n: usize, reps: usize) -> Result<SizeReport, String> {
     r.loop_bytes = loop_bytes;
 
     for _ in 0..reps {
-        // SAFETY (the raw copies below): `n` pinned or pageable host bytes and the device
-        // array of `n` bytes; nothing else touches them meanwhile.
+        // SAFETY: `n` pinned host bytes and the device array of `n` bytes, which nothing else
+        // touches meanwhile (the same for the raw copies below, pinned or pageable).
         let (t, ()) = time(|| cu(unsafe { (raw.dtoh)(pinned.1.cast(), dev.1, n) }, "DtoH"))?;
         r.raw_d2h_pinned.0.push(t);
         promote(cd, spec)?;
         r.advance.0.push(time(|| advance(cd))?.0);
         let (t, ()) = time(|| {
             // SAFETY: as above.
-            cu(
-                unsafe { (raw.dtoh)(pageable.as_mut_ptr().cast(), dev.1, n) },
-                "DtoH",
-            )
+            let rc = unsafe { (raw.dtoh)(pageable.as_mut_ptr().cast(), dev.1, n) };
+            cu(rc, "DtoH")
         })?;
         r.raw_d2h_pageable.0.push(t);
 
@@ -420,10 +471,8 @@ fn bench_size(raw: &Raw, n: usize, reps: usize) -> Result<SizeReport, String> {
         r.restore.0.push(t);
         let (t, ()) = time(|| {
             // SAFETY: as above.
-            cu(
-                unsafe { (raw.htod)(dev.1, pageable.as_ptr().cast(), n) },
-                "HtoD",
-            )
+            let rc = unsafe { (raw.htod)(dev.1, pageable.as_ptr().cast(), n) };
+            cu(rc, "HtoD")
         })?;
         r.raw_h2d_pageable.0.push(t);
 
@@ -460,17 +509,13 @@ fn bench_size(raw: &Raw, n: usize, reps: usize) -> Result<SizeReport, String> {
     // The check: wipe the device array, restore, compare every byte with what was saved.
     pageable.fill(0);
     // SAFETY: as above.
-    cu(
-        unsafe { (raw.htod)(dev.1, pageable.as_ptr().cast(), n) },
-        "HtoD",
-    )?;
+    let rc = unsafe { (raw.htod)(dev.1, pageable.as_ptr().cast(), n) };
+    cu(rc, "HtoD")?;
     // SAFETY: the CD's range is allocated and quiet.
     unsafe { restore_cd(cd) }.map_err(|e| format!("restore: {e}"))?;
     // SAFETY: as above.
-    cu(
-        unsafe { (raw.dtoh)(pageable.as_mut_ptr().cast(), dev.1, n) },
-        "DtoH",
-    )?;
+    let rc = unsafe { (raw.dtoh)(pageable.as_mut_ptr().cast(), dev.1, n) };
+    cu(rc, "DtoH")?;
     if let Some(i) = (0..n).find(|&i| pageable[i] != pattern(i)) {
         return Err(format!(
             "restored byte {i} of {n} is {} instead of {}",
@@ -568,62 +613,192 @@ fn link() -> String {
     }
 }
 
-/// Runs the bench for `sizes_mib` with `reps` samples per figure.
-fn bench(sizes_mib: &[usize], reps: usize, out: &mut dyn Write) -> Result<Vec<SizeReport>, String> {
+/// One size's reset samples, in seconds.
+#[derive(Debug, Default)]
+struct ResetReport {
+    /// Bytes restored.
+    bytes: usize,
+    /// Reset, `cuMemAlloc`, raw pageable `cuMemcpyHtoD` of the application's own host copy.
+    raw: Samples,
+    /// Reset, `cuMemAlloc`, `device_reset`, `remap_device_region`, `restore_cd`.
+    cd: Samples,
+    /// The reset call alone, within `cd`.
+    reset_call: Samples,
+}
+
+/// A GPU reset and the recovery of `n` bytes of device memory, the recipe for `cudaMalloc`
+/// arrays (they come back at other addresses), against the same reset and allocation with a
+/// raw upload of the bytes from the application's own host copy; `reps` interleaved pairs.
+fn bench_reset(raw: &Raw, n: usize, reps: usize) -> Result<ResetReport, String> {
+    let mut r = ResetReport {
+        bytes: n,
+        ..ResetReport::default()
+    };
+    let alloc = || -> Result<u64, String> {
+        let mut p = 0;
+        // SAFETY: an out-pointer to a local; the primary context is current.
+        cu(unsafe { (raw.alloc)(&mut p, n) }, "cuMemAlloc")?;
+        Ok(p)
+    };
+    let upload = |dev: u64, copy: &[u8]| {
+        // SAFETY: the `n` host bytes of `copy` into a device array of `n` bytes.
+        let rc = unsafe { (raw.htod)(dev, copy.as_ptr().cast(), n) };
+        cu(rc, "cuMemcpyHtoD")
+    };
+    let copy: Vec<u8> = (0..n).map(pattern).collect();
+    // Not freed with cuMemFree: each reset destroys the arrays made before it.
+    let mut current = alloc()?;
+    upload(current, &copy)?;
+    let cd = root("gpu-bench-reset")?;
+    promote(
+        cd,
+        AddrSpec::new(current as usize, n, Access::ReadWrite, Scope::Global),
+    )?;
+    for _ in 0..reps {
+        let (t, _) = time(|| {
+            raw.reset_device()?;
+            let p = alloc()?;
+            upload(p, &copy)
+        })?;
+        r.raw.0.push(t);
+        let (t, (reset_call, next)) = time(|| {
+            let (reset_call, ()) = time(|| raw.reset_device())?;
+            let next = alloc()?;
+            cd_core::device_reset();
+            cd_core::remap_device_region(current as usize, next as usize, n)
+                .map_err(|e| format!("remap: {e}"))?;
+            // SAFETY: the CD's range is the array just allocated, quiet during the call.
+            unsafe { restore_cd(cd) }.map_err(|e| format!("restore: {e}"))?;
+            Ok((reset_call, next))
+        })?;
+        r.cd.0.push(t);
+        r.reset_call.0.push(reset_call);
+        current = next;
+    }
+    let mut back = vec![0u8; n];
+    // SAFETY: `n` writable host bytes, the restored array of `n` bytes.
+    let rc = unsafe { (raw.dtoh)(back.as_mut_ptr().cast(), current, n) };
+    cu(rc, "cuMemcpyDtoH")?;
+    if let Some(i) = (0..n).find(|&i| back[i] != pattern(i)) {
+        return Err(format!(
+            "byte {i} of {n} restored after the reset is {} instead of {}",
+            back[i],
+            pattern(i)
+        ));
+    }
+    commit_cd(cd).map_err(|e| e.to_string())?;
+    // SAFETY: the last array, allocated since the last reset; no CD holds it any more.
+    unsafe { (raw.free)(current) };
+    Ok(r)
+}
+
+/// Prints one size's reset figures.
+fn print_reset(r: &ResetReport, out: &mut dyn Write) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "{} MiB: a GPU reset and the recovery of the array; median [lowest .. highest] of {} \
+         interleaved reps",
+        r.bytes >> 20,
+        r.cd.0.len()
+    )?;
+    let lines = [
+        (
+            "reset, cuMemAlloc, raw pageable HtoD",
+            r.raw.show("ms", 1e3),
+        ),
+        (
+            "reset, cuMemAlloc, CD remap + restore",
+            r.cd.show("ms", 1e3),
+        ),
+        ("  of which the reset call", r.reset_call.show("ms", 1e3)),
+        (
+            "  CD recovery / raw recovery",
+            r.cd.ratio(&r.raw).show("x", 1.0),
+        ),
+    ];
+    for (label, figure) in &lines {
+        writeln!(out, "  {label:<40}{figure}")?;
+    }
+    Ok(())
+}
+
+/// What a run measured.
+#[derive(Debug, Default)]
+struct Reports {
+    copies: Vec<SizeReport>,
+    resets: Vec<ResetReport>,
+}
+
+/// Runs the bench for `sizes_mib` with `reps` samples per figure: the copies, or with
+/// `reset`, the GPU reset and recovery.
+fn bench(
+    sizes_mib: &[usize],
+    reps: usize,
+    reset: bool,
+    out: &mut dyn Write,
+) -> Result<Reports, String> {
     if reps == 0 {
         return Err("CD_BENCH_REPS must be at least 1".to_owned());
     }
     let space = cd_cuda::status().map_err(|why| format!("the CUDA space is not in use: {why}"))?;
     let raw = Raw::load()?;
-    let mut ctx = std::ptr::null_mut();
-    // SAFETY: out-pointer to a local; device 0's primary context made current for this thread.
-    unsafe {
-        cu((raw.retain)(&mut ctx, 0), "cuDevicePrimaryCtxRetain")?;
-        cu((raw.push)(ctx), "cuCtxPushCurrent")?;
-    }
+    raw.enter()?;
     let io = |e: std::io::Error| e.to_string();
     writeln!(out, "{}", raw.describe()).map_err(io)?;
     writeln!(out, "{}", link()).map_err(io)?;
+    let goals = if reset {
+        "the reset recipe for cudaMalloc arrays (re-create, remap, restore)"
+    } else {
+        "goals: advance and restore >= 0.80x raw pinned, first save >= 1.00x the fresh copy, \
+         stall < 10%"
+    };
     writeln!(
         out,
-        "CUDA space {space}; sizes {sizes_mib:?} MiB; {reps} reps, interleaved; goals: advance \
-         and restore >= 0.80x raw pinned, first save >= 1.00x the fresh copy, stall < 10%"
+        "CUDA space {space}; sizes {sizes_mib:?} MiB; {reps} reps, interleaved; {goals}"
     )
     .map_err(io)?;
-    let mut reports = Vec::new();
+    let mut reports = Reports::default();
     for &mib in sizes_mib {
         let n = mib
             .checked_mul(1 << 20)
             .filter(|&n| n > 0)
             .ok_or_else(|| format!("size {mib} MiB: give a size from 1 MiB"))?;
-        let report = bench_size(&raw, n, reps)?;
-        print_size(&report, out).map_err(io)?;
-        reports.push(report);
+        if reset {
+            let report = bench_reset(&raw, n, reps)?;
+            print_reset(&report, out).map_err(io)?;
+            reports.resets.push(report);
+        } else {
+            let report = bench_size(&raw, n, reps)?;
+            print_size(&report, out).map_err(io)?;
+            reports.copies.push(report);
+        }
     }
     Ok(reports)
 }
 
-/// `args`: sizes in MiB; `reps` from `CD_BENCH_REPS`.
-fn run(args: &[String], out: &mut dyn Write) -> Result<Vec<SizeReport>, String> {
+/// `args`: `--reset` first for the reset bench, then sizes in MiB; `reps` from
+/// `CD_BENCH_REPS`.
+fn run(args: &[String], out: &mut dyn Write) -> Result<Reports, String> {
     let reps = match std::env::var("CD_BENCH_REPS") {
         Ok(v) => v
             .parse()
             .map_err(|_| format!("CD_BENCH_REPS={v:?} is not a count"))?,
         Err(_) => 5,
     };
-    let sizes = args
+    let reset = args.first().is_some_and(|a| a == "--reset");
+    let sizes = args[usize::from(reset)..]
         .iter()
         .map(|a| {
             a.parse::<usize>()
                 .map_err(|_| format!("{a:?} is not a size in MiB"))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let sizes = if sizes.is_empty() {
-        vec![256, 1024, 4096, 8192]
-    } else {
-        sizes
+    let sizes = match (sizes.is_empty(), reset) {
+        (false, _) => sizes,
+        (true, false) => vec![256, 1024, 4096, 8192],
+        (true, true) => vec![192, 1024],
     };
-    bench(&sizes, reps, out)
+    bench(&sizes, reps, reset, out)
 }
 
 fn main() {
@@ -670,7 +845,8 @@ mod tests {
         std::env::remove_var(cd_cuda::CUDA_ENV);
         let mut out = Vec::new();
         let reports = run(&["1".into(), "3".into()], &mut out)
-            .unwrap_or_else(|e| panic!("{e}\n{}", String::from_utf8_lossy(&out)));
+            .unwrap_or_else(|e| panic!("{e}\n{}", String::from_utf8_lossy(&out)))
+            .copies;
         let text = String::from_utf8_lossy(&out);
         assert!(text.contains("GPU: unknown"), "{text}");
         assert_eq!(reports.len(), 2);
@@ -700,6 +876,20 @@ mod tests {
             assert!(r.loop_copies >= 1);
             assert!(text.contains(&format!("{mib} MiB: median")), "{text}");
         }
+        // The reset bench last: the stand-in's reset invalidates every stream and allocation.
+        let mut out = Vec::new();
+        let resets = run(&["--reset".into(), "2".into()], &mut out)
+            .unwrap_or_else(|e| panic!("{e}\n{}", String::from_utf8_lossy(&out)))
+            .resets;
+        assert_eq!(resets.len(), 1);
+        let r = &resets[0];
+        assert_eq!(r.bytes, 2 << 20);
+        for s in [&r.raw, &r.cd, &r.reset_call] {
+            assert_eq!(s.0.len(), 3, "{r:?}");
+            assert!(s.0.iter().all(|t| t.is_finite() && *t >= 0.0), "{r:?}");
+        }
+        let text = String::from_utf8_lossy(&out);
+        assert!(text.contains("2 MiB: a GPU reset"), "{text}");
         let err = run(&["0".into()], &mut Vec::new()).unwrap_err();
         assert!(err.contains("from 1 MiB"), "{err}");
         let err = run(&["x".into()], &mut Vec::new()).unwrap_err();
