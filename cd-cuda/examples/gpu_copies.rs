@@ -8,9 +8,10 @@
 //!   pageable one (into touched `malloc` memory) for reference;
 //! - **restore** (H2D) against a raw pinned `cuMemcpyHtoD`, and a raw pageable one;
 //! - **first save** (a new CD's `add_to_cd_via_copy`: fresh store pages, pinned on first use)
-//!   against a raw `cuMemcpyDtoH` into freshly `malloc`ed host memory, allocation included.
-//!   The CDs of one size's first saves stay alive until the last one, so each gets fresh
-//!   pages rather than the pool's (host memory needed: about `reps + 4` times the size);
+//!   against a raw `cuMemcpyDtoH` into freshly `malloc`ed host memory, allocation included
+//!   (above 32 MiB glibc's `malloc` maps fresh pages each time; below, it may reuse freed
+//!   ones). The CDs of one size's first saves stay alive until the last one, so each gets
+//!   fresh pages rather than the pool's (host memory needed: about `reps + 4` times the size);
 //! - **async stall**: an asynchronous advance on the compute stream, then a synchronisation of
 //!   that stream (the device-to-device snapshot is all it waits for), against a synchronous
 //!   advance;
