@@ -8,6 +8,9 @@
 //! program reboots the GPU and restores the CD. At the end the result is compared with a
 //! fault-free run of the same computation.
 //!
+//! This is the recipe for devices other than CUDA. CUDA memory needs no copy functions: see
+//! `examples/cuda_kernel_loop.rs`, on the built-in CUDA space.
+//!
 //! Run: `cargo run --release --example gpu_kernel_loop` (or `scripts/demo.sh`).
 //! Environment: `CD_FAULT_RATE` (0 to 1), `CD_SEED` (the fault pattern).
 

@@ -89,19 +89,82 @@ fn static_library_links_and_runs() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("static_1: ok"));
 }
 
-/// The built-in CUDA space through the C API with no callbacks registered, against the
-/// stand-in driver (`cd-cuda/standin/cuda_standin.c`, compiled here).
-#[test]
-fn cuda_builtin_space() {
+/// Compiles and runs `tests/c/<name>.c` against the stand-in CUDA driver
+/// (`cd-cuda/standin/cuda_standin.c`, compiled here), which libcd's built-in CUDA space loads.
+fn cuda_program(name: &str) {
     let standin = crate::util::cuda_standin();
     let exe = compile_c(
-        &workspace().join("tests/c/cuda_builtin.c"),
-        "c-cuda_builtin",
+        &workspace().join(format!("tests/c/{name}.c")),
+        &format!("c-{name}"),
         false,
     );
     let out = run(
         &exe,
         &[("CD_CUDA_LIBRARY", standin.to_str().expect("UTF-8 path"))],
     );
-    assert!(String::from_utf8_lossy(&out.stdout).contains("cuda_builtin: ok"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(&format!("{name}: ok")),
+        "{name} did not report success:\n{stdout}"
+    );
+}
+
+/// The built-in CUDA space through the C API with no callbacks registered.
+#[test]
+fn cuda_builtin_space() {
+    cuda_program("cuda_builtin");
+}
+
+/// `cd_advance_async`, `cd_advance_test`, `cd_advance_wait`, `cd_device_reset`,
+/// `cd_remap_device_region` and `CD_ERR_REGION_IN_USE` through the C API, on the built-in
+/// CUDA space.
+#[test]
+fn cuda_async_advance_reset_and_remap() {
+    cuda_program("cuda_async_reset");
+}
+
+/// `examples/c/simple_cuda.c`, the spec's GPU example on the built-in CUDA space (no
+/// callbacks, asynchronous advances), against the stand-in driver: with a high fault rate it
+/// meets faults and still ends with the fault-free result; without faults it restores nothing.
+#[test]
+fn cuda_example_recovers_from_gpu_faults() {
+    let standin = crate::util::cuda_standin();
+    let standin = standin.to_str().expect("UTF-8 path");
+    let exe = compile_c(
+        &workspace().join("examples/c/simple_cuda.c"),
+        "example-simple_cuda",
+        false,
+    );
+    let counts = |stdout: &str| -> (u64, u64, u64, u64) {
+        let line = stdout
+            .lines()
+            .find(|l| l.contains("faults met"))
+            .unwrap_or_else(|| panic!("no counts in:\n{stdout}"));
+        let numbers: Vec<u64> = line
+            .split(|c: char| !c.is_ascii_digit())
+            .filter_map(|w| w.parse().ok())
+            .collect();
+        (numbers[0], numbers[1], numbers[2], numbers[3])
+    };
+    let out = run(
+        &exe,
+        &[
+            ("CD_CUDA_LIBRARY", standin),
+            ("CD_FAULT_RATE", "0.1"),
+            ("CD_SEED", "7"),
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let (faults, restores, advances, started) = counts(&stdout);
+    assert!(faults > 0 && faults == restores, "{stdout}");
+    // Every advance drained in the background; those a fault's restore dropped do not count.
+    assert!(advances == 100 && started >= advances, "{stdout}");
+    assert!(stdout.contains(": equal"), "{stdout}");
+    let out = run(
+        &exe,
+        &[("CD_CUDA_LIBRARY", standin), ("CD_FAULT_RATE", "0")],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(counts(&stdout), (0, 0, 100, 100), "{stdout}");
+    assert!(stdout.contains(": equal"), "{stdout}");
 }

@@ -6,9 +6,14 @@ use crate::util::{compile_fortran, run, workspace};
 use std::collections::BTreeMap;
 
 fn fortran_program(name: &str) {
+    fortran_program_with(name, &[]);
+}
+
+/// [`fortran_program`] with more environment variables.
+fn fortran_program_with(name: &str, env: &[(&str, &str)]) {
     let source = workspace().join(format!("tests/fortran/{name}.f90"));
     let exe = compile_fortran(&source, &format!("f-{name}"));
-    let out = run(&exe, &[]);
+    let out = run(&exe, env);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         stdout.contains(&format!("{name}: ok")),
@@ -29,6 +34,17 @@ fn regen_callback_in_fortran() {
 #[test]
 fn error_paths() {
     fortran_program("errors");
+}
+
+/// The built-in CUDA space, the asynchronous advance, a GPU reset and the remap from Fortran,
+/// against the stand-in driver (`cd-cuda/standin/cuda_standin.c`, compiled here).
+#[test]
+fn cuda_async_advance_reset_and_remap() {
+    let standin = crate::util::cuda_standin();
+    fortran_program_with(
+        "cuda",
+        &[("CD_CUDA_LIBRARY", standin.to_str().expect("UTF-8 path"))],
+    );
 }
 
 /// `NAME = value` pairs: `#define NAME int` and `NAME = int,` enum constants of cd.h.

@@ -3,7 +3,8 @@
  * kernel touch (registered with libcd as a device memory space, as a CUDA code registers
  * cudaMemcpy); a kernel launch fails at random, leaving device memory garbage, and the
  * program reboots the GPU and restores the CD. At the end the result is compared with a
- * fault-free run.
+ * fault-free run. This is the recipe for devices other than CUDA; CUDA memory needs no copy
+ * functions (libcd's built-in CUDA space): see simple_cuda.c.
  *
  * Build: cc -O2 simple_gpu.c $(pkg-config --cflags --libs cd) -o simple_gpu
  * Run:   CD_FAULT_RATE=0.05 CD_SEED=1 ./simple_gpu      (add -Wl,-rpath,... or LD_LIBRARY_PATH)

@@ -15,8 +15,12 @@
 // Run:
 //   CD_FAULT_RATE=0.05 CD_SEED=1 ./simple_gpu     (LD_LIBRARY_PATH naming libcd's directory)
 //
-// This file is built and run only on a machine with a GPU and nvcc (not in CI; see the
-// closing notes of issue 11 for when it last ran).
+// This file needs nvcc and a GPU, so CI neither builds nor runs it, and it has not yet been
+// built or run on a GPU: it is unverified until a session lent a GPU follows DEVELOPERS.md
+// ("When a session has a GPU": the nvcc line there uses cd.h from cd-ffi/include and a
+// carried libcd.so, no pkg-config) and records the outcome here and in BENCHMARKS.md
+// (issue 11). The same program without a kernel compiler, tested in CI against the stand-in
+// driver: examples/c/simple_cuda.c.
 #include <cd.h>
 #include <cuda_runtime.h>
 

@@ -3,7 +3,9 @@
 ! memory space, written here in Fortran with bind(C)) and its kernel touch. A kernel launch
 ! fails at random (CD_FAULT_RATE, default 0.05; CD_SEED picks the pattern), leaving device
 ! memory garbage; the program reboots the GPU and restores the CD. At the end the result is
-! compared with a fault-free run.
+! compared with a fault-free run. This is the recipe for devices other than CUDA; CUDA memory
+! needs no copy functions (libcd's built-in CUDA space): tests/fortran/cuda.f90 shows the
+! calls from Fortran.
 !
 ! Build: gfortran -O2 -I$(pkg-config --variable=fmoddir cd) simple_gpu.f90 $(pkg-config --libs cd)
 module simulated_gpu
