@@ -317,4 +317,7 @@
 //! # 9. Where to go next
 //! - [`crate::raw`]: every function of the spec, with its exact rules.
 //! - The C API (`cd.h`, crate `cd-ffi`) and the Fortran module for non-Rust codes.
-//! - `examples/gpu_kernel_loop.rs`: the spec's GPU example with the safe layer.
+//! - `examples/cuda_kernel_loop.rs`: the spec's GPU example with the safe layer on the
+//!   built-in CUDA space (device buffers, asynchronous advances, faults restored);
+//!   `examples/gpu_kernel_loop.rs`: the same with a device of your own through copy
+//!   functions, for accelerators other than CUDA.
