@@ -139,7 +139,7 @@ unsafe fn collective(
     }
     match route {
         Route::Direct => run(),
-        Route::Record(_guard) => {
+        Route::Record(guard) => {
             let rc = run();
             if rc == abi::SUCCESS {
                 let outputs = outputs();
@@ -149,7 +149,7 @@ unsafe fn collective(
                     w.piece(piece);
                 }
                 // SAFETY: the collective completed into its outputs.
-                unsafe { engine::log_record(&w) };
+                unsafe { engine::log_record(&guard, &w) };
             }
             rc
         }

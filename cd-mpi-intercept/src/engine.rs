@@ -57,16 +57,25 @@ pub(crate) enum Route {
     Replay(Guard, Reader),
 }
 
-/// Routes a call: one thread-local read when no CD logs. Always inlined: a `Route` returned
-/// through memory was read back right after the call and stalled on the store.
+/// Routes a call: no thread-local access while no CD in the process logs, else one (the
+/// thread's context, which the guard keeps for the append: see `boundary`). Always inlined: a
+/// `Route` returned through memory was read back right after the call and stalled on the
+/// store.
 #[inline(always)]
 pub(crate) fn route(call: Call) -> Route {
     stats::count(call);
-    let mode = cd_core::log_mode();
+    if !cd_core::logging_anywhere() {
+        return Route::Direct;
+    }
+    // SAFETY: kept in the guard, within this call (see `boundary`).
+    let Some(cx) = (unsafe { cd_core::thread_cx() }) else {
+        return Route::Direct;
+    };
+    let mode = cx.mode();
     if mode == LogMode::Off {
         return Route::Direct;
     }
-    let Some(guard) = Guard::try_enter() else {
+    let Some(guard) = Guard::try_enter_in(cx) else {
         return Route::Direct;
     };
     match mode {
@@ -113,25 +122,28 @@ fn begin_replay(call: Call, guard: Guard) -> Route {
     }
 }
 
-/// Appends a record, reporting a failure through `tracing` (the call itself succeeded).
+/// Appends a record, reporting a failure through `tracing` (the call itself succeeded): for
+/// calls made rarely (communicator constructors), which have no guard at hand.
 ///
 /// # Safety
 /// As [`Writer::append`].
-#[inline(always)]
 pub(crate) unsafe fn log(writer: Writer) {
     // SAFETY: forwarded.
-    unsafe { log_record(&writer) }
+    if let Err(error) = unsafe { writer.append(None) } {
+        log_failed(error);
+    }
 }
 
-/// [`log`] of a record built in place: by reference, since moving a `Writer` (about 250
-/// bytes) cost a `memcpy` and a stall reading it back.
+/// [`log`] of a record built in place, in the thread context the call's guard holds (no
+/// thread-local access of its own). By reference, since moving a `Writer` (about 250 bytes)
+/// cost a `memcpy` and a stall reading it back.
 ///
 /// # Safety
 /// As [`Writer::append`].
 #[inline(always)]
-pub(crate) unsafe fn log_record(writer: &Writer) {
+pub(crate) unsafe fn log_record(guard: &Guard, writer: &Writer) {
     // SAFETY: forwarded.
-    if let Err(error) = unsafe { writer.append() } {
+    if let Err(error) = unsafe { writer.append(guard.cx()) } {
         log_failed(error);
     }
 }

@@ -382,19 +382,20 @@ impl Writer {
         self
     }
 
-    /// Appends the record to the active CD's log.
+    /// Appends the record to the active CD's log, through the thread's context `cx` when the
+    /// caller has it (else cd-core finds it).
     ///
     /// # Safety
     /// Every piece must be readable: `count` elements of its datatype at `buf`.
     #[inline(always)]
-    pub unsafe fn append(&self) -> Result<(), cd_core::CdError> {
+    pub unsafe fn append(&self, cx: Option<cd_core::ThreadCx<'_>>) -> Result<(), cd_core::CdError> {
         let meta_len = HEADER_BYTES + self.fields.len;
         let total = self
             .pieces
             .iter()
             .fold(meta_len, |n, p| n.saturating_add(16 + p.room()));
         let (header, fields, pieces) = (&self.header, &self.fields, &self.pieces);
-        let result = cd_core::log_append_with(total, |dst| {
+        let fill = |dst: &mut [u8]| {
             let (head, mut rest) = dst.split_at_mut(meta_len);
             let (head, tail) = head.split_at_mut(HEADER_BYTES);
             write_header(head, header, meta_len);
@@ -405,7 +406,11 @@ impl Writer {
                 unsafe { piece.write(this) };
                 rest = after;
             }
-        });
+        };
+        let result = match cx {
+            Some(cx) => cx.log_append_with(total, fill),
+            None => cd_core::log_append_with(total, fill),
+        };
         if result.is_ok() {
             crate::stats::logged(total);
         }
