@@ -253,7 +253,7 @@ impl Delivery {
         match self {
             Delivery::Nothing => Pieces::new(),
             Delivery::Receive { dest, .. } => smallvec![Piece {
-                count: received_count(status, dest),
+                count: received_count(status, dest, crate::types::kind(dest.datatype)),
                 ..*dest
             }],
             Delivery::Outputs(pieces) => pieces.clone(),
@@ -565,11 +565,12 @@ pub(crate) fn record_completion(
 /// The elements a receive got (the whole posted count if MPI cannot say).
 ///
 /// Read from the status itself where the bytes received are plainly there (see
-/// [`count_word`]) and the datatype's size is known: no call into MPI. Else `MPI_Get_count`.
+/// [`count_word`]) and the datatype's size is known (`kind`, what is known of `dest`'s
+/// datatype): no call into MPI. Else `MPI_Get_count`.
 #[inline]
-pub(crate) fn received_count(status: &Status, dest: &Piece) -> c_int {
+pub(crate) fn received_count(status: &Status, dest: &Piece, kind: crate::types::Kind) -> c_int {
     if let Some(bytes) = status_bytes(status) {
-        let size = crate::types::size(dest.datatype);
+        let size = kind.size;
         if size > 0 && bytes % size == 0 {
             return c_int::try_from(bytes / size).map_or(dest.count, |n| n.min(dest.count));
         }

@@ -545,7 +545,7 @@ unsafe fn receive_into(
             let rc = run(&mut st);
             if rc == abi::SUCCESS {
                 count(&st);
-                let n = engine::received_count(&st, &dest);
+                let n = engine::received_count(&st, &dest, header.kind_of(dest.datatype));
                 let mut w = Writer::new(header);
                 for &c in check {
                     w.int(c);

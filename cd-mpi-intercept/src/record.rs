@@ -25,7 +25,7 @@ use smallvec::SmallVec;
 use std::ffi::{c_int, c_void};
 
 /// The arguments a re-executed call must repeat exactly.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct Header {
     pub call: Call,
     /// Destination, source or root as the application gave it (`MPI_ANY_SOURCE` stays so).
@@ -35,7 +35,28 @@ pub(crate) struct Header {
     /// Bytes of one element of the application's datatype (0 where no data moves).
     pub elem: u64,
     pub comm: u64,
+    /// The datatype `elem` was taken from, with what [`types::kind`] said of it: passed down
+    /// with the header so that the call's data (the received count, the piece's size and
+    /// copy) does not look the same datatype up again. Neither logged nor compared.
+    pub typed: Option<(Datatype, types::Kind)>,
 }
+
+impl PartialEq for Header {
+    fn eq(&self, other: &Header) -> bool {
+        (
+            self.call, self.peer, self.tag, self.count, self.elem, self.comm,
+        ) == (
+            other.call,
+            other.peer,
+            other.tag,
+            other.count,
+            other.elem,
+            other.comm,
+        )
+    }
+}
+
+impl Eq for Header {}
 
 const HEADER_BYTES: usize = 4 + 2 + 2 + 4 + 4 + 8 + 8 + 8;
 
@@ -49,6 +70,7 @@ impl Header {
             count: 0,
             elem: 0,
             comm: comm.bits(),
+            typed: None,
         }
     }
 
@@ -61,13 +83,25 @@ impl Header {
         datatype: Datatype,
         comm: Comm,
     ) -> Header {
+        let kind = types::kind(datatype);
         Header {
             call,
             peer,
             tag,
             count,
-            elem: types::size(datatype),
+            elem: kind.size,
             comm: comm.bits(),
+            typed: Some((datatype, kind)),
+        }
+    }
+
+    /// What is known of `datatype`: from the header when it was built from that datatype,
+    /// else looked up.
+    #[inline(always)]
+    pub fn kind_of(&self, datatype: Datatype) -> types::Kind {
+        match self.typed {
+            Some((d, kind)) if d == datatype => kind,
+            _ => types::kind(datatype),
         }
     }
 }
@@ -136,8 +170,7 @@ impl Planned {
     // Always inlined: returned through memory, the struct was read back right after the call
     // and stalled on the store (perf: a fifth of the wrapper's samples on that load).
     #[inline(always)]
-    fn new(piece: Piece) -> Planned {
-        let kind = types::kind(piece.datatype);
+    fn new(piece: Piece, kind: types::Kind) -> Planned {
         if kind.raw {
             if let Some(size) = types::raw_bytes(piece.count, kind.size) {
                 return Planned {
@@ -376,9 +409,11 @@ impl Writer {
     }
 
     /// Adds a piece of application memory, copied (or packed) when the record is appended.
+    /// Its datatype is looked up unless it is the header's.
     #[inline]
     pub fn piece(&mut self, piece: Piece) -> &mut Self {
-        self.pieces.push(Planned::new(piece));
+        let kind = self.header.kind_of(piece.datatype);
+        self.pieces.push(Planned::new(piece, kind));
         self
     }
 
@@ -465,6 +500,7 @@ impl Reader {
             count: i64::from_ne_bytes(bytes[16..24].try_into().unwrap()),
             elem: u64::from_ne_bytes(bytes[24..32].try_into().unwrap()),
             comm: u64::from_ne_bytes(bytes[32..40].try_into().unwrap()),
+            typed: None,
         };
         Ok(Reader {
             entry,
