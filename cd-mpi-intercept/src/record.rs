@@ -409,8 +409,10 @@ impl Writer {
     }
 
     /// Adds a piece of application memory, copied (or packed) when the record is appended.
-    /// Its datatype is looked up unless it is the header's.
-    #[inline]
+    /// Its datatype is looked up unless it is the header's. Always inlined: called, it read
+    /// the piece and the header back from the caller's stores (perf: a store-forwarding stall
+    /// on a tenth of all samples of the `stages` bench).
+    #[inline(always)]
     pub fn piece(&mut self, piece: Piece) -> &mut Self {
         let kind = self.header.kind_of(piece.datatype);
         self.pieces.push(Planned::new(piece, kind));
