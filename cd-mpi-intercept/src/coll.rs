@@ -143,7 +143,7 @@ unsafe fn collective(
             let rc = run();
             if rc == abi::SUCCESS {
                 let outputs = outputs();
-                let mut w = Writer::new(header);
+                let mut w = Writer::new(&header);
                 w.int(outputs.len() as c_int);
                 for piece in outputs {
                     w.piece(piece);

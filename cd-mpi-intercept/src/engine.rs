@@ -43,6 +43,7 @@ use crate::record::{Corrupt, Header, Piece, Pieces, Reader, Writer};
 use crate::stats;
 use cd_core::LogMode;
 use smallvec::smallvec;
+use std::borrow::Borrow;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::{c_int, c_void, CString};
@@ -141,7 +142,7 @@ pub(crate) unsafe fn log(writer: Writer) {
 /// # Safety
 /// As [`Writer::append`].
 #[inline(always)]
-pub(crate) unsafe fn log_record(guard: &Guard, writer: &Writer) {
+pub(crate) unsafe fn log_record(guard: &Guard, writer: &Writer<impl Borrow<Header>>) {
     // SAFETY: forwarded.
     if let Err(error) = unsafe { writer.append(guard.cx()) } {
         log_failed(error);
@@ -545,7 +546,7 @@ pub(crate) unsafe fn replay_completion(
 
 /// Writes one completion into a record being built (see [`replay_completion`]).
 pub(crate) fn record_completion(
-    writer: &mut Writer,
+    writer: &mut Writer<impl Borrow<Header>>,
     seq: u64,
     status: &Status,
     delivery: &Delivery,

@@ -34,7 +34,7 @@ unsafe fn send_mode(
             let rc = real();
             if rc == abi::SUCCESS {
                 // SAFETY: no data pieces.
-                unsafe { engine::log_record(&guard, &Writer::new(header)) };
+                unsafe { engine::log_record(&guard, &Writer::new(&header)) };
             }
             rc
         }
@@ -124,7 +124,7 @@ unsafe fn post_routed(
                 let delivery = delivery();
                 // SAFETY: MPI wrote the request.
                 engine::track(unsafe { *request }, Tracked { seq, delivery });
-                let mut w = Writer::new(header);
+                let mut w = Writer::new(&header);
                 w.u64(seq);
                 // SAFETY: no data pieces.
                 unsafe { engine::log_record(&guard, &w) };
@@ -181,7 +181,7 @@ pub(crate) unsafe fn make_persistent(
                 let handle = unsafe { *request };
                 engine::register_persistent(handle, delivery());
                 traffic::made_persistent(handle, counts());
-                let mut w = Writer::new(header);
+                let mut w = Writer::new(&header);
                 w.u64(handle.bits());
                 // SAFETY: no data pieces.
                 unsafe { engine::log_record(&guard, &w) };
@@ -546,7 +546,7 @@ unsafe fn receive_into(
             if rc == abi::SUCCESS {
                 count(&st);
                 let n = engine::received_count(&st, &dest, header.kind_of(dest.datatype));
-                let mut w = Writer::new(header);
+                let mut w = Writer::new(&header);
                 for &c in check {
                     w.int(c);
                 }
@@ -633,7 +633,7 @@ pub(crate) unsafe fn probing(
             if rc != abi::SUCCESS {
                 return rc;
             }
-            let mut w = Writer::new(header);
+            let mut w = Writer::new(&header);
             w.int(f).u64(m.bits()).status(&st);
             // SAFETY: no pieces.
             unsafe { engine::log_record(&guard, &w) };

@@ -22,6 +22,7 @@ use crate::exports::{real, Call};
 use crate::types;
 use cd_core::LogEntry;
 use smallvec::SmallVec;
+use std::borrow::Borrow;
 use std::ffi::{c_int, c_void};
 
 /// The arguments a re-executed call must repeat exactly.
@@ -365,17 +366,22 @@ impl Fields {
 }
 
 /// A record being built, on the stack for the common shapes (no heap allocation): the header
-/// is kept as it is and written straight into the log.
-pub(crate) struct Writer {
-    header: Header,
+/// is kept as it is (or borrowed, `H = &Header`) and written straight into the log.
+///
+/// The hot wrappers borrow the header they built: moved into the writer, it was copied in
+/// 16-byte loads from the caller's narrower stores of its fields a moment before, and perf
+/// put a third of the `stages` bench's wrapper samples on that copy (a store-forwarding
+/// stall).
+pub(crate) struct Writer<H: Borrow<Header> = Header> {
+    header: H,
     fields: Fields,
     pieces: SmallVec<[Planned; 2]>,
 }
 
-impl Writer {
+impl<H: Borrow<Header>> Writer<H> {
     /// Starts a record with its header.
     #[inline(always)]
-    pub fn new(header: Header) -> Writer {
+    pub fn new(header: H) -> Writer<H> {
         Writer {
             header,
             fields: Fields {
@@ -414,7 +420,7 @@ impl Writer {
     /// on a tenth of all samples of the `stages` bench).
     #[inline(always)]
     pub fn piece(&mut self, piece: Piece) -> &mut Self {
-        let kind = self.header.kind_of(piece.datatype);
+        let kind = self.header.borrow().kind_of(piece.datatype);
         self.pieces.push(Planned::new(piece, kind));
         self
     }
@@ -431,7 +437,7 @@ impl Writer {
             .pieces
             .iter()
             .fold(meta_len, |n, p| n.saturating_add(16 + p.room()));
-        let (header, fields, pieces) = (&self.header, &self.fields, &self.pieces);
+        let (header, fields, pieces) = (self.header.borrow(), &self.fields, &self.pieces);
         let fill = |dst: &mut [u8]| {
             let (head, mut rest) = dst.split_at_mut(meta_len);
             let (head, tail) = head.split_at_mut(HEADER_BYTES);

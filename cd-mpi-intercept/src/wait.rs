@@ -122,7 +122,7 @@ unsafe fn complete(
             if rc != abi::SUCCESS {
                 return Err(rc);
             }
-            let mut w = Writer::new(header);
+            let mut w = Writer::new(&header);
             w.int(outcome.result)
                 .int(outcome.index)
                 .int(outcome.completed.len() as c_int);
@@ -514,7 +514,7 @@ pub(crate) unsafe fn request_free(request: *mut Request) -> c_int {
                 unsafe { real::Request_free(request) }
             };
             if rc == abi::SUCCESS {
-                let mut w = Writer::new(header);
+                let mut w = Writer::new(&header);
                 w.u64(tracked.map_or(0, |t| t.seq));
                 // SAFETY: no pieces.
                 unsafe { engine::log_record(&guard, &w) };
@@ -610,7 +610,7 @@ fn start_routed(
         Route::Record(guard) => {
             let rc = run();
             if rc == abi::SUCCESS {
-                let mut w = Writer::new(header);
+                let mut w = Writer::new(&header);
                 for &handle in handles {
                     let seq = engine::next_seq();
                     let delivery = engine::persistent_delivery(handle).unwrap_or_else(|| {
@@ -684,7 +684,7 @@ pub(crate) unsafe fn cancel(request: *mut Request) -> c_int {
             let rc = unsafe { real::Cancel(&mut inner) };
             if rc == abi::SUCCESS {
                 // SAFETY: no pieces.
-                unsafe { engine::log_record(&guard, &Writer::new(header)) };
+                unsafe { engine::log_record(&guard, &Writer::new(&header)) };
             }
             rc
         }
