@@ -222,7 +222,9 @@ impl Planned {
             // SAFETY: a raw datatype's `count` elements are `size` contiguous bytes at `buf`,
             // readable by the caller's contract.
             let src = unsafe { std::slice::from_raw_parts(self.piece.buf.cast::<u8>(), self.size) };
-            copy(&mut data[..self.size], src);
+            if !stream_copy(&mut data[..self.size], src) {
+                copy(&mut data[..self.size], src);
+            }
             self.size
         } else {
             let mut used: c_int = 0;
@@ -245,6 +247,59 @@ impl Planned {
         words[..8].copy_from_slice(&used.to_ne_bytes());
         words[8..].copy_from_slice(&(self.room() as u64).to_ne_bytes());
     }
+}
+
+/// Pieces of at least this many bytes are copied with non-temporal stores, where the CPU has
+/// them: the log is written once and read only by a replay, so its lines need not be read in
+/// first (a normal store reads each line before writing it) nor evict the application's.
+const STREAM_FROM: usize = 256 << 10;
+
+/// Copies `src` into `dst` (of the same length) with non-temporal stores if it is at least
+/// [`STREAM_FROM`] bytes and the CPU has AVX; `false` (nothing copied) otherwise.
+#[inline]
+fn stream_copy(dst: &mut [u8], src: &[u8]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if dst.len() >= STREAM_FROM && std::arch::is_x86_feature_detected!("avx") {
+        // SAFETY: AVX is present (checked above).
+        unsafe { stream_avx(dst, src) };
+        return true;
+    }
+    let _ = (dst, src);
+    false
+}
+
+/// [`stream_copy`]'s loop: the head up to a 32-byte boundary and the tail with `memcpy`, the
+/// rest in 32-byte non-temporal stores, then a store fence, so that the bytes are ordered
+/// before the log's publishing store like any other.
+///
+/// # Safety
+/// The CPU must have AVX.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+unsafe fn stream_avx(dst: &mut [u8], src: &[u8]) {
+    use std::arch::x86_64::{__m256i, _mm256_loadu_si256, _mm256_stream_si256, _mm_sfence};
+    let n = src.len();
+    assert_eq!(n, dst.len());
+    let head = dst.as_ptr().align_offset(32).min(n);
+    let body = (n - head) / 128 * 128;
+    dst[..head].copy_from_slice(&src[..head]);
+    let (s, d) = (src.as_ptr(), dst.as_mut_ptr());
+    let mut at = head;
+    while at < head + body {
+        for k in 0..4 {
+            let i = at + 32 * k;
+            // SAFETY: `i + 32 <= head + body <= n`, inside both slices; `d + i` is 32-byte
+            // aligned (`d + head` is, and `i - head` is a multiple of 32), as the stream
+            // store requires; AVX is present (the caller's contract).
+            unsafe {
+                let v = _mm256_loadu_si256(s.add(i).cast::<__m256i>());
+                _mm256_stream_si256(d.add(i).cast::<__m256i>(), v);
+            }
+        }
+        at += 128;
+    }
+    dst[at..].copy_from_slice(&src[at..]);
+    _mm_sfence();
 }
 
 /// Copies `src` into `dst` (of the same length): small copies (the header and fields of a
