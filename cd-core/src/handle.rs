@@ -179,7 +179,7 @@ pub(crate) fn release_root_name(name: &str) {
 }
 
 /// A thread's stack of active CDs, and what its MPI calls do now.
-struct Active {
+pub(crate) struct Active {
     stack: RefCell<Vec<CdHandle>>,
     cache: RefCell<Cache>,
     /// The callback mark (see `callback`), kept here so that the log append, which runs on
@@ -190,6 +190,9 @@ struct Active {
     /// The lane this thread appends to without a lock (see `log`), with the node whose log
     /// it belongs to (by address): used only while that node is the cached active CD.
     writer: RefCell<Option<Writer>>,
+    /// The MPI layer's re-entrancy flag ([`crate::ThreadCx::layer_flag`]), kept here so that
+    /// a logged call's route, guard and append share this one thread-local access.
+    layer: Cell<bool>,
 }
 
 /// A thread's lock-free way into its active CD's log: the lane, and the node whose log held
@@ -302,8 +305,23 @@ thread_local! {
             cache: RefCell::new(Cache::Empty),
             marked: Cell::new(false),
             writer: RefCell::new(None),
+            layer: Cell::new(false),
         }
     };
+}
+
+/// The calling thread's [`Active`], with a lifetime the caller picks; `None` while the
+/// thread's locals are being destroyed.
+///
+/// # Safety
+/// The reference must not be used once the thread's locals are being destroyed (it cannot
+/// leave the thread: `Active` is not `Sync`).
+#[inline(always)]
+pub(crate) unsafe fn active<'t>() -> Option<&'t Active> {
+    let active = ACTIVE.try_with(std::ptr::from_ref).ok()?;
+    // SAFETY: the calling thread's own thread-local, alive (`try_with` succeeded) until its
+    // locals are destroyed, which the caller's contract excludes.
+    Some(unsafe { &*active })
 }
 
 impl Active {
@@ -410,18 +428,7 @@ pub fn current_cd() -> Option<CdHandle> {
 /// being torn down.
 #[inline]
 pub(crate) fn mode() -> LogMode {
-    ACTIVE
-        .try_with(|a| {
-            if let Ok(cache) = a.cache.try_borrow() {
-                match &*cache {
-                    Cache::Empty => return LogMode::Off,
-                    Cache::Valid(cached) if cached.is_current() => return cached.mode,
-                    _ => {}
-                }
-            }
-            a.refresh().map_or(LogMode::Off, |c| c.mode)
-        })
-        .unwrap_or(LogMode::Off)
+    ACTIVE.try_with(Active::mode).unwrap_or(LogMode::Off)
 }
 
 /// Runs `f` with the calling thread's active CD and what its MPI calls do, from the cache
@@ -462,42 +469,67 @@ pub(crate) enum Fast<F> {
     Orphaned(Vec<u8>),
 }
 
-/// The log append's hot path: into the calling thread's lane, with no lock, no atomic
-/// read-modify-write and no error value built, when the thread's cache is valid, it records,
-/// and its writer holds a lane of the active CD's log. The callback mark is set while `fill`
-/// runs, as on the slow path.
+impl Active {
+    /// What this thread's MPI calls do now (see [`mode`]).
+    #[inline]
+    pub(crate) fn mode(&self) -> LogMode {
+        if let Ok(cache) = self.cache.try_borrow() {
+            match &*cache {
+                Cache::Empty => return LogMode::Off,
+                Cache::Valid(cached) if cached.is_current() => return cached.mode,
+                _ => {}
+            }
+        }
+        self.refresh().map_or(LogMode::Off, |c| c.mode)
+    }
+
+    /// The MPI layer's re-entrancy flag.
+    #[inline(always)]
+    pub(crate) fn layer(&self) -> &Cell<bool> {
+        &self.layer
+    }
+
+    /// The log append's hot path: into this thread's lane, with no lock, no atomic
+    /// read-modify-write and no error value built, when the thread's cache is valid, it
+    /// records, and its writer holds a lane of the active CD's log. The callback mark is set
+    /// while `fill` runs, as on the slow path.
+    #[inline(always)]
+    pub(crate) fn fast_append<F: FnOnce(&mut [u8])>(&self, len: usize, fill: F) -> Fast<F> {
+        if self.marked.get() {
+            return Fast::Slow(fill);
+        }
+        let Ok(cache) = self.cache.try_borrow() else {
+            return Fast::Slow(fill);
+        };
+        let Cache::Valid(cached) = &*cache else {
+            return Fast::Slow(fill);
+        };
+        if cached.mode != LogMode::Record || !cached.is_current() {
+            return Fast::Slow(fill);
+        }
+        let Ok(writer) = self.writer.try_borrow() else {
+            return Fast::Slow(fill);
+        };
+        let Some(lane) = writer.as_ref().and_then(|w| w.lane_for(&cached.node)) else {
+            return Fast::Slow(fill);
+        };
+        self.marked.set(true);
+        let _unmark = Unmark(&self.marked);
+        match lane.try_append(len, fill) {
+            Attempt::Done => Fast::Done,
+            Attempt::Refused(fill) => Fast::Slow(fill),
+            Attempt::Orphaned(bytes) => Fast::Orphaned(bytes),
+        }
+    }
+}
+
+/// [`Active::fast_append`] on the calling thread's state.
 #[inline(always)]
 pub(crate) fn fast_append<F: FnOnce(&mut [u8])>(len: usize, fill: F) -> Fast<F> {
-    let Ok(active) = ACTIVE.try_with(std::ptr::from_ref) else {
-        return Fast::Slow(fill);
-    };
-    // SAFETY: the calling thread's own thread-local, alive (`try_with` succeeded) until the
-    // thread exits, which it does not do while this runs.
-    let active: &Active = unsafe { &*active };
-    if active.marked.get() {
-        return Fast::Slow(fill);
-    }
-    let Ok(cache) = active.cache.try_borrow() else {
-        return Fast::Slow(fill);
-    };
-    let Cache::Valid(cached) = &*cache else {
-        return Fast::Slow(fill);
-    };
-    if cached.mode != LogMode::Record || !cached.is_current() {
-        return Fast::Slow(fill);
-    }
-    let Ok(writer) = active.writer.try_borrow() else {
-        return Fast::Slow(fill);
-    };
-    let Some(lane) = writer.as_ref().and_then(|w| w.lane_for(&cached.node)) else {
-        return Fast::Slow(fill);
-    };
-    active.marked.set(true);
-    let _unmark = Unmark(&active.marked);
-    match lane.try_append(len, fill) {
-        Attempt::Done => Fast::Done,
-        Attempt::Refused(fill) => Fast::Slow(fill),
-        Attempt::Orphaned(bytes) => Fast::Orphaned(bytes),
+    // SAFETY: used only within this call.
+    match unsafe { active() } {
+        Some(active) => active.fast_append(len, fill),
+        None => Fast::Slow(fill),
     }
 }
 

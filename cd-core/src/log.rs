@@ -81,7 +81,15 @@
 //!   owner's cache is dropped with the change of its CD stack); another thread's lane is
 //!   sealed instead of moved.
 //! - *Counts.* Records are counted when folded (`Log::fold` returns how many), in the CD's
-//!   statistics and the process's, not one atomic increment per record.
+//!   statistics and the process's, not one atomic increment per record. The owner also
+//!   keeps a running count of the lane's records and bytes (its *tally*, plain stores into
+//!   fields only it writes, made before each `published` store); when the owner itself folds
+//!   its open lane it takes the counts from the tally (the difference from the tally at the
+//!   last fold, kept with `folded`) instead of reading every record's header again, which
+//!   cost a cache miss per record once the interval's log had left the cache. The tally is
+//!   exact then: the owner is not appending while it folds, and its last `published` store
+//!   is its own. Anyone else, and the owner on a closed lane (whose tally may count a record
+//!   written past the seal), reads the headers.
 //!
 //! Without `membarrier` (an old kernel, a seccomp filter) or with `CD_MPI_LOG_LOCKED=1`, the
 //! owner appends under the lock every time, through the same lane.
@@ -97,7 +105,7 @@ use crate::primitive::sync::{self, yield_now};
 use std::io;
 use std::path::PathBuf;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize as StdAtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// The environment variable that sets the spill threshold: bytes, with an optional `k`, `M` or
@@ -569,6 +577,11 @@ pub(crate) struct Lane {
     owner: u64,
     /// Its published end, `closed` flag and seal.
     state: LaneState,
+    /// Records written into the lane so far and their bytes, counted by the owner as it
+    /// writes them (before publishing): a fold by the owner takes its counts from here instead
+    /// of reading every record's header again (see [`Lane::tally`]).
+    records: StdAtomicUsize,
+    bytes: StdAtomicUsize,
 }
 
 /// What [`Lane::try_append`] did.
@@ -588,6 +601,21 @@ impl Lane {
             chunk: Arc::new(chunk),
             owner: thread_token(),
             state: LaneState::new(filled),
+            records: StdAtomicUsize::new(0),
+            bytes: StdAtomicUsize::new(0),
+        })
+    }
+
+    /// The records written into the lane and their bytes, exact at the published end: when
+    /// the calling thread is the owner (which writes them, and is not appending while it
+    /// folds) and the lane is open (a lane sealed by another thread may hold a record past
+    /// the seal that these count). `None` otherwise: the fold reads the records' headers.
+    fn tally(&self) -> Option<(usize, usize)> {
+        (!self.state.is_closed() && self.is_mine()).then(|| {
+            (
+                self.records.load(Ordering::Relaxed),
+                self.bytes.load(Ordering::Relaxed),
+            )
         })
     }
 
@@ -622,6 +650,11 @@ impl Lane {
             unsafe { std::slice::from_raw_parts_mut(self.chunk.ptr.as_ptr().add(at), need) };
         record[..HEADER].copy_from_slice(&(len as u64).to_le_bytes());
         fill(&mut record[HEADER..HEADER + len]);
+        // Only this thread writes these: plain loads and stores, no read-modify-write.
+        let records = self.records.load(Ordering::Relaxed);
+        self.records.store(records + 1, Ordering::Relaxed);
+        let bytes = self.bytes.load(Ordering::Relaxed);
+        self.bytes.store(bytes + len, Ordering::Relaxed);
         if self.state.publish(at + need) {
             Attempt::Done
         } else {
@@ -672,6 +705,8 @@ impl Drop for Lane {
 pub(crate) struct OpenChunk {
     lane: Arc<Lane>,
     folded: usize,
+    /// The lane's records and bytes up to `folded` (its [`Lane::tally`] there).
+    folded_tally: (usize, usize),
 }
 
 impl Drop for OpenChunk {
@@ -680,6 +715,25 @@ impl Drop for OpenChunk {
     fn drop(&mut self) {
         self.lane.seal();
     }
+}
+
+/// The records at `from .. to` of `chunk` and their bytes, read from their headers.
+/// `from .. to` must hold whole records written before (published with a release store that
+/// the caller acquired, or under the lock), `from` the start of one of them.
+fn count_range(chunk: &Chunk, from: usize, to: usize) -> (usize, usize) {
+    let (mut at, mut records, mut bytes) = (from, 0, 0);
+    while at < to {
+        let mut header = [0; HEADER];
+        // SAFETY: `from .. to` holds whole records written before (the caller's contract),
+        // and `at` is the start of one of them.
+        header.copy_from_slice(unsafe { chunk.slice(at, HEADER) });
+        let len = u64::from_le_bytes(header) as usize;
+        at += record_size(len).unwrap_or(usize::MAX - at);
+        records += 1;
+        bytes += len;
+    }
+    debug_assert_eq!(at, to, "records end at the published end");
+    (records, bytes)
 }
 
 /// The header and padded bytes of a record of `len` bytes.
@@ -785,7 +839,7 @@ impl Log {
                 let record = unsafe { std::slice::from_raw_parts_mut(chunk.ptr.as_ptr(), need) };
                 record[..HEADER].copy_from_slice(&(len as u64).to_le_bytes());
                 fill(&mut record[HEADER..HEADER + len]);
-                self.fold_range(&chunk, 0, need);
+                self.add_range(&chunk, 0, need, 1, len);
                 return Ok(());
             }
         } else if room < need {
@@ -811,7 +865,11 @@ impl Log {
     /// the seal folded first), and the room left in it is not used again.
     fn replace_open(&mut self, lane: Arc<Lane>) {
         self.close();
-        self.open = Some(OpenChunk { lane, folded: 0 });
+        self.open = Some(OpenChunk {
+            lane,
+            folded: 0,
+            folded_tally: (0, 0),
+        });
     }
 
     /// Moves the records published in the lane since the last fold into the segments; returns
@@ -825,34 +883,50 @@ impl Log {
     }
 
     /// [`Log::fold`] without taking the count.
+    /// The counts come from the lane's tally when the owner folds its open lane (the
+    /// common case: the thread that logs also advances, commits and restores), else from
+    /// the records' headers.
     fn fold_lane(&mut self) {
         if let Some(open) = &self.open {
             let (end, from) = (open.lane.end(), open.folded);
             if end > from {
                 let chunk = Arc::clone(&open.lane.chunk);
-                self.fold_range(&chunk, from, end);
+                let (tally, before) = (open.lane.tally(), open.folded_tally);
+                let (records, bytes) = match tally {
+                    Some((records, bytes)) => {
+                        let added = (records - before.0, bytes - before.1);
+                        debug_assert_eq!(added, count_range(&chunk, from, end), "lane tally");
+                        self.add_range(&chunk, from, end, added.0, added.1);
+                        added
+                    }
+                    None => self.fold_range(&chunk, from, end),
+                };
                 if let Some(open) = &mut self.open {
                     open.folded = end;
+                    open.folded_tally = (before.0 + records, before.1 + bytes);
                 }
             }
         }
     }
 
     /// Adds the complete records at `from .. to` of `chunk` (written before, and published
-    /// with a release store or under the lock) to the log.
-    fn fold_range(&mut self, chunk: &Arc<Chunk>, from: usize, to: usize) {
-        let (mut at, mut records, mut bytes) = (from, 0, 0);
-        while at < to {
-            let mut header = [0; HEADER];
-            // SAFETY: `from .. to` holds whole records written before (see above), and `at`
-            // is the start of one of them.
-            header.copy_from_slice(unsafe { chunk.slice(at, HEADER) });
-            let len = u64::from_le_bytes(header) as usize;
-            at += record_size(len).unwrap_or(usize::MAX - at);
-            records += 1;
-            bytes += len;
-        }
-        debug_assert_eq!(at, to, "records end at the published end");
+    /// with a release store or under the lock) to the log, counting them from their headers;
+    /// returns how many records and bytes they are.
+    fn fold_range(&mut self, chunk: &Arc<Chunk>, from: usize, to: usize) -> (usize, usize) {
+        let (records, bytes) = count_range(chunk, from, to);
+        self.add_range(chunk, from, to, records, bytes);
+        (records, bytes)
+    }
+
+    /// Adds `records` complete records of `bytes` bytes at `from .. to` of `chunk` to the log.
+    fn add_range(
+        &mut self,
+        chunk: &Arc<Chunk>,
+        from: usize,
+        to: usize,
+        records: usize,
+        bytes: usize,
+    ) {
         self.push_arena(chunk, from, to);
         self.records += records;
         self.uncounted += records;

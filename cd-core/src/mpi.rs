@@ -27,7 +27,7 @@ use crate::ids::{CdHandle, CdRef};
 use crate::log::LogEntry;
 use crate::node::outermost_replaying;
 use crate::types::LogMode;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::sync::RwLock;
 use tracing::debug_span;
 
@@ -42,6 +42,61 @@ pub fn log_mode() -> LogMode {
         return LogMode::Off;
     }
     handle::mode()
+}
+
+/// Whether some CD in the process logs communication: while none does, every thread's mode is
+/// [`LogMode::Off`]. One relaxed load of a global counter, no thread-local access.
+#[inline]
+pub fn logging_anywhere() -> bool {
+    !crate::node::none_logging()
+}
+
+/// The calling thread's state as the MPI layer uses it on every logged call: its mode, its
+/// log append, and the layer's own re-entrancy flag, all behind the one thread-local access
+/// [`thread_cx`] makes. libcd is a shared object, where each thread-local access is a call to
+/// `__tls_get_addr`; a logged call used to make four (the mode, the guard's enter and exit,
+/// the append). Not `Send`: it names one thread's state.
+#[derive(Clone, Copy)]
+pub struct ThreadCx<'t> {
+    active: &'t handle::Active,
+}
+
+/// The calling thread's [`ThreadCx`]; `None` while the thread's locals are being destroyed.
+///
+/// # Safety
+/// The context must not be used once the calling thread's locals are being destroyed: keep it
+/// within the current call (a wrapper's frame), not in another thread-local.
+#[inline(always)]
+pub unsafe fn thread_cx<'t>() -> Option<ThreadCx<'t>> {
+    // SAFETY: the caller's contract is `active`'s.
+    unsafe { handle::active() }.map(|active| ThreadCx { active })
+}
+
+impl<'t> ThreadCx<'t> {
+    /// The thread's mode, as [`log_mode`] gives it (which also reads [`logging_anywhere`]
+    /// first).
+    #[inline]
+    pub fn mode(self) -> LogMode {
+        self.active.mode()
+    }
+
+    /// A flag the MPI layer keeps per thread (its re-entrancy guard), stored with the rest of
+    /// the thread's state; cd-core never reads it.
+    #[inline(always)]
+    pub fn layer_flag(self) -> &'t Cell<bool> {
+        self.active.layer()
+    }
+
+    /// [`log_append_with`] on this thread's state, without a second thread-local access on
+    /// its hot path.
+    #[inline]
+    pub fn log_append_with(self, len: usize, fill: impl FnOnce(&mut [u8])) -> Result<()> {
+        match self.active.fast_append(len, fill) {
+            Fast::Done => Ok(()),
+            Fast::Slow(fill) => log_append_slow(len, fill),
+            Fast::Orphaned(bytes) => log_append_slow(len, |b| b.copy_from_slice(&bytes)),
+        }
+    }
 }
 
 /// Appends one record of `len` bytes (`len > 0`) to the log of the calling thread's active CD,

@@ -506,7 +506,11 @@ static void bench_modes(enum bench b) {
         struct summary s[NMODES];
         for (int k = 0; k < nm; k++) {
             s[k] = summarize(&t[k * rounds], rounds);
-            printf(" %.3f [%.3f–%.3f] |", s[k].med * 1e6, s[k].q1 * 1e6, s[k].q3 * 1e6);
+            /* Times under 1 us to 0.1 ns: a few ns per record is what is measured there. */
+            if (s[k].med < 1e-6)
+                printf(" %.4f [%.4f–%.4f] |", s[k].med * 1e6, s[k].q1 * 1e6, s[k].q3 * 1e6);
+            else
+                printf(" %.3f [%.3f–%.3f] |", s[k].med * 1e6, s[k].q1 * 1e6, s[k].q3 * 1e6);
         }
         for (int k = 1; k < nm; k++) {
             if (ms[k] == COPY) continue;

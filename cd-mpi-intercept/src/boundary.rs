@@ -7,15 +7,18 @@
 //! wrappers call the real functions directly, but MPI-IO and other MPI code call `MPI_*` and
 //! `PMPI_*` internally, and cd-redset calls MPI on the runtime's behalf) then pass straight
 //! through, neither logged nor replayed.
+//!
+//! The guard's flag lives in cd-core's per-thread state ([`cd_core::ThreadCx`]), next to the
+//! thread's logging mode and log lane, so that a logged call reaches all three with one
+//! thread-local access (libcd is a shared object: each access is a call to `__tls_get_addr`).
+//! The guard keeps that context for the record's append. While cd-core's state of a thread
+//! is being destroyed (thread exit) a flag of this module's own stands in.
 
 use crate::abi;
+use cd_core::ThreadCx;
 use std::cell::Cell;
 use std::ffi::c_int;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-
-thread_local! {
-    static INSIDE: Cell<bool> = const { Cell::new(false) };
-}
 
 /// Runs a wrapper body, turning a panic into `MPI_ERR_INTERN`.
 #[inline]
@@ -34,42 +37,79 @@ pub(crate) fn catch(name: &'static str, body: impl FnOnce() -> c_int) -> c_int {
     }
 }
 
+thread_local! {
+    /// The flag once cd-core's thread state is gone (thread exit): no destructor, so it
+    /// outlives every other thread-local of the thread.
+    static LATE_INSIDE: Cell<bool> = const { Cell::new(false) };
+}
+
 /// While alive, the calling thread's MPI calls pass straight through the wrappers.
 pub struct Guard {
+    /// The thread's context, `None` once its locals are being destroyed. `'static` stands
+    /// for "this call": a guard lives in a wrapper's frame (or a runtime call's), which the
+    /// thread's locals outlive.
+    cx: Option<ThreadCx<'static>>,
     was_inside: bool,
+}
+
+/// The calling thread's context (see the module docs).
+#[inline(always)]
+fn thread_cx() -> Option<ThreadCx<'static>> {
+    // SAFETY: every caller keeps the context in a `Guard` or uses it at once, within the
+    // current call, which ends before the thread's locals are destroyed.
+    unsafe { cd_core::thread_cx() }
 }
 
 impl Guard {
     /// Enters the interposer on this thread.
     pub fn enter() -> Guard {
-        Guard {
-            was_inside: INSIDE.with(|i| i.replace(true)),
+        let cx = thread_cx();
+        let was_inside = match cx {
+            Some(cx) => cx.layer_flag().replace(true),
+            None => LATE_INSIDE.with(|i| i.replace(true)),
+        };
+        Guard { cx, was_inside }
+    }
+
+    /// Enters the interposer on the thread `cx` belongs to unless it is already inside:
+    /// `None` then (the call passes through).
+    #[inline(always)]
+    pub(crate) fn try_enter_in(cx: ThreadCx<'static>) -> Option<Guard> {
+        if cx.layer_flag().replace(true) {
+            None
+        } else {
+            Some(Guard {
+                cx: Some(cx),
+                was_inside: false,
+            })
         }
     }
 
-    /// Enters the interposer unless the thread is already inside: `None` then (the call
-    /// passes through). One thread-local access for both.
-    #[inline]
-    pub(crate) fn try_enter() -> Option<Guard> {
-        if INSIDE.with(|i| i.replace(true)) {
-            None
-        } else {
-            Some(Guard { was_inside: false })
-        }
+    /// The thread's context, for the record's append (`None` at thread exit).
+    #[inline(always)]
+    pub(crate) fn cx(&self) -> Option<ThreadCx<'static>> {
+        self.cx
     }
 }
 
 impl Drop for Guard {
+    #[inline(always)]
     fn drop(&mut self) {
         let was = self.was_inside;
-        INSIDE.with(|i| i.set(was));
+        match self.cx {
+            Some(cx) => cx.layer_flag().set(was),
+            None => LATE_INSIDE.with(|i| i.set(was)),
+        }
     }
 }
 
 /// Whether the calling thread is inside the interposer (or the runtime's own MPI traffic).
 #[inline]
 pub(crate) fn inside() -> bool {
-    INSIDE.with(|i| i.get())
+    match thread_cx() {
+        Some(cx) => cx.layer_flag().get(),
+        None => LATE_INSIDE.with(|i| i.get()),
+    }
 }
 
 /// Runs `f` as the runtime's own MPI traffic: never logged, never replayed.

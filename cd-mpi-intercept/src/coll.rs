@@ -139,17 +139,17 @@ unsafe fn collective(
     }
     match route {
         Route::Direct => run(),
-        Route::Record(_guard) => {
+        Route::Record(guard) => {
             let rc = run();
             if rc == abi::SUCCESS {
                 let outputs = outputs();
-                let mut w = Writer::new(header);
+                let mut w = Writer::new(&header);
                 w.int(outputs.len() as c_int);
                 for piece in outputs {
                     w.piece(piece);
                 }
                 // SAFETY: the collective completed into its outputs.
-                unsafe { engine::log_record(&w) };
+                unsafe { engine::log_record(&guard, &w) };
             }
             rc
         }

@@ -43,6 +43,7 @@ use crate::record::{Corrupt, Header, Piece, Pieces, Reader, Writer};
 use crate::stats;
 use cd_core::LogMode;
 use smallvec::smallvec;
+use std::borrow::Borrow;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::{c_int, c_void, CString};
@@ -57,16 +58,25 @@ pub(crate) enum Route {
     Replay(Guard, Reader),
 }
 
-/// Routes a call: one thread-local read when no CD logs. Always inlined: a `Route` returned
-/// through memory was read back right after the call and stalled on the store.
+/// Routes a call: no thread-local access while no CD in the process logs, else one (the
+/// thread's context, which the guard keeps for the append: see `boundary`). Always inlined: a
+/// `Route` returned through memory was read back right after the call and stalled on the
+/// store.
 #[inline(always)]
 pub(crate) fn route(call: Call) -> Route {
     stats::count(call);
-    let mode = cd_core::log_mode();
+    if !cd_core::logging_anywhere() {
+        return Route::Direct;
+    }
+    // SAFETY: kept in the guard, within this call (see `boundary`).
+    let Some(cx) = (unsafe { cd_core::thread_cx() }) else {
+        return Route::Direct;
+    };
+    let mode = cx.mode();
     if mode == LogMode::Off {
         return Route::Direct;
     }
-    let Some(guard) = Guard::try_enter() else {
+    let Some(guard) = Guard::try_enter_in(cx) else {
         return Route::Direct;
     };
     match mode {
@@ -113,25 +123,28 @@ fn begin_replay(call: Call, guard: Guard) -> Route {
     }
 }
 
-/// Appends a record, reporting a failure through `tracing` (the call itself succeeded).
+/// Appends a record, reporting a failure through `tracing` (the call itself succeeded): for
+/// calls made rarely (communicator constructors), which have no guard at hand.
 ///
 /// # Safety
 /// As [`Writer::append`].
-#[inline(always)]
 pub(crate) unsafe fn log(writer: Writer) {
     // SAFETY: forwarded.
-    unsafe { log_record(&writer) }
+    if let Err(error) = unsafe { writer.append(None) } {
+        log_failed(error);
+    }
 }
 
-/// [`log`] of a record built in place: by reference, since moving a `Writer` (about 250
-/// bytes) cost a `memcpy` and a stall reading it back.
+/// [`log`] of a record built in place, in the thread context the call's guard holds (no
+/// thread-local access of its own). By reference, since moving a `Writer` (about 250 bytes)
+/// cost a `memcpy` and a stall reading it back.
 ///
 /// # Safety
 /// As [`Writer::append`].
 #[inline(always)]
-pub(crate) unsafe fn log_record(writer: &Writer) {
+pub(crate) unsafe fn log_record(guard: &Guard, writer: &Writer<impl Borrow<Header>>) {
     // SAFETY: forwarded.
-    if let Err(error) = unsafe { writer.append() } {
+    if let Err(error) = unsafe { writer.append(guard.cx()) } {
         log_failed(error);
     }
 }
@@ -241,7 +254,7 @@ impl Delivery {
         match self {
             Delivery::Nothing => Pieces::new(),
             Delivery::Receive { dest, .. } => smallvec![Piece {
-                count: received_count(status, dest),
+                count: received_count(status, dest, crate::types::kind(dest.datatype)),
                 ..*dest
             }],
             Delivery::Outputs(pieces) => pieces.clone(),
@@ -533,7 +546,7 @@ pub(crate) unsafe fn replay_completion(
 
 /// Writes one completion into a record being built (see [`replay_completion`]).
 pub(crate) fn record_completion(
-    writer: &mut Writer,
+    writer: &mut Writer<impl Borrow<Header>>,
     seq: u64,
     status: &Status,
     delivery: &Delivery,
@@ -553,11 +566,12 @@ pub(crate) fn record_completion(
 /// The elements a receive got (the whole posted count if MPI cannot say).
 ///
 /// Read from the status itself where the bytes received are plainly there (see
-/// [`count_word`]) and the datatype's size is known: no call into MPI. Else `MPI_Get_count`.
+/// [`count_word`]) and the datatype's size is known (`kind`, what is known of `dest`'s
+/// datatype): no call into MPI. Else `MPI_Get_count`.
 #[inline]
-pub(crate) fn received_count(status: &Status, dest: &Piece) -> c_int {
+pub(crate) fn received_count(status: &Status, dest: &Piece, kind: crate::types::Kind) -> c_int {
     if let Some(bytes) = status_bytes(status) {
-        let size = crate::types::size(dest.datatype);
+        let size = kind.size;
         if size > 0 && bytes % size == 0 {
             return c_int::try_from(bytes / size).map_or(dest.count, |n| n.min(dest.count));
         }

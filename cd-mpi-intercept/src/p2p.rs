@@ -30,11 +30,11 @@ unsafe fn send_mode(
     let counted = engine::counted(&route);
     let rc = match route {
         Route::Direct => real(),
-        Route::Record(_guard) => {
+        Route::Record(guard) => {
             let rc = real();
             if rc == abi::SUCCESS {
                 // SAFETY: no data pieces.
-                unsafe { engine::log(Writer::new(header)) };
+                unsafe { engine::log_record(&guard, &Writer::new(&header)) };
             }
             rc
         }
@@ -117,17 +117,17 @@ unsafe fn post_routed(
 ) -> c_int {
     match route {
         Route::Direct => run(request),
-        Route::Record(_guard) => {
+        Route::Record(guard) => {
             let rc = run(request);
             if rc == abi::SUCCESS {
                 let seq = engine::next_seq();
                 let delivery = delivery();
                 // SAFETY: MPI wrote the request.
                 engine::track(unsafe { *request }, Tracked { seq, delivery });
-                let mut w = Writer::new(header);
+                let mut w = Writer::new(&header);
                 w.u64(seq);
                 // SAFETY: no data pieces.
-                unsafe { engine::log_record(&w) };
+                unsafe { engine::log_record(&guard, &w) };
             }
             rc
         }
@@ -174,17 +174,17 @@ pub(crate) unsafe fn make_persistent(
             }
             rc
         }
-        Route::Record(_guard) => {
+        Route::Record(guard) => {
             let rc = run(request);
             if rc == abi::SUCCESS {
                 // SAFETY: MPI wrote the request.
                 let handle = unsafe { *request };
                 engine::register_persistent(handle, delivery());
                 traffic::made_persistent(handle, counts());
-                let mut w = Writer::new(header);
+                let mut w = Writer::new(&header);
                 w.u64(handle.bits());
                 // SAFETY: no data pieces.
-                unsafe { engine::log_record(&w) };
+                unsafe { engine::log_record(&guard, &w) };
             }
             rc
         }
@@ -540,19 +540,19 @@ unsafe fn receive_into(
             unsafe { st.store(status) };
             rc
         }
-        Route::Record(_guard) => {
+        Route::Record(guard) => {
             let mut st = Status::zeroed();
             let rc = run(&mut st);
             if rc == abi::SUCCESS {
                 count(&st);
-                let n = engine::received_count(&st, &dest);
-                let mut w = Writer::new(header);
+                let n = engine::received_count(&st, &dest, header.kind_of(dest.datatype));
+                let mut w = Writer::new(&header);
                 for &c in check {
                     w.int(c);
                 }
                 w.status(&st).int(n).piece(Piece { count: n, ..dest });
                 // SAFETY: the receive completed into `dest`.
-                unsafe { engine::log_record(&w) };
+                unsafe { engine::log_record(&guard, &w) };
             }
             // SAFETY: the application's status argument.
             unsafe { st.store(status) };
@@ -627,16 +627,16 @@ pub(crate) unsafe fn probing(
             }
             (f, m, st)
         }
-        Route::Record(_guard) => {
+        Route::Record(guard) => {
             let (mut f, mut m, mut st) = (1, abi::predefined().message_null, Status::zeroed());
             let rc = run(&mut f, &mut m, &mut st);
             if rc != abi::SUCCESS {
                 return rc;
             }
-            let mut w = Writer::new(header);
+            let mut w = Writer::new(&header);
             w.int(f).u64(m.bits()).status(&st);
             // SAFETY: no pieces.
-            unsafe { engine::log_record(&w) };
+            unsafe { engine::log_record(&guard, &w) };
             (f, m, st)
         }
         Route::Replay(_guard, mut reader) => {

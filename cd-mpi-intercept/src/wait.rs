@@ -83,7 +83,7 @@ unsafe fn complete(
             }
             Ok((outcome, statuses))
         }
-        Route::Record(_guard) => {
+        Route::Record(guard) => {
             let before = handles.to_vec();
             let substituted = engine::has_virtuals().then(|| engine::substitute(handles));
             let mut statuses = vec![empty_status(); n];
@@ -122,7 +122,7 @@ unsafe fn complete(
             if rc != abi::SUCCESS {
                 return Err(rc);
             }
-            let mut w = Writer::new(header);
+            let mut w = Writer::new(&header);
             w.int(outcome.result)
                 .int(outcome.index)
                 .int(outcome.completed.len() as c_int);
@@ -141,7 +141,7 @@ unsafe fn complete(
                 engine::record_completion(&mut w, seq, &statuses[i], &delivery);
             }
             // SAFETY: the completed receives' buffers hold their data now.
-            unsafe { engine::log_record(&w) };
+            unsafe { engine::log_record(&guard, &w) };
             Ok((outcome, statuses))
         }
         Route::Replay(_guard, mut reader) => {
@@ -489,7 +489,7 @@ pub(crate) unsafe fn request_free(request: *mut Request) -> c_int {
             // SAFETY: forwarded.
             unsafe { real::Request_free(request) }
         }
-        Route::Record(_guard) => {
+        Route::Record(guard) => {
             // SAFETY: the application's handle.
             let handle = unsafe { *request };
             let tracked = engine::untrack(handle);
@@ -514,10 +514,10 @@ pub(crate) unsafe fn request_free(request: *mut Request) -> c_int {
                 unsafe { real::Request_free(request) }
             };
             if rc == abi::SUCCESS {
-                let mut w = Writer::new(header);
+                let mut w = Writer::new(&header);
                 w.u64(tracked.map_or(0, |t| t.seq));
                 // SAFETY: no pieces.
-                unsafe { engine::log_record(&w) };
+                unsafe { engine::log_record(&guard, &w) };
             }
             rc
         }
@@ -607,10 +607,10 @@ fn start_routed(
     let (call, world) = (header.call, abi::predefined().comm_world);
     match route {
         Route::Direct => run(),
-        Route::Record(_guard) => {
+        Route::Record(guard) => {
             let rc = run();
             if rc == abi::SUCCESS {
-                let mut w = Writer::new(header);
+                let mut w = Writer::new(&header);
                 for &handle in handles {
                     let seq = engine::next_seq();
                     let delivery = engine::persistent_delivery(handle).unwrap_or_else(|| {
@@ -623,7 +623,7 @@ fn start_routed(
                     w.u64(seq);
                 }
                 // SAFETY: no pieces.
-                unsafe { engine::log_record(&w) };
+                unsafe { engine::log_record(&guard, &w) };
             }
             rc
         }
@@ -677,14 +677,14 @@ pub(crate) unsafe fn cancel(request: *mut Request) -> c_int {
     match engine::route(Call::Cancel) {
         // SAFETY: forwarded.
         Route::Direct => unsafe { real::Cancel(request) },
-        Route::Record(_guard) => {
+        Route::Record(guard) => {
             // SAFETY: the application's handle.
             let mut inner = engine::live_of(unsafe { *request });
             // SAFETY: forwarded.
             let rc = unsafe { real::Cancel(&mut inner) };
             if rc == abi::SUCCESS {
                 // SAFETY: no pieces.
-                unsafe { engine::log(Writer::new(header)) };
+                unsafe { engine::log_record(&guard, &Writer::new(&header)) };
             }
             rc
         }
