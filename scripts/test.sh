@@ -22,7 +22,7 @@ if cargo +nightly --version >/dev/null 2>&1; then
 else
     echo "skipped: no nightly toolchain (cargo +nightly); the lints need it"
 fi
-echo "== loom models of cd-core's lock-free primitives (busy flag, log lane handshake)"
+echo "== loom models of cd-core's lock-free primitives (busy flag, log lane handshake, the MPI-mode cache's validation)"
 # the whole crate built against loom's atomics, its own target directory; bounded to a second
 RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}/loom" LOOM_MAX_PREEMPTIONS=3 \
     cargo test -p cd-core --release --lib loom_models
