@@ -11,14 +11,16 @@
 //! completes it through a schedule and leaves its status unfilled (source, tag and count all
 //! 0 for a 2-element receive from rank 1, checked without libcd), so the status cannot say
 //! how much arrived. Memory past the message is logged as MPI left it, which a deterministic
-//! re-execution has there too. Replayed, the request is virtual and completes from the log
-//! (with the logged status), and the send is dropped.
+//! re-execution has there too. The record's header holds the send side; the receive side
+//! (source, tag, count, the datatype's size) is recorded after it and compared at replay, as
+//! `MPI_Sendrecv`'s is. Replayed, the request is virtual and completes from the log (with the
+//! logged status), and the send is dropped.
 
 use crate::abi::{Comm, Datatype, Request};
 use crate::coll::one;
 use crate::engine::Delivery;
 use crate::exports::{real, Call};
-use crate::p2p::post;
+use crate::p2p::post_checked;
 use crate::record::Header;
 use crate::traffic::{self, Counts};
 use std::ffi::{c_int, c_void};
@@ -28,6 +30,12 @@ use std::ffi::{c_int, c_void};
 fn send_and_receive(comm: Comm, dest: c_int) -> Counts {
     traffic::sent(comm, dest);
     Counts::Receive(comm)
+}
+
+/// The receive side a re-execution must repeat: source, tag, count and the datatype's size.
+fn receive_side(source: c_int, tag: c_int, count: c_int, datatype: Datatype) -> [c_int; 4] {
+    let size = c_int::try_from(crate::types::size(datatype)).unwrap_or(c_int::MAX);
+    [source, tag, count, size]
 }
 
 /// `MPI_Isendrecv`: the send half an event, the receive half delivered at completion.
@@ -57,11 +65,13 @@ pub(crate) unsafe fn isendrecv(
         sendtype,
         comm,
     );
+    let check = receive_side(source, recvtag, recvcount, recvtype);
     let delivery = || Delivery::Outputs(one(recvbuf, recvcount, recvtype, comm));
     // SAFETY: forwarded.
     unsafe {
-        post(
+        post_checked(
             header,
+            &check,
             comm,
             delivery,
             |r| {
@@ -100,11 +110,13 @@ pub(crate) unsafe fn isendrecv_replace(
         datatype,
         comm,
     );
+    let check = receive_side(source, recvtag, count, datatype);
     let delivery = || Delivery::Outputs(one(buf, count, datatype, comm));
     // SAFETY: forwarded.
     unsafe {
-        post(
+        post_checked(
             header,
+            &check,
             comm,
             delivery,
             |r| {

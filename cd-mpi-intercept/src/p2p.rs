@@ -10,9 +10,10 @@
 use crate::abi::{self, Comm, Datatype, Message, Request, Status};
 use crate::engine::{self, Delivery, Route, Tracked};
 use crate::exports::{real, Call};
-use crate::record::{Header, Piece, Writer};
+use crate::record::{Header, Piece, Reader, Writer};
 use crate::stats;
 use crate::traffic::{self, Counts};
+use std::borrow::Borrow;
 use std::ffi::{c_int, c_void};
 
 /// A blocking send of any mode.
@@ -80,8 +81,27 @@ blocking_sends! {
 ///
 /// # Safety
 /// `request` must be writable; `run` is the MPI call with its contract.
+#[inline(always)]
 pub(crate) unsafe fn post(
     header: Header,
+    comm: Comm,
+    delivery: impl FnOnce() -> Delivery,
+    run: impl FnOnce(*mut Request) -> c_int,
+    request: *mut Request,
+    counts: impl FnOnce() -> Counts,
+) -> c_int {
+    // SAFETY: forwarded.
+    unsafe { post_checked(header, &[], comm, delivery, run, request, counts) }
+}
+
+/// [`post`] with `check`: matching arguments the header has no room for (`MPI_Isendrecv`'s
+/// receive side), recorded and compared at replay like [`receive_into`]'s.
+///
+/// # Safety
+/// As [`post`].
+pub(crate) unsafe fn post_checked(
+    header: Header,
+    check: &[c_int],
     comm: Comm,
     delivery: impl FnOnce() -> Delivery,
     run: impl FnOnce(*mut Request) -> c_int,
@@ -92,7 +112,7 @@ pub(crate) unsafe fn post(
     if engine::counted(&route) {
         let counts = counts();
         // SAFETY: forwarded.
-        let rc = unsafe { post_routed(route, header, comm, delivery, run, request) };
+        let rc = unsafe { post_routed(route, header, check, comm, delivery, run, request) };
         if rc == abi::SUCCESS {
             // SAFETY: MPI wrote the request.
             traffic::posted(counts, unsafe { *request });
@@ -100,7 +120,7 @@ pub(crate) unsafe fn post(
         return rc;
     }
     // SAFETY: forwarded.
-    unsafe { post_routed(route, header, comm, delivery, run, request) }
+    unsafe { post_routed(route, header, check, comm, delivery, run, request) }
 }
 
 /// [`post`] once routed.
@@ -110,6 +130,7 @@ pub(crate) unsafe fn post(
 unsafe fn post_routed(
     route: Route,
     header: Header,
+    check: &[c_int],
     comm: Comm,
     delivery: impl FnOnce() -> Delivery,
     run: impl FnOnce(*mut Request) -> c_int,
@@ -126,6 +147,7 @@ unsafe fn post_routed(
                 engine::track(unsafe { *request }, Tracked { seq, delivery });
                 let mut w = Writer::new(&header);
                 w.u64(seq);
+                write_check(&mut w, check);
                 // SAFETY: no data pieces.
                 unsafe { engine::log_record(&guard, &w) };
             }
@@ -138,6 +160,9 @@ unsafe fn post_routed(
             let Ok(seq) = reader.u64() else {
                 return engine::corrupt(header.call, comm);
             };
+            if let Err(code) = expect_check(&mut reader, check, header.call, comm) {
+                return code;
+            }
             let delivery = delivery();
             if matches!(delivery, Delivery::Nothing) {
                 stats::dropped();
@@ -495,6 +520,27 @@ pub(crate) unsafe fn sendrecv_replace(
     }
 }
 
+/// Records the matching arguments of a receive that its header has no room for (source, tag,
+/// count and the datatype's size).
+fn write_check<H: Borrow<Header>>(w: &mut Writer<H>, check: &[c_int]) {
+    for &c in check {
+        w.int(c);
+    }
+}
+
+/// Compares the re-executed call's `check` with the one its record holds: a mismatch is
+/// reported as [`engine::mismatch`] with both, a record too short as corrupt.
+fn expect_check(reader: &mut Reader, check: &[c_int], call: Call, comm: Comm) -> Result<(), c_int> {
+    let mut logged = Vec::with_capacity(check.len());
+    for _ in check {
+        logged.push(reader.int().map_err(|_| engine::corrupt(call, comm))?);
+    }
+    if logged != check {
+        return Err(engine::mismatch(&format!("CD replay mismatch: the re-executed {} receives with (source/tag/count/size) {check:?}, the log holds {logged:?}", call.name()), comm));
+    }
+    Ok(())
+}
+
 /// A blocking call that receives into `dest` (and, if `sends`, sends too): recorded with its
 /// extra matching arguments `check`, its status and data; replayed from them. When messages
 /// are counted, `counts` gives the communicator, whether a message is received (counted from
@@ -547,9 +593,7 @@ unsafe fn receive_into(
                 count(&st);
                 let n = engine::received_count(&st, &dest, header.kind_of(dest.datatype));
                 let mut w = Writer::new(&header);
-                for &c in check {
-                    w.int(c);
-                }
+                write_check(&mut w, check);
                 w.status(&st).int(n).piece(Piece { count: n, ..dest });
                 // SAFETY: the receive completed into `dest`.
                 unsafe { engine::log_record(&guard, &w) };
@@ -562,15 +606,8 @@ unsafe fn receive_into(
             if let Err(code) = engine::expect(&reader, &header, comm) {
                 return code;
             }
-            let mut logged = Vec::with_capacity(check.len());
-            for _ in check {
-                match reader.int() {
-                    Ok(c) => logged.push(c),
-                    Err(_) => return engine::corrupt(call, comm),
-                }
-            }
-            if logged != check {
-                return engine::mismatch(&format!("CD replay mismatch: the re-executed {} receives with (source/tag/count/size) {check:?}, the log holds {logged:?}", call.name()), comm);
+            if let Err(code) = expect_check(&mut reader, check, call, comm) {
+                return code;
             }
             let served = (|| {
                 let st = reader.status()?;

@@ -1,11 +1,52 @@
 /* A deliberately non-deterministic re-execution: after restore_cd, rank 1 receives with
  * another tag than the logged receive. The call must fail with an MPI error whose string
  * names both calls, through the communicator's error handler (MPI_ERRORS_RETURN here), and
- * must not write into the receive buffer. Prints "mismatch rank R ok: <error string>". */
+ * must not write into the receive buffer. Prints "mismatch rank R ok: <error string>".
+ * With MISMATCH_CALL=isendrecv the exchange is an MPI_Isendrecv whose send side is the same on
+ * re-execution and whose receive side is not (MPI-4; without it, rank 1 prints "skipped"). */
 #include <cd.h>
 #include <mpi.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* Ranks 0 and 1 exchange one double with MPI_Isendrecv; rank 1, re-executing, receives with
+ * tag 6 where the log holds tag 5. */
+static void isendrecv_mismatch(int rank, cd_handle cd, int *attempt) {
+#if MPI_VERSION >= 4
+    if (rank > 1) return;
+    for (;;) {
+        double out = 40 + rank, in = -7;
+        MPI_Request req;
+        int rc = MPI_Isendrecv(&out, 1, MPI_DOUBLE, 1 - rank, 5, &in, 1, MPI_DOUBLE, 1 - rank,
+                               5 + *attempt, MPI_COMM_WORLD, &req);
+        if (*attempt == 0) {
+            if (rc == MPI_SUCCESS) rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+            if (rc != MPI_SUCCESS || in != 41 - rank) {
+                printf("mismatch rank %d FAILED: first exchange\n", rank);
+                return;
+            }
+            if (rank == 0) return;
+            (*attempt)++;
+            restore_cd(cd);
+            continue;
+        }
+        char text[MPI_MAX_ERROR_STRING];
+        int len = 0;
+        MPI_Error_string(rc, text, &len);
+        if (rc != MPI_SUCCESS && in == -7 && strstr(text, "CD replay mismatch") &&
+            strstr(text, "[0, 6, 1, 8]") && strstr(text, "[0, 5, 1, 8]"))
+            printf("mismatch rank 1 ok: %s\n", text);
+        else
+            printf("mismatch rank 1 FAILED: rc %d in %g: %s\n", rc, in, text);
+        return;
+    }
+#else
+    (void)cd;
+    (void)attempt;
+    if (rank == 1) printf("mismatch rank 1 skipped: MPI_VERSION < 4\n");
+#endif
+}
 
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
@@ -15,7 +56,10 @@ int main(int argc, char **argv) {
     int attempt = 0; /* outside the CD: survives the restore */
     double x = 0;
     cd_handle cd = create_cd(NULL, NULL, COMM_LOGGING_ENABLED, "mismatch", &error);
-    if (rank == 0) {
+    const char *which = getenv("MISMATCH_CALL");
+    if (which && strcmp(which, "isendrecv") == 0) {
+        isendrecv_mismatch(rank, cd, &attempt);
+    } else if (rank == 0) {
         x = 42;
         MPI_Send(&x, 1, MPI_DOUBLE, 1, 5, MPI_COMM_WORLD);
     } else if (rank == 1) {

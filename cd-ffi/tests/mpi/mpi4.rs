@@ -190,3 +190,27 @@ fn partitioned_and_large_count_calls_make_a_restore_refuse_naming_them() {
     }
     assert_eq!(run.lines.len(), super::RANKS, "{}", run.stdout);
 }
+
+/// `MPI_Isendrecv` re-executed with the same send side and another receive tag: the receive
+/// side, which its record keeps after the header, makes it a clear mismatch, and nothing is
+/// written into the receive buffer.
+#[test]
+fn an_isendrecv_receiving_otherwise_on_re_execution_is_a_clear_error() {
+    let exe = compile("mismatch");
+    let run = launch(
+        &exe,
+        "mismatch-isendrecv",
+        "mismatch rank",
+        &[("MISMATCH_CALL", "isendrecv")],
+    );
+    if run.lines[&1].starts_with("mismatch rank 1 skipped") {
+        eprintln!("an_isendrecv_receiving_otherwise_on_re_execution_is_a_clear_error: skipped, MPI_VERSION < 4");
+        return;
+    }
+    assert!(
+        run.lines[&1].starts_with("mismatch rank 1 ok: CD replay mismatch"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(run.stats[1]["replay.mismatches"], 1);
+}
