@@ -8,6 +8,10 @@
 use cd_core::*;
 use std::sync::Mutex;
 
+#[path = "support/block.rs"]
+mod block;
+use block::Block;
+
 static SERIAL: Mutex<()> = Mutex::new(());
 
 /// Takes the tests' turn, with no cap left over from a test that failed.
@@ -18,54 +22,6 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
 }
 
 const MIB: usize = 1 << 20;
-
-/// Application memory reached only through raw pointers (a restore writes it behind the
-/// compiler's back).
-struct Block {
-    ptr: *mut u8,
-    len: usize,
-}
-
-impl Block {
-    fn new(len: usize, value: u8) -> Block {
-        let block = Block {
-            ptr: Box::into_raw(vec![0u8; len].into_boxed_slice()) as *mut u8,
-            len,
-        };
-        block.fill(value);
-        block
-    }
-
-    fn fill(&self, value: u8) {
-        // SAFETY: `len` bytes of the live block; no reference into it exists.
-        unsafe { std::ptr::write_bytes(self.ptr, value, self.len) };
-    }
-
-    fn all(&self, value: u8) -> bool {
-        // SAFETY: as in `fill`.
-        (0..self.len).all(|i| unsafe { self.ptr.add(i).read_volatile() } == value)
-    }
-
-    fn rw(&self) -> AddrSpec {
-        AddrSpec::new(
-            self.ptr.expose_provenance(),
-            self.len,
-            Access::ReadWrite,
-            Scope::Global,
-        )
-    }
-}
-
-impl Drop for Block {
-    fn drop(&mut self) {
-        // SAFETY: `ptr`/`len` came from `Box::into_raw` of a boxed slice of `len` bytes.
-        unsafe {
-            drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(
-                self.ptr, self.len,
-            )))
-        };
-    }
-}
 
 /// A cap that leaves `room` bytes beyond what stores and logs hold now (the pool gives way).
 fn cap_with_room(room: usize) -> u64 {
@@ -91,7 +47,7 @@ fn an_add_past_the_limit_fails_atomically_and_the_cd_stays_usable() {
             limit: l, asked, ..
         } => {
             assert_eq!(*l, limit);
-            assert!(*asked >= big.len as u64, "asked {asked}");
+            assert!(*asked >= big.len() as u64, "asked {asked}");
         }
         other => panic!("expected MemoryLimit, got {other}"),
     }
@@ -116,7 +72,7 @@ fn an_add_past_the_limit_fails_atomically_and_the_cd_stays_usable() {
         unsafe { advance_cd_point_in_time(cd) }
             .unwrap()
             .bytes_copied,
-        small.len
+        small.len()
     );
     // Lifted, the same add goes through.
     set_memory_limit(None);

@@ -9,6 +9,10 @@
 use cd_core::*;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
+#[path = "support/block.rs"]
+mod block;
+use block::Block;
+
 const MIB: usize = 1 << 20;
 /// The pool's budget in this process.
 const BUDGET: usize = 6 * MIB;
@@ -26,57 +30,6 @@ fn serial() -> MutexGuard<'static, ()> {
     });
     set_memory_limit(None);
     turn
-}
-
-/// Application memory reached only through raw pointers (a restore writes it behind the
-/// compiler's back).
-struct Block {
-    ptr: *mut u8,
-    len: usize,
-}
-
-impl Block {
-    fn new(len: usize, value: u8) -> Block {
-        let block = Block {
-            ptr: Box::into_raw(vec![0u8; len].into_boxed_slice()) as *mut u8,
-            len,
-        };
-        block.fill(value);
-        block
-    }
-
-    fn fill(&self, value: u8) {
-        // SAFETY: `len` bytes of the live block; no reference into it exists.
-        unsafe { std::ptr::write_bytes(self.ptr, value, self.len) };
-    }
-
-    fn all(&self, value: u8) -> bool {
-        // SAFETY: as in `fill`; the block's first and last pages and a stride in between.
-        (0..self.len)
-            .step_by(4093)
-            .chain([self.len - 1])
-            .all(|i| unsafe { self.ptr.add(i).read_volatile() } == value)
-    }
-
-    fn rw(&self) -> AddrSpec {
-        AddrSpec::new(
-            self.ptr.expose_provenance(),
-            self.len,
-            Access::ReadWrite,
-            Scope::Global,
-        )
-    }
-}
-
-impl Drop for Block {
-    fn drop(&mut self) {
-        // SAFETY: `ptr`/`len` came from `Box::into_raw` of a boxed slice of `len` bytes.
-        unsafe {
-            drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(
-                self.ptr, self.len,
-            )))
-        };
-    }
 }
 
 /// A root CD holding `block` by copy.
@@ -166,7 +119,7 @@ fn an_advance_loop_over_cds_of_different_sizes_reuses_its_buffers() {
         // SAFETY: see `cd_holding`.
         unsafe { restore_cd(*cd).unwrap() };
         assert!(
-            block.all(23),
+            block.sampled(23),
             "a reused buffer holds the last advance's bytes"
         );
     }
@@ -296,10 +249,10 @@ fn the_memory_limit_evicts_spares_first_then_the_oldest_pooled_mapping() {
     eight.fill(0);
     // SAFETY: see `cd_holding`.
     unsafe { restore_cd(s).unwrap() };
-    assert!(spare.all(1));
+    assert!(spare.sampled(1));
     // SAFETY: as above.
     unsafe { restore_cd(second).unwrap() };
-    assert!(eight.all(8));
+    assert!(eight.sampled(8));
     for cd in [s, first, second] {
         commit_cd(cd).unwrap();
     }
