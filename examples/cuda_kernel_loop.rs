@@ -193,6 +193,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 }
 
 #[cfg(test)]
+#[path = "../cd-cuda/tests/support/mod.rs"]
+#[allow(dead_code)] // the examples' tests only build the stand-in
+mod standin_support;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -201,26 +206,12 @@ mod tests {
     /// advance drained in the background; without faults it restores nothing.
     #[test]
     fn recovers_on_the_standin() {
-        let dir = std::env::current_exe()
-            .expect("test executable")
-            .parent()
-            .expect("its directory")
-            .to_path_buf();
-        let lib = dir.join("libcuda_standin_cuda_kernel_loop.so");
-        let source =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("cd-cuda/standin/cuda_standin.c");
-        let cc = std::process::Command::new(std::env::var("CC").unwrap_or("cc".into()))
-            .args([
-                "-Wall", "-Wextra", "-Werror", "-O1", "-shared", "-fPIC", "-o",
-            ])
-            .arg(&lib)
-            .arg(&source)
-            .output()
-            .expect("run cc");
-        assert!(
-            cc.status.success(),
-            "{}",
-            String::from_utf8_lossy(&cc.stderr)
+        let exe = std::env::current_exe().expect("test executable");
+        let lib = standin_support::build(
+            exe.parent().expect("its directory"),
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("cd-cuda/standin/cuda_standin.c"),
+            "libcuda_standin_cuda_kernel_loop.so",
         );
         // Before the first use of the space, which reads them once; one test in this process.
         std::env::set_var("CD_CUDA_LIBRARY", &lib);

@@ -11,7 +11,7 @@ mod standin_support;
 
 use containment::{CudaMemory, Device, DeviceBuffer, DeviceKey, Domain, Error, Stream};
 use std::ffi::{c_int, c_void};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 /// The stand-in's arena: small, so that "out of device memory" is quick to reach.
@@ -59,6 +59,7 @@ fn standin() -> (&'static Standin, MutexGuard<'static, ()>) {
     let guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let s = STANDIN.get_or_init(|| {
         let lib = standin_support::build(
+            Path::new(env!("CARGO_TARGET_TMPDIR")),
             &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("cd-cuda/standin/cuda_standin.c"),
             "libcuda_standin_facade.so",
         );

@@ -811,6 +811,11 @@ fn main() {
 }
 
 #[cfg(test)]
+#[path = "../tests/support/mod.rs"]
+#[allow(dead_code)] // the examples' tests only build the stand-in
+mod standin_support;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use std::path::PathBuf;
@@ -820,25 +825,11 @@ mod tests {
     /// bench fails otherwise).
     #[test]
     fn smoke_against_the_standin() {
-        let dir = std::env::current_exe()
-            .expect("test executable")
-            .parent()
-            .expect("its directory")
-            .to_path_buf();
-        let lib = dir.join("libcuda_standin_gpu_copies.so");
-        let source = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("standin/cuda_standin.c");
-        let cc = std::process::Command::new(std::env::var("CC").unwrap_or("cc".into()))
-            .args([
-                "-Wall", "-Wextra", "-Werror", "-O1", "-shared", "-fPIC", "-o",
-            ])
-            .arg(&lib)
-            .arg(&source)
-            .output()
-            .expect("run cc");
-        assert!(
-            cc.status.success(),
-            "{}",
-            String::from_utf8_lossy(&cc.stderr)
+        let exe = std::env::current_exe().expect("test executable");
+        let lib = standin_support::build(
+            exe.parent().expect("its directory"),
+            &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("standin/cuda_standin.c"),
+            "libcuda_standin_gpu_copies.so",
         );
         // Before the first use of the space, which reads them once; one test in this process.
         std::env::set_var(cd_cuda::CUDA_LIBRARY_ENV, &lib);

@@ -8,7 +8,7 @@ mod support;
 
 use cd_core::*;
 use std::ffi::{c_int, c_void};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 type Fn1 = unsafe extern "C" fn(*mut u64, usize) -> c_int;
@@ -81,6 +81,7 @@ fn standin() -> (&'static Standin, MutexGuard<'static, ()>) {
     let guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let s = STANDIN.get_or_init(|| {
         let lib = support::build(
+            Path::new(env!("CARGO_TARGET_TMPDIR")),
             &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("standin/cuda_standin.c"),
             "libcuda_standin.so",
         );

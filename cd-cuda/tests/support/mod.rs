@@ -1,13 +1,16 @@
 //! The stand-in CUDA driver (`cd-cuda/standin/cuda_standin.c`) for tests: compiled with `cc`,
-//! then opened to reach its entry points as an application would. Shared by cd-cuda's tests
-//! and the facade's (`tests/cuda.rs` includes this file by path).
+//! then opened to reach its entry points as an application would. Shared by cd-cuda's tests,
+//! the facade's (`tests/cuda.rs`) and the tests of the CUDA examples, which include this file
+//! by path.
 
 use std::ffi::{c_void, CString};
 use std::path::{Path, PathBuf};
 
-/// Compiles `source` (the stand-in) into `CARGO_TARGET_TMPDIR/<name>`; returns its path.
-pub fn build(source: &Path, name: &str) -> PathBuf {
-    let lib = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+/// Compiles `source` (the stand-in) into `dir/<name>`; returns its path. (Integration tests
+/// pass `CARGO_TARGET_TMPDIR`; an example's tests, which cargo gives no such directory, their
+/// executable's.)
+pub fn build(dir: &Path, source: &Path, name: &str) -> PathBuf {
+    let lib = dir.join(name);
     let out = std::process::Command::new(std::env::var("CC").unwrap_or("cc".into()))
         .args([
             "-Wall", "-Wextra", "-Werror", "-O1", "-shared", "-fPIC", "-o",
