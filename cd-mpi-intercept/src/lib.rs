@@ -79,6 +79,7 @@ mod comm;
 mod engine;
 pub mod exports;
 mod init;
+mod large;
 #[cfg(mpi4)]
 mod mpi4;
 mod p2p;

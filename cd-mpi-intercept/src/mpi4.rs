@@ -14,13 +14,14 @@
 //! re-execution has there too. The record's header holds the send side; the receive side
 //! (source, tag, count, the datatype's size) is recorded after it and compared at replay, as
 //! `MPI_Sendrecv`'s is. Replayed, the request is virtual and completes from the log (with the
-//! logged status), and the send is dropped.
+//! logged status), and the send is dropped. Their large-count forms (`_c`) share the bodies
+//! (see `large`).
 
 use crate::abi::{Comm, Datatype, Request};
 use crate::coll::one;
 use crate::engine::Delivery;
 use crate::exports::{real, Call};
-use crate::p2p::post_checked;
+use crate::p2p::{post_checked, receives};
 use crate::record::Header;
 use crate::traffic::{self, Counts};
 use std::ffi::{c_int, c_void};
@@ -38,94 +39,50 @@ fn receive_side(source: c_int, tag: c_int, count: c_int, datatype: Datatype) -> 
     [source, tag, count, size]
 }
 
-/// `MPI_Isendrecv`: the send half an event, the receive half delivered at completion.
-///
-/// # Safety
-/// The MPI function's contract.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn isendrecv(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: Datatype,
-    dest: c_int,
-    sendtag: c_int,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: Datatype,
-    source: c_int,
-    recvtag: c_int,
-    comm: Comm,
-    request: *mut Request,
-) -> c_int {
-    let header = Header::data(
-        Call::Isendrecv,
-        dest,
-        sendtag,
-        sendcount.into(),
-        sendtype,
-        comm,
-    );
-    let check = receive_side(source, recvtag, recvcount, recvtype);
-    let delivery = || Delivery::Outputs(one(recvbuf, recvcount, recvtype, comm));
-    // SAFETY: forwarded.
-    unsafe {
-        post_checked(
-            header,
-            &check,
-            comm,
-            delivery,
-            |r| {
-                real::Isendrecv(
-                    sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
-                    source, recvtag, comm, r,
+receives! {
+    /// `MPI_Isendrecv`: the send half an event, the receive half delivered at completion.
+    isendrecv / isendrecv_c => Isendrecv / Isendrecv_c
+        (sendbuf: *const c_void | *const c_void, sendcount: c_int | i64, sendtype: Datatype | Datatype, dest: c_int | c_int, sendtag: c_int | c_int,
+         recvbuf: *mut c_void | *mut c_void, recvcount: c_int | i64, recvtype: Datatype | Datatype, source: c_int | c_int, recvtag: c_int | c_int, comm: Comm | Comm)
+        narrow(sendcount, recvcount) out(request: *mut Request)
+        |call, run| {
+            let header = Header::data(call, dest, sendtag, sendcount.into(), sendtype, comm);
+            let check = receive_side(source, recvtag, recvcount, recvtype);
+            let delivery = || Delivery::Outputs(one(recvbuf, recvcount, recvtype, comm));
+            // SAFETY: forwarded.
+            unsafe {
+                post_checked(
+                    header,
+                    &check,
+                    comm,
+                    delivery,
+                    run,
+                    request,
+                    || send_and_receive(comm, dest),
                 )
-            },
-            request,
-            || send_and_receive(comm, dest),
-        )
-    }
-}
+            }
+        }
 
-/// `MPI_Isendrecv_replace`.
-///
-/// # Safety
-/// The MPI function's contract.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn isendrecv_replace(
-    buf: *mut c_void,
-    count: c_int,
-    datatype: Datatype,
-    dest: c_int,
-    sendtag: c_int,
-    source: c_int,
-    recvtag: c_int,
-    comm: Comm,
-    request: *mut Request,
-) -> c_int {
-    let header = Header::data(
-        Call::Isendrecv_replace,
-        dest,
-        sendtag,
-        count.into(),
-        datatype,
-        comm,
-    );
-    let check = receive_side(source, recvtag, count, datatype);
-    let delivery = || Delivery::Outputs(one(buf, count, datatype, comm));
-    // SAFETY: forwarded.
-    unsafe {
-        post_checked(
-            header,
-            &check,
-            comm,
-            delivery,
-            |r| {
-                real::Isendrecv_replace(
-                    buf, count, datatype, dest, sendtag, source, recvtag, comm, r,
+    /// `MPI_Isendrecv_replace`.
+    isendrecv_replace / isendrecv_replace_c => Isendrecv_replace / Isendrecv_replace_c
+        (buf: *mut c_void | *mut c_void, count: c_int | i64, datatype: Datatype | Datatype, dest: c_int | c_int, sendtag: c_int | c_int,
+         source: c_int | c_int, recvtag: c_int | c_int, comm: Comm | Comm)
+        narrow(count) out(request: *mut Request)
+        |call, run| {
+            let header = Header::data(call, dest, sendtag, count.into(), datatype, comm);
+            let check = receive_side(source, recvtag, count, datatype);
+            let delivery = || Delivery::Outputs(one(buf, count, datatype, comm));
+            // SAFETY: forwarded.
+            unsafe {
+                post_checked(
+                    header,
+                    &check,
+                    comm,
+                    delivery,
+                    run,
+                    request,
+                    || send_and_receive(comm, dest),
                 )
-            },
-            request,
-            || send_and_receive(comm, dest),
-        )
-    }
+            }
+        }
 }
