@@ -3,7 +3,9 @@
  * names both calls, through the communicator's error handler (MPI_ERRORS_RETURN here), and
  * must not write into the receive buffer. Prints "mismatch rank R ok: <error string>".
  * With MISMATCH_CALL=isendrecv the exchange is an MPI_Isendrecv whose send side is the same on
- * re-execution and whose receive side is not (MPI-4; without it, rank 1 prints "skipped"). */
+ * re-execution and whose receive side is not (MPI-4; without it, rank 1 prints "skipped").
+ * With MISMATCH_CALL=large rank 1 receives with MPI_Recv_c (MPI-4) and re-executes the receive
+ * with MPI_Recv, the same arguments: another call, so a mismatch too. */
 #include <cd.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -48,6 +50,46 @@ static void isendrecv_mismatch(int rank, cd_handle cd, int *attempt) {
 #endif
 }
 
+/* Rank 1 receives 42 from rank 0 with MPI_Recv_c, then, re-executing, with MPI_Recv: the error
+ * names both calls and nothing is written. */
+static void large_count_mismatch(int rank, cd_handle cd, int *attempt) {
+#if MPI_VERSION >= 4
+    if (rank == 0) {
+        double x = 42;
+        MPI_Send(&x, 1, MPI_DOUBLE, 1, 5, MPI_COMM_WORLD);
+    }
+    if (rank != 1) return;
+    for (;;) {
+        double y = -7;
+        int rc = *attempt == 0
+                     ? MPI_Recv_c(&y, 1, MPI_DOUBLE, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE)
+                     : MPI_Recv(&y, 1, MPI_DOUBLE, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (*attempt == 0) {
+            if (rc != MPI_SUCCESS || y != 42) {
+                printf("mismatch rank 1 FAILED: first receive\n");
+                return;
+            }
+            (*attempt)++;
+            restore_cd(cd);
+            continue;
+        }
+        char text[MPI_MAX_ERROR_STRING];
+        int len = 0;
+        MPI_Error_string(rc, text, &len);
+        if (rc != MPI_SUCCESS && y == -7 && strstr(text, "re-executed MPI_Recv(") &&
+            strstr(text, "logged MPI_Recv_c("))
+            printf("mismatch rank 1 ok: %s\n", text);
+        else
+            printf("mismatch rank 1 FAILED: rc %d y %g: %s\n", rc, y, text);
+        return;
+    }
+#else
+    (void)cd;
+    (void)attempt;
+    if (rank == 1) printf("mismatch rank 1 skipped: MPI_VERSION < 4\n");
+#endif
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     int rank, error;
@@ -59,6 +101,8 @@ int main(int argc, char **argv) {
     const char *which = getenv("MISMATCH_CALL");
     if (which && strcmp(which, "isendrecv") == 0) {
         isendrecv_mismatch(rank, cd, &attempt);
+    } else if (which && strcmp(which, "large") == 0) {
+        large_count_mismatch(rank, cd, &attempt);
     } else if (rank == 0) {
         x = 42;
         MPI_Send(&x, 1, MPI_DOUBLE, 1, 5, MPI_COMM_WORLD);

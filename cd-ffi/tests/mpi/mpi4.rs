@@ -1,14 +1,14 @@
 //! Issue 9, coverage: the calls that MPI-3's and MPI-4's later chapters added, logged and
-//! replayed in isolation (`tests/mpi/mpi4.c`), or refused at restore when they cannot be
-//! replayed (`tests/mpi/unreplayable.c`), and communicators and persistent requests freed in
-//! a logged loop, released while it runs instead of at `MPI_Finalize`
-//! (`tests/mpi/comm_churn.c`).
+//! replayed in isolation (`tests/mpi/mpi4.c`), MPI-4's large-count forms too
+//! (`tests/mpi/largecount.c`), or refused at restore when they cannot be replayed
+//! (`tests/mpi/unreplayable.c`), and communicators and persistent requests freed in a logged
+//! loop, released while it runs instead of at `MPI_Finalize` (`tests/mpi/comm_churn.c`).
 //!
 //! Only MPICH 4 has the MPI-4 calls; under Open MPI 4.1 the program leaves them out (it is
 //! compiled against headers with `MPI_VERSION` 3) and the test says so, while
 //! `MPI_Comm_dup_with_info` (MPI-3) is checked under both families.
 
-use super::{assert_isolated_polling, compile, launch, mpicc, mpirun};
+use super::{assert_isolated, assert_isolated_polling, compile, launch, mpicc, mpirun};
 use crate::util::{check, work_dir};
 use std::collections::BTreeMap;
 
@@ -158,9 +158,9 @@ fn communicators_freed_in_committed_children_are_held_while_the_parent_can_repla
     );
 }
 
-/// Partitioned communication and the large-count forms pass through and mark the log: a
-/// restore that would replay them refuses (`CD_ERR_UNREPLAYABLE`) naming the first one, and
-/// succeeds once an advance discarded the log.
+/// Partitioned communication and the large-count forms with a count beyond `INT_MAX` pass
+/// through and mark the log: a restore that would replay them refuses (`CD_ERR_UNREPLAYABLE`)
+/// naming the first one, and succeeds once an advance discarded the log.
 #[test]
 fn partitioned_and_large_count_calls_make_a_restore_refuse_naming_them() {
     let exe = compile("unreplayable");
@@ -189,6 +189,78 @@ fn partitioned_and_large_count_calls_make_a_restore_refuse_naming_them() {
         }
     }
     assert_eq!(run.lines.len(), super::RANKS, "{}", run.stdout);
+}
+
+/// The large-count forms (`MPI_X_c`, all that mpi4py 4 calls under MPICH 4) with counts that
+/// fit in an `int`: logged and replayed like their int forms, each rank's result bitwise equal
+/// to the fault-free run's, the other ranks' calls unchanged, and nothing passed through.
+#[test]
+fn large_count_calls_replay_in_isolation() {
+    let exe = compile("largecount");
+    let clean = launch(&exe, "largecount-clean", "largecount rank", &[]);
+    if clean.lines[&0].ends_with(" skipped") {
+        eprintln!("large_count_calls_replay_in_isolation: skipped, MPI_VERSION < 4 (no MPI_X_c)");
+        return;
+    }
+    let faulty = launch(
+        &exe,
+        "largecount-fault",
+        "largecount rank",
+        &[("FAULT_RANK", "2"), ("FAULT_ROUND", "4")],
+    );
+    assert_isolated(&clean, &faulty, 2);
+    let (f, c) = (&faulty.stats[2], &clean.stats[2]);
+    for call in [
+        "MPI_Send_c",
+        "MPI_Recv_c",
+        "MPI_Isend_c",
+        "MPI_Irecv_c",
+        "MPI_Sendrecv_c",
+        "MPI_Mrecv_c",
+        "MPI_Isendrecv_replace_c",
+        "MPI_Send_init_c",
+        "MPI_Recv_init_c",
+        "MPI_Bcast_c",
+        "MPI_Allreduce_c",
+        "MPI_Alltoallv_c",
+        "MPI_Gatherv_c",
+        "MPI_Iallgatherv_c",
+        "MPI_Reduce_scatter_block_c",
+    ] {
+        let key = format!("calls.{call}");
+        assert!(f[&key] > c[&key], "{call} was not re-executed: {f:?}");
+        // named as called: the int form of none of them is made
+        let int = format!("calls.{}", call.strip_suffix("_c").unwrap());
+        assert_eq!(f.get(&int).copied().unwrap_or(0), 0, "{f:?}");
+    }
+    for run in [&clean, &faulty] {
+        for stats in &run.stats {
+            assert_eq!(stats["calls.unreplayable"], 0, "{stats:?}");
+        }
+    }
+}
+
+/// A receive logged as `MPI_Recv_c` and re-executed as `MPI_Recv` with the same arguments:
+/// another call, so a clear mismatch naming both, and nothing written.
+#[test]
+fn a_large_count_call_re_executed_as_its_int_form_is_a_clear_error() {
+    let exe = compile("mismatch");
+    let run = launch(
+        &exe,
+        "mismatch-large",
+        "mismatch rank",
+        &[("MISMATCH_CALL", "large")],
+    );
+    if run.lines[&1].starts_with("mismatch rank 1 skipped") {
+        eprintln!("a_large_count_call_re_executed_as_its_int_form_is_a_clear_error: skipped, MPI_VERSION < 4");
+        return;
+    }
+    assert!(
+        run.lines[&1].starts_with("mismatch rank 1 ok: CD replay mismatch"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(run.stats[1]["replay.mismatches"], 1);
 }
 
 /// `MPI_Isendrecv` re-executed with the same send side and another receive tag: the receive
