@@ -347,6 +347,7 @@ macro_rules! collectives {
 /// library's `PMPI_X_c` and the application's arguments as the real call, else it passes
 /// through as unreplayable (`large::beyond`). The outputs are found before the call, so that
 /// the choice is made before MPI is reached.
+#[cfg(mpi4)]
 macro_rules! large_collectives {
     (() $($none:tt)*) => {};
     (

@@ -61,6 +61,7 @@ impl Narrow {
     }
 
     /// Whether every count narrowed so far fitted.
+    #[cfg(any(mpi4, test))]
     pub(crate) fn fits(&self) -> bool {
         !self.beyond.get()
     }

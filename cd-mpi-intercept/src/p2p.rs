@@ -383,6 +383,7 @@ macro_rules! receives {
     )*};
 }
 
+#[cfg(mpi4)]
 pub(crate) use receives;
 
 receives! {
