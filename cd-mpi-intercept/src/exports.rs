@@ -495,7 +495,7 @@ mpi_functions! {
         Pready_range(partition_low: c_int, partition_high: c_int, request: Request);
         Pready_list(length: c_int, array_of_partitions: Ints, request: Request);
         Parrived(request: Request, partition: c_int, flag: *mut c_int);
-        // The large-count forms of the one-sided calls.
+        // The large-count forms of the one-sided calls and windows.
         Accumulate_c(origin_addr: Buf, origin_count: i64, origin_datatype: Datatype, target_rank: c_int, target_disp: i64, target_count: i64, target_datatype: Datatype, op: Op, win: Win);
         Get_accumulate_c(origin_addr: Buf, origin_count: i64, origin_datatype: Datatype, result_addr: BufMut, result_count: i64, result_datatype: Datatype, target_rank: c_int, target_disp: i64, target_count: i64, target_datatype: Datatype, op: Op, win: Win);
         Get_c(origin_addr: BufMut, origin_count: i64, origin_datatype: Datatype, target_rank: c_int, target_disp: i64, target_count: i64, target_datatype: Datatype, win: Win);
@@ -507,6 +507,23 @@ mpi_functions! {
         Win_allocate_c(size: i64, disp_unit: i64, info: Info, comm: Comm, baseptr: BufMut, win: *mut Win);
         Win_allocate_shared_c(size: i64, disp_unit: i64, info: Info, comm: Comm, baseptr: BufMut, win: *mut Win);
         Win_create_c(base: BufMut, size: i64, disp_unit: i64, info: Info, comm: Comm, win: *mut Win);
+        // The large-count forms of the MPI-IO reads and writes above (mpi4py 4 calls these).
+        File_read_c(fh: File, buf: BufMut, count: i64, datatype: Datatype, status: *mut Status);
+        File_write_c(fh: File, buf: Buf, count: i64, datatype: Datatype, status: *mut Status);
+        File_read_at_c(fh: File, offset: i64, buf: BufMut, count: i64, datatype: Datatype, status: *mut Status);
+        File_write_at_c(fh: File, offset: i64, buf: Buf, count: i64, datatype: Datatype, status: *mut Status);
+        File_read_all_c(fh: File, buf: BufMut, count: i64, datatype: Datatype, status: *mut Status);
+        File_write_all_c(fh: File, buf: Buf, count: i64, datatype: Datatype, status: *mut Status);
+        File_read_at_all_c(fh: File, offset: i64, buf: BufMut, count: i64, datatype: Datatype, status: *mut Status);
+        File_write_at_all_c(fh: File, offset: i64, buf: Buf, count: i64, datatype: Datatype, status: *mut Status);
+        File_iread_c(fh: File, buf: BufMut, count: i64, datatype: Datatype, request: *mut Request);
+        File_iwrite_c(fh: File, buf: Buf, count: i64, datatype: Datatype, request: *mut Request);
+        File_iread_at_c(fh: File, offset: i64, buf: BufMut, count: i64, datatype: Datatype, request: *mut Request);
+        File_iwrite_at_c(fh: File, offset: i64, buf: Buf, count: i64, datatype: Datatype, request: *mut Request);
+        File_read_shared_c(fh: File, buf: BufMut, count: i64, datatype: Datatype, status: *mut Status);
+        File_write_shared_c(fh: File, buf: Buf, count: i64, datatype: Datatype, status: *mut Status);
+        File_read_ordered_c(fh: File, buf: BufMut, count: i64, datatype: Datatype, status: *mut Status);
+        File_write_ordered_c(fh: File, buf: Buf, count: i64, datatype: Datatype, status: *mut Status);
     }
     forwarded {
         Comm_rank(comm: Comm, rank: *mut c_int);

@@ -3,8 +3,9 @@
  * a restore succeeds again. With MPI_VERSION >= 4 (MPICH 4): partitioned communication
  * (MPI_Psend_init/Precv_init, Start, Pready/Pready_range, Parrived) and a large-count
  * MPI_Send_c/MPI_Recv_c whose count does not fit in an int (3,000,000,000 elements of a
- * datatype of size 0: legal, and no byte moves); with an older MPI only the final restore is
- * checked.
+ * datatype of size 0: legal, and no byte moves), and a large-count MPI-IO write
+ * (MPI_File_write_at_c, to a file of its own opened before the CD); with an older MPI only the
+ * final restore is checked.
  * Ranks pair up (0-1, 2-3, ...). Prints "unreplayable rank R <report>" where the report
  * lists, per step, the call the refusal named, then "restored". */
 #include <cd.h>
@@ -44,6 +45,14 @@ int main(int argc, char **argv) {
     if (partner >= size) partner = MPI_PROC_NULL;
     double data[8];
     for (int i = 0; i < 8; i++) data[i] = rank * 10 + i;
+#if MPI_VERSION >= 4
+    char path[64];
+    snprintf(path, sizeof path, "unreplayable-%d.bin", rank);
+    MPI_File file;
+    mpi_check(MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL,
+                            &file),
+              "File_open");
+#endif
     int error = 0;
     cd_handle cd = create_cd(NULL, NULL, COMM_LOGGING_ENABLED, "unreplayable", &error);
     if (!cd) cd_fail("create_cd", error);
@@ -82,9 +91,18 @@ int main(int argc, char **argv) {
     MPI_Type_free(&empty);
     try_restore(cd);
     if (advance_cd_point_in_time(cd) == FAILURE) MPI_Abort(MPI_COMM_WORLD, 4);
+    /* large-count MPI-IO */
+    mpi_check(MPI_File_write_at_c(file, 0, data, (MPI_Count)8, MPI_DOUBLE, MPI_STATUS_IGNORE),
+              "File_write_at_c");
+    try_restore(cd);
+    if (advance_cd_point_in_time(cd) == FAILURE) MPI_Abort(MPI_COMM_WORLD, 5);
 #endif
     try_restore(cd);
     commit_cd(cd);
+#if MPI_VERSION >= 4
+    MPI_File_close(&file);
+    MPI_File_delete(path, MPI_INFO_NULL);
+#endif
     printf("unreplayable rank %d%s\n", rank, report);
     MPI_Finalize();
     return 0;

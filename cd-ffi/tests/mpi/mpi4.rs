@@ -158,8 +158,8 @@ fn communicators_freed_in_committed_children_are_held_while_the_parent_can_repla
     );
 }
 
-/// Partitioned communication and the large-count forms with a count beyond `INT_MAX` pass
-/// through and mark the log: a restore that would replay them refuses (`CD_ERR_UNREPLAYABLE`)
+/// Partitioned communication, the large-count forms with a count beyond `INT_MAX` and a
+/// large-count MPI-IO write pass through and mark the log: a restore that would replay them refuses (`CD_ERR_UNREPLAYABLE`)
 /// naming the first one, and succeeds once an advance discarded the log.
 #[test]
 fn partitioned_and_large_count_calls_make_a_restore_refuse_naming_them() {
@@ -176,8 +176,12 @@ fn partitioned_and_large_count_calls_make_a_restore_refuse_naming_them() {
     for (rank, line) in &run.lines {
         let expected = match (mpi4, rank % 2) {
             (false, _) => "restored",
-            (true, 0) => "refused:MPI_Psend_init refused:MPI_Send_c restored",
-            (true, _) => "refused:MPI_Precv_init refused:MPI_Recv_c restored",
+            (true, 0) => {
+                "refused:MPI_Psend_init refused:MPI_Send_c refused:MPI_File_write_at_c restored"
+            }
+            (true, _) => {
+                "refused:MPI_Precv_init refused:MPI_Recv_c refused:MPI_File_write_at_c restored"
+            }
         };
         assert_eq!(line, &format!("unreplayable rank {rank} {expected}"));
         if mpi4 {
