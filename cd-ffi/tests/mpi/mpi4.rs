@@ -9,8 +9,9 @@
 //! `MPI_Comm_dup_with_info` (MPI-3) is checked under both families.
 
 use super::{assert_isolated, assert_isolated_polling, compile, launch, mpicc, mpirun};
-use crate::util::{check, work_dir};
+use crate::util::{check, lib_dir, work_dir, workspace};
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 /// Every rank's result bitwise equal to the fault-free run's, the other ranks' calls equal
 /// to theirs, and each wrapped call re-executed by the faulty rank.
@@ -241,6 +242,84 @@ fn large_count_calls_replay_in_isolation() {
         for stats in &run.stats {
             assert_eq!(stats["calls.unreplayable"], 0, "{stats:?}");
         }
+    }
+}
+
+/// The Python interpreter of the venv holding mpi4py built against MPICH (`CD_MPI4PY_VENV`, or
+/// `scripts/third-party.sh`'s `<target>/third-party/mpich/venv`), if there is one.
+fn mpi4py_python() -> Option<PathBuf> {
+    let venv = std::env::var_os("CD_MPI4PY_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            let target = std::env::var_os("CARGO_TARGET_DIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| workspace().join("target"));
+            let target = if target.is_absolute() {
+                target
+            } else {
+                workspace().join(target)
+            };
+            target.join("third-party/mpich/venv")
+        });
+    let python = venv.join("bin/python");
+    python.is_file().then_some(python)
+}
+
+/// An unmodified mpi4py program (`tests/mpi/largecount.py`) under `LD_PRELOAD=libcd.so`,
+/// calling the CD API through ctypes: mpi4py 4 built against MPICH 4 calls only the
+/// large-count forms, and the faulty rank's re-execution is served from its log, each rank's
+/// result bitwise equal to the fault-free run's and the other ranks' calls unchanged. Needs
+/// the venv `scripts/third-party.sh` builds; skipped without it, and under Open MPI (no
+/// large-count forms).
+#[test]
+fn an_mpi4py_program_replays_in_isolation() {
+    let Some(python) = mpi4py_python().filter(|_| !mpicc().contains("openmpi")) else {
+        eprintln!(
+            "an_mpi4py_program_replays_in_isolation: skipped, no mpi4py venv built against \
+             MPICH (scripts/third-party.sh builds it; CD_MPI4PY_VENV names another)"
+        );
+        return;
+    };
+    // mpirun runs the interpreter on the script through a one-line wrapper
+    let wrapper = work_dir().join("mpi-largecount-py");
+    let script = workspace().join("tests/mpi/largecount.py");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\nexec '{}' '{}' \"$@\"\n",
+            python.display(),
+            script.display()
+        ),
+    )
+    .expect("write the wrapper");
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .expect("make the wrapper executable");
+    let libcd = lib_dir().join("libcd.so");
+    let preload = ("LD_PRELOAD", libcd.to_str().expect("UTF-8 path"));
+    let prefix = "largecount-py rank";
+    let clean = launch(&wrapper, "largecount-py-clean", prefix, &[preload]);
+    let faulty = launch(
+        &wrapper,
+        "largecount-py-fault",
+        prefix,
+        &[preload, ("FAULT_RANK", "2"), ("FAULT_ROUND", "4")],
+    );
+    assert_isolated(&clean, &faulty, 2);
+    let (f, c) = (&faulty.stats[2], &clean.stats[2]);
+    for call in [
+        "MPI_Sendrecv_c",
+        "MPI_Send_c",
+        "MPI_Allreduce_c",
+        "MPI_Alltoallv_c",
+    ] {
+        let key = format!("calls.{call}");
+        assert!(f[&key] > c[&key], "{call} was not re-executed: {f:?}");
+    }
+    for stats in clean.stats.iter().chain(&faulty.stats) {
+        assert_eq!(stats["calls.unreplayable"], 0, "{stats:?}");
     }
 }
 
