@@ -33,10 +33,36 @@ fn send_and_receive(comm: Comm, dest: c_int) -> Counts {
     Counts::Receive(comm)
 }
 
-/// The receive side a re-execution must repeat: source, tag, count and the datatype's size.
-fn receive_side(source: c_int, tag: c_int, count: c_int, datatype: Datatype) -> [c_int; 4] {
+/// The shared body of `MPI_Isendrecv(_replace)` and their large-count forms: `header` holds
+/// the send side, `recv` (buffer, count, datatype) and `source`/`tag` the receive side, which
+/// a re-execution must repeat (with the datatype's size) and whose buffer the completion logs.
+///
+/// # Safety
+/// `run` is the MPI call with its contract; `request` must be writable.
+unsafe fn exchange(
+    header: Header,
+    recv: (*mut c_void, c_int, Datatype),
+    source: c_int,
+    tag: c_int,
+    run: impl FnOnce(*mut Request) -> c_int,
+    request: *mut Request,
+) -> c_int {
+    let (comm, dest) = (Comm::from_bits(header.comm), header.peer);
+    let (buf, count, datatype) = recv;
     let size = c_int::try_from(crate::types::size(datatype)).unwrap_or(c_int::MAX);
-    [source, tag, count, size]
+    let delivery = || Delivery::Outputs(one(buf, count, datatype, comm));
+    // SAFETY: forwarded.
+    unsafe {
+        post_checked(
+            header,
+            &[source, tag, count, size],
+            comm,
+            delivery,
+            run,
+            request,
+            || send_and_receive(comm, dest),
+        )
+    }
 }
 
 receives! {
@@ -47,20 +73,8 @@ receives! {
         narrow(sendcount, recvcount) out(request: *mut Request)
         |call, run| {
             let header = Header::data(call, dest, sendtag, sendcount.into(), sendtype, comm);
-            let check = receive_side(source, recvtag, recvcount, recvtype);
-            let delivery = || Delivery::Outputs(one(recvbuf, recvcount, recvtype, comm));
             // SAFETY: forwarded.
-            unsafe {
-                post_checked(
-                    header,
-                    &check,
-                    comm,
-                    delivery,
-                    run,
-                    request,
-                    || send_and_receive(comm, dest),
-                )
-            }
+            unsafe { exchange(header, (recvbuf, recvcount, recvtype), source, recvtag, run, request) }
         }
 
     /// `MPI_Isendrecv_replace`.
@@ -70,19 +84,7 @@ receives! {
         narrow(count) out(request: *mut Request)
         |call, run| {
             let header = Header::data(call, dest, sendtag, count.into(), datatype, comm);
-            let check = receive_side(source, recvtag, count, datatype);
-            let delivery = || Delivery::Outputs(one(buf, count, datatype, comm));
             // SAFETY: forwarded.
-            unsafe {
-                post_checked(
-                    header,
-                    &check,
-                    comm,
-                    delivery,
-                    run,
-                    request,
-                    || send_and_receive(comm, dest),
-                )
-            }
+            unsafe { exchange(header, (buf, count, datatype), source, recvtag, run, request) }
         }
 }

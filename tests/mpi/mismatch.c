@@ -12,6 +12,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Prints rank 1's verdict on its re-executed call: it must have failed (`rc`) with an error
+ * string naming the re-executed call (`reexecuted`) and the logged one (`logged`), and left
+ * the receive buffer as it was (`got` still -7). */
+static void verdict(int rc, double got, const char *reexecuted, const char *logged) {
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(rc, text, &len);
+    if (rc != MPI_SUCCESS && got == -7 && strstr(text, "CD replay mismatch") &&
+        strstr(text, reexecuted) && strstr(text, logged))
+        printf("mismatch rank 1 ok: %s\n", text);
+    else
+        printf("mismatch rank 1 FAILED: rc %d got %g: %s\n", rc, got, text);
+}
+
 /* Ranks 0 and 1 exchange one double with MPI_Isendrecv; rank 1, re-executing, receives with
  * tag 6 where the log holds tag 5. */
 static void isendrecv_mismatch(int rank, cd_handle cd, int *attempt) {
@@ -33,14 +47,7 @@ static void isendrecv_mismatch(int rank, cd_handle cd, int *attempt) {
             restore_cd(cd);
             continue;
         }
-        char text[MPI_MAX_ERROR_STRING];
-        int len = 0;
-        MPI_Error_string(rc, text, &len);
-        if (rc != MPI_SUCCESS && in == -7 && strstr(text, "CD replay mismatch") &&
-            strstr(text, "[0, 6, 1, 8]") && strstr(text, "[0, 5, 1, 8]"))
-            printf("mismatch rank 1 ok: %s\n", text);
-        else
-            printf("mismatch rank 1 FAILED: rc %d in %g: %s\n", rc, in, text);
+        verdict(rc, in, "[0, 6, 1, 8]", "[0, 5, 1, 8]");
         return;
     }
 #else
@@ -73,14 +80,7 @@ static void large_count_mismatch(int rank, cd_handle cd, int *attempt) {
             restore_cd(cd);
             continue;
         }
-        char text[MPI_MAX_ERROR_STRING];
-        int len = 0;
-        MPI_Error_string(rc, text, &len);
-        if (rc != MPI_SUCCESS && y == -7 && strstr(text, "re-executed MPI_Recv(") &&
-            strstr(text, "logged MPI_Recv_c("))
-            printf("mismatch rank 1 ok: %s\n", text);
-        else
-            printf("mismatch rank 1 FAILED: rc %d y %g: %s\n", rc, y, text);
+        verdict(rc, y, "re-executed MPI_Recv(", "logged MPI_Recv_c(");
         return;
     }
 #else
@@ -116,13 +116,7 @@ int main(int argc, char **argv) {
                 restore_cd(cd);
                 continue;
             }
-            char text[MPI_MAX_ERROR_STRING];
-            int len = 0;
-            MPI_Error_string(rc, text, &len);
-            if (rc != MPI_SUCCESS && y == -7 && strstr(text, "CD replay mismatch") && strstr(text, "tag 6") && strstr(text, "tag 5"))
-                printf("mismatch rank 1 ok: %s\n", text);
-            else
-                printf("mismatch rank 1 FAILED: rc %d y %g: %s\n", rc, y, text);
+            verdict(rc, y, "tag 6", "tag 5");
             break;
         }
     }
