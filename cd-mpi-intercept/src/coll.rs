@@ -345,8 +345,8 @@ macro_rules! collectives {
 /// The large-count forms of one collective (see [`collectives`]): each narrows its header's
 /// count and its outputs' counts; when they fit it runs as its int form does, with the
 /// library's `PMPI_X_c` and the application's arguments as the real call, else it passes
-/// through as unreplayable (`large::beyond`). The outputs are found before the call, so that
-/// the choice is made before MPI is reached.
+/// through as unreplayable (`large::beyond`). The outputs are found before the call (see
+/// [`narrowed`]), so that the choice is made before MPI is reached.
 #[cfg(mpi4)]
 macro_rules! large_collectives {
     (() $($none:tt)*) => {};
@@ -366,7 +366,7 @@ macro_rules! large_collectives {
         pub(crate) unsafe fn $blocking($($a: crate::large::large_type!($t)),*) -> c_int {
             // SAFETY: the application's arguments, forwarded unchanged.
             let run = || unsafe { real::$Call($($a),*) };
-            let Some((header, outputs)) = narrowed({ let $call = Call::$Call; $header }, |$n| $outputs) else {
+            let Some((header, outputs)) = narrowed({ let $call = Call::$Call; $header }, false, |$n| $outputs) else {
                 return crate::large::beyond(Call::$Call, run);
             };
             let comm = Comm::from_bits(header.comm);
@@ -381,7 +381,7 @@ macro_rules! large_collectives {
         // the header's `count.into()` widens an int form's count, a no-op here
         #[allow(clippy::too_many_arguments, clippy::useless_conversion)]
         pub(crate) unsafe fn $nonblocking($($a: crate::large::large_type!($t),)* request: *mut Request) -> c_int {
-            let Some((header, outputs)) = narrowed({ let $call = Call::$ICall; $header }, |$n| $outputs) else {
+            let Some((header, outputs)) = narrowed({ let $call = Call::$ICall; $header }, false, |$n| $outputs) else {
                 // SAFETY: the application's arguments, forwarded unchanged.
                 return crate::large::beyond(Call::$ICall, || unsafe { real::$ICall($($a,)* request) });
             };
@@ -410,7 +410,7 @@ macro_rules! large_collectives {
             info: crate::abi::Info,
             request: *mut Request,
         ) -> c_int {
-            let Some((header, outputs)) = narrowed({ let $call = Call::$PCall; $header }, |$n| $outputs) else {
+            let Some((header, outputs)) = narrowed({ let $call = Call::$PCall; $header }, true, |$n| $outputs) else {
                 // SAFETY: the application's arguments, forwarded unchanged.
                 return crate::large::beyond(Call::$PCall, || unsafe { real::$PCall($($a,)* info, request) });
             };
@@ -432,9 +432,18 @@ macro_rules! large_collectives {
 }
 
 /// A large-count collective's header and outputs, `None` when a count they hold does not fit
-/// in an `int`.
+/// in an `int`. The outputs are found only where they can be used: with the thread logging,
+/// or `always` (a persistent request remembers them for its starts); on a thread that does not
+/// log the call goes straight to MPI, so nothing is read or asked of MPI for them.
 #[cfg(mpi4)]
-fn narrowed(header: Header, outputs: impl FnOnce(&Narrow) -> Pieces) -> Option<(Header, Pieces)> {
+fn narrowed(
+    header: Header,
+    always: bool,
+    outputs: impl FnOnce(&Narrow) -> Pieces,
+) -> Option<(Header, Pieces)> {
+    if !always && cd_core::log_mode() == cd_core::LogMode::Off {
+        return Some((header, Pieces::new()));
+    }
     let n = Narrow::default();
     n.int(header.count);
     let outputs = outputs(&n);

@@ -3,7 +3,8 @@
  * a restore succeeds again. With MPI_VERSION >= 4 (MPICH 4): partitioned communication
  * (MPI_Psend_init/Precv_init, Start, Pready/Pready_range, Parrived) and a large-count
  * MPI_Send_c/MPI_Recv_c whose count does not fit in an int (3,000,000,000 elements of a
- * datatype of size 0: legal, and no byte moves), and a large-count MPI-IO write
+ * datatype of size 0: legal, and no byte moves), then an MPI_Bcast_c of as many, and a
+ * large-count MPI-IO write
  * (MPI_File_write_at_c, to a file of its own opened before the CD); with an older MPI only the
  * final restore is checked.
  * Ranks pair up (0-1, 2-3, ...). Prints "unreplayable rank R <report>" where the report
@@ -88,9 +89,13 @@ int main(int argc, char **argv) {
     else
         mpi_check(MPI_Recv_c(data, huge, empty, partner, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
                   "Recv_c");
-    MPI_Type_free(&empty);
     try_restore(cd);
     if (advance_cd_point_in_time(cd) == FAILURE) MPI_Abort(MPI_COMM_WORLD, 4);
+    /* and a collective */
+    mpi_check(MPI_Bcast_c(data, huge, empty, 0, MPI_COMM_WORLD), "Bcast_c");
+    MPI_Type_free(&empty);
+    try_restore(cd);
+    if (advance_cd_point_in_time(cd) == FAILURE) MPI_Abort(MPI_COMM_WORLD, 6);
     /* large-count MPI-IO */
     mpi_check(MPI_File_write_at_c(file, 0, data, (MPI_Count)8, MPI_DOUBLE, MPI_STATUS_IGNORE),
               "File_write_at_c");

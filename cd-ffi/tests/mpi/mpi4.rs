@@ -178,10 +178,12 @@ fn partitioned_and_large_count_calls_make_a_restore_refuse_naming_them() {
         let expected = match (mpi4, rank % 2) {
             (false, _) => "restored",
             (true, 0) => {
-                "refused:MPI_Psend_init refused:MPI_Send_c refused:MPI_File_write_at_c restored"
+                "refused:MPI_Psend_init refused:MPI_Send_c refused:MPI_Bcast_c \
+                 refused:MPI_File_write_at_c restored"
             }
             (true, _) => {
-                "refused:MPI_Precv_init refused:MPI_Recv_c refused:MPI_File_write_at_c restored"
+                "refused:MPI_Precv_init refused:MPI_Recv_c refused:MPI_Bcast_c \
+                 refused:MPI_File_write_at_c restored"
             }
         };
         assert_eq!(line, &format!("unreplayable rank {rank} {expected}"));
