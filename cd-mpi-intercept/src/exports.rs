@@ -487,7 +487,8 @@ mpi_functions! {
         Ssend_c(buf: Buf, count: i64, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm) => crate::p2p::ssend_c;
     }
     // Partitioned communication: the partitions of one message arrive separately, in an
-    // order and at times no log of this design records. Then the large-count forms.
+    // order and at times no log of this design records. Then the large-count forms of the
+    // one-sided and MPI-IO calls.
     mpi4_unreplayable {
         Psend_init(buf: Buf, partitions: c_int, count: i64, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, info: Info, request: *mut Request);
         Precv_init(buf: BufMut, partitions: c_int, count: i64, datatype: Datatype, source: c_int, tag: c_int, comm: Comm, info: Info, request: *mut Request);

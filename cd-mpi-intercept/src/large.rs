@@ -20,7 +20,8 @@
 //!
 //! A call with a count beyond `INT_MAX` keeps the unreplayable calls' treatment
 //! (`passthrough`): it goes to MPI as it is, is counted, and marks the active CD's log, so that
-//! a restore whose replay would cross it refuses with an error naming it.
+//! a restore whose replay would cross it refuses with an error naming it. (A collective on a
+//! thread that does not log has no use for its outputs and skips the check: see `coll`.)
 
 #[cfg(mpi4)]
 use crate::exports::Call;
