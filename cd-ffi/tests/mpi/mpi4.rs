@@ -277,8 +277,9 @@ fn mpi4py_python() -> Option<PathBuf> {
 fn an_mpi4py_program_replays_in_isolation() {
     let Some(python) = mpi4py_python().filter(|_| !mpicc().contains("openmpi")) else {
         eprintln!(
-            "an_mpi4py_program_replays_in_isolation: skipped, no mpi4py venv built against \
-             MPICH (scripts/third-party.sh builds it; CD_MPI4PY_VENV names another)"
+            "an_mpi4py_program_replays_in_isolation: skipped, it needs the MPICH build and \
+             an mpi4py venv built against MPICH (scripts/third-party.sh builds one; \
+             CD_MPI4PY_VENV names another)"
         );
         return;
     };
