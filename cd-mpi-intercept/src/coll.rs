@@ -17,6 +17,7 @@
 use crate::abi::{self, Comm, Datatype, Op, Request};
 use crate::engine::{self, Delivery, Route};
 use crate::exports::{real, Call};
+use crate::large::Narrow;
 use crate::record::{Corrupt, Header, Piece, Pieces, Writer};
 use smallvec::smallvec;
 use std::ffi::{c_int, c_void};
@@ -92,29 +93,32 @@ fn extent(datatype: Datatype) -> i64 {
     ext
 }
 
-/// `n` blocks of `counts[i]` elements at `displs[i]` extents from `buf`.
+/// `k` blocks of `counts[i]` elements at `displs[i]` extents from `buf` (`int`s for an int
+/// form, `MPI_Count`s and `MPI_Aint`s for a large-count form: the counts narrowed by `n`).
 ///
 /// # Safety
-/// `counts` and `displs` must hold `n` ints.
-unsafe fn blocks(
+/// `counts` and `displs` must hold `k` entries.
+#[allow(clippy::too_many_arguments)]
+unsafe fn blocks<C: Copy + Into<i64>, D: Copy + Into<i64>>(
+    n: &Narrow,
     buf: *mut c_void,
-    counts: *const c_int,
-    displs: *const c_int,
-    n: c_int,
+    counts: *const C,
+    displs: *const D,
+    k: c_int,
     datatype: Datatype,
     comm: Comm,
 ) -> Pieces {
     let ext = extent(datatype) as isize;
-    (0..n.max(0) as usize)
+    (0..k.max(0) as usize)
         .map(|i| {
             // SAFETY: the caller's contract.
-            let (count, displ) = unsafe { (*counts.add(i), *displs.add(i)) };
+            let (count, displ) = unsafe { (*counts.add(i), (*displs.add(i)).into()) };
             Piece {
                 buf: buf
                     .cast::<u8>()
-                    .wrapping_offset(displ as isize * ext)
+                    .wrapping_offset((displ as isize).wrapping_mul(ext))
                     .cast(),
-                count,
+                count: n.int(count),
                 datatype,
                 comm,
             }
@@ -195,27 +199,29 @@ pub(crate) fn one(buf: *mut c_void, count: c_int, datatype: Datatype, comm: Comm
     }]
 }
 
-/// `n` blocks of `counts[i]` elements of `types[i]` at `displs[i]` bytes from `buf`
-/// (displacements as `int`, Alltoallw's, or `MPI_Aint`, Neighbor_alltoallw's).
+/// `k` blocks of `counts[i]` elements of `types[i]` at `displs[i]` bytes from `buf`
+/// (displacements as `int`, Alltoallw's, or `MPI_Aint`, Neighbor_alltoallw's and the large-count
+/// forms'; the counts narrowed by `n`).
 ///
 /// # Safety
-/// The three arrays must hold `n` entries.
-unsafe fn typed_blocks<D: Copy + Into<i64>>(
+/// The three arrays must hold `k` entries.
+unsafe fn typed_blocks<C: Copy + Into<i64>, D: Copy + Into<i64>>(
+    n: &Narrow,
     buf: *mut c_void,
-    counts: *const c_int,
+    counts: *const C,
     displs: *const D,
     types: *const Datatype,
-    n: c_int,
+    k: c_int,
     comm: Comm,
 ) -> Pieces {
-    (0..n.max(0) as usize)
+    (0..k.max(0) as usize)
         .map(|i| {
             // SAFETY: the caller's contract.
             let (count, displ, datatype) =
                 unsafe { (*counts.add(i), (*displs.add(i)).into(), *types.add(i)) };
             Piece {
                 buf: buf.cast::<u8>().wrapping_offset(displ as isize).cast(),
-                count,
+                count: n.int(count),
                 datatype,
                 comm,
             }
@@ -241,16 +247,29 @@ fn scattered(root: c_int, recvbuf: *mut c_void, outputs: impl FnOnce() -> Pieces
     }
 }
 
-/// Defines, for each collective, its blocking wrapper and its nonblocking one (the same
-/// arguments and a request). `header` and `outputs` are expressions over the arguments; the
-/// header's call is the one being made.
+/// The types of the int forms' counts and displacements (`large_type!` gives the `_c`
+/// forms'), and of the other arguments, as single names the macros can map.
+type Count = c_int;
+type Counts = *const c_int;
+type Displs = *const c_int;
+type Aints = *const i64;
+type Buf = *const c_void;
+type BufMut = *mut c_void;
+type Types = *const Datatype;
+
+/// Defines, for each collective, its blocking wrapper and its nonblocking and persistent ones
+/// (the same arguments and a request), and with MPI-4 the three large-count forms named after
+/// `large` (`large ()` for none: Barrier has none).
+/// `header` and `outputs` are expressions over the arguments: the header's call is the one
+/// being made, and the outputs narrow their counts with `n` (see `large`).
 macro_rules! collectives {
     ($(
         $blocking:ident / $nonblocking:ident / $persistent:ident
             => $Call:ident / $ICall:ident / $PCall:ident
-            ($($a:ident : $t:ty),*)
+            large $large:tt
+            ($($a:ident : $t:ident),*)
             header($call:ident) $header:block
-            outputs $outputs:block
+            outputs($n:ident) $outputs:block
     )*) => {$(
         #[doc = concat!("The wrapper of `MPI_", stringify!($Call), "`.")]
         ///
@@ -260,7 +279,7 @@ macro_rules! collectives {
         pub(crate) unsafe fn $blocking($($a: $t),*) -> c_int {
             let header = { let $call = Call::$Call; $header };
             let comm = Comm::from_bits(header.comm);
-            let outputs = || $outputs;
+            let outputs = || { let $n = &Narrow::default(); $outputs };
             // SAFETY: forwarded; the outputs are the call's own buffers.
             unsafe { collective(header, comm, outputs, || real::$Call($($a),*)) }
         }
@@ -273,7 +292,7 @@ macro_rules! collectives {
         pub(crate) unsafe fn $nonblocking($($a: $t,)* request: *mut Request) -> c_int {
             let header = { let $call = Call::$ICall; $header };
             let comm = Comm::from_bits(header.comm);
-            let delivery = || Delivery::Outputs($outputs);
+            let delivery = || Delivery::Outputs({ let $n = &Narrow::default(); $outputs });
             // SAFETY: forwarded; the outputs are the call's own buffers.
             unsafe {
                 crate::p2p::post(
@@ -301,7 +320,7 @@ macro_rules! collectives {
         ) -> c_int {
             let header = { let $call = Call::$PCall; $header };
             let comm = Comm::from_bits(header.comm);
-            let delivery = || Delivery::Outputs($outputs);
+            let delivery = || Delivery::Outputs({ let $n = &Narrow::default(); $outputs });
             // SAFETY: forwarded; the outputs are the call's own buffers, which MPI-4 requires
             // to stay valid until the request is freed.
             unsafe {
@@ -315,138 +334,280 @@ macro_rules! collectives {
                 )
             }
         }
+
+        #[cfg(mpi4)]
+        large_collectives! {
+            $large ($($a : $t),*) header($call) $header outputs($n) $outputs
+        }
     )*};
 }
 
+/// The large-count forms of one collective (see [`collectives`]): each narrows its header's
+/// count and its outputs' counts; when they fit it runs as its int form does, with the
+/// library's `PMPI_X_c` and the application's arguments as the real call, else it passes
+/// through as unreplayable (`large::beyond`). The outputs are found before the call (see
+/// [`narrowed`]), so that the choice is made before MPI is reached.
+#[cfg(mpi4)]
+macro_rules! large_collectives {
+    (() $($none:tt)*) => {};
+    (
+        ($blocking:ident / $nonblocking:ident / $persistent:ident
+            => $Call:ident / $ICall:ident / $PCall:ident)
+        ($($a:ident : $t:ident),*)
+        header($call:ident) $header:block
+        outputs($n:ident) $outputs:block
+    ) => {
+        #[doc = concat!("The wrapper of `MPI_", stringify!($Call), "`: as its int form's when its counts fit.")]
+        ///
+        /// # Safety
+        /// The MPI function's contract.
+        // the header's `count.into()` widens an int form's count, a no-op here
+        #[allow(clippy::too_many_arguments, clippy::useless_conversion)]
+        pub(crate) unsafe fn $blocking($($a: crate::large::large_type!($t)),*) -> c_int {
+            // SAFETY: the application's arguments, forwarded unchanged.
+            let run = || unsafe { real::$Call($($a),*) };
+            let Some((header, outputs)) = narrowed({ let $call = Call::$Call; $header }, false, |$n| $outputs) else {
+                return crate::large::beyond(Call::$Call, run);
+            };
+            let comm = Comm::from_bits(header.comm);
+            // SAFETY: forwarded; the outputs are the call's own buffers.
+            unsafe { collective(header, comm, || outputs, run) }
+        }
+
+        #[doc = concat!("The wrapper of `MPI_", stringify!($ICall), "`: as its int form's when its counts fit.")]
+        ///
+        /// # Safety
+        /// The MPI function's contract.
+        // the header's `count.into()` widens an int form's count, a no-op here
+        #[allow(clippy::too_many_arguments, clippy::useless_conversion)]
+        pub(crate) unsafe fn $nonblocking($($a: crate::large::large_type!($t),)* request: *mut Request) -> c_int {
+            let Some((header, outputs)) = narrowed({ let $call = Call::$ICall; $header }, false, |$n| $outputs) else {
+                // SAFETY: the application's arguments, forwarded unchanged.
+                return crate::large::beyond(Call::$ICall, || unsafe { real::$ICall($($a,)* request) });
+            };
+            let comm = Comm::from_bits(header.comm);
+            // SAFETY: forwarded; the outputs are the call's own buffers.
+            unsafe {
+                crate::p2p::post(
+                    header,
+                    comm,
+                    || Delivery::Outputs(outputs),
+                    |r| real::$ICall($($a,)* r),
+                    request,
+                    || crate::traffic::Counts::Collective(comm),
+                )
+            }
+        }
+
+        #[doc = concat!("The wrapper of `MPI_", stringify!($PCall), "`: as its int form's when its counts fit.")]
+        ///
+        /// # Safety
+        /// The MPI function's contract.
+        // the header's `count.into()` widens an int form's count, a no-op here
+        #[allow(clippy::too_many_arguments, clippy::useless_conversion)]
+        pub(crate) unsafe fn $persistent(
+            $($a: crate::large::large_type!($t),)*
+            info: crate::abi::Info,
+            request: *mut Request,
+        ) -> c_int {
+            let Some((header, outputs)) = narrowed({ let $call = Call::$PCall; $header }, true, |$n| $outputs) else {
+                // SAFETY: the application's arguments, forwarded unchanged.
+                return crate::large::beyond(Call::$PCall, || unsafe { real::$PCall($($a,)* info, request) });
+            };
+            let comm = Comm::from_bits(header.comm);
+            // SAFETY: forwarded; the outputs are the call's own buffers, which MPI-4 requires
+            // to stay valid until the request is freed.
+            unsafe {
+                crate::p2p::make_persistent(
+                    header,
+                    comm,
+                    || Delivery::Outputs(outputs),
+                    |r| real::$PCall($($a,)* info, r),
+                    request,
+                    || crate::traffic::Counts::Collective(comm),
+                )
+            }
+        }
+    };
+}
+
+/// A large-count collective's header and outputs, `None` when a count they hold does not fit
+/// in an `int`. The outputs are found only where they can be used: with the thread logging,
+/// or `always` (a persistent request remembers them for its starts); on a thread that does not
+/// log the call goes straight to MPI, so nothing is read or asked of MPI for them.
+#[cfg(mpi4)]
+fn narrowed(
+    header: Header,
+    always: bool,
+    outputs: impl FnOnce(&Narrow) -> Pieces,
+) -> Option<(Header, Pieces)> {
+    if !always && cd_core::log_mode() == cd_core::LogMode::Off {
+        return Some((header, Pieces::new()));
+    }
+    let n = Narrow::default();
+    n.int(header.count);
+    let outputs = outputs(&n);
+    n.fits().then_some((header, outputs))
+}
+
 collectives! {
-    barrier / ibarrier / barrier_init => Barrier / Ibarrier / Barrier_init (comm: Comm)
+    barrier / ibarrier / barrier_init => Barrier / Ibarrier / Barrier_init large ()
+        (comm: Comm)
         header(call) { Header::plain(call, comm) }
-        outputs { Pieces::new() }
+        outputs(_n) { Pieces::new() }
 
     bcast / ibcast / bcast_init => Bcast / Ibcast / Bcast_init
-        (buffer: *mut c_void, count: c_int, datatype: Datatype, root: c_int, comm: Comm)
+        large (bcast_c / ibcast_c / bcast_init_c => Bcast_c / Ibcast_c / Bcast_init_c)
+        (buffer: BufMut, count: Count, datatype: Datatype, root: c_int, comm: Comm)
         header(call) { Header::data(call, root, 0, count.into(), datatype, comm) }
-        outputs {
+        outputs(n) {
             if is_root(root, comm) || sits_out(root) {
                 smallvec![]
             } else {
-                one(buffer, count, datatype, comm)
+                one(buffer, n.int(count), datatype, comm)
             }
         }
 
     reduce / ireduce / reduce_init => Reduce / Ireduce / Reduce_init
-        (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: Datatype, op: Op, root: c_int, comm: Comm)
+        large (reduce_c / ireduce_c / reduce_init_c => Reduce_c / Ireduce_c / Reduce_init_c)
+        (sendbuf: Buf, recvbuf: BufMut, count: Count, datatype: Datatype, op: Op, root: c_int, comm: Comm)
         header(call) { Header::data(call, root, 0, count.into(), datatype, comm) }
-        outputs { at_root(root, comm, || one(recvbuf, count, datatype, comm)) }
+        outputs(n) { at_root(root, comm, || one(recvbuf, n.int(count), datatype, comm)) }
 
     allreduce / iallreduce / allreduce_init => Allreduce / Iallreduce / Allreduce_init
-        (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: Datatype, op: Op, comm: Comm)
+        large (allreduce_c / iallreduce_c / allreduce_init_c => Allreduce_c / Iallreduce_c / Allreduce_init_c)
+        (sendbuf: Buf, recvbuf: BufMut, count: Count, datatype: Datatype, op: Op, comm: Comm)
         header(call) { Header::data(call, 0, 0, count.into(), datatype, comm) }
-        outputs { one(recvbuf, count, datatype, comm) }
+        outputs(n) { one(recvbuf, n.int(count), datatype, comm) }
 
     scan / iscan / scan_init => Scan / Iscan / Scan_init
-        (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: Datatype, op: Op, comm: Comm)
+        large (scan_c / iscan_c / scan_init_c => Scan_c / Iscan_c / Scan_init_c)
+        (sendbuf: Buf, recvbuf: BufMut, count: Count, datatype: Datatype, op: Op, comm: Comm)
         header(call) { Header::data(call, 0, 0, count.into(), datatype, comm) }
-        outputs { one(recvbuf, count, datatype, comm) }
+        outputs(n) { one(recvbuf, n.int(count), datatype, comm) }
 
     exscan / iexscan / exscan_init => Exscan / Iexscan / Exscan_init
-        (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: Datatype, op: Op, comm: Comm)
+        large (exscan_c / iexscan_c / exscan_init_c => Exscan_c / Iexscan_c / Exscan_init_c)
+        (sendbuf: Buf, recvbuf: BufMut, count: Count, datatype: Datatype, op: Op, comm: Comm)
         header(call) { Header::data(call, 0, 0, count.into(), datatype, comm) }
-        outputs { one(recvbuf, count, datatype, comm) }
+        outputs(n) { one(recvbuf, n.int(count), datatype, comm) }
 
     reduce_scatter_block / ireduce_scatter_block / reduce_scatter_block_init
         => Reduce_scatter_block / Ireduce_scatter_block / Reduce_scatter_block_init
-        (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: Datatype, op: Op, comm: Comm)
+        large (reduce_scatter_block_c / ireduce_scatter_block_c / reduce_scatter_block_init_c
+            => Reduce_scatter_block_c / Ireduce_scatter_block_c / Reduce_scatter_block_init_c)
+        (sendbuf: Buf, recvbuf: BufMut, recvcount: Count, datatype: Datatype, op: Op, comm: Comm)
         header(call) { Header::data(call, 0, 0, recvcount.into(), datatype, comm) }
-        outputs { one(recvbuf, recvcount, datatype, comm) }
+        outputs(n) { one(recvbuf, n.int(recvcount), datatype, comm) }
 
     reduce_scatter / ireduce_scatter / reduce_scatter_init
         => Reduce_scatter / Ireduce_scatter / Reduce_scatter_init
-        (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: Datatype, op: Op, comm: Comm)
+        large (reduce_scatter_c / ireduce_scatter_c / reduce_scatter_init_c
+            => Reduce_scatter_c / Ireduce_scatter_c / Reduce_scatter_init_c)
+        (sendbuf: Buf, recvbuf: BufMut, recvcounts: Counts, datatype: Datatype, op: Op, comm: Comm)
         // SAFETY: `recvcounts` has an entry per rank.
         header(call) { Header::data(call, 0, 0, unsafe { *recvcounts.add(rank(comm).max(0) as usize) }.into(), datatype, comm) }
         // SAFETY: as above.
-        outputs { one(recvbuf, unsafe { *recvcounts.add(rank(comm).max(0) as usize) }, datatype, comm) }
+        outputs(n) { one(recvbuf, n.int(unsafe { *recvcounts.add(rank(comm).max(0) as usize) }), datatype, comm) }
 
     gather / igather / gather_init => Gather / Igather / Gather_init
-        (sendbuf: *const c_void, sendcount: c_int, sendtype: Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: Datatype, root: c_int, comm: Comm)
+        large (gather_c / igather_c / gather_init_c => Gather_c / Igather_c / Gather_init_c)
+        (sendbuf: Buf, sendcount: Count, sendtype: Datatype, recvbuf: BufMut, recvcount: Count, recvtype: Datatype, root: c_int, comm: Comm)
         header(call) { Header::data(call, root, 0, recvcount.into(), recvtype, comm) }
-        outputs { at_root(root, comm, || one(recvbuf, recvcount.saturating_mul(peers(comm)), recvtype, comm)) }
+        outputs(n) { at_root(root, comm, || one(recvbuf, n.times(recvcount, peers(comm)), recvtype, comm)) }
 
     gatherv / igatherv / gatherv_init => Gatherv / Igatherv / Gatherv_init
-        (sendbuf: *const c_void, sendcount: c_int, sendtype: Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: Datatype, root: c_int, comm: Comm)
+        large (gatherv_c / igatherv_c / gatherv_init_c => Gatherv_c / Igatherv_c / Gatherv_init_c)
+        (sendbuf: Buf, sendcount: Count, sendtype: Datatype, recvbuf: BufMut, recvcounts: Counts, displs: Displs, recvtype: Datatype, root: c_int, comm: Comm)
         header(call) { Header::data(call, root, 0, sendcount.into(), sendtype, comm) }
         // SAFETY: at the root, the count and displacement arrays have an entry per rank.
-        outputs { at_root(root, comm, || unsafe { blocks(recvbuf, recvcounts, displs, peers(comm), recvtype, comm) }) }
+        outputs(n) { at_root(root, comm, || unsafe { blocks(n, recvbuf, recvcounts, displs, peers(comm), recvtype, comm) }) }
 
     scatter / iscatter / scatter_init => Scatter / Iscatter / Scatter_init
-        (sendbuf: *const c_void, sendcount: c_int, sendtype: Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: Datatype, root: c_int, comm: Comm)
+        large (scatter_c / iscatter_c / scatter_init_c => Scatter_c / Iscatter_c / Scatter_init_c)
+        (sendbuf: Buf, sendcount: Count, sendtype: Datatype, recvbuf: BufMut, recvcount: Count, recvtype: Datatype, root: c_int, comm: Comm)
         header(call) { Header::data(call, root, 0, recvcount.into(), recvtype, comm) }
-        outputs { scattered(root, recvbuf, || one(recvbuf, recvcount, recvtype, comm)) }
+        outputs(n) { scattered(root, recvbuf, || one(recvbuf, n.int(recvcount), recvtype, comm)) }
 
     scatterv / iscatterv / scatterv_init => Scatterv / Iscatterv / Scatterv_init
-        (sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: Datatype, root: c_int, comm: Comm)
+        large (scatterv_c / iscatterv_c / scatterv_init_c => Scatterv_c / Iscatterv_c / Scatterv_init_c)
+        (sendbuf: Buf, sendcounts: Counts, displs: Displs, sendtype: Datatype, recvbuf: BufMut, recvcount: Count, recvtype: Datatype, root: c_int, comm: Comm)
         header(call) { Header::data(call, root, 0, recvcount.into(), recvtype, comm) }
-        outputs { scattered(root, recvbuf, || one(recvbuf, recvcount, recvtype, comm)) }
+        outputs(n) { scattered(root, recvbuf, || one(recvbuf, n.int(recvcount), recvtype, comm)) }
 
     allgather / iallgather / allgather_init => Allgather / Iallgather / Allgather_init
-        (sendbuf: *const c_void, sendcount: c_int, sendtype: Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: Datatype, comm: Comm)
+        large (allgather_c / iallgather_c / allgather_init_c => Allgather_c / Iallgather_c / Allgather_init_c)
+        (sendbuf: Buf, sendcount: Count, sendtype: Datatype, recvbuf: BufMut, recvcount: Count, recvtype: Datatype, comm: Comm)
         header(call) { Header::data(call, 0, 0, recvcount.into(), recvtype, comm) }
-        outputs { one(recvbuf, recvcount.saturating_mul(peers(comm)), recvtype, comm) }
+        outputs(n) { one(recvbuf, n.times(recvcount, peers(comm)), recvtype, comm) }
 
     allgatherv / iallgatherv / allgatherv_init => Allgatherv / Iallgatherv / Allgatherv_init
-        (sendbuf: *const c_void, sendcount: c_int, sendtype: Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: Datatype, comm: Comm)
+        large (allgatherv_c / iallgatherv_c / allgatherv_init_c => Allgatherv_c / Iallgatherv_c / Allgatherv_init_c)
+        (sendbuf: Buf, sendcount: Count, sendtype: Datatype, recvbuf: BufMut, recvcounts: Counts, displs: Displs, recvtype: Datatype, comm: Comm)
         header(call) { Header::data(call, 0, 0, sendcount.into(), sendtype, comm) }
         // SAFETY: the arrays have an entry per rank.
-        outputs { unsafe { blocks(recvbuf, recvcounts, displs, peers(comm), recvtype, comm) } }
+        outputs(n) { unsafe { blocks(n, recvbuf, recvcounts, displs, peers(comm), recvtype, comm) } }
 
     alltoall / ialltoall / alltoall_init => Alltoall / Ialltoall / Alltoall_init
-        (sendbuf: *const c_void, sendcount: c_int, sendtype: Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: Datatype, comm: Comm)
+        large (alltoall_c / ialltoall_c / alltoall_init_c => Alltoall_c / Ialltoall_c / Alltoall_init_c)
+        (sendbuf: Buf, sendcount: Count, sendtype: Datatype, recvbuf: BufMut, recvcount: Count, recvtype: Datatype, comm: Comm)
         header(call) { Header::data(call, 0, 0, recvcount.into(), recvtype, comm) }
-        outputs { one(recvbuf, recvcount.saturating_mul(peers(comm)), recvtype, comm) }
+        outputs(n) { one(recvbuf, n.times(recvcount, peers(comm)), recvtype, comm) }
 
     alltoallv / ialltoallv / alltoallv_init => Alltoallv / Ialltoallv / Alltoallv_init
-        (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: Datatype, comm: Comm)
+        large (alltoallv_c / ialltoallv_c / alltoallv_init_c => Alltoallv_c / Ialltoallv_c / Alltoallv_init_c)
+        (sendbuf: Buf, sendcounts: Counts, sdispls: Displs, sendtype: Datatype, recvbuf: BufMut, recvcounts: Counts, rdispls: Displs, recvtype: Datatype, comm: Comm)
         header(call) { Header::data(call, 0, 0, 0, recvtype, comm) }
         // SAFETY: the arrays have an entry per rank.
-        outputs { unsafe { blocks(recvbuf, recvcounts, rdispls, peers(comm), recvtype, comm) } }
+        outputs(n) { unsafe { blocks(n, recvbuf, recvcounts, rdispls, peers(comm), recvtype, comm) } }
 
     alltoallw / ialltoallw / alltoallw_init => Alltoallw / Ialltoallw / Alltoallw_init
-        (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const Datatype, comm: Comm)
+        large (alltoallw_c / ialltoallw_c / alltoallw_init_c => Alltoallw_c / Ialltoallw_c / Alltoallw_init_c)
+        (sendbuf: Buf, sendcounts: Counts, sdispls: Displs, sendtypes: Types, recvbuf: BufMut, recvcounts: Counts, rdispls: Displs, recvtypes: Types, comm: Comm)
         header(call) { Header::plain(call, comm) }
         // SAFETY: the arrays have an entry per rank.
-        outputs { unsafe { typed_blocks(recvbuf, recvcounts, rdispls, recvtypes, peers(comm), comm) } }
+        outputs(n) { unsafe { typed_blocks(n, recvbuf, recvcounts, rdispls, recvtypes, peers(comm), comm) } }
 
     neighbor_allgather / ineighbor_allgather / neighbor_allgather_init
         => Neighbor_allgather / Ineighbor_allgather / Neighbor_allgather_init
-        (sendbuf: *const c_void, sendcount: c_int, sendtype: Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: Datatype, comm: Comm)
+        large (neighbor_allgather_c / ineighbor_allgather_c / neighbor_allgather_init_c
+            => Neighbor_allgather_c / Ineighbor_allgather_c / Neighbor_allgather_init_c)
+        (sendbuf: Buf, sendcount: Count, sendtype: Datatype, recvbuf: BufMut, recvcount: Count, recvtype: Datatype, comm: Comm)
         header(call) { Header::data(call, 0, 0, recvcount.into(), recvtype, comm) }
-        outputs { one(recvbuf, recvcount.saturating_mul(in_neighbors(comm)), recvtype, comm) }
+        outputs(n) { one(recvbuf, n.times(recvcount, in_neighbors(comm)), recvtype, comm) }
 
     neighbor_allgatherv / ineighbor_allgatherv / neighbor_allgatherv_init
         => Neighbor_allgatherv / Ineighbor_allgatherv / Neighbor_allgatherv_init
-        (sendbuf: *const c_void, sendcount: c_int, sendtype: Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: Datatype, comm: Comm)
+        large (neighbor_allgatherv_c / ineighbor_allgatherv_c / neighbor_allgatherv_init_c
+            => Neighbor_allgatherv_c / Ineighbor_allgatherv_c / Neighbor_allgatherv_init_c)
+        (sendbuf: Buf, sendcount: Count, sendtype: Datatype, recvbuf: BufMut, recvcounts: Counts, displs: Displs, recvtype: Datatype, comm: Comm)
         header(call) { Header::data(call, 0, 0, sendcount.into(), sendtype, comm) }
         // SAFETY: the arrays have an entry per in-neighbor.
-        outputs { unsafe { blocks(recvbuf, recvcounts, displs, in_neighbors(comm), recvtype, comm) } }
+        outputs(n) { unsafe { blocks(n, recvbuf, recvcounts, displs, in_neighbors(comm), recvtype, comm) } }
 
     neighbor_alltoall / ineighbor_alltoall / neighbor_alltoall_init
         => Neighbor_alltoall / Ineighbor_alltoall / Neighbor_alltoall_init
-        (sendbuf: *const c_void, sendcount: c_int, sendtype: Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: Datatype, comm: Comm)
+        large (neighbor_alltoall_c / ineighbor_alltoall_c / neighbor_alltoall_init_c
+            => Neighbor_alltoall_c / Ineighbor_alltoall_c / Neighbor_alltoall_init_c)
+        (sendbuf: Buf, sendcount: Count, sendtype: Datatype, recvbuf: BufMut, recvcount: Count, recvtype: Datatype, comm: Comm)
         header(call) { Header::data(call, 0, 0, recvcount.into(), recvtype, comm) }
-        outputs { one(recvbuf, recvcount.saturating_mul(in_neighbors(comm)), recvtype, comm) }
+        outputs(n) { one(recvbuf, n.times(recvcount, in_neighbors(comm)), recvtype, comm) }
 
     neighbor_alltoallv / ineighbor_alltoallv / neighbor_alltoallv_init
         => Neighbor_alltoallv / Ineighbor_alltoallv / Neighbor_alltoallv_init
-        (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: Datatype, comm: Comm)
+        large (neighbor_alltoallv_c / ineighbor_alltoallv_c / neighbor_alltoallv_init_c
+            => Neighbor_alltoallv_c / Ineighbor_alltoallv_c / Neighbor_alltoallv_init_c)
+        (sendbuf: Buf, sendcounts: Counts, sdispls: Displs, sendtype: Datatype, recvbuf: BufMut, recvcounts: Counts, rdispls: Displs, recvtype: Datatype, comm: Comm)
         header(call) { Header::data(call, 0, 0, 0, recvtype, comm) }
         // SAFETY: the arrays have an entry per in-neighbor.
-        outputs { unsafe { blocks(recvbuf, recvcounts, rdispls, in_neighbors(comm), recvtype, comm) } }
+        outputs(n) { unsafe { blocks(n, recvbuf, recvcounts, rdispls, in_neighbors(comm), recvtype, comm) } }
 
     neighbor_alltoallw / ineighbor_alltoallw / neighbor_alltoallw_init
         => Neighbor_alltoallw / Ineighbor_alltoallw / Neighbor_alltoallw_init
-        (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const i64, sendtypes: *const Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const i64, recvtypes: *const Datatype, comm: Comm)
+        large (neighbor_alltoallw_c / ineighbor_alltoallw_c / neighbor_alltoallw_init_c
+            => Neighbor_alltoallw_c / Ineighbor_alltoallw_c / Neighbor_alltoallw_init_c)
+        (sendbuf: Buf, sendcounts: Counts, sdispls: Aints, sendtypes: Types, recvbuf: BufMut, recvcounts: Counts, rdispls: Aints, recvtypes: Types, comm: Comm)
         header(call) { Header::plain(call, comm) }
         // SAFETY: the arrays have an entry per in-neighbor.
-        outputs { unsafe { typed_blocks(recvbuf, recvcounts, rdispls, recvtypes, in_neighbors(comm), comm) } }
+        outputs(n) { unsafe { typed_blocks(n, recvbuf, recvcounts, rdispls, recvtypes, in_neighbors(comm), comm) } }
 }

@@ -23,6 +23,7 @@
 //!   communicators and persistent requests freed while logging, until no log can replay
 //!   them); `mpi4`: MPI-4's Isendrecv(_replace) and persistent collectives, compiled only
 //!   against a library with `MPI_VERSION >= 4` (`cfg(mpi4)`, set by build.rs);
+//!   `large`: the large-count (`MPI_X_c`) forms, narrowed to their int forms' handlers;
 //!   `passthrough`: one-sided, I/O, spawn and partitioned calls, which cannot be replayed.
 //! - [`abi`]: handle types, `MPI_Status` and constants read from the MPI headers at build time.
 //! - `stats`: `CD_MPI_STATS=<prefix>` writes a per-rank summary at `MPI_Finalize`.
@@ -44,13 +45,16 @@
 //! Isendrecv_replace; every persistent collective (Barrier/Bcast/Reduce/Allreduce/Gather(v)/
 //! Scatter(v)/Allgather(v)/Alltoall(v/w)/Reduce_scatter(_block)/Scan/Exscan/Neighbor_*
 //! `_init`), whose starts are logged and replayed like the nonblocking forms;
-//! Comm_idup_with_info, Comm_create_from_group, Intercomm_create_from_groups.
+//! Comm_idup_with_info, Comm_create_from_group, Intercomm_create_from_groups; and the
+//! large-count form (`MPI_X_c`) of every call above that has one, logged and replayed under its
+//! own name as its int form when the counts its record holds fit in an `int` (`large`).
 //! Passed through, counted, and refused at restore (`CD_ERR_UNREPLAYABLE`): one-sided
 //! communication (windows, Put/Get/Accumulate and their request forms, Rget_accumulate,
 //! atomics, synchronization), MPI-IO (open/close, reads and writes of every kind, views,
 //! sizes), dynamic processes (spawn, accept/connect, join), and with an MPI-4 library
-//! partitioned communication (Psend_init, Precv_init, Pready(_range/_list), Parrived) and the
-//! large-count (`_c`) form of every call above. Every other MPI function (Wtime, Comm_rank,
+//! partitioned communication (Psend_init, Precv_init, Pready(_range/_list), Parrived), the
+//! large-count forms of the one-sided calls and of MPI-IO's reads and writes, and a
+//! large-count call of any kind with a count beyond `INT_MAX`. Every other MPI function (Wtime, Comm_rank,
 //! Type_*, Group_*, Info_*, attributes, names, Session_*, ...) is not wrapped: it reaches MPI
 //! untouched. Not covered: MPICH's `MPIX_` fault-tolerance calls (Comm_agree, Comm_shrink,
 //! Comm_revoke), which pass through unseen: Debian's MPICH 4.0.2 (ch4) aborts in
@@ -79,6 +83,7 @@ mod comm;
 mod engine;
 pub mod exports;
 mod init;
+mod large;
 #[cfg(mpi4)]
 mod mpi4;
 mod p2p;

@@ -14,13 +14,14 @@
 //! re-execution has there too. The record's header holds the send side; the receive side
 //! (source, tag, count, the datatype's size) is recorded after it and compared at replay, as
 //! `MPI_Sendrecv`'s is. Replayed, the request is virtual and completes from the log (with the
-//! logged status), and the send is dropped.
+//! logged status), and the send is dropped. Their large-count forms (`_c`) share the bodies
+//! (see `large`).
 
 use crate::abi::{Comm, Datatype, Request};
 use crate::coll::one;
 use crate::engine::Delivery;
 use crate::exports::{real, Call};
-use crate::p2p::post_checked;
+use crate::p2p::{post_checked, receives};
 use crate::record::Header;
 use crate::traffic::{self, Counts};
 use std::ffi::{c_int, c_void};
@@ -32,100 +33,58 @@ fn send_and_receive(comm: Comm, dest: c_int) -> Counts {
     Counts::Receive(comm)
 }
 
-/// The receive side a re-execution must repeat: source, tag, count and the datatype's size.
-fn receive_side(source: c_int, tag: c_int, count: c_int, datatype: Datatype) -> [c_int; 4] {
+/// The shared body of `MPI_Isendrecv(_replace)` and their large-count forms: `header` holds
+/// the send side, `recv` (buffer, count, datatype) and `source`/`tag` the receive side, which
+/// a re-execution must repeat (with the datatype's size) and whose buffer the completion logs.
+///
+/// # Safety
+/// `run` is the MPI call with its contract; `request` must be writable.
+unsafe fn exchange(
+    header: Header,
+    recv: (*mut c_void, c_int, Datatype),
+    source: c_int,
+    tag: c_int,
+    run: impl FnOnce(*mut Request) -> c_int,
+    request: *mut Request,
+) -> c_int {
+    let (comm, dest) = (Comm::from_bits(header.comm), header.peer);
+    let (buf, count, datatype) = recv;
     let size = c_int::try_from(crate::types::size(datatype)).unwrap_or(c_int::MAX);
-    [source, tag, count, size]
-}
-
-/// `MPI_Isendrecv`: the send half an event, the receive half delivered at completion.
-///
-/// # Safety
-/// The MPI function's contract.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn isendrecv(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: Datatype,
-    dest: c_int,
-    sendtag: c_int,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: Datatype,
-    source: c_int,
-    recvtag: c_int,
-    comm: Comm,
-    request: *mut Request,
-) -> c_int {
-    let header = Header::data(
-        Call::Isendrecv,
-        dest,
-        sendtag,
-        sendcount.into(),
-        sendtype,
-        comm,
-    );
-    let check = receive_side(source, recvtag, recvcount, recvtype);
-    let delivery = || Delivery::Outputs(one(recvbuf, recvcount, recvtype, comm));
-    // SAFETY: forwarded.
-    unsafe {
-        post_checked(
-            header,
-            &check,
-            comm,
-            delivery,
-            |r| {
-                real::Isendrecv(
-                    sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
-                    source, recvtag, comm, r,
-                )
-            },
-            request,
-            || send_and_receive(comm, dest),
-        )
-    }
-}
-
-/// `MPI_Isendrecv_replace`.
-///
-/// # Safety
-/// The MPI function's contract.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn isendrecv_replace(
-    buf: *mut c_void,
-    count: c_int,
-    datatype: Datatype,
-    dest: c_int,
-    sendtag: c_int,
-    source: c_int,
-    recvtag: c_int,
-    comm: Comm,
-    request: *mut Request,
-) -> c_int {
-    let header = Header::data(
-        Call::Isendrecv_replace,
-        dest,
-        sendtag,
-        count.into(),
-        datatype,
-        comm,
-    );
-    let check = receive_side(source, recvtag, count, datatype);
     let delivery = || Delivery::Outputs(one(buf, count, datatype, comm));
     // SAFETY: forwarded.
     unsafe {
         post_checked(
             header,
-            &check,
+            &[source, tag, count, size],
             comm,
             delivery,
-            |r| {
-                real::Isendrecv_replace(
-                    buf, count, datatype, dest, sendtag, source, recvtag, comm, r,
-                )
-            },
+            run,
             request,
             || send_and_receive(comm, dest),
         )
     }
+}
+
+receives! {
+    /// `MPI_Isendrecv`: the send half an event, the receive half delivered at completion.
+    isendrecv / isendrecv_c => Isendrecv / Isendrecv_c
+        (sendbuf: *const c_void | *const c_void, sendcount: c_int | i64, sendtype: Datatype | Datatype, dest: c_int | c_int, sendtag: c_int | c_int,
+         recvbuf: *mut c_void | *mut c_void, recvcount: c_int | i64, recvtype: Datatype | Datatype, source: c_int | c_int, recvtag: c_int | c_int, comm: Comm | Comm)
+        narrow(sendcount, recvcount) out(request: *mut Request)
+        |call, run| {
+            let header = Header::data(call, dest, sendtag, sendcount.into(), sendtype, comm);
+            // SAFETY: forwarded.
+            unsafe { exchange(header, (recvbuf, recvcount, recvtype), source, recvtag, run, request) }
+        }
+
+    /// `MPI_Isendrecv_replace`.
+    isendrecv_replace / isendrecv_replace_c => Isendrecv_replace / Isendrecv_replace_c
+        (buf: *mut c_void | *mut c_void, count: c_int | i64, datatype: Datatype | Datatype, dest: c_int | c_int, sendtag: c_int | c_int,
+         source: c_int | c_int, recvtag: c_int | c_int, comm: Comm | Comm)
+        narrow(count) out(request: *mut Request)
+        |call, run| {
+            let header = Header::data(call, dest, sendtag, count.into(), datatype, comm);
+            // SAFETY: forwarded.
+            unsafe { exchange(header, (buf, count, datatype), source, recvtag, run, request) }
+        }
 }

@@ -56,7 +56,7 @@ unsafe fn send_mode(
 }
 
 macro_rules! blocking_sends {
-    ($($fn:ident => $call:ident;)*) => {$(
+    ($($fn:ident / $large:ident => $call:ident / $Large:ident;)*) => {$(
         /// The wrapper of the MPI send of this name.
         ///
         /// # Safety
@@ -65,14 +65,28 @@ macro_rules! blocking_sends {
             // SAFETY: forwarded.
             unsafe { send_mode(Call::$call, || real::$call(buf, count, datatype, dest, tag, comm), count, datatype, dest, tag, comm) }
         }
+
+        /// The wrapper of the large-count MPI send of this name: as its int form's when the
+        /// count fits.
+        ///
+        /// # Safety
+        /// The MPI function's contract.
+        #[cfg(mpi4)]
+        pub(crate) unsafe fn $large(buf: *const c_void, count: i64, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm) -> c_int {
+            // SAFETY: the application's arguments, forwarded unchanged.
+            let run = || unsafe { real::$Large(buf, count, datatype, dest, tag, comm) };
+            crate::large::narrow_or_pass!($Large, run, count);
+            // SAFETY: forwarded.
+            unsafe { send_mode(Call::$Large, run, count, datatype, dest, tag, comm) }
+        }
     )*};
 }
 
 blocking_sends! {
-    send => Send;
-    ssend => Ssend;
-    bsend => Bsend;
-    rsend => Rsend;
+    send / send_c => Send / Send_c;
+    ssend / ssend_c => Ssend / Ssend_c;
+    bsend / bsend_c => Bsend / Bsend_c;
+    rsend / rsend_c => Rsend / Rsend_c;
 }
 
 /// A nonblocking post (a send, a receive or a nonblocking collective): recorded, it gets a post
@@ -271,253 +285,251 @@ fn receive(
     }
 }
 
-/// Defines the nonblocking and persistent point-to-point wrappers: `via` names how the
-/// request is made ([`post`] or [`make_persistent`]), `delivers` what it delivers, `counts`
-/// what it counts.
+/// Defines the nonblocking and persistent point-to-point wrappers and their large-count forms:
+/// `via` names how the request is made ([`post`] or [`make_persistent`]), `delivers` what it
+/// delivers, `counts` what it counts.
 macro_rules! posts {
-    ($($fn:ident => $call:ident($buf:ty) via $how:ident delivers $delivery:ident counts $counts:ident;)*) => {$(
+    ($($fn:ident / $large:ident => $call:ident / $Large:ident($buf:ty) via $how:ident delivers $delivery:ident counts $counts:ident;)*) => {$(
         #[doc = concat!("The wrapper of `MPI_", stringify!($call), "`.")]
         ///
         /// # Safety
         /// The MPI function's contract.
         pub(crate) unsafe fn $fn(buf: $buf, count: c_int, datatype: Datatype, peer: c_int, tag: c_int, comm: Comm, request: *mut Request) -> c_int {
-            let header = Header::data(Call::$call, peer, tag, count.into(), datatype, comm);
-            // SAFETY: forwarded.
-            unsafe {
-                $how(
-                    header,
-                    comm,
-                    || $delivery(buf as *const c_void, count, datatype, peer, tag, comm),
-                    |r| real::$call(buf, count, datatype, peer, tag, comm, r),
-                    request,
-                    || $counts(comm, peer),
-                )
-            }
+            // SAFETY: the application's arguments, forwarded unchanged.
+            let run = |r| unsafe { real::$call(buf, count, datatype, peer, tag, comm, r) };
+            posts!(@made $how $delivery $counts $call (buf, count, datatype, peer, tag, comm) run request)
+        }
+
+        #[doc = concat!("The wrapper of `MPI_", stringify!($Large), "`: as its int form's when the count fits.")]
+        ///
+        /// # Safety
+        /// The MPI function's contract.
+        #[cfg(mpi4)]
+        pub(crate) unsafe fn $large(buf: $buf, count: i64, datatype: Datatype, peer: c_int, tag: c_int, comm: Comm, request: *mut Request) -> c_int {
+            // SAFETY: the application's arguments, forwarded unchanged.
+            let run = |r| unsafe { real::$Large(buf, count, datatype, peer, tag, comm, r) };
+            crate::large::narrow_or_pass!($Large, || run(request), count);
+            posts!(@made $how $delivery $counts $Large (buf, count, datatype, peer, tag, comm) run request)
+        }
+    )*};
+    (@made $how:ident $delivery:ident $counts:ident $call:ident
+        ($buf:ident, $count:ident, $datatype:ident, $peer:ident, $tag:ident, $comm:ident) $run:ident $request:ident) => {{
+        let header = Header::data(Call::$call, $peer, $tag, $count.into(), $datatype, $comm);
+        // SAFETY: forwarded.
+        unsafe {
+            $how(
+                header,
+                $comm,
+                || $delivery($buf as *const c_void, $count, $datatype, $peer, $tag, $comm),
+                $run,
+                $request,
+                || $counts($comm, $peer),
+            )
+        }
+    }};
+}
+
+posts! {
+    isend / isend_c => Isend / Isend_c(*const c_void) via post delivers nothing counts send_to;
+    issend / issend_c => Issend / Issend_c(*const c_void) via post delivers nothing counts send_to;
+    ibsend / ibsend_c => Ibsend / Ibsend_c(*const c_void) via post delivers nothing counts send_to;
+    irsend / irsend_c => Irsend / Irsend_c(*const c_void) via post delivers nothing counts send_to;
+    irecv / irecv_c => Irecv / Irecv_c(*mut c_void) via post delivers receive counts receive_on;
+    send_init / send_init_c => Send_init / Send_init_c(*const c_void) via make_persistent delivers nothing counts send_to;
+    ssend_init / ssend_init_c => Ssend_init / Ssend_init_c(*const c_void) via make_persistent delivers nothing counts send_to;
+    bsend_init / bsend_init_c => Bsend_init / Bsend_init_c(*const c_void) via make_persistent delivers nothing counts send_to;
+    rsend_init / rsend_init_c => Rsend_init / Rsend_init_c(*const c_void) via make_persistent delivers nothing counts send_to;
+    recv_init / recv_init_c => Recv_init / Recv_init_c(*mut c_void) via make_persistent delivers receive counts receive_on;
+}
+
+/// Defines the int and large-count wrappers of a receiving call over one body: the int form
+/// runs `body` with its `real::X`, the large-count form (MPI-4) narrows `narrow`, the counts
+/// its record holds, and runs the same body under its own name with its `real::X_c` and the
+/// application's arguments, or passes through as unreplayable when one does not fit.
+/// `body` gets the call being made as `call` and the real MPI call as `run`, a closure over
+/// the out-parameter named by `out`, which the body may replace by its own.
+macro_rules! receives {
+    ($(
+        $(#[$doc:meta])*
+        $fn:ident / $large:ident => $Call:ident / $Large:ident
+            ($($a:ident : $t:ty | $tl:ty),*) narrow($($c:ident),*) out($out:ident : $out_t:ty)
+            |$call:ident, $run:ident| $body:block
+    )*) => {$(
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// The MPI function's contract.
+        #[allow(clippy::too_many_arguments)]
+        pub(crate) unsafe fn $fn($($a: $t,)* $out: $out_t) -> c_int {
+            let $call = Call::$Call;
+            // SAFETY: the application's arguments, forwarded unchanged.
+            let $run = |$out| unsafe { real::$Call($($a,)* $out) };
+            $body
+        }
+
+        #[doc = concat!("The wrapper of `MPI_", stringify!($Large), "`: as its int form's when its counts fit.")]
+        ///
+        /// # Safety
+        /// The MPI function's contract.
+        #[cfg(mpi4)]
+        #[allow(clippy::too_many_arguments)]
+        pub(crate) unsafe fn $large($($a: $tl,)* $out: $out_t) -> c_int {
+            let $call = Call::$Large;
+            // SAFETY: the application's arguments, forwarded unchanged.
+            let $run = |$out| unsafe { real::$Large($($a,)* $out) };
+            crate::large::narrow_or_pass!($Large, || $run($out), $($c),*);
+            $body
         }
     )*};
 }
 
-posts! {
-    isend => Isend(*const c_void) via post delivers nothing counts send_to;
-    issend => Issend(*const c_void) via post delivers nothing counts send_to;
-    ibsend => Ibsend(*const c_void) via post delivers nothing counts send_to;
-    irsend => Irsend(*const c_void) via post delivers nothing counts send_to;
-    irecv => Irecv(*mut c_void) via post delivers receive counts receive_on;
-    send_init => Send_init(*const c_void) via make_persistent delivers nothing counts send_to;
-    ssend_init => Ssend_init(*const c_void) via make_persistent delivers nothing counts send_to;
-    bsend_init => Bsend_init(*const c_void) via make_persistent delivers nothing counts send_to;
-    rsend_init => Rsend_init(*const c_void) via make_persistent delivers nothing counts send_to;
-    recv_init => Recv_init(*mut c_void) via make_persistent delivers receive counts receive_on;
-}
+#[cfg(mpi4)]
+pub(crate) use receives;
 
-/// `MPI_Imrecv`: a receive of a matched message (the matching was logged by the probe).
-///
-/// # Safety
-/// The MPI function's contract.
-pub(crate) unsafe fn imrecv(
-    buf: *mut c_void,
-    count: c_int,
-    datatype: Datatype,
-    message: *mut Message,
-    request: *mut Request,
-) -> c_int {
-    let world = abi::predefined().comm_world;
-    let header = Header::data(Call::Imrecv, 0, 0, count.into(), datatype, world);
-    let (any_source, any_tag) = (abi::ANY_SOURCE, abi::ANY_TAG);
-    // SAFETY: forwarded; the message handle is nulled as MPI would.
-    unsafe {
-        let matched = *message;
-        let rc = post(
-            header,
-            world,
-            || receive(buf, count, datatype, any_source, any_tag, world),
-            |r| real::Imrecv(buf, count, datatype, message, r),
-            request,
-            || traffic::message_comm(matched).map_or(Counts::Nothing, Counts::Receive),
-        );
-        if rc == abi::SUCCESS {
-            message.write(abi::predefined().message_null);
+receives! {
+    /// `MPI_Imrecv`: a receive of a matched message (the matching was logged by the probe).
+    imrecv / imrecv_c => Imrecv / Imrecv_c
+        (buf: *mut c_void | *mut c_void, count: c_int | i64, datatype: Datatype | Datatype, message: *mut Message | *mut Message)
+        narrow(count) out(request: *mut Request)
+        |call, run| {
+            let world = abi::predefined().comm_world;
+            let header = Header::data(call, 0, 0, count.into(), datatype, world);
+            let (any_source, any_tag) = (abi::ANY_SOURCE, abi::ANY_TAG);
+            // SAFETY: forwarded; the message handle is nulled as MPI would.
+            unsafe {
+                let matched = *message;
+                let rc = post(
+                    header,
+                    world,
+                    || receive(buf, count, datatype, any_source, any_tag, world),
+                    run,
+                    request,
+                    || traffic::message_comm(matched).map_or(Counts::Nothing, Counts::Receive),
+                );
+                if rc == abi::SUCCESS {
+                    message.write(abi::predefined().message_null);
+                }
+                rc
+            }
         }
-        rc
-    }
-}
 
-/// `MPI_Recv`.
-///
-/// # Safety
-/// The MPI function's contract.
-pub(crate) unsafe fn recv(
-    buf: *mut c_void,
-    count: c_int,
-    datatype: Datatype,
-    source: c_int,
-    tag: c_int,
-    comm: Comm,
-    status: *mut Status,
-) -> c_int {
-    let header = Header::data(Call::Recv, source, tag, count.into(), datatype, comm);
-    let dest = Piece {
-        buf,
-        count,
-        datatype,
-        comm,
-    };
-    // SAFETY: forwarded.
-    unsafe {
-        receive_into(
-            header,
-            &[],
-            dest,
-            false,
-            status,
-            |st| real::Recv(buf, count, datatype, source, tag, comm, st),
-            || Some((comm, source != abi::PROC_NULL, None)),
-        )
-    }
-}
-
-/// `MPI_Mrecv`.
-///
-/// # Safety
-/// The MPI function's contract.
-pub(crate) unsafe fn mrecv(
-    buf: *mut c_void,
-    count: c_int,
-    datatype: Datatype,
-    message: *mut Message,
-    status: *mut Status,
-) -> c_int {
-    let world = abi::predefined().comm_world;
-    let header = Header::data(Call::Mrecv, 0, 0, count.into(), datatype, world);
-    let dest = Piece {
-        buf,
-        count,
-        datatype,
-        comm: world,
-    };
-    // SAFETY: forwarded; the message handle is nulled as MPI would.
-    unsafe {
-        let matched = *message;
-        let rc = receive_into(
-            header,
-            &[],
-            dest,
-            false,
-            status,
-            |st| real::Mrecv(buf, count, datatype, message, st),
-            || traffic::message_comm(matched).map(|c| (c, true, None)),
-        );
-        if rc == abi::SUCCESS {
-            message.write(abi::predefined().message_null);
+    /// `MPI_Recv`.
+    recv / recv_c => Recv / Recv_c
+        (buf: *mut c_void | *mut c_void, count: c_int | i64, datatype: Datatype | Datatype, source: c_int | c_int, tag: c_int | c_int, comm: Comm | Comm)
+        narrow(count) out(status: *mut Status)
+        |call, run| {
+            let header = Header::data(call, source, tag, count.into(), datatype, comm);
+            let dest = Piece {
+                buf,
+                count,
+                datatype,
+                comm,
+            };
+            // SAFETY: forwarded.
+            unsafe {
+                receive_into(
+                    header,
+                    &[],
+                    dest,
+                    false,
+                    status,
+                    run,
+                    || Some((comm, source != abi::PROC_NULL, None)),
+                )
+            }
         }
-        rc
-    }
-}
 
-/// `MPI_Sendrecv`: the send half is an event, the receive half logs its data.
-///
-/// # Safety
-/// The MPI function's contract.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn sendrecv(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: Datatype,
-    dest: c_int,
-    sendtag: c_int,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: Datatype,
-    source: c_int,
-    recvtag: c_int,
-    comm: Comm,
-    status: *mut Status,
-) -> c_int {
-    let header = Header::data(
-        Call::Sendrecv,
-        dest,
-        sendtag,
-        sendcount.into(),
-        sendtype,
-        comm,
-    );
-    let check = [
-        source,
-        recvtag,
-        recvcount,
-        crate::types::size(recvtype) as c_int,
-    ];
-    let dest_piece = Piece {
-        buf: recvbuf,
-        count: recvcount,
-        datatype: recvtype,
-        comm,
-    };
-    // SAFETY: forwarded.
-    unsafe {
-        receive_into(
-            header,
-            &check,
-            dest_piece,
-            true,
-            status,
-            |st| {
-                real::Sendrecv(
-                    sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
-                    source, recvtag, comm, st,
-                )
-            },
-            || Some((comm, source != abi::PROC_NULL, Some(dest))),
-        )
-    }
-}
+    /// `MPI_Mrecv`.
+    mrecv / mrecv_c => Mrecv / Mrecv_c
+        (buf: *mut c_void | *mut c_void, count: c_int | i64, datatype: Datatype | Datatype, message: *mut Message | *mut Message)
+        narrow(count) out(status: *mut Status)
+        |call, run| {
+            let world = abi::predefined().comm_world;
+            let header = Header::data(call, 0, 0, count.into(), datatype, world);
+            let dest = Piece {
+                buf,
+                count,
+                datatype,
+                comm: world,
+            };
+            // SAFETY: forwarded; the message handle is nulled as MPI would.
+            unsafe {
+                let matched = *message;
+                let rc = receive_into(
+                    header,
+                    &[],
+                    dest,
+                    false,
+                    status,
+                    run,
+                    || traffic::message_comm(matched).map(|c| (c, true, None)),
+                );
+                if rc == abi::SUCCESS {
+                    message.write(abi::predefined().message_null);
+                }
+                rc
+            }
+        }
 
-/// `MPI_Sendrecv_replace`.
-///
-/// # Safety
-/// The MPI function's contract.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn sendrecv_replace(
-    buf: *mut c_void,
-    count: c_int,
-    datatype: Datatype,
-    dest: c_int,
-    sendtag: c_int,
-    source: c_int,
-    recvtag: c_int,
-    comm: Comm,
-    status: *mut Status,
-) -> c_int {
-    let header = Header::data(
-        Call::Sendrecv_replace,
-        dest,
-        sendtag,
-        count.into(),
-        datatype,
-        comm,
-    );
-    let piece = Piece {
-        buf,
-        count,
-        datatype,
-        comm,
-    };
-    // SAFETY: forwarded.
-    unsafe {
-        receive_into(
-            header,
-            &[source, recvtag],
-            piece,
-            true,
-            status,
-            |st| {
-                real::Sendrecv_replace(
-                    buf, count, datatype, dest, sendtag, source, recvtag, comm, st,
+    /// `MPI_Sendrecv`: the send half is an event, the receive half logs its data.
+    sendrecv / sendrecv_c => Sendrecv / Sendrecv_c
+        (sendbuf: *const c_void | *const c_void, sendcount: c_int | i64, sendtype: Datatype | Datatype, dest: c_int | c_int, sendtag: c_int | c_int,
+         recvbuf: *mut c_void | *mut c_void, recvcount: c_int | i64, recvtype: Datatype | Datatype, source: c_int | c_int, recvtag: c_int | c_int, comm: Comm | Comm)
+        narrow(sendcount, recvcount) out(status: *mut Status)
+        |call, run| {
+            let header = Header::data(call, dest, sendtag, sendcount.into(), sendtype, comm);
+            let check = [
+                source,
+                recvtag,
+                recvcount,
+                crate::types::size(recvtype) as c_int,
+            ];
+            let dest_piece = Piece {
+                buf: recvbuf,
+                count: recvcount,
+                datatype: recvtype,
+                comm,
+            };
+            // SAFETY: forwarded.
+            unsafe {
+                receive_into(
+                    header,
+                    &check,
+                    dest_piece,
+                    true,
+                    status,
+                    run,
+                    || Some((comm, source != abi::PROC_NULL, Some(dest))),
                 )
-            },
-            || Some((comm, source != abi::PROC_NULL, Some(dest))),
-        )
-    }
+            }
+        }
+
+    /// `MPI_Sendrecv_replace`.
+    sendrecv_replace / sendrecv_replace_c => Sendrecv_replace / Sendrecv_replace_c
+        (buf: *mut c_void | *mut c_void, count: c_int | i64, datatype: Datatype | Datatype, dest: c_int | c_int, sendtag: c_int | c_int,
+         source: c_int | c_int, recvtag: c_int | c_int, comm: Comm | Comm)
+        narrow(count) out(status: *mut Status)
+        |call, run| {
+            let header = Header::data(call, dest, sendtag, count.into(), datatype, comm);
+            let piece = Piece {
+                buf,
+                count,
+                datatype,
+                comm,
+            };
+            // SAFETY: forwarded.
+            unsafe {
+                receive_into(
+                    header,
+                    &[source, recvtag],
+                    piece,
+                    true,
+                    status,
+                    run,
+                    || Some((comm, source != abi::PROC_NULL, Some(dest))),
+                )
+            }
+        }
 }
 
 /// Records the matching arguments of a receive that its header has no room for (source, tag,

@@ -3,12 +3,28 @@
  * names both calls, through the communicator's error handler (MPI_ERRORS_RETURN here), and
  * must not write into the receive buffer. Prints "mismatch rank R ok: <error string>".
  * With MISMATCH_CALL=isendrecv the exchange is an MPI_Isendrecv whose send side is the same on
- * re-execution and whose receive side is not (MPI-4; without it, rank 1 prints "skipped"). */
+ * re-execution and whose receive side is not (MPI-4; without it, rank 1 prints "skipped").
+ * With MISMATCH_CALL=large rank 1 receives with MPI_Recv_c (MPI-4) and re-executes the receive
+ * with MPI_Recv, the same arguments: another call, so a mismatch too. */
 #include <cd.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Prints rank 1's verdict on its re-executed call: it must have failed (`rc`) with an error
+ * string naming the re-executed call (`reexecuted`) and the logged one (`logged`), and left
+ * the receive buffer as it was (`got` still -7). */
+static void verdict(int rc, double got, const char *reexecuted, const char *logged) {
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(rc, text, &len);
+    if (rc != MPI_SUCCESS && got == -7 && strstr(text, "CD replay mismatch") &&
+        strstr(text, reexecuted) && strstr(text, logged))
+        printf("mismatch rank 1 ok: %s\n", text);
+    else
+        printf("mismatch rank 1 FAILED: rc %d got %g: %s\n", rc, got, text);
+}
 
 /* Ranks 0 and 1 exchange one double with MPI_Isendrecv; rank 1, re-executing, receives with
  * tag 6 where the log holds tag 5. */
@@ -31,14 +47,40 @@ static void isendrecv_mismatch(int rank, cd_handle cd, int *attempt) {
             restore_cd(cd);
             continue;
         }
-        char text[MPI_MAX_ERROR_STRING];
-        int len = 0;
-        MPI_Error_string(rc, text, &len);
-        if (rc != MPI_SUCCESS && in == -7 && strstr(text, "CD replay mismatch") &&
-            strstr(text, "[0, 6, 1, 8]") && strstr(text, "[0, 5, 1, 8]"))
-            printf("mismatch rank 1 ok: %s\n", text);
-        else
-            printf("mismatch rank 1 FAILED: rc %d in %g: %s\n", rc, in, text);
+        verdict(rc, in, "[0, 6, 1, 8]", "[0, 5, 1, 8]");
+        return;
+    }
+#else
+    (void)cd;
+    (void)attempt;
+    if (rank == 1) printf("mismatch rank 1 skipped: MPI_VERSION < 4\n");
+#endif
+}
+
+/* Rank 1 receives 42 from rank 0 with MPI_Recv_c, then, re-executing, with MPI_Recv: the error
+ * names both calls and nothing is written. */
+static void large_count_mismatch(int rank, cd_handle cd, int *attempt) {
+#if MPI_VERSION >= 4
+    if (rank == 0) {
+        double x = 42;
+        MPI_Send(&x, 1, MPI_DOUBLE, 1, 5, MPI_COMM_WORLD);
+    }
+    if (rank != 1) return;
+    for (;;) {
+        double y = -7;
+        int rc = *attempt == 0
+                     ? MPI_Recv_c(&y, 1, MPI_DOUBLE, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE)
+                     : MPI_Recv(&y, 1, MPI_DOUBLE, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (*attempt == 0) {
+            if (rc != MPI_SUCCESS || y != 42) {
+                printf("mismatch rank 1 FAILED: first receive\n");
+                return;
+            }
+            (*attempt)++;
+            restore_cd(cd);
+            continue;
+        }
+        verdict(rc, y, "re-executed MPI_Recv(", "logged MPI_Recv_c(");
         return;
     }
 #else
@@ -59,6 +101,8 @@ int main(int argc, char **argv) {
     const char *which = getenv("MISMATCH_CALL");
     if (which && strcmp(which, "isendrecv") == 0) {
         isendrecv_mismatch(rank, cd, &attempt);
+    } else if (which && strcmp(which, "large") == 0) {
+        large_count_mismatch(rank, cd, &attempt);
     } else if (rank == 0) {
         x = 42;
         MPI_Send(&x, 1, MPI_DOUBLE, 1, 5, MPI_COMM_WORLD);
@@ -72,13 +116,7 @@ int main(int argc, char **argv) {
                 restore_cd(cd);
                 continue;
             }
-            char text[MPI_MAX_ERROR_STRING];
-            int len = 0;
-            MPI_Error_string(rc, text, &len);
-            if (rc != MPI_SUCCESS && y == -7 && strstr(text, "CD replay mismatch") && strstr(text, "tag 6") && strstr(text, "tag 5"))
-                printf("mismatch rank 1 ok: %s\n", text);
-            else
-                printf("mismatch rank 1 FAILED: rc %d y %g: %s\n", rc, y, text);
+            verdict(rc, y, "tag 6", "tag 5");
             break;
         }
     }

@@ -1,16 +1,17 @@
 //! Issue 9, coverage: the calls that MPI-3's and MPI-4's later chapters added, logged and
-//! replayed in isolation (`tests/mpi/mpi4.c`), or refused at restore when they cannot be
-//! replayed (`tests/mpi/unreplayable.c`), and communicators and persistent requests freed in
-//! a logged loop, released while it runs instead of at `MPI_Finalize`
-//! (`tests/mpi/comm_churn.c`).
+//! replayed in isolation (`tests/mpi/mpi4.c`), MPI-4's large-count forms too
+//! (`tests/mpi/largecount.c`), or refused at restore when they cannot be replayed
+//! (`tests/mpi/unreplayable.c`), and communicators and persistent requests freed in a logged
+//! loop, released while it runs instead of at `MPI_Finalize` (`tests/mpi/comm_churn.c`).
 //!
 //! Only MPICH 4 has the MPI-4 calls; under Open MPI 4.1 the program leaves them out (it is
 //! compiled against headers with `MPI_VERSION` 3) and the test says so, while
 //! `MPI_Comm_dup_with_info` (MPI-3) is checked under both families.
 
-use super::{assert_isolated_polling, compile, launch, mpicc, mpirun};
-use crate::util::{check, work_dir};
+use super::{assert_isolated, assert_isolated_polling, compile, launch, mpicc, mpirun};
+use crate::util::{check, lib_dir, work_dir, workspace};
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 /// Every rank's result bitwise equal to the fault-free run's, the other ranks' calls equal
 /// to theirs, and each wrapped call re-executed by the faulty rank.
@@ -158,9 +159,9 @@ fn communicators_freed_in_committed_children_are_held_while_the_parent_can_repla
     );
 }
 
-/// Partitioned communication and the large-count forms pass through and mark the log: a
-/// restore that would replay them refuses (`CD_ERR_UNREPLAYABLE`) naming the first one, and
-/// succeeds once an advance discarded the log.
+/// Partitioned communication, the large-count forms with a count beyond `INT_MAX` and a
+/// large-count MPI-IO write pass through and mark the log: a restore that would replay them refuses (`CD_ERR_UNREPLAYABLE`)
+/// naming the first one, and succeeds once an advance discarded the log.
 #[test]
 fn partitioned_and_large_count_calls_make_a_restore_refuse_naming_them() {
     let exe = compile("unreplayable");
@@ -176,8 +177,14 @@ fn partitioned_and_large_count_calls_make_a_restore_refuse_naming_them() {
     for (rank, line) in &run.lines {
         let expected = match (mpi4, rank % 2) {
             (false, _) => "restored",
-            (true, 0) => "refused:MPI_Psend_init refused:MPI_Send_c restored",
-            (true, _) => "refused:MPI_Precv_init refused:MPI_Recv_c restored",
+            (true, 0) => {
+                "refused:MPI_Psend_init refused:MPI_Send_c refused:MPI_Bcast_c \
+                 refused:MPI_File_write_at_c restored"
+            }
+            (true, _) => {
+                "refused:MPI_Precv_init refused:MPI_Recv_c refused:MPI_Bcast_c \
+                 refused:MPI_File_write_at_c restored"
+            }
         };
         assert_eq!(line, &format!("unreplayable rank {rank} {expected}"));
         if mpi4 {
@@ -191,20 +198,147 @@ fn partitioned_and_large_count_calls_make_a_restore_refuse_naming_them() {
     assert_eq!(run.lines.len(), super::RANKS, "{}", run.stdout);
 }
 
-/// `MPI_Isendrecv` re-executed with the same send side and another receive tag: the receive
-/// side, which its record keeps after the header, makes it a clear mismatch, and nothing is
-/// written into the receive buffer.
+/// The large-count forms (`MPI_X_c`, all that mpi4py 4 calls under MPICH 4) with counts that
+/// fit in an `int`: logged and replayed like their int forms, each rank's result bitwise equal
+/// to the fault-free run's, the other ranks' calls unchanged, and nothing passed through.
 #[test]
-fn an_isendrecv_receiving_otherwise_on_re_execution_is_a_clear_error() {
+fn large_count_calls_replay_in_isolation() {
+    let exe = compile("largecount");
+    let clean = launch(&exe, "largecount-clean", "largecount rank", &[]);
+    if clean.lines[&0].ends_with(" skipped") {
+        eprintln!("large_count_calls_replay_in_isolation: skipped, MPI_VERSION < 4 (no MPI_X_c)");
+        return;
+    }
+    let faulty = launch(
+        &exe,
+        "largecount-fault",
+        "largecount rank",
+        &[("FAULT_RANK", "2"), ("FAULT_ROUND", "4")],
+    );
+    assert_isolated(&clean, &faulty, 2);
+    let (f, c) = (&faulty.stats[2], &clean.stats[2]);
+    for call in [
+        "MPI_Send_c",
+        "MPI_Recv_c",
+        "MPI_Isend_c",
+        "MPI_Irecv_c",
+        "MPI_Sendrecv_c",
+        "MPI_Mrecv_c",
+        "MPI_Isendrecv_replace_c",
+        "MPI_Send_init_c",
+        "MPI_Recv_init_c",
+        "MPI_Bcast_c",
+        "MPI_Allreduce_c",
+        "MPI_Alltoallv_c",
+        "MPI_Gatherv_c",
+        "MPI_Iallgatherv_c",
+        "MPI_Reduce_scatter_block_c",
+    ] {
+        let key = format!("calls.{call}");
+        assert!(f[&key] > c[&key], "{call} was not re-executed: {f:?}");
+        // named as called: the int form of none of them is made
+        let int = format!("calls.{}", call.strip_suffix("_c").unwrap());
+        assert_eq!(f.get(&int).copied().unwrap_or(0), 0, "{f:?}");
+    }
+    for run in [&clean, &faulty] {
+        for stats in &run.stats {
+            assert_eq!(stats["calls.unreplayable"], 0, "{stats:?}");
+        }
+    }
+}
+
+/// The Python interpreter of the venv holding mpi4py built against MPICH (`CD_MPI4PY_VENV`, or
+/// `scripts/third-party.sh`'s `<target>/third-party/mpich/venv`), if there is one.
+fn mpi4py_python() -> Option<PathBuf> {
+    let venv = std::env::var_os("CD_MPI4PY_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            let target = std::env::var_os("CARGO_TARGET_DIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| workspace().join("target"));
+            let target = if target.is_absolute() {
+                target
+            } else {
+                workspace().join(target)
+            };
+            target.join("third-party/mpich/venv")
+        });
+    let python = venv.join("bin/python");
+    python.is_file().then_some(python)
+}
+
+/// An unmodified mpi4py program (`tests/mpi/largecount.py`) under `LD_PRELOAD=libcd.so`,
+/// calling the CD API through ctypes: mpi4py 4 built against MPICH 4 calls only the
+/// large-count forms, and the faulty rank's re-execution is served from its log, each rank's
+/// result bitwise equal to the fault-free run's and the other ranks' calls unchanged. Needs
+/// the venv `scripts/third-party.sh` builds; skipped without it, and under Open MPI (no
+/// large-count forms).
+#[test]
+fn an_mpi4py_program_replays_in_isolation() {
+    let Some(python) = mpi4py_python().filter(|_| !mpicc().contains("openmpi")) else {
+        eprintln!(
+            "an_mpi4py_program_replays_in_isolation: skipped, it needs the MPICH build and \
+             an mpi4py venv built against MPICH (scripts/third-party.sh builds one; \
+             CD_MPI4PY_VENV names another)"
+        );
+        return;
+    };
+    // mpirun runs the interpreter on the script through a one-line wrapper
+    let wrapper = work_dir().join("mpi-largecount-py");
+    let script = workspace().join("tests/mpi/largecount.py");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\nexec '{}' '{}' \"$@\"\n",
+            python.display(),
+            script.display()
+        ),
+    )
+    .expect("write the wrapper");
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .expect("make the wrapper executable");
+    let libcd = lib_dir().join("libcd.so");
+    let preload = ("LD_PRELOAD", libcd.to_str().expect("UTF-8 path"));
+    let prefix = "largecount-py rank";
+    let clean = launch(&wrapper, "largecount-py-clean", prefix, &[preload]);
+    let faulty = launch(
+        &wrapper,
+        "largecount-py-fault",
+        prefix,
+        &[preload, ("FAULT_RANK", "2"), ("FAULT_ROUND", "4")],
+    );
+    assert_isolated(&clean, &faulty, 2);
+    let (f, c) = (&faulty.stats[2], &clean.stats[2]);
+    for call in [
+        "MPI_Sendrecv_c",
+        "MPI_Send_c",
+        "MPI_Allreduce_c",
+        "MPI_Alltoallv_c",
+    ] {
+        let key = format!("calls.{call}");
+        assert!(f[&key] > c[&key], "{call} was not re-executed: {f:?}");
+    }
+    for stats in clean.stats.iter().chain(&faulty.stats) {
+        assert_eq!(stats["calls.unreplayable"], 0, "{stats:?}");
+    }
+}
+
+/// Runs `tests/mpi/mismatch.c` with `MISMATCH_CALL=call` (an MPI-4 case): rank 1's
+/// re-execution must fail with a clear mismatch that wrote nothing, counted once. `test` names
+/// the test in the message of a skip (MPI_VERSION < 4).
+fn mpi4_mismatch(call: &str, test: &str) {
     let exe = compile("mismatch");
     let run = launch(
         &exe,
-        "mismatch-isendrecv",
+        &format!("mismatch-{call}"),
         "mismatch rank",
-        &[("MISMATCH_CALL", "isendrecv")],
+        &[("MISMATCH_CALL", call)],
     );
     if run.lines[&1].starts_with("mismatch rank 1 skipped") {
-        eprintln!("an_isendrecv_receiving_otherwise_on_re_execution_is_a_clear_error: skipped, MPI_VERSION < 4");
+        eprintln!("{test}: skipped, MPI_VERSION < 4");
         return;
     }
     assert!(
@@ -213,4 +347,25 @@ fn an_isendrecv_receiving_otherwise_on_re_execution_is_a_clear_error() {
         run.stdout
     );
     assert_eq!(run.stats[1]["replay.mismatches"], 1);
+}
+
+/// A receive logged as `MPI_Recv_c` and re-executed as `MPI_Recv` with the same arguments:
+/// another call, so a clear mismatch naming both, and nothing written.
+#[test]
+fn a_large_count_call_re_executed_as_its_int_form_is_a_clear_error() {
+    mpi4_mismatch(
+        "large",
+        "a_large_count_call_re_executed_as_its_int_form_is_a_clear_error",
+    );
+}
+
+/// `MPI_Isendrecv` re-executed with the same send side and another receive tag: the receive
+/// side, which its record keeps after the header, makes it a clear mismatch, and nothing is
+/// written into the receive buffer.
+#[test]
+fn an_isendrecv_receiving_otherwise_on_re_execution_is_a_clear_error() {
+    mpi4_mismatch(
+        "isendrecv",
+        "an_isendrecv_receiving_otherwise_on_re_execution_is_a_clear_error",
+    );
 }
