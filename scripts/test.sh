@@ -57,4 +57,10 @@ echo "== third-party MPI programs, unmodified, under LD_PRELOAD=libcd.so with MP
 # mpi4py's test suite (same counts as without the preload), rsmpi's examples, NetPIPE's
 # integrity check; downloads and builds are cached in target/third-party
 scripts/third-party.sh
+echo "== an unmodified mpi4py program re-executed from its log (mpi4py 4 calls only MPI_X_c under MPICH)"
+# cargo test ran it before third-party.sh built the venv it needs, so it skipped there
+venv="${CARGO_TARGET_DIR:-target}/third-party/mpich/venv"
+[ -x "$venv/bin/python" ] || { echo "no mpi4py venv at $venv after scripts/third-party.sh" >&2; exit 1; }
+CD_MPI4PY_VENV="$(cd "$venv" && pwd)" cargo test -p cd-ffi --test tests -- \
+    --exact mpi::mpi4::an_mpi4py_program_replays_in_isolation
 echo "== all tests passed"
