@@ -218,15 +218,6 @@ impl Writer {
     }
 }
 
-impl Drop for Writer {
-    /// A record the thread deferred in the lane ([`Lane::try_defer`]) goes into it when the
-    /// thread lets the lane go (it exits, or its CD stack changed): the writer lives in the
-    /// thread's state, so this runs on the lane's owner.
-    fn drop(&mut self) {
-        self.lane.flush_deferred();
-    }
-}
-
 /// The cached answer of [`mode`]: the MPI wrappers ask on every call, so it must cost no lock.
 enum Cache {
     /// The stack is empty: no CD is active, calls go straight to MPI.
@@ -502,16 +493,8 @@ impl Active {
     /// read-modify-write and no error value built, when the thread's cache is valid, it
     /// records, and its writer holds a lane of the active CD's log. The callback mark is set
     /// while `fill` runs, as on the slow path.
-    ///
-    /// `defer`: the record may wait in the lane's slot ([`Lane::try_defer`]) until the
-    /// thread's next append or a fold; a constant at every call site.
     #[inline(always)]
-    pub(crate) fn fast_append<F: FnOnce(&mut [u8])>(
-        &self,
-        len: usize,
-        fill: F,
-        defer: bool,
-    ) -> Fast<F> {
+    pub(crate) fn fast_append<F: FnOnce(&mut [u8])>(&self, len: usize, fill: F) -> Fast<F> {
         if self.marked.get() {
             return Fast::Slow(fill);
         }
@@ -532,15 +515,7 @@ impl Active {
         };
         self.marked.set(true);
         let _unmark = Unmark(&self.marked);
-        let attempt = if defer {
-            match lane.try_defer(len, fill) {
-                Attempt::Refused(fill) => lane.try_append(len, fill),
-                attempt => attempt,
-            }
-        } else {
-            lane.try_append(len, fill)
-        };
-        match attempt {
+        match lane.try_append(len, fill) {
             Attempt::Done => Fast::Done,
             Attempt::Refused(fill) => Fast::Slow(fill),
             Attempt::Orphaned(bytes) => Fast::Orphaned(bytes),
@@ -553,7 +528,7 @@ impl Active {
 pub(crate) fn fast_append<F: FnOnce(&mut [u8])>(len: usize, fill: F) -> Fast<F> {
     // SAFETY: used only within this call.
     match unsafe { active() } {
-        Some(active) => active.fast_append(len, fill, false),
+        Some(active) => active.fast_append(len, fill),
         None => Fast::Slow(fill),
     }
 }

@@ -102,7 +102,6 @@ use crate::primitive::sync::atomic::compiler_fence;
 use crate::primitive::sync::atomic::fence;
 use crate::primitive::sync::atomic::AtomicUsize;
 use crate::primitive::sync::{self, yield_now};
-use std::cell::UnsafeCell;
 use std::io;
 use std::path::PathBuf;
 use std::ptr::NonNull;
@@ -481,21 +480,15 @@ fn writer_fence() {
     fence(Ordering::SeqCst);
 }
 
-/// The bit of a lane's `published` word that says its owner holds a deferred record in the
-/// lane's slot (see [`Lane::try_defer`]); ends are multiples of 8, so the bit is free.
-pub(crate) const PENDING: usize = 1;
-
 /// A lane's handshake state: where its records end, whether it is closed, its seal. A type of
 /// its own so that the loom model (`tests/loom.rs`) runs this very code; [`Lane`] holds the
 /// chunk and the owner and calls these methods.
 pub(crate) struct LaneState {
-    /// The end of the complete records, with [`PENDING`] set while a deferred record waits in
-    /// the lane's slot: stored (release) by the owner after each record or deferral.
+    /// The end of the complete records: stored (release) by the owner after each record.
     published: AtomicUsize,
     /// Set by whoever takes the lane out of service; the owner checks it after publishing.
     closed: sync::atomic::AtomicBool,
-    /// The final `published` word, once sealed (`usize::MAX` before): records past its end are
-    /// not in any log; its [`PENDING`] bit says that the sealer adopted the deferred record.
+    /// The final end, once sealed (`usize::MAX` before): records past it are not in any log.
     sealed: AtomicUsize,
 }
 
@@ -511,13 +504,7 @@ impl LaneState {
     /// The published end (exact for the owner, a bound for others).
     #[inline]
     pub(crate) fn published(&self) -> usize {
-        self.published.load(Ordering::Relaxed) & !PENDING
-    }
-
-    /// Whether a deferred record waits in the slot (exact for the owner, a hint for others).
-    #[inline]
-    pub(crate) fn pending(&self) -> bool {
-        self.published.load(Ordering::Relaxed) & PENDING != 0
+        self.published.load(Ordering::Relaxed)
     }
 
     /// Whether the lane was closed (the owner's check before it writes a record).
@@ -531,7 +518,6 @@ impl LaneState {
     /// seal (orphaned).
     #[inline]
     pub(crate) fn publish(&self, end: usize) -> bool {
-        debug_assert_eq!(end & PENDING, 0, "ends are even");
         self.published.store(end, Ordering::Release);
         // The light side of the handshake with `seal`: the store above must not move past
         // the load below at compile time; at run time `seal`'s `membarrier` orders them.
@@ -539,28 +525,7 @@ impl LaneState {
         if !self.closed.load(Ordering::Relaxed) {
             return true;
         }
-        end <= self.wait_sealed() & !PENDING
-    }
-
-    /// The owner's side of a deferral: says that a record written into the slot (before) will
-    /// follow the records up to `end`, then checks for a seal, as [`LaneState::publish`]
-    /// does. Whether the record is in the log: `true` while the lane is open (the owner
-    /// writes it into the lane later, or a sealer adopts it from the slot), or when the seal
-    /// adopted it; `false` when the seal came before (the owner appends it elsewhere).
-    ///
-    /// The owner writes the slot only while no deferral is outstanding (the last store it made
-    /// has no [`PENDING`] bit), and a sealer reads the slot only when the word it sealed has the
-    /// bit: once the owner stored the word that ends a deferral, it sees `closed` if the seal
-    /// missed that store (the handshake), so it never writes the slot a sealer may be reading.
-    #[inline]
-    pub(crate) fn defer(&self, end: usize) -> bool {
-        debug_assert_eq!(end & PENDING, 0, "ends are even");
-        self.published.store(end | PENDING, Ordering::Release);
-        writer_fence();
-        if !self.closed.load(Ordering::Relaxed) {
-            return true;
-        }
-        self.wait_sealed() == end | PENDING
+        end <= self.wait_sealed()
     }
 
     /// The seal, waiting for the thread sealing the lane to finish (it does not wait for
@@ -576,11 +541,9 @@ impl LaneState {
         }
     }
 
-    /// Closes the lane and returns its final `published` word (see [`Lane::seal`]): the end
-    /// of its records, with [`PENDING`] when the deferred record in the slot is adopted by
-    /// the sealer; `barrier`, asked only when the lane was not sealed yet: whether the owner
-    /// may be appending on another thread right now, so that the process-wide barrier is
-    /// needed.
+    /// Closes the lane and returns its final end (see [`Lane::seal`]); `barrier`, asked
+    /// only when the lane was not sealed yet: whether the owner may be appending on another
+    /// thread right now, so that the process-wide barrier is needed.
     pub(crate) fn seal(&self, barrier: impl FnOnce() -> bool) -> usize {
         let sealed = self.sealed.load(Ordering::Acquire);
         if sealed != usize::MAX {
@@ -595,21 +558,12 @@ impl LaneState {
         end
     }
 
-    /// The end of the records to fold now: the seal, or else the published end (the
-    /// `published` word, with its [`PENDING`] bit).
+    /// The end of the records to fold now: the seal, or else the published end.
     #[inline]
     pub(crate) fn end(&self) -> usize {
         match self.sealed.load(Ordering::Acquire) {
             usize::MAX => self.published.load(Ordering::Acquire),
             sealed => sealed,
-        }
-    }
-
-    /// The sealed word, `None` before the seal.
-    pub(crate) fn sealed(&self) -> Option<usize> {
-        match self.sealed.load(Ordering::Acquire) {
-            usize::MAX => None,
-            sealed => Some(sealed),
         }
     }
 }
@@ -628,23 +582,7 @@ pub(crate) struct Lane {
     /// of reading every record's header again (see [`Lane::tally`]).
     records: StdAtomicUsize,
     bytes: StdAtomicUsize,
-    /// A record the owner deferred ([`Lane::try_defer`]): its length word and bytes, as they
-    /// go into the chunk. Written by the owner only while no deferral is outstanding, read by
-    /// the owner when it writes the record into the chunk, or by a sealer that adopts it.
-    slot: UnsafeCell<[u64; SLOT / 8]>,
 }
-
-// SAFETY: the chunk is Send and Sync (see `Chunk`); the atomics are; the slot is written only
-// by the owner thread while the `published` word has no `PENDING` bit, and read by another
-// thread only after it sealed a word with that bit, which the owner stored (release) after
-// its writes and after which it never writes the slot again (see `LaneState::defer`).
-unsafe impl Sync for Lane {}
-// SAFETY: as above; nothing in a lane is tied to the thread that made it but the owner token,
-// which is compared, never used to reach thread-local state.
-unsafe impl Send for Lane {}
-
-/// The largest deferred record ([`Lane::try_defer`]), its length word and padding included.
-pub(crate) const SLOT: usize = 256;
 
 /// What [`Lane::try_append`] did.
 pub(crate) enum Attempt<F> {
@@ -665,7 +603,6 @@ impl Lane {
             state: LaneState::new(filled),
             records: StdAtomicUsize::new(0),
             bytes: StdAtomicUsize::new(0),
-            slot: UnsafeCell::new([0; SLOT / 8]),
         })
     }
 
@@ -692,114 +629,11 @@ impl Lane {
         self.chunk.cap - self.state.published()
     }
 
-    /// Adds a record written at the published end to the owner's tally.
-    #[inline(always)]
-    fn count(&self, len: usize) {
-        // Only this thread writes these: plain loads and stores, no read-modify-write.
-        let records = self.records.load(Ordering::Relaxed);
-        self.records.store(records + 1, Ordering::Relaxed);
-        let bytes = self.bytes.load(Ordering::Relaxed);
-        self.bytes.store(bytes + len, Ordering::Relaxed);
-    }
-
-    /// Defers a record of `len` bytes: `fill` writes it into the lane's slot (a few lines
-    /// that stay in the owner's cache) instead of the chunk, and the owner writes it into the
-    /// chunk at its next append on this lane, or at the next fold, whichever comes first;
-    /// a fold by another thread seals the lane and adopts the record from the slot. A record
-    /// on a latency-critical path (a receive, after which the rank sends) so costs its
-    /// assembly into warm memory, not the first stores into fresh log lines. For the owner
-    /// only, as [`Lane::try_append`]; refused when the record needs more than [`SLOT`] bytes
-    /// or more than the chunk has left.
-    #[inline]
-    pub(crate) fn try_defer<F: FnOnce(&mut [u8])>(&self, len: usize, fill: F) -> Attempt<F> {
-        debug_assert!(self.is_mine(), "a lane is written by its owner only");
-        if self.state.pending() {
-            self.flush_pending();
-        }
-        let at = self.state.published();
-        match record_size(len) {
-            Some(need) if len > 0 && need <= SLOT && need <= self.chunk.cap - at => {}
-            _ => return Attempt::Refused(fill),
-        }
-        if self.state.is_closed() {
-            return Attempt::Refused(fill);
-        }
-        // SAFETY: the owner (this thread) writes the slot, and no deferral is outstanding
-        // (flushed above): no sealer reads it (see `LaneState::defer`), and no reference to it
-        // is alive.
-        let slot = unsafe { &mut *self.slot.get() };
-        // SAFETY: the slot's `SLOT` bytes, as bytes (any value is a valid `u8`).
-        let slot = unsafe { std::slice::from_raw_parts_mut(slot.as_mut_ptr().cast::<u8>(), SLOT) };
-        slot[..HEADER].copy_from_slice(&(len as u64).to_le_bytes());
-        fill(&mut slot[HEADER..HEADER + len]);
-        if self.state.defer(at) {
-            Attempt::Done
-        } else {
-            Attempt::Orphaned(slot[HEADER..HEADER + len].to_vec())
-        }
-    }
-
-    /// Writes the deferred record into the chunk at the published end and publishes it: for
-    /// the owner, while a deferral is outstanding (its room was checked when it was made, and
-    /// nothing was written since). If a seal came in between, the sealer adopted the record
-    /// (the handshake guarantees it: see [`LaneState::defer`]) and the copy lies past the seal.
-    #[inline]
-    fn flush_pending(&self) {
-        debug_assert!(self.is_mine() && self.state.pending());
-        let at = self.state.published();
-        // SAFETY: the owner reads the slot it wrote; only sealers read it concurrently.
-        let slot = unsafe { &*self.slot.get() };
-        let len = u64::from_le(slot[0]) as usize;
-        let need = record_size(len).unwrap_or(SLOT).min(SLOT);
-        debug_assert!(need <= self.chunk.cap - at, "room checked at the deferral");
-        // SAFETY: `at .. at + need` lies inside the chunk (checked when the record was
-        // deferred; the published end has not moved since), past the published end, where
-        // only the owner writes (see `try_append`); the slot holds `SLOT >= need` bytes.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                slot.as_ptr().cast::<u8>(),
-                self.chunk.ptr.as_ptr().add(at),
-                need,
-            );
-        }
-        self.count(len);
-        let in_log = self.state.publish(at + need);
-        debug_assert!(
-            in_log || self.state.sealed() == Some(at | PENDING),
-            "a deferred record is in the lane or adopted by its seal"
-        );
-    }
-
-    /// Writes a record deferred by the calling thread into the lane, if there is one and the
-    /// calling thread is the owner (when a thread lets its lane go: its folds flush it too).
-    pub(crate) fn flush_deferred(&self) {
-        if self.state.pending() && self.is_mine() && !self.state.is_closed() {
-            self.flush_pending();
-        }
-    }
-
-    /// The record the seal adopted from the slot, if it did: its length and bytes (the length
-    /// word and padding included).
-    fn adopted(&self) -> Option<(usize, [u64; SLOT / 8])> {
-        let sealed = self.state.sealed()?;
-        if sealed & PENDING == 0 {
-            return None;
-        }
-        // SAFETY: the sealed word has the `PENDING` bit: the owner wrote the slot before it
-        // stored that word (release; the seal acquired it, and `sealed()` acquires the seal),
-        // and never writes it again (see `LaneState::defer`).
-        let slot = unsafe { *self.slot.get() };
-        Some((u64::from_le(slot[0]) as usize, slot))
-    }
-
     /// Appends a record of `len` bytes written in place by `fill`, without a lock: for the
     /// owner thread only (the log's writer lane handed out by [`Log::writer_lane`]).
     #[inline]
     pub(crate) fn try_append<F: FnOnce(&mut [u8])>(&self, len: usize, fill: F) -> Attempt<F> {
         debug_assert!(self.is_mine(), "a lane is written by its owner only");
-        if self.state.pending() {
-            self.flush_pending();
-        }
         let at = self.state.published();
         let need = match record_size(len) {
             Some(need) if len > 0 && need <= self.chunk.cap - at => need,
@@ -816,7 +650,11 @@ impl Lane {
             unsafe { std::slice::from_raw_parts_mut(self.chunk.ptr.as_ptr().add(at), need) };
         record[..HEADER].copy_from_slice(&(len as u64).to_le_bytes());
         fill(&mut record[HEADER..HEADER + len]);
-        self.count(len);
+        // Only this thread writes these: plain loads and stores, no read-modify-write.
+        let records = self.records.load(Ordering::Relaxed);
+        self.records.store(records + 1, Ordering::Relaxed);
+        let bytes = self.bytes.load(Ordering::Relaxed);
+        self.bytes.store(bytes + len, Ordering::Relaxed);
         if self.state.publish(at + need) {
             Attempt::Done
         } else {
@@ -834,16 +672,13 @@ impl Lane {
     /// issues a process-wide barrier, then loads `published`. The barrier orders the owner's
     /// store and load as a full fence would, so at least one side sees the other's store:
     /// either this load sees the record, or the owner sees `closed` and waits for the seal.
-    ///
-    /// A record deferred in the slot ([`Lane::try_defer`]) when the seal reads the end is
-    /// adopted: [`Lane::adopted`] gives it, to follow the records up to the seal.
     fn seal(&self) -> usize {
-        self.state.seal(|| !self.is_mine() && lock_free()) & !PENDING
+        self.state.seal(|| !self.is_mine() && lock_free())
     }
 
     /// The end of the records to fold now: the seal, or else the published end.
     fn end(&self) -> usize {
-        self.state.end() & !PENDING
+        self.state.end()
     }
 }
 
@@ -872,8 +707,6 @@ pub(crate) struct OpenChunk {
     folded: usize,
     /// The lane's records and bytes up to `folded` (its [`Lane::tally`] there).
     folded_tally: (usize, usize),
-    /// Whether the record its seal adopted from the slot ([`Lane::adopted`]) is in the log.
-    adopted: bool,
 }
 
 impl Drop for OpenChunk {
@@ -992,7 +825,7 @@ impl Log {
         let room = self
             .open
             .as_ref()
-            .filter(|o| o.lane.is_mine() && !o.lane.state.is_closed())
+            .filter(|o| o.lane.is_mine())
             .map_or(0, |o| o.lane.room());
         if need > OWN_CHUNK && room < need {
             let chunk = self.new_chunk(need, None)?;
@@ -1036,7 +869,6 @@ impl Log {
             lane,
             folded: 0,
             folded_tally: (0, 0),
-            adopted: false,
         });
     }
 
@@ -1054,57 +886,7 @@ impl Log {
     /// The counts come from the lane's tally when the owner folds its open lane (the
     /// common case: the thread that logs also advances, commits and restores), else from
     /// the records' headers.
-    ///
-    /// A record deferred in the lane's slot is folded too: the owner writes it into the lane
-    /// first; anyone else seals the lane (which adopts it: the owner then appends under the
-    /// lock, into a new lane) and adds it after the lane's records.
     fn fold_lane(&mut self) {
-        if let Some(open) = &self.open {
-            let lane = &open.lane;
-            if lane.state.pending() && !lane.state.is_closed() {
-                if lane.is_mine() {
-                    lane.flush_pending();
-                } else {
-                    lane.seal();
-                }
-            }
-        }
-        self.fold_published();
-        let adopted = match &mut self.open {
-            Some(open) if !open.adopted => {
-                let adopted = open.lane.adopted();
-                open.adopted = adopted.is_some();
-                adopted
-            }
-            _ => None,
-        };
-        if let Some((len, slot)) = adopted {
-            self.add_adopted(len, &slot);
-        }
-    }
-
-    /// Adds a record adopted from a sealed lane's slot, after every record of the lane, in a
-    /// chunk of its own (a rare path: another thread folded while the owner deferred one).
-    fn add_adopted(&mut self, len: usize, slot: &[u64; SLOT / 8]) {
-        let need = record_size(len).unwrap_or(SLOT).min(SLOT);
-        let chunk = match Chunk::heap(need) {
-            Ok(chunk) => Arc::new(chunk),
-            Err(_) => {
-                // Not even 256 bytes of memory left: the record cannot be kept; say so.
-                tracing::error!(len, "MPI log: out of memory, a deferred record is lost");
-                return;
-            }
-        };
-        // SAFETY: the chunk is new and not shared yet, of at least `need` bytes; the slot has
-        // `SLOT >= need`.
-        unsafe {
-            std::ptr::copy_nonoverlapping(slot.as_ptr().cast::<u8>(), chunk.ptr.as_ptr(), need)
-        };
-        self.add_range(&chunk, 0, need, 1, len);
-    }
-
-    /// [`Log::fold_lane`]'s part for the records in the lane's chunk.
-    fn fold_published(&mut self) {
         if let Some(open) = &self.open {
             let (end, from) = (open.lane.end(), open.folded);
             if end > from {
@@ -1157,8 +939,6 @@ impl Log {
 
     /// Closes the lane (sealing it, its records up to the seal folded) and lets it go.
     pub(crate) fn close(&mut self) {
-        // The owner writes a deferred record into the lane before the seal.
-        self.fold_lane();
         if let Some(open) = &self.open {
             open.lane.seal();
         }
@@ -1363,13 +1143,7 @@ impl Log {
             } else {
                 o.lane.seal()
             };
-            // A deferred record counts: the owner's, or one the seal adopted.
-            let deferred = if o.lane.is_mine() {
-                o.lane.state.pending()
-            } else {
-                !o.adopted && o.lane.adopted().is_some()
-            };
-            end > o.folded || deferred
+            end > o.folded
         });
         if self.is_replaying() && (later.records > 0 || unfolded) {
             Err(CdError::LogReplaying)

@@ -91,23 +91,7 @@ impl<'t> ThreadCx<'t> {
     /// its hot path.
     #[inline]
     pub fn log_append_with(self, len: usize, fill: impl FnOnce(&mut [u8])) -> Result<()> {
-        match self.active.fast_append(len, fill, false) {
-            Fast::Done => Ok(()),
-            Fast::Slow(fill) => log_append_slow(len, fill),
-            Fast::Orphaned(bytes) => log_append_slow(len, |b| b.copy_from_slice(&bytes)),
-        }
-    }
-
-    /// [`ThreadCx::log_append_with`] for a record on a latency-critical path (a receive the
-    /// rank answers at once): a small record (up to 248 bytes) is written into a few lines
-    /// of this thread's that stay in its cache, and moves into the log at the thread's next
-    /// append, or before anything reads, folds, seals or discards the log (every such
-    /// operation locks the CD, which folds it in; another thread seals the lane and adopts the
-    /// record), so it keeps its place in the log's order and is never lost. Otherwise as
-    /// `log_append_with`.
-    #[inline]
-    pub fn log_defer_with(self, len: usize, fill: impl FnOnce(&mut [u8])) -> Result<()> {
-        match self.active.fast_append(len, fill, true) {
+        match self.active.fast_append(len, fill) {
             Fast::Done => Ok(()),
             Fast::Slow(fill) => log_append_slow(len, fill),
             Fast::Orphaned(bytes) => log_append_slow(len, |b| b.copy_from_slice(&bytes)),

@@ -130,7 +130,7 @@ fn begin_replay(call: Call, guard: Guard) -> Route {
 /// As [`Writer::append`].
 pub(crate) unsafe fn log(writer: Writer) {
     // SAFETY: forwarded.
-    if let Err(error) = unsafe { writer.append(None, false) } {
+    if let Err(error) = unsafe { writer.append(None) } {
         log_failed(error);
     }
 }
@@ -144,21 +144,7 @@ pub(crate) unsafe fn log(writer: Writer) {
 #[inline(always)]
 pub(crate) unsafe fn log_record(guard: &Guard, writer: &Writer<impl Borrow<Header>>) {
     // SAFETY: forwarded.
-    if let Err(error) = unsafe { writer.append(guard.cx(), false) } {
-        log_failed(error);
-    }
-}
-
-/// [`log_record`] for a completed receive: the record may be deferred (see
-/// [`Writer::append`]), so that the rank's answer to the message leaves before the record
-/// reaches the log's memory.
-///
-/// # Safety
-/// As [`Writer::append`].
-#[inline(always)]
-pub(crate) unsafe fn log_received(guard: &Guard, writer: &Writer<impl Borrow<Header>>) {
-    // SAFETY: forwarded.
-    if let Err(error) = unsafe { writer.append(guard.cx(), true) } {
+    if let Err(error) = unsafe { writer.append(guard.cx()) } {
         log_failed(error);
     }
 }

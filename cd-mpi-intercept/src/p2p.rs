@@ -596,7 +596,7 @@ unsafe fn receive_into(
                 write_check(&mut w, check);
                 w.status(&st).int(n).piece(Piece { count: n, ..dest });
                 // SAFETY: the receive completed into `dest`.
-                unsafe { engine::log_received(&guard, &w) };
+                unsafe { engine::log_record(&guard, &w) };
             }
             // SAFETY: the application's status argument.
             unsafe { st.store(status) };

@@ -484,19 +484,12 @@ impl<H: Borrow<Header>> Writer<H> {
     }
 
     /// Appends the record to the active CD's log, through the thread's context `cx` when the
-    /// caller has it (else cd-core finds it). `defer`: a small record may wait in the
-    /// thread's warm slot until its next append ([`cd_core::ThreadCx::log_defer_with`]): for
-    /// a receive, whose record is on the way from the message's arrival to the rank's next
-    /// send; the record's bytes (the data included) are taken now either way.
+    /// caller has it (else cd-core finds it).
     ///
     /// # Safety
     /// Every piece must be readable: `count` elements of its datatype at `buf`.
     #[inline(always)]
-    pub unsafe fn append(
-        &self,
-        cx: Option<cd_core::ThreadCx<'_>>,
-        defer: bool,
-    ) -> Result<(), cd_core::CdError> {
+    pub unsafe fn append(&self, cx: Option<cd_core::ThreadCx<'_>>) -> Result<(), cd_core::CdError> {
         let meta_len = HEADER_BYTES + self.fields.len;
         let total = self
             .pieces
@@ -516,7 +509,6 @@ impl<H: Borrow<Header>> Writer<H> {
             }
         };
         let result = match cx {
-            Some(cx) if defer => cx.log_defer_with(total, fill),
             Some(cx) => cx.log_append_with(total, fill),
             None => cd_core::log_append_with(total, fill),
         };
