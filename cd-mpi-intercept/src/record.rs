@@ -490,24 +490,9 @@ impl<H: Borrow<Header>> Writer<H> {
     /// Every piece must be readable: `count` elements of its datatype at `buf`.
     #[inline(always)]
     pub unsafe fn append(&self, cx: Option<cd_core::ThreadCx<'_>>) -> Result<(), cd_core::CdError> {
-        let meta_len = HEADER_BYTES + self.fields.len;
-        let total = self
-            .pieces
-            .iter()
-            .fold(meta_len, |n, p| n.saturating_add(16 + p.room()));
-        let (header, fields, pieces) = (self.header.borrow(), &self.fields, &self.pieces);
-        let fill = |dst: &mut [u8]| {
-            let (head, mut rest) = dst.split_at_mut(meta_len);
-            let (head, tail) = head.split_at_mut(HEADER_BYTES);
-            write_header(head, header, meta_len);
-            fields.write(tail);
-            for piece in pieces {
-                let (this, after) = rest.split_at_mut(16 + piece.room());
-                // SAFETY: the caller's contract.
-                unsafe { piece.write(this) };
-                rest = after;
-            }
-        };
+        let total = self.len();
+        // SAFETY: the caller's contract.
+        let fill = |dst: &mut [u8]| unsafe { self.write(dst) };
         let result = match cx {
             Some(cx) => cx.log_append_with(total, fill),
             None => cd_core::log_append_with(total, fill),
@@ -516,6 +501,125 @@ impl<H: Borrow<Header>> Writer<H> {
             crate::stats::logged(total);
         }
         result
+    }
+}
+
+/// The record of a completed receive of the common shape, appended through the thread's
+/// context `cx`: no check words, a raw datatype ([`types`]), fewer than [`ALIGN_FROM`] bytes
+/// received (`piece.count` elements). One closure of stores at fixed offsets writes exactly
+/// the bytes of `Writer::new(header).status(status).int(piece.count).piece(piece)` (so
+/// replay reads it as any
+/// other), without the writer's field buffer, piece vector and size loop: this record is on
+/// the way from a message's arrival to the rank's answer, and the generic assembly cost more
+/// than its stores into the log. `None` when the receive is not of that shape (the caller
+/// uses a [`Writer`]).
+///
+/// # Safety
+/// `piece` must be readable: `count` elements of its datatype at `buf`.
+#[inline(always)]
+pub(crate) unsafe fn append_received(
+    cx: cd_core::ThreadCx<'_>,
+    header: &Header,
+    status: &Status,
+    piece: Piece,
+    kind: types::Kind,
+) -> Option<Result<(), cd_core::CdError>> {
+    if !kind.raw {
+        return None;
+    }
+    let n = piece.count;
+    let size = types::raw_bytes(n, kind.size).filter(|&size| size < ALIGN_FROM)?;
+    const META: usize = HEADER_BYTES + abi::STATUS_SIZE + 4;
+    let total = META + 16 + size;
+    let fill = |dst: &mut [u8]| {
+        let (head, rest) = dst.split_at_mut(HEADER_BYTES);
+        write_header(head, header, META);
+        let (words, rest) = rest.split_at_mut(abi::STATUS_SIZE + 4);
+        // The status 4 bytes at a time, as MPI stored its fields (a wider load spanning
+        // them would stall on store forwarding; see `Fields::write`).
+        let from = status.as_bytes().as_ptr();
+        for i in 0..abi::STATUS_INTS {
+            // SAFETY: `4 * i + 4 <= STATUS_SIZE`, inside the status and inside `words`. The
+            // volatile read keeps the loop from becoming one wide copy.
+            unsafe {
+                let word = std::ptr::read_volatile(from.add(4 * i).cast::<[u8; 4]>());
+                words
+                    .as_mut_ptr()
+                    .add(4 * i)
+                    .cast::<[u8; 4]>()
+                    .write_unaligned(word);
+            }
+        }
+        words[abi::STATUS_SIZE..].copy_from_slice(&n.to_ne_bytes());
+        // `[used][room][bytes]`: below `ALIGN_FROM`, no padding and the room is the size.
+        let (piece_words, data) = rest.split_at_mut(16);
+        piece_words[..8].copy_from_slice(&(size as u64).to_ne_bytes());
+        piece_words[8..].copy_from_slice(&(size as u64).to_ne_bytes());
+        if size > 0 {
+            // SAFETY: a raw datatype's `n` elements are `size` contiguous bytes at `buf`,
+            // readable by the caller's contract.
+            let src = unsafe { std::slice::from_raw_parts(piece.buf.cast::<u8>(), size) };
+            copy(data, src);
+        }
+        // Debug builds (the tests) check every such record against the writer's bytes.
+        #[cfg(debug_assertions)]
+        {
+            let mut writer = Writer::new(header);
+            writer.status(status).int(n).piece(piece);
+            let mut want = vec![0; writer.len()];
+            // SAFETY: the caller's contract.
+            unsafe { writer.write(&mut want) };
+            debug_assert_eq!(dst, &want[..], "a compact receive record is the writer's");
+        }
+    };
+    let result = cx.log_append_with(total, fill);
+    if result.is_ok() {
+        crate::stats::logged(total);
+    }
+    Some(result)
+}
+
+/// A record of the header alone (a blocking send's), appended through the thread's context
+/// `cx`: the bytes of `Writer::new(header)`, without building the writer.
+#[inline(always)]
+pub(crate) fn append_header(
+    cx: cd_core::ThreadCx<'_>,
+    header: &Header,
+) -> Result<(), cd_core::CdError> {
+    let result = cx.log_append_with(HEADER_BYTES, |dst| write_header(dst, header, HEADER_BYTES));
+    if result.is_ok() {
+        crate::stats::logged(HEADER_BYTES);
+    }
+    result
+}
+
+impl<H: Borrow<Header>> Writer<H> {
+    /// The record's bytes.
+    #[inline(always)]
+    fn len(&self) -> usize {
+        let meta_len = HEADER_BYTES + self.fields.len;
+        self.pieces
+            .iter()
+            .fold(meta_len, |n, p| n.saturating_add(16 + p.room()))
+    }
+
+    /// Writes the record into `dst` ([`Writer::len`] bytes).
+    ///
+    /// # Safety
+    /// Every piece must be readable: `count` elements of its datatype at `buf`.
+    #[inline(always)]
+    unsafe fn write(&self, dst: &mut [u8]) {
+        let meta_len = HEADER_BYTES + self.fields.len;
+        let (head, mut rest) = dst.split_at_mut(meta_len);
+        let (head, tail) = head.split_at_mut(HEADER_BYTES);
+        write_header(head, self.header.borrow(), meta_len);
+        self.fields.write(tail);
+        for piece in &self.pieces {
+            let (this, after) = rest.split_at_mut(16 + piece.room());
+            // SAFETY: the caller's contract.
+            unsafe { piece.write(this) };
+            rest = after;
+        }
     }
 }
 
