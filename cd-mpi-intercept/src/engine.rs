@@ -164,9 +164,9 @@ pub(crate) fn log_header(guard: &Guard, header: &Header) {
 }
 
 /// Logs the record of a completed receive of `piece` (its count the elements received) with
-/// its status, when it has the common shape that [`crate::record::append_received`] writes
-/// directly (the caller has no check words); whether it did (appended, or the failure
-/// reported). `false`: the caller logs it with a [`Writer`].
+/// its check words and status, when it has the common shape that
+/// [`crate::record::append_received`] writes directly; whether it did (appended, or the
+/// failure reported). `false`: the caller logs it with a [`Writer`].
 ///
 /// # Safety
 /// The piece must be readable: `count` elements of its datatype at `buf`.
@@ -174,6 +174,7 @@ pub(crate) fn log_header(guard: &Guard, header: &Header) {
 pub(crate) unsafe fn log_received(
     guard: &Guard,
     header: &Header,
+    check: &[c_int],
     status: &Status,
     piece: Piece,
     kind: crate::types::Kind,
@@ -182,7 +183,7 @@ pub(crate) unsafe fn log_received(
         return false;
     };
     // SAFETY: forwarded.
-    match unsafe { crate::record::append_received(cx, header, status, piece, kind) } {
+    match unsafe { crate::record::append_received(cx, header, check, status, piece, kind) } {
         Some(Ok(())) => true,
         Some(Err(error)) => {
             log_failed(error);

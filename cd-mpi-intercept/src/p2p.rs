@@ -594,8 +594,8 @@ unsafe fn receive_into(
                 let n = engine::received_count(&st, &dest, kind);
                 let piece = Piece { count: n, ..dest };
                 // SAFETY: the receive completed into `dest`.
-                let logged = check.is_empty()
-                    && unsafe { engine::log_received(&guard, &header, &st, piece, kind) };
+                let logged =
+                    unsafe { engine::log_received(&guard, &header, check, &st, piece, kind) };
                 if !logged {
                     let mut w = Writer::new(&header);
                     write_check(&mut w, check);

@@ -504,11 +504,15 @@ impl<H: Borrow<Header>> Writer<H> {
     }
 }
 
+/// Check words a receive record written by [`append_received`] may have.
+const MAX_CHECK: usize = 4;
+
 /// The record of a completed receive of the common shape, appended through the thread's
-/// context `cx`: no check words, a raw datatype ([`types`]), fewer than [`ALIGN_FROM`] bytes
-/// received (`piece.count` elements). One closure of stores at fixed offsets writes exactly
-/// the bytes of `Writer::new(header).status(status).int(piece.count).piece(piece)` (so
-/// replay reads it as any
+/// context `cx`: at most [`MAX_CHECK`] check words (`MPI_Sendrecv`'s receive side), a raw
+/// datatype ([`types`]), fewer than [`ALIGN_FROM`] bytes received (`piece.count`
+/// elements). One closure of stores at fixed offsets writes exactly the bytes of a [`Writer`]
+/// given the header, the check words, the status, the count and the piece (so replay reads
+/// it as any
 /// other), without the writer's field buffer, piece vector and size loop: this record is on
 /// the way from a message's arrival to the rank's answer, and the generic assembly cost more
 /// than its stores into the log. `None` when the receive is not of that shape (the caller
@@ -520,33 +524,39 @@ impl<H: Borrow<Header>> Writer<H> {
 pub(crate) unsafe fn append_received(
     cx: cd_core::ThreadCx<'_>,
     header: &Header,
+    check: &[c_int],
     status: &Status,
     piece: Piece,
     kind: types::Kind,
 ) -> Option<Result<(), cd_core::CdError>> {
-    if !kind.raw {
+    if !kind.raw || check.len() > MAX_CHECK {
         return None;
     }
     let n = piece.count;
     let size = types::raw_bytes(n, kind.size).filter(|&size| size < ALIGN_FROM)?;
-    const META: usize = HEADER_BYTES + abi::STATUS_SIZE + 4;
-    let total = META + 16 + size;
+    let meta = HEADER_BYTES + 4 * check.len() + abi::STATUS_SIZE + 4;
+    let total = meta + 16 + size;
     let fill = |dst: &mut [u8]| {
         let (head, rest) = dst.split_at_mut(HEADER_BYTES);
-        write_header(head, header, META);
+        write_header(head, header, meta);
+        let (checks, rest) = rest.split_at_mut(4 * check.len());
+        for (to, c) in checks.chunks_exact_mut(4).zip(check) {
+            to.copy_from_slice(&c.to_ne_bytes());
+        }
         let (words, rest) = rest.split_at_mut(abi::STATUS_SIZE + 4);
         // The status 4 bytes at a time, as MPI stored its fields (a wider load spanning
         // them would stall on store forwarding; see `Fields::write`).
-        let from = status.as_bytes().as_ptr();
+        let from = status.as_bytes().as_ptr().cast::<u32>();
         for i in 0..abi::STATUS_INTS {
-            // SAFETY: `4 * i + 4 <= STATUS_SIZE`, inside the status and inside `words`. The
-            // volatile read keeps the loop from becoming one wide copy.
+            // SAFETY: `4 * i + 4 <= STATUS_SIZE`, inside the status and inside `words`; a
+            // status is an array of ints, so `from` is aligned for `u32`. The volatile read
+            // keeps the loop from becoming one wide copy (a `[u8; 4]` one became byte moves).
             unsafe {
-                let word = std::ptr::read_volatile(from.add(4 * i).cast::<[u8; 4]>());
+                let word = std::ptr::read_volatile(from.add(i));
                 words
                     .as_mut_ptr()
                     .add(4 * i)
-                    .cast::<[u8; 4]>()
+                    .cast::<u32>()
                     .write_unaligned(word);
             }
         }
@@ -565,6 +575,9 @@ pub(crate) unsafe fn append_received(
         #[cfg(debug_assertions)]
         {
             let mut writer = Writer::new(header);
+            for &c in check {
+                writer.int(c);
+            }
             writer.status(status).int(n).piece(piece);
             let mut want = vec![0; writer.len()];
             // SAFETY: the caller's contract.
