@@ -15,7 +15,10 @@
 //! Records are written straight into the log's arena ([`cd_core::log_append_with`]): the
 //! header from its typed fields, the call-specific fields from a small buffer on the stack (on
 //! the heap only past 88 bytes, for completion calls over many requests), so a record costs no
-//! allocation and no wide copy of bytes stored a moment before.
+//! allocation and no wide copy of bytes stored a moment before. The two records on the way
+//! from a message's arrival to a rank's answer, a small receive's and a blocking send's, skip
+//! even that buffer ([`append_received`], [`append_header`]): their fixed shape is written by
+//! stores at fixed offsets, the same bytes.
 
 use crate::abi::{self, Comm, Datatype, Status};
 use crate::exports::{real, Call};
@@ -502,6 +505,34 @@ impl<H: Borrow<Header>> Writer<H> {
         }
         result
     }
+
+    /// The record's bytes.
+    #[inline(always)]
+    fn len(&self) -> usize {
+        let meta_len = HEADER_BYTES + self.fields.len;
+        self.pieces
+            .iter()
+            .fold(meta_len, |n, p| n.saturating_add(16 + p.room()))
+    }
+
+    /// Writes the record into `dst` ([`Writer::len`] bytes).
+    ///
+    /// # Safety
+    /// Every piece must be readable: `count` elements of its datatype at `buf`.
+    #[inline(always)]
+    unsafe fn write(&self, dst: &mut [u8]) {
+        let meta_len = HEADER_BYTES + self.fields.len;
+        let (head, mut rest) = dst.split_at_mut(meta_len);
+        let (head, tail) = head.split_at_mut(HEADER_BYTES);
+        write_header(head, self.header.borrow(), meta_len);
+        self.fields.write(tail);
+        for piece in &self.pieces {
+            let (this, after) = rest.split_at_mut(16 + piece.room());
+            // SAFETY: the caller's contract.
+            unsafe { piece.write(this) };
+            rest = after;
+        }
+    }
 }
 
 /// Check words a receive record written by [`append_received`] may have.
@@ -512,11 +543,10 @@ const MAX_CHECK: usize = 4;
 /// datatype ([`types`]), fewer than [`ALIGN_FROM`] bytes received (`piece.count`
 /// elements). One closure of stores at fixed offsets writes exactly the bytes of a [`Writer`]
 /// given the header, the check words, the status, the count and the piece (so replay reads
-/// it as any
-/// other), without the writer's field buffer, piece vector and size loop: this record is on
-/// the way from a message's arrival to the rank's answer, and the generic assembly cost more
-/// than its stores into the log. `None` when the receive is not of that shape (the caller
-/// uses a [`Writer`]).
+/// it as any other), without the writer's field buffer, piece vector and size loop: this
+/// record is on the way from a message's arrival to the rank's answer, and the generic
+/// assembly cost more than its stores into the log. `None` when the receive is not of that
+/// shape (the caller uses a [`Writer`]).
 ///
 /// # Safety
 /// `piece` must be readable: `count` elements of its datatype at `buf`.
@@ -604,36 +634,6 @@ pub(crate) fn append_header(
         crate::stats::logged(HEADER_BYTES);
     }
     result
-}
-
-impl<H: Borrow<Header>> Writer<H> {
-    /// The record's bytes.
-    #[inline(always)]
-    fn len(&self) -> usize {
-        let meta_len = HEADER_BYTES + self.fields.len;
-        self.pieces
-            .iter()
-            .fold(meta_len, |n, p| n.saturating_add(16 + p.room()))
-    }
-
-    /// Writes the record into `dst` ([`Writer::len`] bytes).
-    ///
-    /// # Safety
-    /// Every piece must be readable: `count` elements of its datatype at `buf`.
-    #[inline(always)]
-    unsafe fn write(&self, dst: &mut [u8]) {
-        let meta_len = HEADER_BYTES + self.fields.len;
-        let (head, mut rest) = dst.split_at_mut(meta_len);
-        let (head, tail) = head.split_at_mut(HEADER_BYTES);
-        write_header(head, self.header.borrow(), meta_len);
-        self.fields.write(tail);
-        for piece in &self.pieces {
-            let (this, after) = rest.split_at_mut(16 + piece.room());
-            // SAFETY: the caller's contract.
-            unsafe { piece.write(this) };
-            rest = after;
-        }
-    }
 }
 
 /// Writes `[u32 meta_len][u16 call][u16 0][peer][tag][count][elem][comm]` into `dst`
