@@ -6,8 +6,8 @@
 #   scripts/bench-mpi.sh [--openmpi] [--quick] [-- ARGS for mpi_overhead]
 #
 # Steps, each printed with the command that ran it:
-#   1. the benchmark: one launch each for --bench pingpong, allreduce, replay, stages (or one
-#      launch with ARGS)
+#   1. the benchmark: one launch each for --bench pingpong, allreduce, replay, stages,
+#      selfrecv (or one launch with ARGS)
 #   2. the cross-check of the reference: a build without libcd at all, where raw (PMPI_X
 #      pointers taken from the MPI library) and direct (MPI_X called from the program) must
 #      time alike; the same build under LD_PRELOAD=libcd.so (direct is then libcd's wrappers
@@ -97,7 +97,7 @@ else
 fi
 # One launch per benchmark (each waits for idle CPUs), or one launch with the given ARGS.
 if [ $# -eq 0 ]; then
-    steps=(pingpong allreduce replay stages)
+    steps=(pingpong allreduce replay stages selfrecv)
 else
     steps=(args)
 fi

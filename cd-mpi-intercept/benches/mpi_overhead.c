@@ -47,8 +47,11 @@
  * memcpy's the same bytes into a reused ring of one interval's size (mode "copy"): the one copy
  * a log cannot avoid.
  * (log - nocd) / copy says how many such copies a record costs.
+ * Receive stages (--bench selfrecv): the same with MPI_Sendrecv of `size` bytes from each rank
+ * to itself on MPI_COMM_SELF: one receive record per call (the record a ping-pong's answer
+ * waits for), the data stamped and checked.
  *
- * Usage: mpi_overhead [--bench pingpong,allreduce,replay,stages] [--modes raw,nocd,log]
+ * Usage: mpi_overhead [--bench pingpong,allreduce,replay,stages,selfrecv] [--modes raw,nocd,log]
  *                     [--sizes 8,64,...] [--ar-sizes 8,...] [--rounds R] [--target-ms T]
  */
 #define _GNU_SOURCE
@@ -69,6 +72,8 @@
 typedef int (*send_fn)(const void *, int, MPI_Datatype, int, int, MPI_Comm);
 typedef int (*recv_fn)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Status *);
 typedef int (*allreduce_fn)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm);
+typedef int (*sendrecv_fn)(const void *, int, MPI_Datatype, int, int, void *, int, MPI_Datatype,
+                           int, int, MPI_Comm, MPI_Status *);
 typedef int (*barrier_fn)(MPI_Comm);
 typedef int (*bcast_fn)(void *, int, MPI_Datatype, int, MPI_Comm);
 
@@ -78,11 +83,12 @@ struct mpi_fns {
     allreduce_fn allreduce;
     barrier_fn barrier;
     bcast_fn bcast;
+    sendrecv_fn sendrecv;
 };
 
 enum mode { RAW, NOCD, LOG, DIRECT, RAWCOPY, COPY, NMODES };
 static const char *const MODE_NAME[NMODES] = {"raw", "nocd", "log", "direct", "raw+copy", "copy"};
-enum bench { PINGPONG, ALLREDUCE, SELF };
+enum bench { PINGPONG, ALLREDUCE, SELF, SELFRECV };
 
 static struct mpi_fns raw_fns, exe_fns; /* the MPI library's PMPI_X; MPI_X as bound here */
 static int rank;
@@ -162,7 +168,9 @@ static void resolve(void) {
     p = mpi_sym(h, "PMPI_Allreduce"), memcpy(&raw_fns.allreduce, &p, sizeof p);
     p = mpi_sym(h, "PMPI_Barrier"), memcpy(&raw_fns.barrier, &p, sizeof p);
     p = mpi_sym(h, "PMPI_Bcast"), memcpy(&raw_fns.bcast, &p, sizeof p);
-    exe_fns = (struct mpi_fns){MPI_Send, MPI_Recv, MPI_Allreduce, MPI_Barrier, MPI_Bcast};
+    p = mpi_sym(h, "PMPI_Sendrecv"), memcpy(&raw_fns.sendrecv, &p, sizeof p);
+    exe_fns =
+        (struct mpi_fns){MPI_Send, MPI_Recv, MPI_Allreduce, MPI_Barrier, MPI_Bcast, MPI_Sendrecv};
     if (rank == 0) {
         void *raw_send, *exe_send;
         memcpy(&raw_send, &raw_fns.send, sizeof raw_send);
@@ -211,6 +219,20 @@ static void allreduce(const struct mpi_fns *f, int size, long *i, long n, MPI_Co
     }
 }
 
+/* Sendrecv of `size` bytes from this rank to itself on MPI_COMM_SELF; the first 8 bytes are
+ * the iteration number. */
+static void selfrecv(const struct mpi_fns *f, int size, long *i, long n) {
+    MPI_Status st;
+    for (; *i < n; (*i)++) {
+        memcpy(sbuf, i, sizeof *i);
+        f->sendrecv(sbuf, size, MPI_BYTE, 0, 5, rbuf, size, MPI_BYTE, 0, 5, MPI_COMM_SELF, &st);
+        if (copying) copy_one(size);
+        long s;
+        memcpy(&s, rbuf, sizeof s);
+        stamp_errors += s != *i;
+    }
+}
+
 /* Copies alone (the stages' reference). */
 static void copy(int size, long n) {
     for (long i = 0; i < n; i++) copy_one(size);
@@ -222,8 +244,10 @@ static void run(enum bench b, const struct mpi_fns *f, int size, long n) {
         pingpong(f, size, &i, n);
     else if (b == ALLREDUCE)
         allreduce(f, size, &i, n, MPI_COMM_WORLD, 2);
-    else
+    else if (b == SELF)
         allreduce(f, size, &i, n, MPI_COMM_SELF, 1);
+    else
+        selfrecv(f, size, &i, n);
 }
 
 #ifndef NO_LIBCD
@@ -326,7 +350,7 @@ static int sizes[MAX_SIZES], nsizes;
 static int ar_sizes[MAX_SIZES], nar_sizes;
 static int rounds = 31;
 static double target = 0.005;
-static int do_pingpong = 1, do_allreduce = 1, do_replay = 1, do_stages = 0;
+static int do_pingpong = 1, do_allreduce = 1, do_replay = 1, do_stages = 0, do_selfrecv = 0;
 
 static int parse_sizes(const char *s, int *out) {
     int n = 0;
@@ -357,6 +381,7 @@ static void parse(int argc, char **argv) {
             do_allreduce = strstr(v, "allreduce") != NULL;
             do_replay = strstr(v, "replay") != NULL;
             do_stages = strstr(v, "stages") != NULL;
+            do_selfrecv = strstr(v, "selfrecv") != NULL;
         } else if (strcmp(k, "--modes") == 0) {
             mode_list = v;
         } else if (strcmp(k, "--sizes") == 0) {
@@ -451,17 +476,22 @@ static void bench_modes(enum bench b) {
         if (modes[k] == NOCD) nocd_k = nm;
         ms[nm++] = modes[k];
     }
-    if (b == SELF) ms[nm++] = COPY;
+    const int alone = b == SELF || b == SELFRECV; /* each rank alone: the copy alongside */
+    if (alone) ms[nm++] = COPY;
     else if (log_k >= 0) ms[nm++] = RAWCOPY;
-    const int split = b == SELF && log_k >= 0 && nocd_k >= 0; /* log - nocd vs copy */
+    const int split = alone && log_k >= 0 && nocd_k >= 0; /* log - nocd vs copy */
     if (rank == 0) {
         if (b == PINGPONG)
             printf("\nping-pong: time per one-way message (round trip / 2)");
         else if (b == ALLREDUCE)
             printf("\nallreduce (MPI_SUM of doubles, both ranks): time per call");
-        else
+        else if (b == SELF)
             printf("\nstages: allreduce on MPI_COMM_SELF (one log record per call, no peer), "
                    "each rank alone, and a reused-buffer memcpy of the same size: time per call");
+        else
+            printf("\nreceive stages: sendrecv to itself on MPI_COMM_SELF (one receive record per "
+                   "call, no peer), each rank alone, and a reused-buffer memcpy of the same size: "
+                   "time per call");
         printf(", %d rounds per mode and size; median [IQR] in us; ratios of medians "
                "[IQR of adjacent-round ratios]\n\n| size | iters/round |",
                rounds);
@@ -647,13 +677,14 @@ int main(int argc, char **argv) {
         printf("libcd %s\n", cd_version());
 #endif
     }
-    for (int b = PINGPONG; b <= SELF; b++) run((enum bench)b, &raw_fns, 8, 1000); /* connect */
+    for (int b = PINGPONG; b <= SELFRECV; b++) run((enum bench)b, &raw_fns, 8, 1000); /* connect */
     if (do_pingpong) bench_modes(PINGPONG);
     if (do_allreduce) bench_modes(ALLREDUCE);
 #ifndef NO_LIBCD
     if (do_replay) bench_replay();
 #endif
     if (do_stages) bench_modes(SELF);
+    if (do_selfrecv) bench_modes(SELFRECV);
     long errors = stamp_errors;
     raw_fns.allreduce(MPI_IN_PLACE, &errors, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0) printf("\nstamp errors (wrong data delivered): %ld\n", errors);

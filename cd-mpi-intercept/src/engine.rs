@@ -149,6 +149,51 @@ pub(crate) unsafe fn log_record(guard: &Guard, writer: &Writer<impl Borrow<Heade
     }
 }
 
+/// [`log_record`] of a record of the header alone (a blocking send's), written without a
+/// [`Writer`] where the guard holds the thread's context ([`crate::record::append_header`]).
+#[inline(always)]
+pub(crate) fn log_header(guard: &Guard, header: &Header) {
+    let result = match guard.cx() {
+        Some(cx) => crate::record::append_header(cx, header),
+        // SAFETY: no data pieces.
+        None => unsafe { Writer::new(header).append(None) },
+    };
+    if let Err(error) = result {
+        log_failed(error);
+    }
+}
+
+/// Logs the record of a completed receive of `piece` (its count the elements received) with
+/// its check words and status, when it has the common shape that
+/// [`crate::record::append_received`] writes directly; whether it did (appended, or the
+/// failure reported). `false`: the caller logs it with a [`Writer`].
+///
+/// # Safety
+/// The piece must be readable: `count` elements of its datatype at `buf`.
+#[inline(always)]
+pub(crate) unsafe fn log_received(
+    guard: &Guard,
+    header: &Header,
+    check: &[c_int],
+    status: &Status,
+    piece: Piece,
+    kind: crate::types::Kind,
+) -> bool {
+    let Some(cx) = guard.cx() else {
+        return false;
+    };
+    // SAFETY: forwarded.
+    match unsafe { crate::record::append_received(cx, header, check, status, piece, kind) } {
+        Some(Ok(())) => true,
+        Some(Err(error)) => {
+            log_failed(error);
+            true
+        }
+        None => false,
+    }
+}
+
+/// Counts and reports a record the log refused.
 #[cold]
 fn log_failed(error: cd_core::CdError) {
     stats::log_failed();

@@ -34,8 +34,7 @@ unsafe fn send_mode(
         Route::Record(guard) => {
             let rc = real();
             if rc == abi::SUCCESS {
-                // SAFETY: no data pieces.
-                unsafe { engine::log_record(&guard, &Writer::new(&header)) };
+                engine::log_header(&guard, &header);
             }
             rc
         }
@@ -603,12 +602,19 @@ unsafe fn receive_into(
             let rc = run(&mut st);
             if rc == abi::SUCCESS {
                 count(&st);
-                let n = engine::received_count(&st, &dest, header.kind_of(dest.datatype));
-                let mut w = Writer::new(&header);
-                write_check(&mut w, check);
-                w.status(&st).int(n).piece(Piece { count: n, ..dest });
+                let kind = header.kind_of(dest.datatype);
+                let n = engine::received_count(&st, &dest, kind);
+                let piece = Piece { count: n, ..dest };
                 // SAFETY: the receive completed into `dest`.
-                unsafe { engine::log_record(&guard, &w) };
+                let logged =
+                    unsafe { engine::log_received(&guard, &header, check, &st, piece, kind) };
+                if !logged {
+                    let mut w = Writer::new(&header);
+                    write_check(&mut w, check);
+                    w.status(&st).int(n).piece(piece);
+                    // SAFETY: the receive completed into `dest`.
+                    unsafe { engine::log_record(&guard, &w) };
+                }
             }
             // SAFETY: the application's status argument.
             unsafe { st.store(status) };

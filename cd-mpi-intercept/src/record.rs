@@ -15,7 +15,10 @@
 //! Records are written straight into the log's arena ([`cd_core::log_append_with`]): the
 //! header from its typed fields, the call-specific fields from a small buffer on the stack (on
 //! the heap only past 88 bytes, for completion calls over many requests), so a record costs no
-//! allocation and no wide copy of bytes stored a moment before.
+//! allocation and no wide copy of bytes stored a moment before. The two records on the way
+//! from a message's arrival to a rank's answer, a small receive's and a blocking send's, skip
+//! even that buffer ([`append_received`], [`append_header`]): their fixed shape is written by
+//! stores at fixed offsets, the same bytes.
 
 use crate::abi::{self, Comm, Datatype, Status};
 use crate::exports::{real, Call};
@@ -490,24 +493,9 @@ impl<H: Borrow<Header>> Writer<H> {
     /// Every piece must be readable: `count` elements of its datatype at `buf`.
     #[inline(always)]
     pub unsafe fn append(&self, cx: Option<cd_core::ThreadCx<'_>>) -> Result<(), cd_core::CdError> {
-        let meta_len = HEADER_BYTES + self.fields.len;
-        let total = self
-            .pieces
-            .iter()
-            .fold(meta_len, |n, p| n.saturating_add(16 + p.room()));
-        let (header, fields, pieces) = (self.header.borrow(), &self.fields, &self.pieces);
-        let fill = |dst: &mut [u8]| {
-            let (head, mut rest) = dst.split_at_mut(meta_len);
-            let (head, tail) = head.split_at_mut(HEADER_BYTES);
-            write_header(head, header, meta_len);
-            fields.write(tail);
-            for piece in pieces {
-                let (this, after) = rest.split_at_mut(16 + piece.room());
-                // SAFETY: the caller's contract.
-                unsafe { piece.write(this) };
-                rest = after;
-            }
-        };
+        let total = self.len();
+        // SAFETY: the caller's contract.
+        let fill = |dst: &mut [u8]| unsafe { self.write(dst) };
         let result = match cx {
             Some(cx) => cx.log_append_with(total, fill),
             None => cd_core::log_append_with(total, fill),
@@ -517,6 +505,135 @@ impl<H: Borrow<Header>> Writer<H> {
         }
         result
     }
+
+    /// The record's bytes.
+    #[inline(always)]
+    fn len(&self) -> usize {
+        let meta_len = HEADER_BYTES + self.fields.len;
+        self.pieces
+            .iter()
+            .fold(meta_len, |n, p| n.saturating_add(16 + p.room()))
+    }
+
+    /// Writes the record into `dst` ([`Writer::len`] bytes).
+    ///
+    /// # Safety
+    /// Every piece must be readable: `count` elements of its datatype at `buf`.
+    #[inline(always)]
+    unsafe fn write(&self, dst: &mut [u8]) {
+        let meta_len = HEADER_BYTES + self.fields.len;
+        let (head, mut rest) = dst.split_at_mut(meta_len);
+        let (head, tail) = head.split_at_mut(HEADER_BYTES);
+        write_header(head, self.header.borrow(), meta_len);
+        self.fields.write(tail);
+        for piece in &self.pieces {
+            let (this, after) = rest.split_at_mut(16 + piece.room());
+            // SAFETY: the caller's contract.
+            unsafe { piece.write(this) };
+            rest = after;
+        }
+    }
+}
+
+/// Check words a receive record written by [`append_received`] may have.
+const MAX_CHECK: usize = 4;
+
+/// The record of a completed receive of the common shape, appended through the thread's
+/// context `cx`: at most [`MAX_CHECK`] check words (`MPI_Sendrecv`'s receive side), a raw
+/// datatype ([`types`]), fewer than [`ALIGN_FROM`] bytes received (`piece.count`
+/// elements). One closure of stores at fixed offsets writes exactly the bytes of a [`Writer`]
+/// given the header, the check words, the status, the count and the piece (so replay reads
+/// it as any other), without the writer's field buffer, piece vector and size loop: this
+/// record is on the way from a message's arrival to the rank's answer, and the generic
+/// assembly cost more than its stores into the log. `None` when the receive is not of that
+/// shape (the caller uses a [`Writer`]).
+///
+/// # Safety
+/// `piece` must be readable: `count` elements of its datatype at `buf`.
+#[inline(always)]
+pub(crate) unsafe fn append_received(
+    cx: cd_core::ThreadCx<'_>,
+    header: &Header,
+    check: &[c_int],
+    status: &Status,
+    piece: Piece,
+    kind: types::Kind,
+) -> Option<Result<(), cd_core::CdError>> {
+    if !kind.raw || check.len() > MAX_CHECK {
+        return None;
+    }
+    let n = piece.count;
+    let size = types::raw_bytes(n, kind.size).filter(|&size| size < ALIGN_FROM)?;
+    let meta = HEADER_BYTES + 4 * check.len() + abi::STATUS_SIZE + 4;
+    let total = meta + 16 + size;
+    let fill = |dst: &mut [u8]| {
+        let (head, rest) = dst.split_at_mut(HEADER_BYTES);
+        write_header(head, header, meta);
+        let (checks, rest) = rest.split_at_mut(4 * check.len());
+        for (to, c) in checks.chunks_exact_mut(4).zip(check) {
+            to.copy_from_slice(&c.to_ne_bytes());
+        }
+        let (words, rest) = rest.split_at_mut(abi::STATUS_SIZE + 4);
+        // The status 4 bytes at a time, as MPI stored its fields (a wider load spanning
+        // them would stall on store forwarding; see `Fields::write`).
+        let from = status.as_bytes().as_ptr().cast::<u32>();
+        for i in 0..abi::STATUS_INTS {
+            // SAFETY: `4 * i + 4 <= STATUS_SIZE`, inside the status and inside `words`; a
+            // status is an array of ints, so `from` is aligned for `u32`. The volatile read
+            // keeps the loop from becoming one wide copy (a `[u8; 4]` one became byte moves).
+            unsafe {
+                let word = std::ptr::read_volatile(from.add(i));
+                words
+                    .as_mut_ptr()
+                    .add(4 * i)
+                    .cast::<u32>()
+                    .write_unaligned(word);
+            }
+        }
+        words[abi::STATUS_SIZE..].copy_from_slice(&n.to_ne_bytes());
+        // `[used][room][bytes]`: below `ALIGN_FROM`, no padding and the room is the size.
+        let (piece_words, data) = rest.split_at_mut(16);
+        piece_words[..8].copy_from_slice(&(size as u64).to_ne_bytes());
+        piece_words[8..].copy_from_slice(&(size as u64).to_ne_bytes());
+        if size > 0 {
+            // SAFETY: a raw datatype's `n` elements are `size` contiguous bytes at `buf`,
+            // readable by the caller's contract.
+            let src = unsafe { std::slice::from_raw_parts(piece.buf.cast::<u8>(), size) };
+            copy(data, src);
+        }
+        // Debug builds (the tests) check every such record against the writer's bytes.
+        #[cfg(debug_assertions)]
+        {
+            let mut writer = Writer::new(header);
+            for &c in check {
+                writer.int(c);
+            }
+            writer.status(status).int(n).piece(piece);
+            let mut want = vec![0; writer.len()];
+            // SAFETY: the caller's contract.
+            unsafe { writer.write(&mut want) };
+            debug_assert_eq!(dst, &want[..], "a compact receive record is the writer's");
+        }
+    };
+    let result = cx.log_append_with(total, fill);
+    if result.is_ok() {
+        crate::stats::logged(total);
+    }
+    Some(result)
+}
+
+/// A record of the header alone (a blocking send's), appended through the thread's context
+/// `cx`: the bytes of `Writer::new(header)`, without building the writer.
+#[inline(always)]
+pub(crate) fn append_header(
+    cx: cd_core::ThreadCx<'_>,
+    header: &Header,
+) -> Result<(), cd_core::CdError> {
+    let result = cx.log_append_with(HEADER_BYTES, |dst| write_header(dst, header, HEADER_BYTES));
+    if result.is_ok() {
+        crate::stats::logged(HEADER_BYTES);
+    }
+    result
 }
 
 /// Writes `[u32 meta_len][u16 call][u16 0][peer][tag][count][elem][comm]` into `dst`
