@@ -228,6 +228,19 @@ pub fn log_mark_unreplayable(call: &'static str) -> Result<()> {
     })
 }
 
+/// Marks the log of `cd`, which need not be the active CD, as holding a call that cannot be
+/// replayed, as [`log_mark_unreplayable`] does for the active CD's log; the mark then travels
+/// with that log's records by the same rules. The MPI layer uses it when a handle that records
+/// of several CDs' logs name had to be freed in MPI before those logs were discarded.
+///
+/// Errors: a stale or invalid handle, [`CdError::Reentrant`] (from a CD callback).
+pub fn mark_log_unreplayable(cd: impl Into<CdRef>, call: &'static str) -> Result<()> {
+    callback::check()?;
+    let node = handle::resolve(cd.into())?;
+    node.lock_live()?.log.mark_unreplayable(call);
+    Ok(())
+}
+
 /// The MPI layer's part in a restore: see [`set_restore_hook`].
 pub type RestoreHook = fn(&[CdHandle]) -> Result<()>;
 

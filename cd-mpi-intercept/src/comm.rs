@@ -23,8 +23,35 @@
 //! logging parent to merge into. So the handle is released once some `Ci` with `i >= m` has
 //! advanced since the free while every `Cj` below it has advanced or is gone, or once every
 //! CD of the chain is gone. The check runs at every call of this module that reaches its
-//! handler (makers and frees), and costs one `cd_info` per CD of each held handle's chain.
-//! What is still held at `MPI_Finalize` is freed by MPI itself there.
+//! handler (makers and frees, and `MPI_Request_free`), and costs one `cd_info` per distinct
+//! CD of the held handles' chains. What is still held at `MPI_Finalize` is freed by MPI
+//! itself there.
+//!
+//! # At most `CD_MPI_HELD_MAX` held
+//! Inside a CD that never advances, nothing is ever released: MPICH 4.0 refused the 2046th
+//! `MPI_Comm_dup` of a dup/free loop at `-np 2` ("Too many communicators (0/2048 free)", a
+//! fatal error by default; `tests/mpi/held_cap.c`). So at most `CD_MPI_HELD_MAX` (default
+//! 256, well under MPICH's 2048 context ids) communicators are held, and as many persistent
+//! requests (they cost MPI memory, and every held handle costs the check above). The free
+//! past that limit really frees the *oldest* held handle of its kind in MPI, after marking
+//! unreplayable (`cd_core::mark_log_unreplayable`) every log that now holds records naming
+//! it: for each `Ci` of `chain[..=reach]`, the nearest CD at or above it that is neither
+//! gone nor advanced (a CD's log merges into its parent's when it ends, and an advance
+//! discards it). Each such log gets its own mark, so that a mark dropped with a discarded
+//! child log leaves the ancestor's refusal in place, and a mark merges up with its log. A
+//! `restore_cd` whose replay would cross the freed handle is then refused with
+//! `CD_ERR_UNREPLAYABLE` naming the reason, instead of replaying with a dead (or reused)
+//! handle: the live run goes on, only replayability degrades. A handle whose logs cannot be
+//! marked now (a CD call made from a CD callback) stays held, past the limit, until a later
+//! free can. `0` holds nothing (every free while logging marks the logs at once).
+//!
+//! # Known limit: attribute delete callbacks run late
+//! `MPI_Comm_free` runs the delete callbacks of the communicator's attributes. While it is
+//! held, MPI has not freed it, so they run when it is released (an advance, the limit
+//! above, or `MPI_Finalize`), later than the application expects: mpi4py's
+//! `testAttrCopyDelete`, run inside a logging CD that never advances, fails for this reason.
+//! MPI offers no way to list a communicator's attributes, so running them at the free would
+//! mean tracking every keyval the application creates; not done.
 
 use crate::abi::{self, Comm, Group, Info, Request};
 use crate::engine::{self, Delivery, Route, Tracked};
@@ -33,7 +60,7 @@ use crate::record::{Header, Writer};
 use cd_core::CdHandle;
 use std::collections::HashMap;
 use std::ffi::c_int;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard, OnceLock};
 
 /// A handle whose free is deferred (see the module docs).
 #[derive(Clone, Copy, Debug)]
@@ -42,6 +69,58 @@ pub(crate) enum Held {
     Comm(Comm),
     /// A persistent request.
     Request(Request),
+}
+
+impl Held {
+    /// Whether both are of one kind (the limit counts each kind).
+    fn same_kind(self, other: Held) -> bool {
+        matches!(
+            (self, other),
+            (Held::Comm(_), Held::Comm(_)) | (Held::Request(_), Held::Request(_))
+        )
+    }
+
+    /// What a log is marked with when a handle of this kind is freed past the limit: the
+    /// reason a restore crossing it is refused, and what to do about it.
+    fn unreplayable(self) -> &'static str {
+        static COMM: OnceLock<&'static str> = OnceLock::new();
+        static REQUEST: OnceLock<&'static str> = OnceLock::new();
+        let (cell, what, call) = match self {
+            Held::Comm(_) => (&COMM, "communicators", "MPI_Comm_free"),
+            Held::Request(_) => (&REQUEST, "persistent requests", "MPI_Request_free"),
+        };
+        cell.get_or_init(|| {
+            // One string per kind and process, kept for the error it names.
+            String::leak(format!(
+                "{call} (more than {} {what} freed while logging were held for replay, so \
+                 the oldest was freed in MPI; advance the CD more often or raise {HELD_MAX_ENV})",
+                held_max()
+            ))
+        })
+    }
+}
+
+/// The variable that sets the limit on held handles (module docs).
+pub(crate) const HELD_MAX_ENV: &str = "CD_MPI_HELD_MAX";
+
+/// The limit when [`HELD_MAX_ENV`] is not set: well under MPICH's 2048 context ids.
+const HELD_MAX_DEFAULT: usize = 256;
+
+/// The most handles of one kind held at once: [`HELD_MAX_ENV`], read once; a value that is
+/// not a count is reported (through `tracing`) and the default used.
+fn held_max() -> usize {
+    static MAX: OnceLock<usize> = OnceLock::new();
+    *MAX.get_or_init(|| match std::env::var(HELD_MAX_ENV) {
+        Err(_) => HELD_MAX_DEFAULT,
+        Ok(v) => v.trim().parse().unwrap_or_else(|_| {
+            tracing::warn!(
+                value = %v,
+                default = HELD_MAX_DEFAULT,
+                "{HELD_MAX_ENV} is not a count of handles: the default is used"
+            );
+            HELD_MAX_DEFAULT
+        }),
+    })
 }
 
 /// A held handle and the chain of logging CDs at its free.
@@ -107,6 +186,50 @@ pub(crate) fn hold(what: Held) {
         .unwrap_or(chain.len().saturating_sub(1));
     holding.pending.push(Pending { what, chain, reach });
     crate::stats::held();
+    drop(guard);
+    limit(what);
+}
+
+/// Frees held handles of `what`'s kind in MPI, oldest first, while more than [`held_max`]
+/// are held, once the logs that could replay a call naming each are marked (module docs).
+fn limit(what: Held) {
+    let max = held_max();
+    let mut seen = Seen::default();
+    loop {
+        let victim = {
+            let mut guard = holding();
+            let Some(holding) = guard.as_mut() else {
+                return;
+            };
+            let mut kind = holding
+                .pending
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| p.what.same_kind(what));
+            if kind.clone().count() <= max {
+                return;
+            }
+            // The oldest whose chain was read; one held with no chain stays until Finalize.
+            let Some(at) = kind.find(|(_, p)| !p.chain.is_empty()).map(|(at, _)| at) else {
+                return;
+            };
+            holding.pending.remove(at)
+        };
+        let marked = victim
+            .holders(&mut seen)
+            .into_iter()
+            .try_for_each(|cd| cd_core::mark_log_unreplayable(cd, victim.what.unreplayable()));
+        if let Err(error) = marked {
+            tracing::debug!(what = ?victim.what, %error, "a held handle stays held: its logs cannot be marked now");
+            // back in its place (the oldest), tried again at the next free
+            if let Some(holding) = holding().as_mut() {
+                holding.pending.insert(0, victim);
+            }
+            return;
+        }
+        tracing::debug!(what = ?victim.what, max, "held handle freed past the limit; its logs are unreplayable");
+        free(victim.what);
+    }
 }
 
 /// Where a CD of a chain stands now.
@@ -120,26 +243,57 @@ enum Now {
     Gone,
 }
 
-/// Where `cd`, with `advances` at the free, stands now. Only a retired or unknown handle is
-/// gone: any other answer of `cd_info` (a CD call made from inside a CD callback) counts as
-/// unchanged, which holds longer, never shorter.
-fn now(cd: CdHandle, advances: u64) -> Now {
-    match cd_core::cd_info(cd) {
-        Ok(info) if info.stats.advances != advances => Now::Advanced,
-        Ok(_) => Now::Same,
-        Err(cd_core::CdError::StaleHandle { .. } | cd_core::CdError::InvalidHandle(_)) => Now::Gone,
-        Err(_) => Now::Same,
+/// What one check learned of each CD, so that many handles freed in one CD cost one
+/// `cd_info` of it per check: its advances now, `None` when it is gone.
+#[derive(Default)]
+struct Seen(HashMap<CdHandle, Option<u64>>);
+
+impl Seen {
+    /// Where `cd`, with `advances` at the free, stands now. Only a retired or unknown handle
+    /// is gone: any other answer of `cd_info` (a CD call made from inside a CD callback)
+    /// counts as unchanged, which holds longer, never shorter.
+    fn now(&mut self, cd: CdHandle, advances: u64) -> Now {
+        let now = *self.0.entry(cd).or_insert_with(|| match cd_core::cd_info(cd) {
+            Ok(info) => Some(info.stats.advances),
+            Err(cd_core::CdError::StaleHandle { .. } | cd_core::CdError::InvalidHandle(_)) => None,
+            Err(_) => Some(advances),
+        });
+        match now {
+            None => Now::Gone,
+            Some(a) if a != advances => Now::Advanced,
+            Some(_) => Now::Same,
+        }
     }
 }
 
 impl Pending {
+    /// Where each CD of the chain stands now.
+    fn states(&self, seen: &mut Seen) -> Vec<Now> {
+        self.chain.iter().map(|&(cd, a)| seen.now(cd, a)).collect()
+    }
+
+    /// The CDs whose logs may now hold records naming the handle: for each CD of
+    /// `chain[..=reach]`, the nearest at or above it that is not gone (its records merged up
+    /// when it ended), unless that one advanced (its log discarded).
+    fn holders(&self, seen: &mut Seen) -> Vec<CdHandle> {
+        let states = self.states(seen);
+        let mut holders: Vec<CdHandle> = (0..=self.reach.min(states.len().saturating_sub(1)))
+            .filter_map(|i| {
+                let at = (i..states.len()).find(|&j| states[j] != Now::Gone)?;
+                (states[at] == Now::Same).then_some(self.chain[at].0)
+            })
+            .collect();
+        holders.dedup();
+        holders
+    }
+
     /// Whether no log can replay a call naming the handle any more (the module docs' rule).
-    fn released(&self) -> bool {
+    fn released(&self, seen: &mut Seen) -> bool {
         if self.chain.is_empty() {
             // the chain could not be read at the free: held until MPI_Finalize
             return false;
         }
-        let states: Vec<Now> = self.chain.iter().map(|&(cd, a)| now(cd, a)).collect();
+        let states = self.states(seen);
         if states.iter().all(|&s| s == Now::Gone) {
             return true;
         }
@@ -159,29 +313,32 @@ pub(crate) fn release_ready() {
         if holding.pending.is_empty() {
             return;
         }
+        let mut seen = Seen::default();
         let (ready, kept) = std::mem::take(&mut holding.pending)
             .into_iter()
-            .partition(|p: &Pending| p.released());
+            .partition(|p: &Pending| p.released(&mut seen));
         holding.pending = kept;
         ready.into_iter().map(|p| p.what).collect()
     };
-    for what in ready {
-        let rc = match what {
-            // SAFETY: a communicator the application freed, held only by this module.
-            Held::Comm(mut comm) => unsafe { real::Comm_free(&mut comm) },
-            Held::Request(mut request) => {
-                engine::unregister_persistent(request);
-                crate::traffic::freed_persistent(request);
-                // SAFETY: a persistent request the application freed, held only by this
-                // module.
-                unsafe { real::Request_free(&mut request) }
-            }
-        };
-        if rc == abi::SUCCESS {
-            crate::stats::released();
-        } else {
-            tracing::warn!(?what, rc, "MPI refused to free a held handle");
+    ready.into_iter().for_each(free);
+}
+
+/// Really frees a handle that was held, in MPI.
+fn free(what: Held) {
+    let rc = match what {
+        // SAFETY: a communicator the application freed, held only by this module.
+        Held::Comm(mut comm) => unsafe { real::Comm_free(&mut comm) },
+        Held::Request(mut request) => {
+            engine::unregister_persistent(request);
+            crate::traffic::freed_persistent(request);
+            // SAFETY: a persistent request the application freed, held only by this module.
+            unsafe { real::Request_free(&mut request) }
         }
+    };
+    if rc == abi::SUCCESS {
+        crate::stats::released();
+    } else {
+        tracing::warn!(?what, rc, "MPI refused to free a held handle");
     }
 }
 
