@@ -18,11 +18,14 @@
 //! thread between its making and its free, so it now lies in the log of one of `C0..Cm`,
 //! where `Cm` is the deepest CD of the chain that was also on the chain when the handle was
 //! made (`Ck` when it was made outside a logging CD; a CD committed since made its records
-//! its parent's). A log is discarded when its CD advances (all its live descendants are
-//! gone by then, their logs merged into it or discarded) and when its CD ends without a
-//! logging parent to merge into. So the handle is released once some `Ci` with `i >= m` has
-//! advanced since the free while every `Cj` below it has advanced or is gone, or once every
-//! CD of the chain is gone. The check runs at every call of this module that reaches its
+//! its parent's). When a CD ends, and also when it advances (the implicit commit of an
+//! advance), its log goes up into its parent's (or is dropped, by the sibling rule); a CD
+//! with no logging parent drops it. So the records that `Ci` held at the free are now in the
+//! log of the nearest CD at or above `Ci` that has neither advanced nor ended since, and
+//! nowhere if there is none; the handle is released once that holds for every `Ci` with
+//! `i <= m`. (Taking a CD's advance for the discard of its log released a handle freed in a
+//! child advanced every iteration while the parent's log, which the child's records had gone
+//! into, could still replay them.) The check runs at every call of this module that reaches its
 //! handler (makers and frees, and `MPI_Request_free`), and costs one `cd_info` per distinct
 //! CD of the held handles' chains. What is still held at `MPI_Finalize` is freed by MPI
 //! itself there.
@@ -35,9 +38,7 @@
 //! requests (they cost MPI memory, and every held handle costs the check above). The free
 //! past that limit really frees the *oldest* held handle of its kind in MPI, after marking
 //! unreplayable (`cd_core::mark_log_unreplayable`) every log that now holds records naming
-//! it: for each `Ci` of `chain[..=reach]`, the nearest CD at or above it that is neither
-//! gone nor advanced (a CD's log merges into its parent's when it ends, and an advance
-//! discards it). Each such log gets its own mark, so that a mark dropped with a discarded
+//! it (the logs found as above). Each such log gets its own mark, so that a mark dropped with a discarded
 //! child log leaves the ancestor's refusal in place, and a mark merges up with its log. A
 //! `restore_cd` whose replay would cross the freed handle is then refused with
 //! `CD_ERR_UNREPLAYABLE` naming the reason, instead of replaying with a dead (or reused)
@@ -232,74 +233,59 @@ fn limit(what: Held) {
     }
 }
 
-/// Where a CD of a chain stands now.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Now {
-    /// Still there, not advanced since.
-    Same,
-    /// Advanced since: its log, with every record it held then, was discarded.
-    Advanced,
-    /// Ended.
-    Gone,
-}
-
 /// What one check learned of each CD, so that many handles freed in one CD cost one
 /// `cd_info` of it per check: its advances now, `None` when it is gone.
 #[derive(Default)]
 struct Seen(HashMap<CdHandle, Option<u64>>);
 
 impl Seen {
-    /// Where `cd`, with `advances` at the free, stands now. Only a retired or unknown handle
-    /// is gone: any other answer of `cd_info` (a CD call made from inside a CD callback)
-    /// counts as unchanged, which holds longer, never shorter.
-    fn now(&mut self, cd: CdHandle, advances: u64) -> Now {
-        let now = *self.0.entry(cd).or_insert_with(|| match cd_core::cd_info(cd) {
-            Ok(info) => Some(info.stats.advances),
-            Err(cd_core::CdError::StaleHandle { .. } | cd_core::CdError::InvalidHandle(_)) => None,
-            Err(_) => Some(advances),
-        });
-        match now {
-            None => Now::Gone,
-            Some(a) if a != advances => Now::Advanced,
-            Some(_) => Now::Same,
-        }
+    /// Whether `cd`, with `advances` at the free, is as it was then: neither advanced nor
+    /// ended. Only a retired or unknown handle has ended: any other answer of `cd_info` (a
+    /// CD call made from inside a CD callback) counts as unchanged, which holds longer, never
+    /// shorter.
+    fn unchanged(&mut self, cd: CdHandle, advances: u64) -> bool {
+        let now = *self
+            .0
+            .entry(cd)
+            .or_insert_with(|| match cd_core::cd_info(cd) {
+                Ok(info) => Some(info.stats.advances),
+                Err(cd_core::CdError::StaleHandle { .. } | cd_core::CdError::InvalidHandle(_)) => {
+                    None
+                }
+                Err(_) => Some(advances),
+            });
+        now == Some(advances)
     }
 }
 
 impl Pending {
-    /// Where each CD of the chain stands now.
-    fn states(&self, seen: &mut Seen) -> Vec<Now> {
-        self.chain.iter().map(|&(cd, a)| seen.now(cd, a)).collect()
+    /// Whether each CD of the chain is unchanged since the free.
+    fn states(&self, seen: &mut Seen) -> Vec<bool> {
+        self.chain
+            .iter()
+            .map(|&(cd, a)| seen.unchanged(cd, a))
+            .collect()
     }
 
     /// The CDs whose logs may now hold records naming the handle: for each CD of
-    /// `chain[..=reach]`, the nearest at or above it that is not gone (its records merged up
-    /// when it ended), unless that one advanced (its log discarded).
+    /// `chain[..=reach]`, the nearest at or above it that is still as it was at the free (the
+    /// records of a CD that ended or advanced since went up into its parent's log, or were
+    /// dropped with it at the top of the chain).
     fn holders(&self, seen: &mut Seen) -> Vec<CdHandle> {
         let states = self.states(seen);
         let mut holders: Vec<CdHandle> = (0..=self.reach.min(states.len().saturating_sub(1)))
-            .filter_map(|i| {
-                let at = (i..states.len()).find(|&j| states[j] != Now::Gone)?;
-                (states[at] == Now::Same).then_some(self.chain[at].0)
-            })
+            .filter_map(|i| (i..states.len()).find(|&j| states[j]))
+            .map(|at| self.chain[at].0)
             .collect();
         holders.dedup();
         holders
     }
 
-    /// Whether no log can replay a call naming the handle any more (the module docs' rule).
+    /// Whether no log can replay a call naming the handle any more (the module docs' rule):
+    /// no log holds records naming it.
     fn released(&self, seen: &mut Seen) -> bool {
-        if self.chain.is_empty() {
-            // the chain could not be read at the free: held until MPI_Finalize
-            return false;
-        }
-        let states = self.states(seen);
-        if states.iter().all(|&s| s == Now::Gone) {
-            return true;
-        }
-        states.iter().enumerate().any(|(i, &s)| {
-            i >= self.reach && s == Now::Advanced && states[..i].iter().all(|&b| b != Now::Same)
-        })
+        // a chain that could not be read at the free: held until MPI_Finalize
+        !self.chain.is_empty() && self.holders(seen).is_empty()
     }
 }
 

@@ -113,7 +113,11 @@ fn the_limit_on_held_handles_is_configurable() {
         format!("held rank 1 sum {} recoveries 0", held_sum(50))
     );
     for (line, stats) in &runs {
-        assert_eq!(stats["handles.held"] - stats["handles.released"], 16, "{line}: {stats:?}");
+        assert_eq!(
+            stats["handles.held"] - stats["handles.released"],
+            16,
+            "{line}: {stats:?}"
+        );
     }
 }
 
@@ -132,6 +136,64 @@ fn a_restore_crossing_fewer_frees_than_the_limit_still_replays() {
             &format!("held rank {rank} sum {} recoveries {rank}", held_sum(N))
         );
         assert_eq!(stats["handles.held"], 3 * N, "{stats:?}");
+        assert_eq!(stats["handles.released"], 0, "{stats:?}");
+    }
+    let faulty = &runs[1].1;
+    assert!(
+        faulty["records.replayed"] > 0 && faulty["replay.mismatches"] == 0,
+        "{faulty:?}"
+    );
+}
+
+/// Communicators made in a CD and freed past the limit in a child that then advances: the
+/// child's log (and its mark) is dropped, but the CD's own log still holds the records of
+/// their making, so it was marked too, and its restore is refused.
+#[test]
+fn a_refusal_survives_the_discard_of_the_child_log_that_held_the_frees() {
+    const N: u64 = 300;
+    let runs = held(
+        "held-child",
+        &[
+            ("ITERATIONS", &N.to_string()),
+            ("RESTORE_RANK", "1"),
+            ("FREE_IN_CHILD", "1"),
+        ],
+    );
+    assert_eq!(runs[0].0, format!("held rank 0 sum {} recoveries 0", N * N));
+    assert_refused(&runs[1].0, 1, HELD_MAX);
+    assert!(
+        runs[1].0.contains("MPI_Comm_free (more than"),
+        "{}",
+        runs[1].0
+    );
+    for (line, stats) in &runs {
+        assert_eq!(stats["handles.held"], N, "{line}: {stats:?}");
+        assert_eq!(stats["handles.released"], N - HELD_MAX, "{line}: {stats:?}");
+    }
+}
+
+/// The loop in a child CD advanced every iteration: each advance commits the child's log
+/// (the records naming the iteration's handles) into the CD's, so the handles stay held
+/// until the CD can no longer replay them, and a restore of the CD replays the whole loop
+/// with valid handles.
+#[test]
+fn handles_freed_in_a_child_that_advances_stay_held_while_its_parent_can_replay_them() {
+    const N: u64 = 60;
+    let runs = held(
+        "held-advancing-child",
+        &[
+            ("ITERATIONS", &N.to_string()),
+            ("RESTORE_RANK", "1"),
+            ("CHILD_ADVANCES", "1"),
+        ],
+    );
+    for (rank, (line, stats)) in runs.iter().enumerate() {
+        assert_eq!(
+            line,
+            &format!("held rank {rank} sum {} recoveries {rank}", held_sum(N))
+        );
+        assert_eq!(stats["handles.held"], 3 * N, "{stats:?}");
+        // none released while the CD's log held their records (it commits after the loop)
         assert_eq!(stats["handles.released"], 0, "{stats:?}");
     }
     let faulty = &runs[1].1;
