@@ -11,7 +11,7 @@
 //! 2048 context ids, so a program that dups and frees a communicator in every iteration of a
 //! logged loop would otherwise run out of them.
 //!
-//! How that is decided, with no help from cd-core beyond `cd_info`: at the free, the *chain*
+//! How that is decided, from cd-core's `cd_info` alone: at the free, the *chain*
 //! of logging CDs is noted, from the thread's active CD `C0` up through its logging
 //! ancestors `C1..Ck` (a CD that does not log ends the chain: logs do not merge through it),
 //! each with its count of advances. Every record that names the handle was logged on this
@@ -25,9 +25,9 @@
 //! nowhere if there is none; the handle is released once that holds for every `Ci` with
 //! `i <= m`. (Taking a CD's advance for the discard of its log released a handle freed in a
 //! child advanced every iteration while the parent's log, which the child's records had gone
-//! into, could still replay them.) The check runs at every call of this module that reaches its
-//! handler (makers and frees, and `MPI_Request_free`), and costs one `cd_info` per distinct
-//! CD of the held handles' chains. What is still held at `MPI_Finalize` is freed by MPI
+//! into, could still replay them.) The check runs at every call of this module that reaches
+//! its handler (makers and frees, and `MPI_Request_free`), and costs one `cd_info` per
+//! distinct CD of the held handles' chains. What is still held at `MPI_Finalize` is freed by MPI
 //! itself there.
 //!
 //! # At most `CD_MPI_HELD_MAX` held
@@ -38,8 +38,9 @@
 //! requests (they cost MPI memory, and every held handle costs the check above). The free
 //! past that limit really frees the *oldest* held handle of its kind in MPI, after marking
 //! unreplayable (`cd_core::mark_log_unreplayable`) every log that now holds records naming
-//! it (the logs found as above). Each such log gets its own mark, so that a mark dropped with a discarded
-//! child log leaves the ancestor's refusal in place, and a mark merges up with its log. A
+//! it (the logs found as above). Each such log gets its own mark, so that a mark dropped
+//! with a discarded child log leaves the ancestor's refusal in place, and a mark merges up
+//! with its log (cd-core's rules for the mark). A
 //! `restore_cd` whose replay would cross the freed handle is then refused with
 //! `CD_ERR_UNREPLAYABLE` naming the reason, instead of replaying with a dead (or reused)
 //! handle: the live run goes on, only replayability degrades. A handle whose logs cannot be
@@ -49,8 +50,9 @@
 //! # Known limit: attribute delete callbacks run late
 //! `MPI_Comm_free` runs the delete callbacks of the communicator's attributes. While it is
 //! held, MPI has not freed it, so they run when it is released (an advance, the limit
-//! above, or `MPI_Finalize`), later than the application expects: mpi4py's
-//! `testAttrCopyDelete`, run inside a logging CD that never advances, fails for this reason.
+//! above, or `MPI_Finalize`), later than the application expects: the likely reason (not
+//! reproduced here) why mpi4py's `testAttrCopyDelete` failed inside a logging CD that never
+//! advanced.
 //! MPI offers no way to list a communicator's attributes, so running them at the free would
 //! mean tracking every keyval the application creates; not done.
 
@@ -197,7 +199,7 @@ fn limit(what: Held) {
     let max = held_max();
     let mut seen = Seen::default();
     loop {
-        let victim = {
+        let (at, victim) = {
             let mut guard = holding();
             let Some(holding) = guard.as_mut() else {
                 return;
@@ -214,7 +216,7 @@ fn limit(what: Held) {
             let Some(at) = kind.find(|(_, p)| !p.chain.is_empty()).map(|(at, _)| at) else {
                 return;
             };
-            holding.pending.remove(at)
+            (at, holding.pending.remove(at))
         };
         let marked = victim
             .holders(&mut seen)
@@ -222,9 +224,12 @@ fn limit(what: Held) {
             .try_for_each(|cd| cd_core::mark_log_unreplayable(cd, victim.what.unreplayable()));
         if let Err(error) = marked {
             tracing::debug!(what = ?victim.what, %error, "a held handle stays held: its logs cannot be marked now");
-            // back in its place (the oldest), tried again at the next free
+            // back in its place, tried again at the next free (a log already marked only
+            // refuses more)
             if let Some(holding) = holding().as_mut() {
-                holding.pending.insert(0, victim);
+                holding
+                    .pending
+                    .insert(at.min(holding.pending.len()), victim);
             }
             return;
         }
