@@ -239,27 +239,41 @@ fn limit(what: Held) {
 }
 
 /// What one check learned of each CD, so that many handles freed in one CD cost one
-/// `cd_info` of it per check: its advances now, `None` when it is gone.
+/// `cd_info` of it per check.
 #[derive(Default)]
-struct Seen(HashMap<CdHandle, Option<u64>>);
+struct Seen(HashMap<CdHandle, State>);
+
+/// What `cd_info` said of a CD.
+#[derive(Clone, Copy)]
+enum State {
+    /// Live, with this many advances.
+    Live(u64),
+    /// Retired or unknown: ended.
+    Ended,
+    /// Any other answer (a CD call made from inside a CD callback).
+    Unknown,
+}
 
 impl Seen {
     /// Whether `cd`, with `advances` at the free, is as it was then: neither advanced nor
-    /// ended. Only a retired or unknown handle has ended: any other answer of `cd_info` (a
-    /// CD call made from inside a CD callback) counts as unchanged, which holds longer, never
-    /// shorter.
+    /// ended. A CD that cannot be described now counts as unchanged, which holds longer,
+    /// never shorter.
     fn unchanged(&mut self, cd: CdHandle, advances: u64) -> bool {
-        let now = *self
+        let state = *self
             .0
             .entry(cd)
             .or_insert_with(|| match cd_core::cd_info(cd) {
-                Ok(info) => Some(info.stats.advances),
+                Ok(info) => State::Live(info.stats.advances),
                 Err(cd_core::CdError::StaleHandle { .. } | cd_core::CdError::InvalidHandle(_)) => {
-                    None
+                    State::Ended
                 }
-                Err(_) => Some(advances),
+                Err(_) => State::Unknown,
             });
-        now == Some(advances)
+        match state {
+            State::Live(now) => now == advances,
+            State::Ended => false,
+            State::Unknown => true,
+        }
     }
 }
 
