@@ -23,7 +23,7 @@
 //! with no logging parent drops it. So the records that `Ci` held at the free are now in the
 //! log of the nearest CD at or above `Ci` that has neither advanced nor ended since, and
 //! nowhere if there is none; the handle is released once that holds for every `Ci` with
-//! `i <= m`. (Taking a CD's advance for the discard of its log released a handle freed in a
+//! `i <= m`, that is, once every CD of the chain has advanced or ended. (Taking a CD's advance for the discard of its log released a handle freed in a
 //! child advanced every iteration while the parent's log, which the child's records had gone
 //! into, could still replay them.) The check runs at every call of this module that reaches
 //! its handler (makers and frees, and `MPI_Request_free`), and costs one `cd_info` per
@@ -301,10 +301,11 @@ impl Pending {
     }
 
     /// Whether no log can replay a call naming the handle any more (the module docs' rule):
-    /// no log holds records naming it.
+    /// no log holds records naming it ([`Pending::holders`] is empty), that is, every CD of
+    /// the chain advanced or ended since the free.
     fn released(&self, seen: &mut Seen) -> bool {
         // a chain that could not be read at the free: held until MPI_Finalize
-        !self.chain.is_empty() && self.holders(seen).is_empty()
+        !self.chain.is_empty() && self.chain.iter().all(|&(cd, a)| !seen.unchanged(cd, a))
     }
 }
 
