@@ -31,7 +31,7 @@
 //! itself there.
 //!
 //! # At most `CD_MPI_HELD_MAX` held
-//! Inside a CD that never advances, nothing is ever released: MPICH 4.0 refused the 2046th
+//! Inside a CD that never advances, nothing is ever released: MPICH 4.0 refused the 2047th
 //! `MPI_Comm_dup` of a dup/free loop at `-np 2` ("Too many communicators (0/2048 free)", a
 //! fatal error by default; `tests/mpi/held_cap.c`). So at most `CD_MPI_HELD_MAX` (default
 //! 256, well under MPICH's 2048 context ids) communicators are held, and as many persistent

@@ -2,7 +2,7 @@
 //! advances are held for replay only up to `CD_MPI_HELD_MAX` each; past it the oldest is
 //! freed in MPI and a restore that would replay a call naming it is refused with a clear
 //! error, instead of the run dying of MPICH's exhausted context ids (about 2048: without the
-//! limit `MPI_Comm_dup` failed at the 2046th iteration). `tests/mpi/held_cap.c`, at `-np 2`.
+//! limit `MPI_Comm_dup` failed at the 2047th call). `tests/mpi/held_cap.c`, at `-np 2`.
 
 use super::{compile, mpirun};
 use crate::util::{check, work_dir};
