@@ -122,8 +122,8 @@ pub use memory::{
 };
 pub use mpi::{
     add_mpi_log_to_cd, delete_mpi_log_from_cd, get_mpi_log_from_cd, log_append, log_append_with,
-    log_mark_unreplayable, log_mode, log_next, logging_anywhere, set_restore_hook, thread_cx,
-    RestoreHook, ThreadCx,
+    log_mark_unreplayable, log_mode, log_next, logging_anywhere, mark_log_unreplayable,
+    set_restore_hook, thread_cx, RestoreHook, ThreadCx,
 };
 pub use persist::{
     load_saved_entries, recovered_version, set_persist_hooks, with_saved_entries, PersistHooks,

@@ -228,6 +228,19 @@ pub fn log_mark_unreplayable(call: &'static str) -> Result<()> {
     })
 }
 
+/// Marks the log of `cd`, which need not be the active CD, as holding a call that cannot be
+/// replayed, as [`log_mark_unreplayable`] does for the active CD's log; the mark then travels
+/// with that log's records by the same rules. The MPI layer uses it when a handle that records
+/// of several CDs' logs name had to be freed in MPI before those logs were discarded.
+///
+/// Errors: a stale or invalid handle, [`CdError::Reentrant`] (from a CD callback).
+pub fn mark_log_unreplayable(cd: impl Into<CdRef>, call: &'static str) -> Result<()> {
+    callback::check()?;
+    let node = handle::resolve(cd.into())?;
+    node.lock_live()?.log.mark_unreplayable(call);
+    Ok(())
+}
+
 /// The MPI layer's part in a restore: see [`set_restore_hook`].
 pub type RestoreHook = fn(&[CdHandle]) -> Result<()>;
 
@@ -304,4 +317,39 @@ pub fn delete_mpi_log_from_cd(cd: impl Into<CdRef>) -> Result<()> {
     state.log.clear();
     node.sync_replay(&state);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{commit_cd, create_cd, restore_cd, LoggingMode};
+
+    /// A mark on a CD that is not the active one refuses its restore, stays when a child's
+    /// log is dropped, and is refused for a retired handle.
+    #[test]
+    fn the_log_of_any_cd_can_be_marked() {
+        let root = create_cd(None, None, LoggingMode::Enabled, Some("mark-any")).unwrap();
+        let kid = create_cd(Some(root.into()), None, LoggingMode::Inherit, None).unwrap();
+        log_append(&[b"r"]).unwrap();
+        mark_log_unreplayable(root, "MPI_Comm_free (test)").unwrap();
+        mark_log_unreplayable(kid, "MPI_Comm_free (kid)").unwrap();
+        delete_mpi_log_from_cd(kid).unwrap();
+        // SAFETY: the CDs hold no memory.
+        let refused = unsafe { restore_cd(kid) };
+        assert!(refused.is_ok(), "the kid's mark went with its log");
+        commit_cd(kid).unwrap();
+        // SAFETY: as above.
+        let refused = unsafe { restore_cd(root) }.unwrap_err();
+        assert_eq!(
+            refused,
+            CdError::Unreplayable {
+                call: "MPI_Comm_free (test)"
+            }
+        );
+        commit_cd(root).unwrap();
+        assert!(matches!(
+            mark_log_unreplayable(root, "MPI_Comm_free"),
+            Err(CdError::StaleHandle { .. })
+        ));
+    }
 }

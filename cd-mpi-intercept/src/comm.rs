@@ -11,20 +11,50 @@
 //! 2048 context ids, so a program that dups and frees a communicator in every iteration of a
 //! logged loop would otherwise run out of them.
 //!
-//! How that is decided, with no help from cd-core beyond `cd_info`: at the free, the *chain*
+//! How that is decided, from cd-core's `cd_info` alone: at the free, the *chain*
 //! of logging CDs is noted, from the thread's active CD `C0` up through its logging
 //! ancestors `C1..Ck` (a CD that does not log ends the chain: logs do not merge through it),
 //! each with its count of advances. Every record that names the handle was logged on this
 //! thread between its making and its free, so it now lies in the log of one of `C0..Cm`,
 //! where `Cm` is the deepest CD of the chain that was also on the chain when the handle was
 //! made (`Ck` when it was made outside a logging CD; a CD committed since made its records
-//! its parent's). A log is discarded when its CD advances (all its live descendants are
-//! gone by then, their logs merged into it or discarded) and when its CD ends without a
-//! logging parent to merge into. So the handle is released once some `Ci` with `i >= m` has
-//! advanced since the free while every `Cj` below it has advanced or is gone, or once every
-//! CD of the chain is gone. The check runs at every call of this module that reaches its
-//! handler (makers and frees), and costs one `cd_info` per CD of each held handle's chain.
-//! What is still held at `MPI_Finalize` is freed by MPI itself there.
+//! its parent's). When a CD ends, and also when it advances (the implicit commit of an
+//! advance), its log goes up into its parent's (or is dropped, by the sibling rule); a CD
+//! with no logging parent drops it. So the records that `Ci` held at the free are now in the
+//! log of the nearest CD at or above `Ci` that has neither advanced nor ended since, and
+//! nowhere if there is none; the handle is released once that holds for every `Ci` with
+//! `i <= m`, that is, once every CD of the chain has advanced or ended. (Taking a CD's advance for the discard of its log released a handle freed in a
+//! child advanced every iteration while the parent's log, which the child's records had gone
+//! into, could still replay them.) The check runs at every call of this module that reaches
+//! its handler (makers and frees, and `MPI_Request_free`), and costs one `cd_info` per
+//! distinct CD of the held handles' chains. What is still held at `MPI_Finalize` is freed by MPI
+//! itself there.
+//!
+//! # At most `CD_MPI_HELD_MAX` held
+//! Inside a CD that never advances, nothing is ever released: MPICH 4.0 refused the 2047th
+//! `MPI_Comm_dup` of a dup/free loop at `-np 2` ("Too many communicators (0/2048 free)", a
+//! fatal error by default; `tests/mpi/held_cap.c`). So at most `CD_MPI_HELD_MAX` (default
+//! 256, well under MPICH's 2048 context ids) communicators are held, and as many persistent
+//! requests (they cost MPI memory, and every held handle costs the check above). The free
+//! past that limit really frees the *oldest* held handle of its kind in MPI, after marking
+//! unreplayable (`cd_core::mark_log_unreplayable`) every log that now holds records naming
+//! it (the logs found as above). Each such log gets its own mark, so that a mark dropped
+//! with a discarded child log leaves the ancestor's refusal in place, and a mark merges up
+//! with its log (cd-core's rules for the mark). A
+//! `restore_cd` whose replay would cross the freed handle is then refused with
+//! `CD_ERR_UNREPLAYABLE` naming the reason, instead of replaying with a dead (or reused)
+//! handle: the live run goes on, only replayability degrades. A handle whose logs cannot be
+//! marked now (a CD call made from a CD callback) stays held, past the limit, until a later
+//! free can. `0` holds nothing (every free while logging marks the logs at once).
+//!
+//! # Known limit: attribute delete callbacks run late
+//! `MPI_Comm_free` runs the delete callbacks of the communicator's attributes. While it is
+//! held, MPI has not freed it, so they run when it is released (an advance, the limit
+//! above, or `MPI_Finalize`), later than the application expects: the likely reason (not
+//! reproduced here) why mpi4py's `testAttrCopyDelete` failed inside a logging CD that never
+//! advanced.
+//! MPI offers no way to list a communicator's attributes, so running them at the free would
+//! mean tracking every keyval the application creates; not done.
 
 use crate::abi::{self, Comm, Group, Info, Request};
 use crate::engine::{self, Delivery, Route, Tracked};
@@ -33,7 +63,7 @@ use crate::record::{Header, Writer};
 use cd_core::CdHandle;
 use std::collections::HashMap;
 use std::ffi::c_int;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard, OnceLock};
 
 /// A handle whose free is deferred (see the module docs).
 #[derive(Clone, Copy, Debug)]
@@ -42,6 +72,58 @@ pub(crate) enum Held {
     Comm(Comm),
     /// A persistent request.
     Request(Request),
+}
+
+impl Held {
+    /// Whether both are of one kind (the limit counts each kind).
+    fn same_kind(self, other: Held) -> bool {
+        matches!(
+            (self, other),
+            (Held::Comm(_), Held::Comm(_)) | (Held::Request(_), Held::Request(_))
+        )
+    }
+
+    /// What a log is marked with when a handle of this kind is freed past the limit: the
+    /// reason a restore crossing it is refused, and what to do about it.
+    fn unreplayable(self) -> &'static str {
+        static COMM: OnceLock<&'static str> = OnceLock::new();
+        static REQUEST: OnceLock<&'static str> = OnceLock::new();
+        let (cell, what, call) = match self {
+            Held::Comm(_) => (&COMM, "communicators", "MPI_Comm_free"),
+            Held::Request(_) => (&REQUEST, "persistent requests", "MPI_Request_free"),
+        };
+        cell.get_or_init(|| {
+            // One string per kind and process, kept for the error it names.
+            String::leak(format!(
+                "{call} (more than {} {what} freed while logging were held for replay, so \
+                 the oldest was freed in MPI; advance the CD more often or raise {HELD_MAX_ENV})",
+                held_max()
+            ))
+        })
+    }
+}
+
+/// The variable that sets the limit on held handles (module docs).
+pub(crate) const HELD_MAX_ENV: &str = "CD_MPI_HELD_MAX";
+
+/// The limit when [`HELD_MAX_ENV`] is not set: well under MPICH's 2048 context ids.
+const HELD_MAX_DEFAULT: usize = 256;
+
+/// The most handles of one kind held at once: [`HELD_MAX_ENV`], read once; a value that is
+/// not a count is reported (through `tracing`) and the default used.
+fn held_max() -> usize {
+    static MAX: OnceLock<usize> = OnceLock::new();
+    *MAX.get_or_init(|| match std::env::var(HELD_MAX_ENV) {
+        Err(_) => HELD_MAX_DEFAULT,
+        Ok(v) => v.trim().parse().unwrap_or_else(|_| {
+            tracing::warn!(
+                value = %v,
+                default = HELD_MAX_DEFAULT,
+                "{HELD_MAX_ENV} is not a count of handles: the default is used"
+            );
+            HELD_MAX_DEFAULT
+        }),
+    })
 }
 
 /// A held handle and the chain of logging CDs at its free.
@@ -107,45 +189,123 @@ pub(crate) fn hold(what: Held) {
         .unwrap_or(chain.len().saturating_sub(1));
     holding.pending.push(Pending { what, chain, reach });
     crate::stats::held();
+    drop(guard);
+    limit(what);
 }
 
-/// Where a CD of a chain stands now.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Now {
-    /// Still there, not advanced since.
-    Same,
-    /// Advanced since: its log, with every record it held then, was discarded.
-    Advanced,
-    /// Ended.
-    Gone,
+/// Frees held handles of `what`'s kind in MPI, oldest first, while more than [`held_max`]
+/// are held, once the logs that could replay a call naming each are marked (module docs).
+fn limit(what: Held) {
+    let max = held_max();
+    let mut seen = Seen::default();
+    loop {
+        let (at, victim) = {
+            let mut guard = holding();
+            let Some(holding) = guard.as_mut() else {
+                return;
+            };
+            let mut kind = holding
+                .pending
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| p.what.same_kind(what));
+            if kind.clone().count() <= max {
+                return;
+            }
+            // The oldest whose chain was read; one held with no chain stays until Finalize.
+            let Some(at) = kind.find(|(_, p)| !p.chain.is_empty()).map(|(at, _)| at) else {
+                return;
+            };
+            (at, holding.pending.remove(at))
+        };
+        let marked = victim
+            .holders(&mut seen)
+            .into_iter()
+            .try_for_each(|cd| cd_core::mark_log_unreplayable(cd, victim.what.unreplayable()));
+        if let Err(error) = marked {
+            tracing::debug!(what = ?victim.what, %error, "a held handle stays held: its logs cannot be marked now");
+            // back in its place, tried again at the next free (a log already marked only
+            // refuses more)
+            if let Some(holding) = holding().as_mut() {
+                holding
+                    .pending
+                    .insert(at.min(holding.pending.len()), victim);
+            }
+            return;
+        }
+        tracing::debug!(what = ?victim.what, max, "held handle freed past the limit; its logs are unreplayable");
+        free(victim.what);
+    }
 }
 
-/// Where `cd`, with `advances` at the free, stands now. Only a retired or unknown handle is
-/// gone: any other answer of `cd_info` (a CD call made from inside a CD callback) counts as
-/// unchanged, which holds longer, never shorter.
-fn now(cd: CdHandle, advances: u64) -> Now {
-    match cd_core::cd_info(cd) {
-        Ok(info) if info.stats.advances != advances => Now::Advanced,
-        Ok(_) => Now::Same,
-        Err(cd_core::CdError::StaleHandle { .. } | cd_core::CdError::InvalidHandle(_)) => Now::Gone,
-        Err(_) => Now::Same,
+/// What one check learned of each CD, so that many handles freed in one CD cost one
+/// `cd_info` of it per check.
+#[derive(Default)]
+struct Seen(HashMap<CdHandle, State>);
+
+/// What `cd_info` said of a CD.
+#[derive(Clone, Copy)]
+enum State {
+    /// Live, with this many advances.
+    Live(u64),
+    /// Retired or unknown: ended.
+    Ended,
+    /// Any other answer (a CD call made from inside a CD callback).
+    Unknown,
+}
+
+impl Seen {
+    /// Whether `cd`, with `advances` at the free, is as it was then: neither advanced nor
+    /// ended. A CD that cannot be described now counts as unchanged, which holds longer,
+    /// never shorter.
+    fn unchanged(&mut self, cd: CdHandle, advances: u64) -> bool {
+        let state = *self
+            .0
+            .entry(cd)
+            .or_insert_with(|| match cd_core::cd_info(cd) {
+                Ok(info) => State::Live(info.stats.advances),
+                Err(cd_core::CdError::StaleHandle { .. } | cd_core::CdError::InvalidHandle(_)) => {
+                    State::Ended
+                }
+                Err(_) => State::Unknown,
+            });
+        match state {
+            State::Live(now) => now == advances,
+            State::Ended => false,
+            State::Unknown => true,
+        }
     }
 }
 
 impl Pending {
-    /// Whether no log can replay a call naming the handle any more (the module docs' rule).
-    fn released(&self) -> bool {
-        if self.chain.is_empty() {
-            // the chain could not be read at the free: held until MPI_Finalize
-            return false;
-        }
-        let states: Vec<Now> = self.chain.iter().map(|&(cd, a)| now(cd, a)).collect();
-        if states.iter().all(|&s| s == Now::Gone) {
-            return true;
-        }
-        states.iter().enumerate().any(|(i, &s)| {
-            i >= self.reach && s == Now::Advanced && states[..i].iter().all(|&b| b != Now::Same)
-        })
+    /// Whether each CD of the chain is unchanged since the free.
+    fn states(&self, seen: &mut Seen) -> Vec<bool> {
+        self.chain
+            .iter()
+            .map(|&(cd, a)| seen.unchanged(cd, a))
+            .collect()
+    }
+
+    /// The CDs whose logs may now hold records naming the handle: for each CD of
+    /// `chain[..=reach]`, the nearest at or above it that is still as it was at the free (the
+    /// records of a CD that ended or advanced since went up into its parent's log, or were
+    /// dropped with it at the top of the chain).
+    fn holders(&self, seen: &mut Seen) -> Vec<CdHandle> {
+        let states = self.states(seen);
+        let mut holders: Vec<CdHandle> = (0..=self.reach.min(states.len().saturating_sub(1)))
+            .filter_map(|i| (i..states.len()).find(|&j| states[j]))
+            .map(|at| self.chain[at].0)
+            .collect();
+        holders.dedup();
+        holders
+    }
+
+    /// Whether no log can replay a call naming the handle any more (the module docs' rule):
+    /// no log holds records naming it ([`Pending::holders`] is empty), that is, every CD of
+    /// the chain advanced or ended since the free.
+    fn released(&self, seen: &mut Seen) -> bool {
+        // a chain that could not be read at the free: held until MPI_Finalize
+        !self.chain.is_empty() && self.chain.iter().all(|&(cd, a)| !seen.unchanged(cd, a))
     }
 }
 
@@ -159,29 +319,32 @@ pub(crate) fn release_ready() {
         if holding.pending.is_empty() {
             return;
         }
+        let mut seen = Seen::default();
         let (ready, kept) = std::mem::take(&mut holding.pending)
             .into_iter()
-            .partition(|p: &Pending| p.released());
+            .partition(|p: &Pending| p.released(&mut seen));
         holding.pending = kept;
         ready.into_iter().map(|p| p.what).collect()
     };
-    for what in ready {
-        let rc = match what {
-            // SAFETY: a communicator the application freed, held only by this module.
-            Held::Comm(mut comm) => unsafe { real::Comm_free(&mut comm) },
-            Held::Request(mut request) => {
-                engine::unregister_persistent(request);
-                crate::traffic::freed_persistent(request);
-                // SAFETY: a persistent request the application freed, held only by this
-                // module.
-                unsafe { real::Request_free(&mut request) }
-            }
-        };
-        if rc == abi::SUCCESS {
-            crate::stats::released();
-        } else {
-            tracing::warn!(?what, rc, "MPI refused to free a held handle");
+    ready.into_iter().for_each(free);
+}
+
+/// Really frees a handle that was held, in MPI.
+fn free(what: Held) {
+    let rc = match what {
+        // SAFETY: a communicator the application freed, held only by this module.
+        Held::Comm(mut comm) => unsafe { real::Comm_free(&mut comm) },
+        Held::Request(mut request) => {
+            engine::unregister_persistent(request);
+            crate::traffic::freed_persistent(request);
+            // SAFETY: a persistent request the application freed, held only by this module.
+            unsafe { real::Request_free(&mut request) }
         }
+    };
+    if rc == abi::SUCCESS {
+        crate::stats::released();
+    } else {
+        tracing::warn!(?what, rc, "MPI refused to free a held handle");
     }
 }
 
