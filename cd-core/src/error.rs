@@ -289,8 +289,10 @@ pub enum CdError {
     /// The MPI layer's restore hook refused the restore.
     #[error("restore_cd refused by the MPI layer: {0}")]
     RestoreRefused(String),
-    /// The MPI log a restore would replay holds a call that cannot be replayed.
-    #[error("cannot restore: the MPI log holds {call}, which cannot be replayed in isolation (one-sided, file I/O and spawn calls involve other processes); advance the CD after such calls")]
+    /// The MPI log a restore would replay holds a call that cannot be replayed (`call` names
+    /// it, with the reason when it is not the call's nature: a handle freed past
+    /// `CD_MPI_HELD_MAX`).
+    #[error("cannot restore: the MPI log holds {call}, which cannot be replayed in isolation (one-sided, file I/O and spawn calls involve other processes, and a handle freed early is gone); advance the CD after such calls")]
     Unreplayable {
         /// The MPI function logged.
         call: &'static str,

@@ -21,7 +21,8 @@
 //!   its parent, or discards a root.
 //! - [`add_mpi_log_to_cd`], [`get_mpi_log_from_cd`], [`delete_mpi_log_from_cd`]: the FIFO the
 //!   interposition layer fills and replays, by the spec's names.
-//! - [`log_mode`], [`log_append_with`], [`log_next`], [`log_mark_unreplayable`],
+//! - [`log_mode`], [`log_append_with`], [`log_next`], [`log_mark_unreplayable`] (and
+//!   [`mark_log_unreplayable`] for a given CD's log),
 //!   [`set_restore_hook`]: the same for the PMPI wrappers, on the calling thread's active CD,
 //!   with the decision of what a call does cached per thread (no lock); logs past
 //!   [`LOG_SPILL_ENV`] bytes spill to unlinked files.

@@ -234,6 +234,7 @@ fn limit(what: Held) {
             return;
         }
         tracing::debug!(what = ?victim.what, max, "held handle freed past the limit; its logs are unreplayable");
+        crate::stats::freed_early();
         free(victim.what);
     }
 }

@@ -5,9 +5,10 @@
 //! call seen (with or without a CD), then the totals `records.logged`, `bytes.logged`,
 //! `records.replayed`, `sends.dropped`, `calls.unreplayable`, `receives.drained`,
 //! `receives.cancelled`, `sends.settled`, `sends.unsettled`, `replay.mismatches`,
-//! `log.failures`, `handles.held`, `handles.released` (communicators and persistent
-//! requests freed while logging, held until no log can replay them, and freed since), and
-//! `bytes.spilled` (log bytes written to spill files, from cd-core),
+//! `log.failures`, `handles.held`, `handles.released`, `handles.freed_early` (communicators
+//! and persistent requests freed while logging, held until no log can replay them, freed
+//! since, and of those the ones freed past `CD_MPI_HELD_MAX`), and `bytes.spilled` (log
+//! bytes written to spill files, from cd-core),
 //! and persistence's counters from `cd_persist::stats` (`persist.*`, `recover.*`, `fetch.*`,
 //! `flush.*`, `flush_wait.*`, `check.*`, each `.count`, `.ns` and `.bytes`: persistent CDs'
 //! persists, restart recovers and fetches, flushes to the global directory, the advances'
@@ -48,7 +49,8 @@ totals! {
     MISMATCHES => "replay.mismatches", "Re-executed calls that did not match the log.";
     LOG_FAILURES => "log.failures", "Records the log refused.";
     HELD => "handles.held", "Communicators and persistent requests freed while logging, held.";
-    RELEASED => "handles.released", "Held handles freed once no log could replay them.";
+    RELEASED => "handles.released", "Held handles freed once no log could replay them, or past the cap.";
+    FREED_EARLY => "handles.freed_early", "Held handles freed past CD_MPI_HELD_MAX, their logs made unreplayable.";
 }
 
 /// Reads `CD_MPI_STATS` (at `MPI_Init`).
@@ -117,6 +119,11 @@ pub(crate) fn held() {
 /// Counts a held handle freed (`comm`).
 pub(crate) fn released() {
     add(&RELEASED, 1);
+}
+
+/// Counts a held handle freed past the cap (counted as released too).
+pub(crate) fn freed_early() {
+    add(&FREED_EARLY, 1);
 }
 
 /// Counts a refused record.

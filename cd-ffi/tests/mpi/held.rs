@@ -92,6 +92,10 @@ fn handles_freed_in_a_cd_that_never_advances_stay_at_the_limit_and_its_restore_i
             2 * HELD_MAX,
             "{line}: {stats:?}"
         );
+        assert_eq!(
+            stats["handles.freed_early"], stats["handles.released"],
+            "{line}: {stats:?}"
+        );
     }
     assert_eq!(runs[1].1["records.replayed"], 0, "{:?}", runs[1].1);
 }
@@ -169,6 +173,11 @@ fn a_refusal_survives_the_discard_of_the_child_log_that_held_the_frees() {
     for (line, stats) in &runs {
         assert_eq!(stats["handles.held"], N, "{line}: {stats:?}");
         assert_eq!(stats["handles.released"], N - HELD_MAX, "{line}: {stats:?}");
+        assert_eq!(
+            stats["handles.freed_early"],
+            N - HELD_MAX,
+            "{line}: {stats:?}"
+        );
     }
 }
 
