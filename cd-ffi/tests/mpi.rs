@@ -88,13 +88,18 @@ struct Run {
 
 /// Runs `exe` on [`RANKS`] ranks with `env`, collecting lines starting with `prefix`.
 fn launch(exe: &Path, tag: &str, prefix: &str, env: &[(&str, &str)]) -> Run {
+    launch_np(exe, RANKS, tag, prefix, env)
+}
+
+/// [`launch`] on `ranks` ranks.
+fn launch_np(exe: &Path, ranks: usize, tag: &str, prefix: &str, env: &[(&str, &str)]) -> Run {
     let stats_prefix = work_dir().join(format!("stats-{tag}."));
     let timeout = std::env::var("MPIEXEC_TIMEOUT").unwrap_or_else(|_| "280".to_owned());
-    for rank in 0..RANKS {
+    for rank in 0..ranks {
         let _ = std::fs::remove_file(format!("{}{rank}", stats_prefix.display()));
     }
     let mut cmd = mpirun(env);
-    cmd.arg("-np").arg(RANKS.to_string());
+    cmd.arg("-np").arg(ranks.to_string());
     cmd.env("MPIEXEC_TIMEOUT", &timeout)
         .env("CD_MPI_STATS", &stats_prefix)
         .arg(exe)
@@ -111,7 +116,7 @@ fn launch(exe: &Path, tag: &str, prefix: &str, env: &[(&str, &str)]) -> Run {
             .expect("rank");
         lines.insert(rank, line.to_owned());
     }
-    let stats = (0..RANKS)
+    let stats = (0..ranks)
         .map(|rank| {
             let path = format!("{}{rank}", stats_prefix.display());
             // A run without libcd writes no statistics.
@@ -127,6 +132,33 @@ fn launch(exe: &Path, tag: &str, prefix: &str, env: &[(&str, &str)]) -> Run {
         stats,
         stdout,
     }
+}
+
+impl Run {
+    /// Each rank's line and statistics, in rank order; every rank must have reported.
+    fn per_rank(self) -> Vec<(String, BTreeMap<String, u64>)> {
+        let Run {
+            mut lines,
+            stats,
+            stdout,
+        } = self;
+        stats
+            .into_iter()
+            .enumerate()
+            .map(|(rank, stats)| {
+                let line = lines
+                    .remove(&rank)
+                    .unwrap_or_else(|| panic!("rank {rank} reports:\n{stdout}"));
+                (line, stats)
+            })
+            .collect()
+    }
+}
+
+/// The sum a dup/free loop (`comm_churn.c`, `held_cap.c`) prints after `n` iterations on 2
+/// ranks: the Allgather's `2i + 1` and the value received, `i`, in every iteration.
+fn dup_loop_sum(n: u64) -> u64 {
+    n * n + n * (n - 1) / 2
 }
 
 /// The `calls.*` entries of one rank's statistics.

@@ -4,54 +4,16 @@
 //! error, instead of the run dying of MPICH's exhausted context ids (about 2048: without the
 //! limit `MPI_Comm_dup` failed at the 2047th call). `tests/mpi/held_cap.c`, at `-np 2`.
 
-use super::{compile, mpirun};
-use crate::util::{check, work_dir};
+use super::{compile, dup_loop_sum, launch_np};
 use std::collections::BTreeMap;
 
 /// The default limit on held handles of each kind.
 const HELD_MAX: u64 = 256;
 
-/// Runs `held_cap` at `-np 2` with `env`: per rank, its output line and its statistics.
+/// Runs `tests/mpi/held_cap.c` at `-np 2` with `env`: per rank, its output line and its
+/// statistics.
 fn held(tag: &str, env: &[(&str, &str)]) -> Vec<(String, BTreeMap<String, u64>)> {
-    let exe = compile("held_cap");
-    let stats_prefix = work_dir().join(format!("stats-{tag}."));
-    for rank in 0..2 {
-        let _ = std::fs::remove_file(format!("{}{rank}", stats_prefix.display()));
-    }
-    let timeout = std::env::var("MPIEXEC_TIMEOUT").unwrap_or_else(|_| "120".to_owned());
-    let out = mpirun(env)
-        .args(["-np", "2"])
-        .env("MPIEXEC_TIMEOUT", &timeout)
-        .env("CD_MPI_STATS", &stats_prefix)
-        .arg(&exe)
-        .current_dir(work_dir())
-        .output()
-        .expect("run mpirun");
-    check(&out, &format!("mpirun held_cap ({tag})"));
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    (0..2)
-        .map(|rank| {
-            let line = stdout
-                .lines()
-                .find(|l| l.starts_with(&format!("held rank {rank} ")))
-                .unwrap_or_else(|| panic!("rank {rank} reports:\n{stdout}"))
-                .to_owned();
-            let text = std::fs::read_to_string(format!("{}{rank}", stats_prefix.display()))
-                .expect("statistics");
-            let stats = text
-                .lines()
-                .filter_map(|l| l.split_once(' '))
-                .map(|(k, v)| (k.to_owned(), v.parse().expect("a count")))
-                .collect();
-            (line, stats)
-        })
-        .collect()
-}
-
-/// The sum `held_cap` prints after `n` iterations on 2 ranks: the Allgather's `2i + 1` and
-/// the value received, `i`, in every iteration.
-fn held_sum(n: u64) -> u64 {
-    n * n + n * (n - 1) / 2
+    launch_np(&compile("held_cap"), 2, tag, "held rank ", env).per_rank()
 }
 
 /// Checks a refused restore's line: `CD_ERR_UNREPLAYABLE` (74), with the reason and the
@@ -80,7 +42,7 @@ fn handles_freed_in_a_cd_that_never_advances_stay_at_the_limit_and_its_restore_i
     );
     assert_eq!(
         runs[0].0,
-        format!("held rank 0 sum {} recoveries 0", held_sum(N))
+        format!("held rank 0 sum {} recoveries 0", dup_loop_sum(N))
     );
     assert_refused(&runs[1].0, 1, HELD_MAX);
     for (line, stats) in &runs {
@@ -114,7 +76,7 @@ fn the_limit_on_held_handles_is_configurable() {
     assert_refused(&runs[0].0, 0, 8);
     assert_eq!(
         runs[1].0,
-        format!("held rank 1 sum {} recoveries 0", held_sum(50))
+        format!("held rank 1 sum {} recoveries 0", dup_loop_sum(50))
     );
     for (line, stats) in &runs {
         assert_eq!(
@@ -137,7 +99,7 @@ fn a_restore_crossing_fewer_frees_than_the_limit_still_replays() {
     for (rank, (line, stats)) in runs.iter().enumerate() {
         assert_eq!(
             line,
-            &format!("held rank {rank} sum {} recoveries {rank}", held_sum(N))
+            &format!("held rank {rank} sum {} recoveries {rank}", dup_loop_sum(N))
         );
         assert_eq!(stats["handles.held"], 3 * N, "{stats:?}");
         assert_eq!(stats["handles.released"], 0, "{stats:?}");
@@ -199,7 +161,7 @@ fn handles_freed_in_a_child_that_advances_stay_held_while_its_parent_can_replay_
     for (rank, (line, stats)) in runs.iter().enumerate() {
         assert_eq!(
             line,
-            &format!("held rank {rank} sum {} recoveries {rank}", held_sum(N))
+            &format!("held rank {rank} sum {} recoveries {rank}", dup_loop_sum(N))
         );
         assert_eq!(stats["handles.held"], 3 * N, "{stats:?}");
         // none released while the CD's log held their records (it commits after the loop)

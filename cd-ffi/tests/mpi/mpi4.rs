@@ -8,8 +8,10 @@
 //! compiled against headers with `MPI_VERSION` 3) and the test says so, while
 //! `MPI_Comm_dup_with_info` (MPI-3) is checked under both families.
 
-use super::{assert_isolated, assert_isolated_polling, compile, launch, mpicc, mpirun};
-use crate::util::{check, lib_dir, work_dir, workspace};
+use super::{
+    assert_isolated, assert_isolated_polling, compile, dup_loop_sum, launch, launch_np, mpicc,
+};
+use crate::util::{lib_dir, work_dir, workspace};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -66,41 +68,7 @@ fn mpi3_and_mpi4_calls_replay_in_isolation() {
 /// Runs `tests/mpi/comm_churn.c` at `-np 2` with `env`: per rank, its output line and its
 /// statistics.
 fn churn(tag: &str, env: &[(&str, &str)]) -> Vec<(String, BTreeMap<String, u64>)> {
-    let exe = compile("comm_churn");
-    let stats_prefix = work_dir().join(format!("stats-{tag}."));
-    let mut cmd = mpirun(env);
-    let timeout = std::env::var("MPIEXEC_TIMEOUT").unwrap_or_else(|_| "280".to_owned());
-    cmd.args(["-np", "2"])
-        .env("MPIEXEC_TIMEOUT", &timeout)
-        .env("CD_MPI_STATS", &stats_prefix)
-        .arg(&exe)
-        .current_dir(work_dir());
-    let out = cmd.output().expect("run mpirun");
-    check(&out, &format!("mpirun comm_churn ({tag})"));
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    (0..2)
-        .map(|rank| {
-            let line = stdout
-                .lines()
-                .find(|l| l.starts_with(&format!("churn rank {rank} ")))
-                .unwrap_or_else(|| panic!("rank {rank} reports:\n{stdout}"))
-                .to_owned();
-            let text = std::fs::read_to_string(format!("{}{rank}", stats_prefix.display()))
-                .expect("statistics");
-            let stats = text
-                .lines()
-                .filter_map(|l| l.split_once(' '))
-                .map(|(k, v)| (k.to_owned(), v.parse().expect("a count")))
-                .collect();
-            (line, stats)
-        })
-        .collect()
-}
-
-/// The sum `comm_churn` prints after `n` iterations on 2 ranks: the Allgather's `2i + 1` and
-/// the value received, `i`, in every iteration.
-fn churn_sum(n: u64) -> u64 {
-    n * n + n * (n - 1) / 2
+    launch_np(&compile("comm_churn"), 2, tag, "churn rank ", env).per_rank()
 }
 
 /// Thousands of communicators (and persistent requests) made and freed under a logging CD
@@ -114,7 +82,7 @@ fn communicators_freed_in_a_logged_loop_are_released_once_no_log_can_replay_them
     for (rank, (line, stats)) in runs.iter().enumerate() {
         assert_eq!(
             line,
-            &format!("churn rank {rank} sum {} recoveries 0", churn_sum(N))
+            &format!("churn rank {rank} sum {} recoveries 0", dup_loop_sum(N))
         );
         // a communicator and two persistent requests per iteration
         assert_eq!(stats["handles.held"], 3 * N, "{stats:?}");
@@ -145,7 +113,10 @@ fn communicators_freed_in_committed_children_are_held_while_the_parent_can_repla
     for (rank, (line, stats)) in runs.iter().enumerate() {
         assert_eq!(
             line,
-            &format!("churn rank {rank} sum {} recoveries {rank}", churn_sum(N))
+            &format!(
+                "churn rank {rank} sum {} recoveries {rank}",
+                dup_loop_sum(N)
+            )
         );
         assert!(
             stats["handles.released"] >= 3 * (N - 10),
