@@ -142,7 +142,10 @@ def main():
     for x in list(acc) + [sum(x * (i + 1) for i, x in enumerate(u))]:
         (bits,) = struct.unpack("<Q", struct.pack("<d", x))
         h = ((h ^ bits) * 1099511628211) % (1 << 64)
-    print(f"largecount-py rank {rank} checksum {h:016x} recoveries {recoveries}", flush=True)
+    # one write(2) of the whole line: print() may write the text and its newline apart (an
+    # unbuffered stdout), and mpirun would then interleave other ranks' lines between them
+    line = f"largecount-py rank {rank} checksum {h:016x} recoveries {recoveries}\n"
+    os.write(1, line.encode())
 
 
 main()
