@@ -63,10 +63,10 @@
 //! writer is enough, because each change that would make the append wrong either drops it
 //! or seals its lane (see "Lock-free appends" in `log`):
 //! - this thread's stack changes (a CD created, committed, popped) and every recomputation of
-//!   the cache drop the writer (`Active::invalidate`, `Active::refresh`). They cannot fail to
-//!   while an append holds it: during `fill` every CD call but [`mode`] fails as reentrant,
-//!   so the stack cannot change then, and a recomputation by [`mode`] that keeps the writer
-//!   can only find the CD retired or replaying, the next two cases;
+//!   the cache drop the writer (`Active::invalidate`, `Active::refresh`). They fail to only
+//!   while an append holds it, during `fill`, where every CD call but [`mode`] and
+//!   [`current_cd`] fails as reentrant; those two change the stack or the cache only on
+//!   finding the CD retired or replaying, the next two cases;
 //! - the CD retired, by any thread (a commit, an ancestor's restore): its log is closed
 //!   (`Node::mark_retired`), which seals the lane;
 //! - a replay starting on the CD's log or rewound, by any thread, this one included
