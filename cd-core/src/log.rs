@@ -66,7 +66,8 @@
 //!   also when the owner starts it, so that no append reaches a replayed log without the
 //!   lock): [`Lane::seal`] sets `closed`, then (only when the caller is not the owner)
 //!   issues `membarrier(PRIVATE_EXPEDITED)`, which acts as a full fence on every running
-//!   thread, then reads `published` and records it as the seal. The owner, after its release store, reads `closed` (a compiler fence in between).
+//!   thread, then reads `published` and records it as the seal. The owner, after its release
+//!   store, reads `closed` (a compiler fence in between).
 //!   That is the asymmetric form of Dekker's handshake: at least one side sees the other's
 //!   store. If the owner sees `closed`, it waits for the seal and learns whether its record is
 //!   below it (folded: the append succeeded, it happened before the operation) or past it
