@@ -53,6 +53,33 @@
 //! answer then passes every validation. `Active::current` checks liveness before `compute`
 //! loads the epoch; `compute` checks it again after (the loom model
 //! `retirement_checked_before_the_epoch_is_missed` shows the other order failing).
+//!
+//! # The lock-free append
+//! A thread appends to its active CD's log through its *writer*, a lane of that log taken
+//! under the CD's lock by an append that validated the cache and found the CD recording
+//! (`mpi::append_locked`). The hot path ([`Active::fast_append`]) does not validate the cache
+//! again: a logged call's route validated it a moment before, in the same call, and between
+//! the two only another thread, or a callback inside MPI, can change anything. Holding the
+//! writer is enough, because each change that would make the append wrong either drops it
+//! or seals its lane (see "Lock-free appends" in `log`):
+//! - this thread's stack changes (a CD created, committed, popped) and every recomputation of
+//!   the cache drop the writer (`Active::invalidate`, `Active::refresh`). They fail to only
+//!   while an append holds it, during `fill`, where every CD call but [`mode`] and
+//!   [`current_cd`] fails as reentrant; those two change the stack or the cache only on
+//!   finding the CD retired or replaying, the next two cases;
+//! - the CD retired, by any thread (a commit, an ancestor's restore): its log is closed
+//!   (`Node::mark_retired`), which seals the lane;
+//! - a replay starting on the CD's log or rewound, by any thread, this one included
+//!   (`Log::start_replay`, `Log::rewind`): the lane is closed, sealed;
+//! - the log merged into the parent's by another thread, or its lane replaced: sealed.
+//!
+//! A sealed lane refuses the record (`closed` seen before writing) or orphans it (the seal
+//! handshake), and the record goes to the slow path, which validates the cache and fails or
+//! appends under the lock. A change that happens before the append is seen so (coherence of
+//! `closed`, or the handshake); one concurrent with it may be missed, and the call then runs as
+//! if it came first, as with the cache. `logging` never changes, so the writer's CD records
+//! for as long as it is live and not replaying. What remains on the hot path is the mark, the
+//! writer's borrow and the lane's own checks.
 
 use crate::error::{CdError, Fate, Result};
 use crate::ids::{CdHandle, CdRef};
@@ -187,34 +214,24 @@ pub(crate) struct Active {
     /// cache: libcd is a shared object, where each thread-local access is a call to
     /// `__tls_get_addr`.
     marked: Cell<bool>,
-    /// The lane this thread appends to without a lock (see `log`), with the node whose log
-    /// it belongs to (by address): used only while that node is the cached active CD.
+    /// The lane this thread appends to without a lock (see `log`): a lane of its active CD's
+    /// log, dropped whenever the cache is (see "The lock-free append" in the module docs).
     writer: RefCell<Option<Writer>>,
     /// The MPI layer's re-entrancy flag ([`crate::ThreadCx::layer_flag`]), kept here so that
     /// a logged call's route, guard and append share this one thread-local access.
     layer: Cell<bool>,
 }
 
-/// A thread's lock-free way into its active CD's log: the lane, and the node whose log held
-/// it when the thread took it under the CD's lock (kept alive, so that its address names it).
+/// A thread's lock-free way into its active CD's log: the lane it took under the CD's lock
+/// (see "The lock-free append" in the module docs for why holding it is enough).
 pub(crate) struct Writer {
-    node: Arc<Node>,
     lane: Arc<Lane>,
 }
 
 impl Writer {
-    /// The writer for `node`'s log, if `lane` is `Some`.
-    pub(crate) fn new(node: &Arc<Node>, lane: Option<Arc<Lane>>) -> Option<Writer> {
-        lane.map(|lane| Writer {
-            node: Arc::clone(node),
-            lane,
-        })
-    }
-
-    /// The lane, if it was taken from `node`'s log.
-    #[inline]
-    pub(crate) fn lane_for(&self, node: &Arc<Node>) -> Option<&Lane> {
-        Arc::ptr_eq(&self.node, node).then_some(&*self.lane)
+    /// The writer for `lane`, if it is `Some`.
+    pub(crate) fn new(lane: Option<Arc<Lane>>) -> Option<Writer> {
+        lane.map(|lane| Writer { lane })
     }
 }
 
@@ -490,32 +507,26 @@ impl Active {
     }
 
     /// The log append's hot path: into this thread's lane, with no lock, no atomic
-    /// read-modify-write and no error value built, when the thread's cache is valid, it
-    /// records, and its writer holds a lane of the active CD's log. The callback mark is set
+    /// read-modify-write and no error value built, when the thread holds a writer. The cache
+    /// is not validated again (the route of a logged call did a moment before): while the
+    /// thread holds a writer, every change that makes the append wrong either dropped the
+    /// writer or sealed its lane, and a sealed lane sends the record to the slow path, which
+    /// validates (see "The lock-free append" in the module docs). The callback mark is set
     /// while `fill` runs, as on the slow path.
     #[inline(always)]
     pub(crate) fn fast_append<F: FnOnce(&mut [u8])>(&self, len: usize, fill: F) -> Fast<F> {
         if self.marked.get() {
             return Fast::Slow(fill);
         }
-        let Ok(cache) = self.cache.try_borrow() else {
-            return Fast::Slow(fill);
-        };
-        let Cache::Valid(cached) = &*cache else {
-            return Fast::Slow(fill);
-        };
-        if cached.mode != LogMode::Record || !cached.is_current() {
-            return Fast::Slow(fill);
-        }
         let Ok(writer) = self.writer.try_borrow() else {
             return Fast::Slow(fill);
         };
-        let Some(lane) = writer.as_ref().and_then(|w| w.lane_for(&cached.node)) else {
+        let Some(writer) = writer.as_ref() else {
             return Fast::Slow(fill);
         };
         self.marked.set(true);
         let _unmark = Unmark(&self.marked);
-        match lane.try_append(len, fill) {
+        match writer.lane.try_append(len, fill) {
             Attempt::Done => Fast::Done,
             Attempt::Refused(fill) => Fast::Slow(fill),
             Attempt::Orphaned(bytes) => Fast::Orphaned(bytes),

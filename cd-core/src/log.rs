@@ -46,8 +46,10 @@
 //! ([`Log::fold`], called by `Node::lock`), so every reader and every restructuring operation
 //! (commit and merge, advance and discard, restore and replay, info, statistics,
 //! `add_MPI_log_to_cd`) works on a log that holds every record published before it locked.
-//! The owner keeps the lane in its thread-local cache ([`Log::writer_lane`], taken under the
-//! lock) and uses it only while that cache names the CD whose log holds it.
+//! The owner keeps the lane in its thread-local state ([`Log::writer_lane`], taken under the
+//! lock) and appends to it without validating its cache again: whatever would make that
+//! append wrong drops the lane from the thread's state or seals it (see `handle`, "The
+//! lock-free append").
 //!
 //! Why no record is lost, duplicated, reordered or written into memory someone else uses:
 //! - *Order and uniqueness.* Only the owner stores `published`, and only forward; a fold moves
@@ -60,10 +62,12 @@
 //!   hand the memory to anyone while the owner may still write it.
 //! - *Taking a lane out of service* while its owner may be appending on another thread (a
 //!   restore of an ancestor retiring the CD, a commit or a restore merging its log into the
-//!   parent, a replay starting on it, the lane replaced): [`Lane::seal`] sets `closed`, then
-//!   (only when the caller is not the owner) issues `membarrier(PRIVATE_EXPEDITED)`, which acts
-//!   as a full fence on every running thread, then reads `published` and records it as the
-//!   seal. The owner, after its release store, reads `closed` (a compiler fence in between).
+//!   parent, a replay starting on it or rewound, the lane replaced; a replay closes the lane
+//!   also when the owner starts it, so that no append reaches a replayed log without the
+//!   lock): [`Lane::seal`] sets `closed`, then (only when the caller is not the owner)
+//!   issues `membarrier(PRIVATE_EXPEDITED)`, which acts as a full fence on every running
+//!   thread, then reads `published` and records it as the seal. The owner, after its release
+//!   store, reads `closed` (a compiler fence in between).
 //!   That is the asymmetric form of Dekker's handshake: at least one side sees the other's
 //!   store. If the owner sees `closed`, it waits for the seal and learns whether its record is
 //!   below it (folded: the append succeeded, it happened before the operation) or past it
@@ -946,16 +950,6 @@ impl Log {
         self.open = None;
     }
 
-    /// Folds, and closes the lane if another thread writes it: for the operations after which
-    /// that thread must not append without the lock (a replay starts, the log moves).
-    fn settle(&mut self) {
-        if self.open.as_ref().is_some_and(|o| !o.lane.is_mine()) {
-            self.close();
-        } else {
-            self.fold_lane();
-        }
-    }
-
     /// The lane the calling thread may append to without the lock (see
     /// [`Lane::try_append`]): this log's, if the calling thread is its owner, it is open and
     /// the process allows lock-free appends.
@@ -1067,9 +1061,11 @@ impl Log {
     }
 
     /// Starts a replay from the first record (after `restore_cd`); an empty log has nothing
-    /// to replay and does not start one. Returns whether a replay is in progress.
+    /// to replay and does not start one. Returns whether a replay is in progress. The lane
+    /// closes, whoever owns it: its owner's next append takes the lock, and fails while the
+    /// replay lasts.
     pub(crate) fn start_replay(&mut self) -> bool {
-        self.settle();
+        self.close();
         self.cursor = self.segments.first().map(|s| Cursor {
             seg: 0,
             off: s.start,
@@ -1093,9 +1089,10 @@ impl Log {
     }
 
     /// Replays again from `cursor`, taken by [`Log::position`] in this generation of the
-    /// log; returns whether a replay is now in progress.
+    /// log; returns whether a replay is now in progress. The lane closes, as for
+    /// [`Log::start_replay`].
     pub(crate) fn rewind(&mut self, generation: u64, cursor: Cursor) -> bool {
-        self.settle();
+        self.close();
         if generation == self.generation && cursor.seg < self.segments.len() {
             self.cursor = Some(cursor);
         }

@@ -154,7 +154,7 @@ fn append_locked(
     let lane = state.log.writer_lane();
     drop(state);
     if let Ok(mut writer) = writer.try_borrow_mut() {
-        *writer = Writer::new(&cached.node, lane);
+        *writer = Writer::new(lane);
     }
     Ok(())
 }

@@ -110,13 +110,14 @@ pub(crate) fn intercept() {
     INTERCEPTING.store(true, std::sync::atomic::Ordering::SeqCst);
 }
 
-/// Whether a wrapped call goes straight to MPI, before anything else: no CD logs on this
-/// thread, no statistics are kept and no messages counted. One relaxed load while no CD logs
-/// anywhere (else one thread-local read more), and one relaxed load.
+/// Whether a wrapped call goes straight to MPI, before anything else: no CD logs anywhere in
+/// the process, no statistics are kept and no messages counted. Two relaxed loads and no
+/// thread-local access: while some CD logs, the handler's route makes the one thread-local
+/// access a call needs (a thread whose own CD does not log is sent to MPI there), instead of
+/// a second one here (libcd is a shared object: each is a call to `__tls_get_addr`).
 #[inline(always)]
 fn passes_through() -> bool {
-    cd_core::log_mode() == cd_core::LogMode::Off
-        && !INTERCEPTING.load(std::sync::atomic::Ordering::Relaxed)
+    !cd_core::logging_anywhere() && !INTERCEPTING.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// Forces this crate's exported wrappers into a library that links it (cd-ffi calls it once).

@@ -26,7 +26,9 @@ unsafe fn send_mode(
     tag: c_int,
     comm: Comm,
 ) -> c_int {
-    let header = Header::data(call, dest, tag, count.into(), datatype, comm);
+    // Built where it is used: when recording, after `real` returns, so that the datatype's
+    // lookup is not on the way to the message.
+    let header = || Header::data(call, dest, tag, count.into(), datatype, comm);
     let route = engine::route(call);
     let counted = engine::counted(&route);
     let rc = match route {
@@ -34,12 +36,12 @@ unsafe fn send_mode(
         Route::Record(guard) => {
             let rc = real();
             if rc == abi::SUCCESS {
-                engine::log_header(&guard, &header);
+                engine::log_header(&guard, &header());
             }
             rc
         }
         Route::Replay(_guard, reader) => {
-            return match engine::expect(&reader, &header, comm) {
+            return match engine::expect(&reader, &header(), comm) {
                 Ok(()) => {
                     stats::dropped();
                     abi::SUCCESS
