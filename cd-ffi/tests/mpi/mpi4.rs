@@ -171,7 +171,10 @@ fn partitioned_and_large_count_calls_make_a_restore_refuse_naming_them() {
 
 /// The large-count forms (`MPI_X_c`, all that mpi4py 4 calls under MPICH 4) with counts that
 /// fit in an `int`: logged and replayed like their int forms, each rank's result bitwise equal
-/// to the fault-free run's, the other ranks' calls unchanged, and nothing passed through.
+/// to the fault-free run's, the other ranks' calls unchanged, every record of the re-executed
+/// rounds replayed, and nothing passed through. Point-to-point, persistent and the common
+/// collectives, then the neighbourhood collectives (on a Cartesian and a distributed-graph
+/// ring), the w-collectives and every nonblocking collective.
 #[test]
 fn large_count_calls_replay_in_isolation() {
     let exe = compile("largecount");
@@ -188,6 +191,11 @@ fn large_count_calls_replay_in_isolation() {
     );
     assert_isolated(&clean, &faulty, 2);
     let (f, c) = (&faulty.stats[2], &clean.stats[2]);
+    // every round logs the same records; restored to round 2 after round 4, the rank
+    // re-executed rounds 2 to 4 (half of the 6) from its log, every record of them replayed,
+    // and logged again only what it ran live
+    assert_eq!(f["records.logged"], c["records.logged"], "{f:?}");
+    assert_eq!(2 * f["records.replayed"], c["records.logged"], "{f:?}");
     for call in [
         "MPI_Send_c",
         "MPI_Recv_c",
@@ -204,6 +212,33 @@ fn large_count_calls_replay_in_isolation() {
         "MPI_Gatherv_c",
         "MPI_Iallgatherv_c",
         "MPI_Reduce_scatter_block_c",
+        // the second phase: neighbourhood, w- and the other nonblocking collectives
+        "MPI_Neighbor_allgather_c",
+        "MPI_Neighbor_allgatherv_c",
+        "MPI_Neighbor_alltoall_c",
+        "MPI_Neighbor_alltoallv_c",
+        "MPI_Neighbor_alltoallw_c",
+        "MPI_Ineighbor_allgather_c",
+        "MPI_Ineighbor_allgatherv_c",
+        "MPI_Ineighbor_alltoall_c",
+        "MPI_Ineighbor_alltoallv_c",
+        "MPI_Ineighbor_alltoallw_c",
+        "MPI_Alltoallw_c",
+        "MPI_Ialltoallw_c",
+        "MPI_Ibcast_c",
+        "MPI_Ireduce_c",
+        "MPI_Iallreduce_c",
+        "MPI_Iscan_c",
+        "MPI_Iexscan_c",
+        "MPI_Igather_c",
+        "MPI_Igatherv_c",
+        "MPI_Iscatter_c",
+        "MPI_Iscatterv_c",
+        "MPI_Iallgather_c",
+        "MPI_Ialltoall_c",
+        "MPI_Ialltoallv_c",
+        "MPI_Ireduce_scatter_c",
+        "MPI_Ireduce_scatter_block_c",
     ] {
         let key = format!("calls.{call}");
         assert!(f[&key] > c[&key], "{call} was not re-executed: {f:?}");
