@@ -130,14 +130,17 @@ fn communicators_freed_in_committed_children_are_held_while_the_parent_can_repla
     );
 }
 
-/// Partitioned communication, the large-count forms with a count beyond `INT_MAX` and a
-/// large-count MPI-IO write pass through and mark the log: a restore that would replay them refuses (`CD_ERR_UNREPLAYABLE`)
-/// naming the first one, and succeeds once an advance discarded the log.
+/// Partitioned communication, the large-count forms with a count beyond `INT_MAX`, a
+/// large-count MPI-IO write, and `MPI_Start` of a persistent request made beyond `INT_MAX`
+/// pass through and mark the log: a restore that would replay them refuses
+/// (`CD_ERR_UNREPLAYABLE`) naming the first one (for the start, the call that made the
+/// request and why), and succeeds once an advance discarded the log. Under both families, a
+/// start of a persistent request made on another thread is refused saying so.
 #[test]
 fn partitioned_and_large_count_calls_make_a_restore_refuse_naming_them() {
     let exe = compile("unreplayable");
     let run = launch(&exe, "unreplayable", "unreplayable rank", &[]);
-    // Open MPI 4.1 has neither (MPI_VERSION 3): only the last restore runs there.
+    // Open MPI 4.1 has neither (MPI_VERSION 3): only the last two restores run there.
     let mpi4 = !mpicc().contains("openmpi");
     if !mpi4 {
         eprintln!(
@@ -145,22 +148,26 @@ fn partitioned_and_large_count_calls_make_a_restore_refuse_naming_them() {
              the MPI-4 calls (Open MPI has no partitioned or large-count functions)"
         );
     }
+    let thread = "refused:MPI_Start of a persistent request made on another thread restored";
     for (rank, line) in &run.lines {
-        let expected = match (mpi4, rank % 2) {
-            (false, _) => "restored",
-            (true, 0) => {
-                "refused:MPI_Psend_init refused:MPI_Send_c refused:MPI_Bcast_c \
-                 refused:MPI_File_write_at_c restored"
-            }
-            (true, _) => {
-                "refused:MPI_Precv_init refused:MPI_Recv_c refused:MPI_Bcast_c \
-                 refused:MPI_File_write_at_c restored"
-            }
+        let (maker, pieces) = if rank % 2 == 0 {
+            ("MPI_Send_init_c", "MPI_Psend_init refused:MPI_Send_c")
+        } else {
+            ("MPI_Recv_init_c", "MPI_Precv_init refused:MPI_Recv_c")
+        };
+        let expected = if mpi4 {
+            format!(
+                "refused:{pieces} refused:MPI_Bcast_c refused:MPI_File_write_at_c \
+                 refused:MPI_Start of a persistent request made by {maker} with a count beyond \
+                 INT_MAX {thread}"
+            )
+        } else {
+            thread.to_owned()
         };
         assert_eq!(line, &format!("unreplayable rank {rank} {expected}"));
         if mpi4 {
             assert!(
-                run.stats[*rank]["calls.unreplayable"] >= 3,
+                run.stats[*rank]["calls.unreplayable"] >= 4,
                 "{:?}",
                 run.stats[*rank]
             );
