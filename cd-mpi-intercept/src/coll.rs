@@ -345,7 +345,7 @@ macro_rules! collectives {
 /// The large-count forms of one collective (see [`collectives`]): each narrows its header's
 /// count and its outputs' counts; when they fit it runs as its int form does, with the
 /// library's `PMPI_X_c` and the application's arguments as the real call, else it passes
-/// through as unreplayable (`large::beyond`). The outputs are found before the call (see
+/// through as unreplayable, counted as its int form is (`large`). The outputs are found before the call (see
 /// [`narrowed`]), so that the choice is made before MPI is reached.
 #[cfg(mpi4)]
 macro_rules! large_collectives {
@@ -366,10 +366,11 @@ macro_rules! large_collectives {
         pub(crate) unsafe fn $blocking($($a: crate::large::large_type!($t)),*) -> c_int {
             // SAFETY: the application's arguments, forwarded unchanged.
             let run = || unsafe { real::$Call($($a),*) };
-            let Some((header, outputs)) = narrowed({ let $call = Call::$Call; $header }, false, |$n| $outputs) else {
-                return crate::large::beyond(Call::$Call, run);
-            };
+            let header = { let $call = Call::$Call; $header };
             let comm = Comm::from_bits(header.comm);
+            let Some((header, outputs)) = narrowed(header, false, |$n| $outputs) else {
+                return crate::large::collective(Call::$Call, run, comm);
+            };
             // SAFETY: forwarded; the outputs are the call's own buffers.
             unsafe { collective(header, comm, || outputs, run) }
         }
@@ -381,11 +382,19 @@ macro_rules! large_collectives {
         // the header's `count.into()` widens an int form's count, a no-op here
         #[allow(clippy::too_many_arguments, clippy::useless_conversion)]
         pub(crate) unsafe fn $nonblocking($($a: crate::large::large_type!($t),)* request: *mut Request) -> c_int {
-            let Some((header, outputs)) = narrowed({ let $call = Call::$ICall; $header }, false, |$n| $outputs) else {
-                // SAFETY: the application's arguments, forwarded unchanged.
-                return crate::large::beyond(Call::$ICall, || unsafe { real::$ICall($($a,)* request) });
-            };
+            let header = { let $call = Call::$ICall; $header };
             let comm = Comm::from_bits(header.comm);
+            let Some((header, outputs)) = narrowed(header, false, |$n| $outputs) else {
+                // SAFETY: the application's arguments, forwarded unchanged.
+                return unsafe {
+                    crate::large::posted(
+                        Call::$ICall,
+                        |r| real::$ICall($($a,)* r),
+                        request,
+                        || crate::traffic::Counts::Collective(comm),
+                    )
+                };
+            };
             // SAFETY: forwarded; the outputs are the call's own buffers.
             unsafe {
                 crate::p2p::post(
@@ -410,11 +419,20 @@ macro_rules! large_collectives {
             info: crate::abi::Info,
             request: *mut Request,
         ) -> c_int {
-            let Some((header, outputs)) = narrowed({ let $call = Call::$PCall; $header }, true, |$n| $outputs) else {
-                // SAFETY: the application's arguments, forwarded unchanged.
-                return crate::large::beyond(Call::$PCall, || unsafe { real::$PCall($($a,)* info, request) });
-            };
+            let header = { let $call = Call::$PCall; $header };
             let comm = Comm::from_bits(header.comm);
+            let Some((header, outputs)) = narrowed(header, true, |$n| $outputs) else {
+                // SAFETY: the application's arguments, forwarded unchanged.
+                return unsafe {
+                    crate::large::persistent(
+                        Call::$PCall,
+                        crate::large::start_refusal!($PCall),
+                        |r| real::$PCall($($a,)* info, r),
+                        request,
+                        || crate::traffic::Counts::Collective(comm),
+                    )
+                };
+            };
             // SAFETY: forwarded; the outputs are the call's own buffers, which MPI-4 requires
             // to stay valid until the request is freed.
             unsafe {

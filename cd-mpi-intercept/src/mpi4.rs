@@ -15,7 +15,7 @@
 //! (source, tag, count, the datatype's size) is recorded after it and compared at replay, as
 //! `MPI_Sendrecv`'s is. Replayed, the request is virtual and completes from the log (with the
 //! logged status), and the send is dropped. Their large-count forms (`_c`) share the bodies
-//! (see `large`).
+//! (see `large`), and with a count beyond `INT_MAX` count as the int forms do.
 
 use crate::abi::{Comm, Datatype, Request};
 use crate::coll::one;
@@ -71,6 +71,8 @@ receives! {
         (sendbuf: *const c_void | *const c_void, sendcount: c_int | i64, sendtype: Datatype | Datatype, dest: c_int | c_int, sendtag: c_int | c_int,
          recvbuf: *mut c_void | *mut c_void, recvcount: c_int | i64, recvtype: Datatype | Datatype, source: c_int | c_int, recvtag: c_int | c_int, comm: Comm | Comm)
         narrow(sendcount, recvcount) out(request: *mut Request)
+        // SAFETY: forwarded.
+        beyond { unsafe { crate::large::posted(call, run, request, || send_and_receive(comm, dest)) } }
         |call, run| {
             let header = Header::data(call, dest, sendtag, sendcount.into(), sendtype, comm);
             // SAFETY: forwarded.
@@ -82,6 +84,8 @@ receives! {
         (buf: *mut c_void | *mut c_void, count: c_int | i64, datatype: Datatype | Datatype, dest: c_int | c_int, sendtag: c_int | c_int,
          source: c_int | c_int, recvtag: c_int | c_int, comm: Comm | Comm)
         narrow(count) out(request: *mut Request)
+        // SAFETY: forwarded.
+        beyond { unsafe { crate::large::posted(call, run, request, || send_and_receive(comm, dest)) } }
         |call, run| {
             let header = Header::data(call, dest, sendtag, count.into(), datatype, comm);
             // SAFETY: forwarded.

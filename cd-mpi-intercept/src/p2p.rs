@@ -76,7 +76,7 @@ macro_rules! blocking_sends {
         pub(crate) unsafe fn $large(buf: *const c_void, count: i64, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm) -> c_int {
             // SAFETY: the application's arguments, forwarded unchanged.
             let run = || unsafe { real::$Large(buf, count, datatype, dest, tag, comm) };
-            crate::large::narrow_or_pass!($Large, run, count);
+            crate::large::narrow_or_pass!(crate::large::sent(Call::$Large, run, comm, dest), count);
             // SAFETY: forwarded.
             unsafe { send_mode(Call::$Large, run, count, datatype, dest, tag, comm) }
         }
@@ -309,10 +309,27 @@ macro_rules! posts {
         pub(crate) unsafe fn $large(buf: $buf, count: i64, datatype: Datatype, peer: c_int, tag: c_int, comm: Comm, request: *mut Request) -> c_int {
             // SAFETY: the application's arguments, forwarded unchanged.
             let run = |r| unsafe { real::$Large(buf, count, datatype, peer, tag, comm, r) };
-            crate::large::narrow_or_pass!($Large, || run(request), count);
+            crate::large::narrow_or_pass!(posts!(@beyond $how $counts $Large (comm, peer) run request), count);
             posts!(@made $how $delivery $counts $Large (buf, count, datatype, peer, tag, comm) run request)
         }
     )*};
+    // beyond INT_MAX: passed through, counted as the int form counts (see `large`)
+    (@beyond post $counts:ident $Large:ident ($comm:ident, $peer:ident) $run:ident $request:ident) => {
+        // SAFETY: the application's arguments.
+        unsafe { crate::large::posted(Call::$Large, $run, $request, || $counts($comm, $peer)) }
+    };
+    (@beyond make_persistent $counts:ident $Large:ident ($comm:ident, $peer:ident) $run:ident $request:ident) => {
+        // SAFETY: the application's arguments.
+        unsafe {
+            crate::large::persistent(
+                Call::$Large,
+                crate::large::start_refusal!($Large),
+                $run,
+                $request,
+                || $counts($comm, $peer),
+            )
+        }
+    };
     (@made $how:ident $delivery:ident $counts:ident $call:ident
         ($buf:ident, $count:ident, $datatype:ident, $peer:ident, $tag:ident, $comm:ident) $run:ident $request:ident) => {{
         let header = Header::data(Call::$call, $peer, $tag, $count.into(), $datatype, $comm);
@@ -348,12 +365,15 @@ posts! {
 /// its record holds, and runs the same body under its own name with its `real::X_c` and the
 /// application's arguments, or passes through as unreplayable when one does not fit.
 /// `body` gets the call being made as `call` and the real MPI call as `run`, a closure over
-/// the out-parameter named by `out`, which the body may replace by its own.
+/// the out-parameter named by `out`, which the body may replace by its own. `beyond` is the
+/// large-count form's pass-through when a count does not fit (`large`), with `call` and `run`
+/// too: it counts what `body` counts.
 macro_rules! receives {
     ($(
         $(#[$doc:meta])*
         $fn:ident / $large:ident => $Call:ident / $Large:ident
             ($($a:ident : $t:ty | $tl:ty),*) narrow($($c:ident),*) out($out:ident : $out_t:ty)
+            beyond $beyond:block
             |$call:ident, $run:ident| $body:block
     )*) => {$(
         $(#[$doc])*
@@ -378,7 +398,7 @@ macro_rules! receives {
             let $call = Call::$Large;
             // SAFETY: the application's arguments, forwarded unchanged.
             let $run = |$out| unsafe { real::$Large($($a,)* $out) };
-            crate::large::narrow_or_pass!($Large, || $run($out), $($c),*);
+            crate::large::narrow_or_pass!($beyond, $($c),*);
             $body
         }
     )*};
@@ -392,6 +412,8 @@ receives! {
     imrecv / imrecv_c => Imrecv / Imrecv_c
         (buf: *mut c_void | *mut c_void, count: c_int | i64, datatype: Datatype | Datatype, message: *mut Message | *mut Message)
         narrow(count) out(request: *mut Request)
+        // SAFETY: forwarded; the matched message is read before MPI nulls it.
+        beyond { unsafe { crate::large::posted(call, run, request, || traffic::message_comm(*message).map_or(Counts::Nothing, Counts::Receive)) } }
         |call, run| {
             let world = abi::predefined().comm_world;
             let header = Header::data(call, 0, 0, count.into(), datatype, world);
@@ -418,6 +440,8 @@ receives! {
     recv / recv_c => Recv / Recv_c
         (buf: *mut c_void | *mut c_void, count: c_int | i64, datatype: Datatype | Datatype, source: c_int | c_int, tag: c_int | c_int, comm: Comm | Comm)
         narrow(count) out(status: *mut Status)
+        // SAFETY: forwarded.
+        beyond { unsafe { crate::large::received(call, run, status, || Some((comm, source != abi::PROC_NULL, None))) } }
         |call, run| {
             let header = Header::data(call, source, tag, count.into(), datatype, comm);
             let dest = Piece {
@@ -444,6 +468,8 @@ receives! {
     mrecv / mrecv_c => Mrecv / Mrecv_c
         (buf: *mut c_void | *mut c_void, count: c_int | i64, datatype: Datatype | Datatype, message: *mut Message | *mut Message)
         narrow(count) out(status: *mut Status)
+        // SAFETY: forwarded; the matched message is read before MPI nulls it.
+        beyond { unsafe { crate::large::received(call, run, status, || traffic::message_comm(*message).map(|c| (c, true, None))) } }
         |call, run| {
             let world = abi::predefined().comm_world;
             let header = Header::data(call, 0, 0, count.into(), datatype, world);
@@ -477,6 +503,8 @@ receives! {
         (sendbuf: *const c_void | *const c_void, sendcount: c_int | i64, sendtype: Datatype | Datatype, dest: c_int | c_int, sendtag: c_int | c_int,
          recvbuf: *mut c_void | *mut c_void, recvcount: c_int | i64, recvtype: Datatype | Datatype, source: c_int | c_int, recvtag: c_int | c_int, comm: Comm | Comm)
         narrow(sendcount, recvcount) out(status: *mut Status)
+        // SAFETY: forwarded.
+        beyond { unsafe { crate::large::received(call, run, status, || Some((comm, source != abi::PROC_NULL, Some(dest)))) } }
         |call, run| {
             let header = Header::data(call, dest, sendtag, sendcount.into(), sendtype, comm);
             let check = [
@@ -510,6 +538,8 @@ receives! {
         (buf: *mut c_void | *mut c_void, count: c_int | i64, datatype: Datatype | Datatype, dest: c_int | c_int, sendtag: c_int | c_int,
          source: c_int | c_int, recvtag: c_int | c_int, comm: Comm | Comm)
         narrow(count) out(status: *mut Status)
+        // SAFETY: forwarded.
+        beyond { unsafe { crate::large::received(call, run, status, || Some((comm, source != abi::PROC_NULL, Some(dest)))) } }
         |call, run| {
             let header = Header::data(call, dest, sendtag, count.into(), datatype, comm);
             let piece = Piece {

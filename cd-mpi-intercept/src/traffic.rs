@@ -18,6 +18,9 @@
 //!   MPI by the interposer and tested at the next check, so that its completion is still
 //!   counted.
 //!
+//! The large-count forms (`MPI_X_c`) count as their int forms, also with a count beyond
+//! `INT_MAX`, when they pass through unlogged (`large`).
+//!
 //! Counters are atomics shared by all threads (`MPI_THREAD_MULTIPLE`), found through a
 //! per-thread cache of the last communicator used; pending requests are in one table, and a
 //! completion call takes its requests' entries out *before* calling MPI, since once MPI frees
@@ -497,17 +500,54 @@ pub(crate) fn posted(counts: Counts, request: Request) {
     }
 }
 
-/// Persistent requests, by handle: registered whether counting or not (they may be made
-/// before counting starts), at their `_init` call, forgotten when freed.
-static PERSISTENT: LazyLock<Mutex<HashMap<u64, Counts>>> = LazyLock::new(Default::default);
+/// A persistent request this module knows.
+#[derive(Clone, Copy)]
+struct Persistent {
+    /// What each start counts.
+    counts: Counts,
+    /// For one made by a large-count call beyond `INT_MAX` (`large`), what a logged start
+    /// of it marks the log with; `None` for the others.
+    refusal: Option<&'static str>,
+}
 
-fn persistent() -> std::sync::MutexGuard<'static, HashMap<u64, Counts>> {
+/// Persistent requests, by handle: registered whether counting or not (they may be made
+/// before counting starts), at their `_init` call, forgotten when freed. A handle MPI hands
+/// out again is registered again, replacing the entry of the request it named before.
+static PERSISTENT: LazyLock<Mutex<HashMap<u64, Persistent>>> = LazyLock::new(Default::default);
+
+fn persistent() -> std::sync::MutexGuard<'static, HashMap<u64, Persistent>> {
     PERSISTENT.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Remembers a persistent request and what each of its starts counts.
 pub(crate) fn made_persistent(request: Request, what: Counts) {
-    persistent().insert(request.bits(), what);
+    persistent().insert(
+        request.bits(),
+        Persistent {
+            counts: what,
+            refusal: None,
+        },
+    );
+}
+
+/// Remembers a persistent request made by a large-count call beyond `INT_MAX`: what each
+/// start counts, and `refusal`, what a logged start marks the log with ([`start_refusal`]).
+#[cfg(mpi4)]
+pub(crate) fn made_beyond(request: Request, what: Counts, refusal: &'static str) {
+    persistent().insert(
+        request.bits(),
+        Persistent {
+            counts: what,
+            refusal: Some(refusal),
+        },
+    );
+}
+
+/// Why a logged start of `request` cannot be replayed, when it was made by a large-count call
+/// beyond `INT_MAX` (the completion call's check, on the cold path of a start whose request
+/// the thread's engine does not know).
+pub(crate) fn start_refusal(request: Request) -> Option<&'static str> {
+    persistent().get(&request.bits()).and_then(|p| p.refusal)
 }
 
 /// Forgets a persistent request freed in MPI.
@@ -526,7 +566,7 @@ pub(crate) fn is_persistent(request: Request) -> bool {
 
 /// `MPI_Start` of `request`: a send is counted, a receive is pending.
 pub(crate) fn started(request: Request) {
-    let what = persistent().get(&request.bits()).copied();
+    let what = persistent().get(&request.bits()).map(|p| p.counts);
     if let Some(what) = what {
         posted(what, request);
     }

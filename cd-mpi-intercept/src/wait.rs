@@ -614,9 +614,10 @@ fn start_routed(
                 for &handle in handles {
                     let seq = engine::next_seq();
                     let delivery = engine::persistent_delivery(handle).unwrap_or_else(|| {
-                        let _ = cd_core::log_mark_unreplayable(
-                            "MPI_Start of a persistent request made on another thread",
-                        );
+                        // made beyond INT_MAX (see `large`), or on another thread
+                        let why = traffic::start_refusal(handle)
+                            .unwrap_or("MPI_Start of a persistent request made on another thread");
+                        let _ = cd_core::log_mark_unreplayable(why);
                         Delivery::Nothing
                     });
                     engine::track(handle, engine::Tracked { seq, delivery });

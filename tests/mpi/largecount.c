@@ -2,7 +2,13 @@
  * the int forms, in every round of a logged loop, with counts that fit in an int: blocking
  * (Send_c/Recv_c, Sendrecv_c, Mprobe + Mrecv_c), nonblocking (Isend_c/Irecv_c + Waitall,
  * Isendrecv_replace_c), persistent (Send_init_c/Recv_init_c + Startall), and collectives
- * (Bcast_c, Allreduce_c, Alltoallv_c, Gatherv_c, Iallgatherv_c + Wait, Reduce_scatter_block_c).
+ * (Bcast_c, Allreduce_c, Alltoallv_c, Gatherv_c, Iallgatherv_c + Wait, Reduce_scatter_block_c);
+ * then a second phase: the neighbourhood collectives, blocking on a periodic 1-D Cartesian ring
+ * and nonblocking (Ineighbor_X_c) on the same ring made by MPI_Dist_graph_create_adjacent, the
+ * w-collectives (Alltoallw_c, Ialltoallw_c), and every other nonblocking collective (Ibcast_c,
+ * Ireduce_c, Iallreduce_c, Iscan_c, Iexscan_c, Igather_c, Igatherv_c, Iscatter_c, Iscatterv_c,
+ * Iallgather_c, Ialltoall_c, Ialltoallv_c, Ireduce_scatter_c, Ireduce_scatter_block_c), posted
+ * together and completed by one Waitall.
  * With FAULT_RANK set, that rank faults in round FAULT_ROUND, restores to the last advance and
  * re-executes alone from its log.
  * Prints "largecount rank R checksum X recoveries N", or "largecount rank R skipped" where the
@@ -141,6 +147,140 @@ static void round_trip(int rank, int size, int round, const double *u, double *a
               "Reduce_scatter_block_c");
     acc[5] += rs_in[0] * 47 + rs_in[1] * 53;
 }
+
+/* An int's worth of data from a double, for the int blocks. */
+static int bits(double x) { return (int)(x * 8) % 100000; }
+
+/* The neighbourhood collectives on `ring` (two in- and out-neighbours, left then right, as a
+ * periodic 1-D Cartesian topology and a distributed graph both order them), blocking or not. */
+static void neighbours(MPI_Comm ring, int nonblocking, int rank, int round, const double *u,
+                       double *acc) {
+    MPI_Request r[5];
+    int n = 0;
+#define POST(call, ...)                                                                        \
+    mpi_check(nonblocking ? MPI_Ineighbor_##call(__VA_ARGS__, &r[n++])                        \
+                          : MPI_Neighbor_##call(__VA_ARGS__),                                  \
+              #call)
+    /* allgather: one double from each neighbour */
+    double x = u[0] + rank + round, ag[2] = {0, 0};
+    POST(allgather_c, &x, 1, MPI_DOUBLE, ag, 1, MPI_DOUBLE, ring);
+    /* allgatherv: two doubles each, the right neighbour's first */
+    double xv[2] = {u[1] * 2 + round, rank * 3.0}, agv[4] = {0, 0, 0, 0};
+    MPI_Count cv[2] = {2, 2};
+    MPI_Aint dv[2] = {2, 0};
+    POST(allgatherv_c, xv, 2, MPI_DOUBLE, agv, cv, dv, MPI_DOUBLE, ring);
+    /* alltoall: one int to each */
+    int at[2] = {rank * 100 + round, rank * 100 + 50 + bits(u[2])}, atr[2] = {0, 0};
+    POST(alltoall_c, at, 1, MPI_INT, atr, 1, MPI_INT, ring);
+    /* alltoallv: one double to the left, two to the right (so two from the left, one from
+     * the right) */
+    double av[3] = {u[3] + round, rank + 0.25, rank + 0.75}, avr[3] = {0, 0, 0};
+    MPI_Count sc[2] = {1, 2}, rc[2] = {2, 1};
+    MPI_Aint sd[2] = {0, 1}, rd[2] = {1, 0};
+    POST(alltoallv_c, av, sc, sd, MPI_DOUBLE, avr, rc, rd, MPI_DOUBLE, ring);
+    /* alltoallw: a double to the left, two ints to the right (byte displacements) */
+    union {
+        double d[3];
+        int i[6];
+    } ws = {{0}}, wr = {{0}};
+    ws.d[0] = u[4] * 3 + round;
+    ws.i[2] = rank * 7 + round, ws.i[3] = bits(u[5]);
+    MPI_Count wsc[2] = {1, 2}, wrc[2] = {2, 1};
+    MPI_Aint wsd[2] = {0, 8}, wrd[2] = {0, 16};
+    MPI_Datatype wst[2] = {MPI_DOUBLE, MPI_INT}, wrt[2] = {MPI_INT, MPI_DOUBLE};
+    POST(alltoallw_c, &ws, wsc, wsd, wst, &wr, wrc, wrd, wrt, ring);
+#undef POST
+    if (nonblocking) mpi_check(MPI_Waitall(n, r, MPI_STATUSES_IGNORE), "Waitall neighbours");
+    acc[6] += ag[0] * 3 + ag[1] * 5 + agv[0] * 7 + agv[1] * 11 + agv[2] * 13 + agv[3] * 17;
+    acc[6] += atr[0] * 19 + atr[1] * 23 + avr[0] * 29 + avr[1] * 31 + avr[2] * 37;
+    acc[6] += wr.i[0] * 41 + wr.i[1] * 43 + wr.d[2] * 47 + nonblocking;
+}
+
+/* Alltoallw_c and Ialltoallw_c, and every other nonblocking collective, posted together. */
+static void collectives(int rank, int size, int round, const double *u, double *acc) {
+    MPI_Comm w = MPI_COMM_WORLD;
+    int root = (round + 1) % size;
+    /* Alltoallw_c: to rank k, 1 + k % 2 ints (byte displacements), the same from each */
+    int ws[2 * MAX_RANKS], wr[2 * MAX_RANKS], wri[2 * MAX_RANKS];
+    MPI_Count wc[MAX_RANKS], wrc[MAX_RANKS];
+    MPI_Aint wd[MAX_RANKS], wrd[MAX_RANKS];
+    MPI_Datatype wt[MAX_RANKS];
+    for (int k = 0, off = 0; k < size; k++) {
+        wc[k] = 1 + k % 2, wd[k] = off * (MPI_Aint)sizeof(int), off += 1 + k % 2;
+        wrc[k] = 1 + rank % 2, wrd[k] = k * 2 * (MPI_Aint)sizeof(int), wt[k] = MPI_INT;
+    }
+    for (int k = 0; k < 2 * MAX_RANKS; k++)
+        ws[k] = rank * 1000 + k * 3 + round + bits(u[k % N]), wr[k] = wri[k] = -1;
+    mpi_check(MPI_Alltoallw_c(ws, wc, wd, wt, wr, wrc, wrd, wt, w), "Alltoallw_c");
+
+    /* the nonblocking ones: each its own buffers, completed by one Waitall */
+    enum { M = 4 };
+    MPI_Request r[16];
+    int n = 0;
+    double mine[M], b[M], red[M], all[M], scan[M], exs[M];
+    for (int k = 0; k < M; k++)
+        mine[k] = u[k] + rank * (k + 1) + round, b[k] = rank == root ? u[k + 4] : 0,
+        red[k] = all[k] = scan[k] = exs[k] = 0;
+    mpi_check(MPI_Ialltoallw_c(ws, wc, wd, wt, wri, wrc, wrd, wt, w, &r[n++]), "Ialltoallw_c");
+    mpi_check(MPI_Ibcast_c(b, M, MPI_DOUBLE, root, w, &r[n++]), "Ibcast_c");
+    mpi_check(MPI_Ireduce_c(mine, red, M, MPI_DOUBLE, MPI_SUM, root, w, &r[n++]), "Ireduce_c");
+    mpi_check(MPI_Iallreduce_c(mine, all, M, MPI_DOUBLE, MPI_MAX, w, &r[n++]), "Iallreduce_c");
+    mpi_check(MPI_Iscan_c(mine, scan, M, MPI_DOUBLE, MPI_SUM, w, &r[n++]), "Iscan_c");
+    mpi_check(MPI_Iexscan_c(mine, exs, M, MPI_DOUBLE, MPI_SUM, w, &r[n++]), "Iexscan_c");
+    /* gathered and scattered: rank k's block is k + 1 doubles in the v forms, 2 otherwise */
+    double g[2 * MAX_RANKS], gv[MAX_RANKS * (MAX_RANKS + 1) / 2], sg[2], sv[MAX_RANKS];
+    double src[MAX_RANKS * (MAX_RANKS + 1) / 2], ag[2 * MAX_RANKS];
+    MPI_Count gc[MAX_RANKS];
+    MPI_Aint gd[MAX_RANKS];
+    int total = size * (size + 1) / 2;
+    for (int k = 0, off = 0; k < size; k++) gc[k] = k + 1, gd[k] = off, off += k + 1;
+    for (int k = 0; k < total; k++) src[k] = u[k % N] * (k + 1) + rank + round, gv[k] = 0;
+    for (int k = 0; k < 2 * MAX_RANKS; k++) g[k] = ag[k] = 0;
+    sg[0] = sg[1] = 0;
+    for (int k = 0; k < MAX_RANKS; k++) sv[k] = 0;
+    mpi_check(MPI_Igather_c(mine, 2, MPI_DOUBLE, g, 2, MPI_DOUBLE, root, w, &r[n++]), "Igather_c");
+    mpi_check(MPI_Igatherv_c(src, rank + 1, MPI_DOUBLE, gv, gc, gd, MPI_DOUBLE, root, w, &r[n++]),
+              "Igatherv_c");
+    mpi_check(MPI_Iscatter_c(src, 2, MPI_DOUBLE, sg, 2, MPI_DOUBLE, root, w, &r[n++]),
+              "Iscatter_c");
+    mpi_check(MPI_Iscatterv_c(src, gc, gd, MPI_DOUBLE, sv, rank + 1, MPI_DOUBLE, root, w, &r[n++]),
+              "Iscatterv_c");
+    mpi_check(MPI_Iallgather_c(mine, 2, MPI_DOUBLE, ag, 2, MPI_DOUBLE, w, &r[n++]), "Iallgather_c");
+    /* Ialltoall_c: one int to each; Ialltoallv_c: k % 2 + 1 ints to rank k */
+    int ia[MAX_RANKS], iar[MAX_RANKS], iv[2 * MAX_RANKS], ivr[2 * MAX_RANKS];
+    MPI_Count vc[MAX_RANKS], vrc[MAX_RANKS];
+    MPI_Aint vd[MAX_RANKS], vrd[MAX_RANKS];
+    for (int k = 0, so = 0; k < size; k++) {
+        ia[k] = rank * 10 + k + round, iar[k] = -1;
+        vc[k] = k % 2 + 1, vd[k] = so, so += k % 2 + 1;
+        vrc[k] = rank % 2 + 1, vrd[k] = 2 * k;
+    }
+    for (int k = 0; k < 2 * MAX_RANKS; k++) iv[k] = rank * 100 + k + round, ivr[k] = -1;
+    mpi_check(MPI_Ialltoall_c(ia, 1, MPI_INT, iar, 1, MPI_INT, w, &r[n++]), "Ialltoall_c");
+    mpi_check(MPI_Ialltoallv_c(iv, vc, vd, MPI_INT, ivr, vrc, vrd, MPI_INT, w, &r[n++]),
+              "Ialltoallv_c");
+    /* Ireduce_scatter_c: rank k gets k % 2 + 1 doubles; the block form two each */
+    double rs[2 * MAX_RANKS], rsr[2] = {0, 0}, rb[2 * MAX_RANKS], rbr[2] = {0, 0};
+    MPI_Count rsc[MAX_RANKS];
+    for (int k = 0; k < size; k++) rsc[k] = k % 2 + 1;
+    for (int k = 0; k < 2 * MAX_RANKS; k++) rs[k] = u[k % N] + k * rank, rb[k] = rs[k] * 0.5 + round;
+    mpi_check(MPI_Ireduce_scatter_c(rs, rsr, rsc, MPI_DOUBLE, MPI_SUM, w, &r[n++]),
+              "Ireduce_scatter_c");
+    mpi_check(MPI_Ireduce_scatter_block_c(rb, rbr, 2, MPI_DOUBLE, MPI_SUM, w, &r[n++]),
+              "Ireduce_scatter_block_c");
+    mpi_check(MPI_Waitall(n, r, MPI_STATUSES_IGNORE), "Waitall collectives");
+
+    double a = 0;
+    for (int k = 0; k < 2 * size; k++) a += (wr[k] + wri[k] * 3.0) * (k + 1) + ivr[k] * 5.0 * (k + 2);
+    for (int k = 0; k < size; k++) a += iar[k] * 7.0 * (k + 1);
+    for (int k = 0; k < M; k++)
+        a += b[k] * 11 + red[k] * 13 + all[k] * 17 + scan[k] * 19 + exs[k] * 23 * (k + 1);
+    for (int k = 0; k < 2 * size; k++) a += g[k] * 29 * (k + 1) + ag[k] * 31 * (k + 2);
+    for (int k = 0; k < total; k++) a += gv[k] * 37 * (k + 3);
+    for (int k = 0; k <= rank; k++) a += sv[k] * 41 * (k + 1);
+    a += sg[0] * 43 + sg[1] * 47 + rsr[0] * 53 + rsr[1] * 59 + rbr[0] * 61 + rbr[1] * 67;
+    acc[6] += a * 1e-3;
+}
 #endif
 
 int main(int argc, char **argv) {
@@ -150,6 +290,15 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &size);
 #if MPI_VERSION >= 4
     if (size > MAX_RANKS) die("at most 16 ranks");
+    /* the ring of the neighbourhood collectives, made before the CD: as a Cartesian topology
+     * and as a distributed graph */
+    MPI_Comm cart, graph;
+    int dims[1] = {size}, periods[1] = {1};
+    mpi_check(MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &cart), "Cart_create");
+    int ring[2] = {(rank + size - 1) % size, (rank + 1) % size};
+    mpi_check(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, ring, MPI_UNWEIGHTED, 2, ring,
+                                             MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &graph),
+              "Dist_graph_create_adjacent");
     int fault_rank = env_int("FAULT_RANK", -1), fault_round = env_int("FAULT_ROUND", 4);
     static double u[N], acc[8];
     int round = 0, recoveries = 0, faulted = 0;
@@ -165,6 +314,9 @@ int main(int argc, char **argv) {
     CHECK(add_to_cd_via_copy(cd, state, 3));
     while (round < ROUNDS) {
         round_trip(rank, size, round, u, acc);
+        neighbours(cart, 0, rank, round, u, acc);
+        neighbours(graph, 1, rank, round, u, acc);
+        collectives(rank, size, round, u, acc);
         for (int i = 0; i < N; i++) u[i] = 0.5 * u[i] + acc[(i + round) % 6] * 1e-4;
         if (rank == fault_rank && round == fault_round && !faulted) {
             faulted = 1;
@@ -189,6 +341,8 @@ int main(int argc, char **argv) {
     }
     printf("largecount rank %d checksum %016llx recoveries %d\n", rank, (unsigned long long)h,
            recoveries);
+    MPI_Comm_free(&cart);
+    MPI_Comm_free(&graph);
 #else
     printf("largecount rank %d skipped\n", rank);
 #endif

@@ -11,6 +11,12 @@
  *   threads  MPI_THREAD_MULTIPLE: every step two threads exchange messages around the ring
  *            at once (Isend/Irecv + Waitall, Send + Recv(ANY_SOURCE)), each on its own
  *            communicator, and are joined before the advance
+ *   large    (MPI_VERSION >= 4, else "pi rank R skipped") every step, the CD logging,
+ *            point-to-point and collective traffic where even ranks call the large-count
+ *            forms with a count beyond INT_MAX (3e9 elements of a size-0 datatype: passed
+ *            through unlogged) and odd ranks the int forms with 0 bytes, so that a pair's
+ *            counts differ if a large-count call goes uncounted; and rank 0 MPI_Isend_c's such
+ *            a message to rank 1 before the advance at PI_AT, received after it: in flight
  * PI_CACHE names the simulated nodes' cache base (dir=$PI_CACHE/node{rank}); with
  * PI_FROM_ENV=1 the CD takes CD_STORAGE_INFO instead (set by the caller). PI_KILL_AT=S: every
  * rank kills itself (SIGKILL) after step S. A restart resumes from the recovered version.
@@ -124,6 +130,62 @@ static void wild_step(MPI_Comm comm, int step, double *u, MPI_Request persistent
     MPI_Comm_free(&tmp);
 }
 
+#if MPI_VERSION >= 4
+/* A datatype of size 0 and a count beyond INT_MAX: a large-count call passed through unlogged
+ * that moves no byte. */
+static MPI_Datatype empty;
+#define HUGE_COUNT ((MPI_Count)3000000000)
+#define UNPACK(...) __VA_ARGS__
+/* MPI_<call>_c with HUGE_COUNT elements of `empty` on an even rank, MPI_<call> with 0 bytes on
+ * an odd one (the same, empty, type signature): `pre` and `post` are the arguments before and
+ * after the count and datatype, in parentheses. */
+#define EITHER(call, pre, post)                                                                \
+    mpi_check(rank % 2 == 0 ? MPI_##call##_c(UNPACK pre, HUGE_COUNT, empty, UNPACK post)       \
+                            : MPI_##call(UNPACK pre, 0, MPI_BYTE, UNPACK post),                \
+              #call)
+
+/* One step of "large" traffic on `comm`; `persistent` holds a send to the right, a receive
+ * from the left and a broadcast from rank 0, made by EITHER. */
+static void large_step(MPI_Comm comm, MPI_Request persistent[3]) {
+    int left = (rank + size - 1) % size, right = (rank + 1) % size, big = rank % 2 == 0;
+    double d = 0;
+    MPI_Request q[2];
+    EITHER(Send, (&d), (right, 20, comm));
+    EITHER(Recv, (&d), (left, 20, comm, MPI_STATUS_IGNORE));
+    EITHER(Irecv, (&d), (left, 21, comm, &q[0]));
+    EITHER(Isend, (&d), (right, 21, comm, &q[1]));
+    mpi_check(MPI_Waitall(2, q, MPI_STATUSES_IGNORE), "Waitall");
+    mpi_check(big ? MPI_Sendrecv_c(&d, HUGE_COUNT, empty, right, 22, &d, HUGE_COUNT, empty, left,
+                                   22, comm, MPI_STATUS_IGNORE)
+                  : MPI_Sendrecv(&d, 0, MPI_BYTE, right, 22, &d, 0, MPI_BYTE, left, 22, comm,
+                                 MPI_STATUS_IGNORE),
+              "Sendrecv");
+    mpi_check(big ? MPI_Sendrecv_replace_c(&d, HUGE_COUNT, empty, left, 23, right, 23, comm,
+                                           MPI_STATUS_IGNORE)
+                  : MPI_Sendrecv_replace(&d, 0, MPI_BYTE, left, 23, right, 23, comm,
+                                         MPI_STATUS_IGNORE),
+              "Sendrecv_replace");
+    /* (no MPI_Isendrecv(_replace): MPICH 4.0.2 crashes on it with any derived datatype, int
+     * form or not, without libcd too) */
+    /* matched probes, received by Mrecv and Imrecv */
+    MPI_Message msg;
+    EITHER(Send, (&d), (left, 26, comm));
+    mpi_check(MPI_Mprobe(MPI_ANY_SOURCE, 26, comm, &msg, MPI_STATUS_IGNORE), "Mprobe");
+    EITHER(Mrecv, (&d), (&msg, MPI_STATUS_IGNORE));
+    EITHER(Send, (&d), (left, 27, comm));
+    int flag = 0;
+    while (!flag) MPI_Improbe(MPI_ANY_SOURCE, 27, comm, &flag, &msg, MPI_STATUS_IGNORE);
+    EITHER(Imrecv, (&d), (&msg, &q[0]));
+    mpi_check(MPI_Wait(&q[0], MPI_STATUS_IGNORE), "Wait Imrecv");
+    /* persistent requests, and collectives */
+    mpi_check(MPI_Startall(3, persistent), "Startall");
+    mpi_check(MPI_Waitall(3, persistent, MPI_STATUSES_IGNORE), "Waitall persistent");
+    EITHER(Bcast, (&d), (1, comm));
+    EITHER(Ibcast, (&d), (0, comm, &q[0]));
+    mpi_check(MPI_Wait(&q[0], MPI_STATUS_IGNORE), "Wait Ibcast");
+}
+#endif
+
 struct lane {
     MPI_Comm comm;
     int step;
@@ -171,7 +233,17 @@ int main(int argc, char **argv) {
     int left = (rank + size - 1) % size, right = (rank + 1) % size;
     int steps = env_int("PI_STEPS", 40), interval = env_int("PI_INTERVAL", 10);
     int at = env_int("PI_AT", 20), kill_at = env_int("PI_KILL_AT", -1);
-    int wild = strcmp(mode, "wild") == 0;
+    int wild = strcmp(mode, "wild") == 0, large = strcmp(mode, "large") == 0;
+#if MPI_VERSION >= 4
+    MPI_Type_contiguous(0, MPI_BYTE, &empty);
+    MPI_Type_commit(&empty);
+#else
+    if (large) {
+        printf("pi rank %d skipped\n", rank);
+        MPI_Finalize();
+        return 0;
+    }
+#endif
 
     static double u[M];
     for (int i = 0; i < M; i++) u[i] = rank * 10 + i;
@@ -181,7 +253,9 @@ int main(int argc, char **argv) {
     snprintf(info, sizeof info, "dir=%s/node{rank};scheme=xor;set_size=4;keep=3",
              getenv("PI_CACHE") ? getenv("PI_CACHE") : "/tmp");
     const char *given = getenv("PI_FROM_ENV") ? NULL : info;
-    cd_handle cd = create_cd(NULL, given, COMM_LOGGING_DISABLED, "inflight", NULL);
+    /* "large" logs, so that its collectives check their counts too (see `coll`) */
+    cd_handle cd = create_cd(NULL, given, large ? COMM_LOGGING_ENABLED : COMM_LOGGING_DISABLED,
+                             "inflight", NULL);
     if (!cd) return report_cd_error("create_cd");
     struct cd_addrspec state[] = {
         {u, sizeof u, READ_WRITE, GLOBAL},
@@ -202,6 +276,19 @@ int main(int argc, char **argv) {
     MPI_Request persistent[2];
     MPI_Recv_init(&pin, 1, MPI_DOUBLE, left, 8, dup, &persistent[0]);
     MPI_Send_init(&pout, 1, MPI_DOUBLE, right, 8, dup, &persistent[1]);
+#if MPI_VERSION >= 4
+    static double large_buf;
+    MPI_Request large_persistent[3];
+    if (large) {
+        EITHER(Send_init, (&large_buf), (right, 28, dup, &large_persistent[0]));
+        EITHER(Recv_init, (&large_buf), (left, 28, dup, &large_persistent[1]));
+        mpi_check(rank % 2 == 0 ? MPI_Bcast_init_c(&large_buf, HUGE_COUNT, empty, 0, dup,
+                                                   MPI_INFO_NULL, &large_persistent[2])
+                                : MPI_Bcast_init(&large_buf, 0, MPI_BYTE, 0, dup, MPI_INFO_NULL,
+                                                 &large_persistent[2]),
+                  "Bcast_init");
+    }
+#endif
     struct lane lanes[2];
     for (int t = 0; t < 2; t++) {
         MPI_Comm_dup(MPI_COMM_WORLD, &lanes[t].comm);
@@ -212,6 +299,9 @@ int main(int argc, char **argv) {
         MPI_Sendrecv(&u[0], 1, MPI_DOUBLE, left, 0, &u[M - 1], 1, MPI_DOUBLE, right, 0,
                      MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         if (wild) wild_step(dup, step, u, persistent, &pin, &pout);
+#if MPI_VERSION >= 4
+        if (large) large_step(dup, large_persistent);
+#endif
         if (threads) {
             pthread_t th[2];
             for (int t = 0; t < 2; t++) {
@@ -227,11 +317,17 @@ int main(int argc, char **argv) {
 
         /* the traffic around the advance at step `at` */
         int special = step == at && (strcmp(mode, "isend") == 0 || strcmp(mode, "recv") == 0 ||
-                                     strcmp(mode, "pending") == 0);
+                                     strcmp(mode, "pending") == 0 || large);
         double token = 1000 + step, got = 0;
         MPI_Request sreq = MPI_REQUEST_NULL, rreq = MPI_REQUEST_NULL;
         if (special && strcmp(mode, "isend") == 0) {
             if (rank == 0) MPI_Isend(&token, 1, MPI_DOUBLE, 1, 42, MPI_COMM_WORLD, &sreq);
+#if MPI_VERSION >= 4
+        } else if (special && large) {
+            if (rank == 0)
+                mpi_check(MPI_Isend_c(&token, HUGE_COUNT, empty, 1, 42, MPI_COMM_WORLD, &sreq),
+                          "Isend_c");
+#endif
         } else if (special && strcmp(mode, "recv") == 0) {
             if (rank == 0) MPI_Send(&token, 1, MPI_DOUBLE, 1, 42, MPI_COMM_WORLD);
             if (rank == 1) MPI_Recv(&got, 1, MPI_DOUBLE, 0, 42, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -255,6 +351,15 @@ int main(int argc, char **argv) {
         if (special && strcmp(mode, "isend") == 0) {
             if (rank == 0) MPI_Wait(&sreq, MPI_STATUS_IGNORE);
             if (rank == 1) MPI_Recv(&got, 1, MPI_DOUBLE, 0, 42, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+#if MPI_VERSION >= 4
+        } else if (special && large) {
+            if (rank == 0) MPI_Wait(&sreq, MPI_STATUS_IGNORE);
+            if (rank == 1)
+                mpi_check(MPI_Recv_c(&got, HUGE_COUNT, empty, 0, 42, MPI_COMM_WORLD,
+                                     MPI_STATUS_IGNORE),
+                          "Recv_c");
+            got = token; /* no byte moved */
+#endif
         } else if (special && strcmp(mode, "pending") == 0) {
             if (rank == 0) MPI_Send(&token, 1, MPI_DOUBLE, 1, 42, MPI_COMM_WORLD);
             if (rank == 1) MPI_Wait(&rreq, MPI_STATUS_IGNORE);
@@ -274,6 +379,11 @@ int main(int argc, char **argv) {
     fflush(stdout);
     MPI_Request_free(&persistent[0]);
     MPI_Request_free(&persistent[1]);
+#if MPI_VERSION >= 4
+    if (large)
+        for (int k = 0; k < 3; k++) MPI_Request_free(&large_persistent[k]);
+    MPI_Type_free(&empty);
+#endif
     MPI_Comm_free(&dup);
     for (int t = 0; t < 2; t++) MPI_Comm_free(&lanes[t].comm);
     commit_cd(cd);

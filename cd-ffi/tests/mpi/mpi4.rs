@@ -130,14 +130,17 @@ fn communicators_freed_in_committed_children_are_held_while_the_parent_can_repla
     );
 }
 
-/// Partitioned communication, the large-count forms with a count beyond `INT_MAX` and a
-/// large-count MPI-IO write pass through and mark the log: a restore that would replay them refuses (`CD_ERR_UNREPLAYABLE`)
-/// naming the first one, and succeeds once an advance discarded the log.
+/// Partitioned communication, the large-count forms with a count beyond `INT_MAX`, a
+/// large-count MPI-IO write, and `MPI_Start` of a persistent request made beyond `INT_MAX`
+/// pass through and mark the log: a restore that would replay them refuses
+/// (`CD_ERR_UNREPLAYABLE`) naming the first one (for the start, the call that made the
+/// request and why), and succeeds once an advance discarded the log. Under both families, a
+/// start of a persistent request made on another thread is refused saying so.
 #[test]
 fn partitioned_and_large_count_calls_make_a_restore_refuse_naming_them() {
     let exe = compile("unreplayable");
     let run = launch(&exe, "unreplayable", "unreplayable rank", &[]);
-    // Open MPI 4.1 has neither (MPI_VERSION 3): only the last restore runs there.
+    // Open MPI 4.1 has neither (MPI_VERSION 3): only the last two restores run there.
     let mpi4 = !mpicc().contains("openmpi");
     if !mpi4 {
         eprintln!(
@@ -145,22 +148,26 @@ fn partitioned_and_large_count_calls_make_a_restore_refuse_naming_them() {
              the MPI-4 calls (Open MPI has no partitioned or large-count functions)"
         );
     }
+    let thread = "refused:MPI_Start of a persistent request made on another thread restored";
     for (rank, line) in &run.lines {
-        let expected = match (mpi4, rank % 2) {
-            (false, _) => "restored",
-            (true, 0) => {
-                "refused:MPI_Psend_init refused:MPI_Send_c refused:MPI_Bcast_c \
-                 refused:MPI_File_write_at_c restored"
-            }
-            (true, _) => {
-                "refused:MPI_Precv_init refused:MPI_Recv_c refused:MPI_Bcast_c \
-                 refused:MPI_File_write_at_c restored"
-            }
+        let (maker, pieces) = if rank % 2 == 0 {
+            ("MPI_Send_init_c", "MPI_Psend_init refused:MPI_Send_c")
+        } else {
+            ("MPI_Recv_init_c", "MPI_Precv_init refused:MPI_Recv_c")
+        };
+        let expected = if mpi4 {
+            format!(
+                "refused:{pieces} refused:MPI_Bcast_c refused:MPI_File_write_at_c \
+                 refused:MPI_Start of a persistent request made by {maker} with a count beyond \
+                 INT_MAX {thread}"
+            )
+        } else {
+            thread.to_owned()
         };
         assert_eq!(line, &format!("unreplayable rank {rank} {expected}"));
         if mpi4 {
             assert!(
-                run.stats[*rank]["calls.unreplayable"] >= 3,
+                run.stats[*rank]["calls.unreplayable"] >= 4,
                 "{:?}",
                 run.stats[*rank]
             );
@@ -171,7 +178,10 @@ fn partitioned_and_large_count_calls_make_a_restore_refuse_naming_them() {
 
 /// The large-count forms (`MPI_X_c`, all that mpi4py 4 calls under MPICH 4) with counts that
 /// fit in an `int`: logged and replayed like their int forms, each rank's result bitwise equal
-/// to the fault-free run's, the other ranks' calls unchanged, and nothing passed through.
+/// to the fault-free run's, the other ranks' calls unchanged, every record of the re-executed
+/// rounds replayed, and nothing passed through. Point-to-point, persistent and the common
+/// collectives, then the neighbourhood collectives (on a Cartesian and a distributed-graph
+/// ring), the w-collectives and every nonblocking collective.
 #[test]
 fn large_count_calls_replay_in_isolation() {
     let exe = compile("largecount");
@@ -188,6 +198,11 @@ fn large_count_calls_replay_in_isolation() {
     );
     assert_isolated(&clean, &faulty, 2);
     let (f, c) = (&faulty.stats[2], &clean.stats[2]);
+    // every round logs the same records; restored to round 2 after round 4, the rank
+    // re-executed rounds 2 to 4 (half of the 6) from its log, every record of them replayed,
+    // and logged again only what it ran live
+    assert_eq!(f["records.logged"], c["records.logged"], "{f:?}");
+    assert_eq!(2 * f["records.replayed"], c["records.logged"], "{f:?}");
     for call in [
         "MPI_Send_c",
         "MPI_Recv_c",
@@ -204,6 +219,33 @@ fn large_count_calls_replay_in_isolation() {
         "MPI_Gatherv_c",
         "MPI_Iallgatherv_c",
         "MPI_Reduce_scatter_block_c",
+        // the second phase: neighbourhood, w- and the other nonblocking collectives
+        "MPI_Neighbor_allgather_c",
+        "MPI_Neighbor_allgatherv_c",
+        "MPI_Neighbor_alltoall_c",
+        "MPI_Neighbor_alltoallv_c",
+        "MPI_Neighbor_alltoallw_c",
+        "MPI_Ineighbor_allgather_c",
+        "MPI_Ineighbor_allgatherv_c",
+        "MPI_Ineighbor_alltoall_c",
+        "MPI_Ineighbor_alltoallv_c",
+        "MPI_Ineighbor_alltoallw_c",
+        "MPI_Alltoallw_c",
+        "MPI_Ialltoallw_c",
+        "MPI_Ibcast_c",
+        "MPI_Ireduce_c",
+        "MPI_Iallreduce_c",
+        "MPI_Iscan_c",
+        "MPI_Iexscan_c",
+        "MPI_Igather_c",
+        "MPI_Igatherv_c",
+        "MPI_Iscatter_c",
+        "MPI_Iscatterv_c",
+        "MPI_Iallgather_c",
+        "MPI_Ialltoall_c",
+        "MPI_Ialltoallv_c",
+        "MPI_Ireduce_scatter_c",
+        "MPI_Ireduce_scatter_block_c",
     ] {
         let key = format!("calls.{call}");
         assert!(f[&key] > c[&key], "{call} was not re-executed: {f:?}");

@@ -295,3 +295,47 @@ fn persistent_inflight_counts_the_traffic_of_concurrent_threads() {
     assert_eq!(run.stat("persist.count"), [10; RANKS], "{}", run.text);
     assert_eq!(run.lines("done").len(), RANKS, "{}", run.text);
 }
+
+/// The large-count forms with a count beyond `INT_MAX` (passed through unlogged) count their
+/// messages as the int forms do: every step, the CD logging, even ranks call them (3e9
+/// elements of a size-0 datatype) where odd ranks call the int forms with 0 bytes (sends,
+/// receives, posts, `Sendrecv(_replace)`, `Mrecv`/`Imrecv` of matched
+/// probes, persistent sends, receives and a broadcast started every step, `Bcast`, `Ibcast`),
+/// so that a form left uncounted unbalances its pair and refuses a persist; none is refused
+/// but the one at step 20, where rank 0's `MPI_Isend_c` is in flight and named. Skipped under
+/// Open MPI (no large-count forms).
+#[test]
+fn persistent_inflight_counts_large_count_calls_beyond_int_max() {
+    let cache = fresh_cache("inflight-large");
+    let run = launch("large", &cache, &[("PI_MODE", "large")]);
+    assert!(run.ok, "{}", run.text);
+    if run.lines("skipped").len() == RANKS {
+        eprintln!(
+            "persistent_inflight_counts_large_count_calls_beyond_int_max: skipped, \
+             MPI_VERSION < 4 (no MPI_X_c)"
+        );
+        return;
+    }
+    assert!(!run.text.contains(" error "), "{}", run.text);
+    // rank 0 sends rank 1 four messages a step (Send_c, Isend_c, Sendrecv_c and the
+    // persistent Send_init_c's start), 80 in 20 steps, and the one in flight
+    assert_refused_everywhere(
+        &run,
+        20,
+        "rank 0 sent 81 message(s) to rank 1, which received 80 (counts since the first \
+         persistent create_cd)",
+    );
+    for rank in 0..RANKS {
+        assert_eq!(run.steps(rank, "persisted"), [10, 30, 40], "{}", run.text);
+    }
+    // the even ranks' large-count calls passed through
+    for rank in (0..RANKS).step_by(2) {
+        assert!(
+            run.stats[rank]["calls.unreplayable"] >= 20 * 9,
+            "rank {rank}: {:?}",
+            run.stats[rank]
+        );
+    }
+    assert_eq!(run.stat("persist.refused"), [1; RANKS]);
+    assert_eq!(run.lines("done").len(), RANKS, "{}", run.text);
+}
