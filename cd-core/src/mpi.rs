@@ -130,14 +130,23 @@ pub fn log_append_with(len: usize, fill: impl FnOnce(&mut [u8])) -> Result<()> {
 fn log_append_slow(len: usize, fill: impl FnOnce(&mut [u8])) -> Result<()> {
     // Marked for the whole append, checked and set in the thread-local access that reads the
     // cache and the writer.
-    handle::with_cached_marked(|cached, writer| {
-        let cached = cached.ok_or(CdError::NoActiveCd)?;
-        match cached.mode {
-            LogMode::Off => Err(CdError::LoggingDisabled),
-            LogMode::Replay => Err(CdError::LogReplaying),
-            LogMode::Record => append_locked(cached, writer, len, fill),
-        }
-    })
+    handle::with_cached_marked(|cached, writer| append_checked(cached, writer, len, fill))
+}
+
+/// The slow append on the validated cache (`None` without an active CD): the errors of
+/// [`log_append_with`], or the append under the CD's lock.
+pub(crate) fn append_checked(
+    cached: Option<&Cached>,
+    writer: &RefCell<Option<Writer>>,
+    len: usize,
+    fill: impl FnOnce(&mut [u8]),
+) -> Result<()> {
+    let cached = cached.ok_or(CdError::NoActiveCd)?;
+    match cached.mode {
+        LogMode::Off => Err(CdError::LoggingDisabled),
+        LogMode::Replay => Err(CdError::LogReplaying),
+        LogMode::Record => append_locked(cached, writer, len, fill),
+    }
 }
 
 /// The append under the CD's lock: when the thread has no lane with room, or its record
