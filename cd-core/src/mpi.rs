@@ -19,6 +19,14 @@
 //! same records again, followed by the records of its own log, if it made any after P's
 //! replay ended: the replay that feeds a thread is the outermost replaying CD among its active
 //! CD and that CD's ancestors, whose records are the oldest.
+//!
+//! With several threads (`MPI_THREAD_MULTIPLE`), a replay is shared: it feeds every thread
+//! whose active CD is below the replaying one, in the order they ask, from one cursor. So a
+//! rewind by one thread's restore also feeds another thread whose active CD is below the
+//! rewound CD (a sibling of the restored one, say), which replays from then on even though it
+//! did not restore anything, and takes records from the same cursor. A thread that must
+//! recover alone while the others go on live needs a CD tree of its own (a root CD per
+//! thread, as `tests/mpi/threads.c` has).
 
 use crate::callback;
 use crate::error::{CdError, Result};
