@@ -313,10 +313,10 @@ fn cache_sees_the_feeders_replay_end() {
     ));
 }
 
-/// A restore below the active CD rewinds the root's replay (what `restore_cd` does with a
-/// feed mark: the feeder's replay published, then the CDs from it down to the restored one
-/// bumped): the active CD, between them, is not the feeder of its cached answer, and its own
-/// epoch carries the change.
+/// A restore below the root rewinds the root's replay (what `restore_cd` does with a feed
+/// mark: the feeder's replay published, then it and every CD below it bumped,
+/// `handle::bump_below`): the active CD, below it (on the restored CD's path or on another
+/// branch), is not the feeder of its cached answer, and its own epoch carries the change.
 #[test]
 fn cache_sees_an_ancestors_replay_rewound() {
     reached_both(cache_across(
