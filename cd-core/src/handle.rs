@@ -25,10 +25,14 @@
 //!   CD's lock): the CD's own for its retirement and its replay starting or ending, and for a
 //!   change in an ancestor, the epochs of the CDs whose cached answers it changes (a restore
 //!   retires the restored CD's descendants and bumps the CD; a restore that rewinds an
-//!   ancestor's replay bumps the CDs from that ancestor down to the restored one; a replay
-//!   ending bumps only the replaying CD, which the answers it fed keep as their feeder). Not
-//!   covered: a rewind does not bump the CDs below the rewound ancestor on other branches, so
-//!   a thread whose active CD is one keeps its `Record` answer until its stack changes.
+//!   ancestor's replay bumps that ancestor and every live CD below it, on every branch
+//!   ([`bump_below`]); a replay ending bumps only the replaying CD, which the answers it fed
+//!   keep as their feeder). The rewind's walk is over all branches because the replay feeds
+//!   every CD below the ancestor, not only the restored CD's path: with another thread's
+//!   active CD a sibling of the restored one, that thread's `Record` answer (taken after the
+//!   ancestor's replay had ended) would otherwise pass every validation while a fresh look
+//!   says `Replay`, until its stack changed (the unit test
+//!   `a_rewind_reaches_every_thread_below_the_rewound_cd` is that case).
 //! - A reader ([`Cached::compute`]) loads an epoch (acquire), then the flags it guards: the
 //!   active CD's epoch, then its retirement, then for the CD and each ancestor its epoch, then
 //!   its `replaying`. It keeps the active CD's epoch and the feeder's. [`Cached::is_current`]
@@ -71,7 +75,13 @@
 //!   (`Node::mark_retired`), which seals the lane;
 //! - a replay starting on the CD's log or rewound, by any thread, this one included
 //!   (`Log::start_replay`, `Log::rewind`): the lane is closed, sealed;
-//! - the log merged into the parent's by another thread, or its lane replaced: sealed.
+//! - the log merged into the parent's by another thread, or its lane replaced: sealed;
+//! - an ancestor's replay rewound, which makes the CD's threads replay: nothing seals the
+//!   CD's lane, whose log is not replayed, but the rewind bumps the CD ([`bump_below`]), so
+//!   the next call's route refuses the cached answer, and computing it again drops the
+//!   writer. A record appended meanwhile (the rewind concurrent with the call) goes into the
+//!   CD's own log, not the replayed one, which it could reach only by a merge, and a merge
+//!   into a log being replayed is refused (`merge::check_merge`).
 //!
 //! A sealed lane refuses the record (`closed` seen before writing) or orphans it (the seal
 //! handshake), and the record goes to the slow path, which validates the cache and fails or
@@ -79,7 +89,11 @@
 //! `closed`, or the handshake); one concurrent with it may be missed, and the call then runs as
 //! if it came first, as with the cache. `logging` never changes, so the writer's CD records
 //! for as long as it is live and not replaying. What remains on the hot path is the mark, the
-//! writer's borrow and the lane's own checks.
+//! writer's borrow and the lane's own checks. The loom models `writer_across_*`
+//! (`tests/loom.rs`) check the first four cases on the real code, in every interleaving of
+//! the append with the change: the record is in the log when the change handles it (merged,
+//! replayed, discarded with it), or is refused or orphaned and the slow path fails or appends
+//! it to a log that records.
 
 use crate::error::{CdError, Fate, Result};
 use crate::ids::{CdHandle, CdRef};
@@ -176,6 +190,24 @@ pub(crate) fn live_nodes() -> Vec<Arc<Node>> {
         .iter()
         .filter_map(|slot| slot.node.clone())
         .collect()
+}
+
+/// Bumps the epoch of `ancestor` and of every live CD below it, on every branch: after a
+/// restore rewound `ancestor`'s replay, which then feeds every one of them (see "Validating
+/// the cache" in the module docs). Call it after publishing the replay. One walk of the
+/// registry, paid by the rewind only.
+pub(crate) fn bump_below(ancestor: &Arc<Node>) {
+    ancestor.bump();
+    for node in live_nodes() {
+        let mut up = node.parent.as_ref();
+        while let Some(n) = up {
+            if Arc::ptr_eq(n, ancestor) {
+                node.bump();
+                break;
+            }
+            up = n.parent.as_ref();
+        }
+    }
 }
 
 /// Removes a CD from the registry; its handle becomes stale.
@@ -557,4 +589,70 @@ impl Drop for Unmark<'_> {
 /// locals are being destroyed.
 pub(crate) fn with_mark<R>(f: impl FnOnce(&Cell<bool>) -> R) -> Option<R> {
     ACTIVE.try_with(|a| f(&a.marked)).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{
+        commit_cd, create_cd, log_append, log_mode, log_next, restore_cd, CdError, LogMode,
+        LoggingMode,
+    };
+    use std::sync::Barrier;
+
+    /// A rewind reaches the cached answers of every thread below the rewound CD, not only
+    /// the restoring thread's. P's log replays (P was restored); thread A's active CD is P's
+    /// child C1, created during that replay, which A consumes to its end; thread B's is C2,
+    /// C1's sibling, created after it, recording (B holds a writer on C2's lane). A restores
+    /// C1, which rewinds P's replay: B's active CD now has a replaying ancestor, so B is fed
+    /// by P's replay, and its answer from before (recording) is no longer current. Before
+    /// the rewind bumped every CD below P, B kept recording until its stack changed.
+    #[test]
+    fn a_rewind_reaches_every_thread_below_the_rewound_cd() {
+        let p = create_cd(None, None, LoggingMode::Enabled, Some("rewind-below")).unwrap();
+        log_append(&[b"p1"]).unwrap();
+        log_append(&[b"p2"]).unwrap();
+        // SAFETY: the CDs hold no memory.
+        unsafe { restore_cd(p) }.unwrap();
+        let step = Barrier::new(2);
+        let seen_by_b = std::thread::scope(|s| {
+            s.spawn(|| {
+                let c1 = create_cd(Some(p.into()), None, LoggingMode::Inherit, None).unwrap();
+                assert_eq!(log_mode(), LogMode::Replay);
+                let mut replayed = Vec::new();
+                while let Some(entry) = log_next().unwrap() {
+                    replayed.push(entry.bytes().to_vec());
+                }
+                assert_eq!(replayed, [b"p1", b"p2"]);
+                assert_eq!(log_mode(), LogMode::Record, "P's replay ended");
+                step.wait(); // 1: B creates C2 and records
+                step.wait(); // 2
+                             // SAFETY: as above.
+                unsafe { restore_cd(c1) }.unwrap();
+                assert_eq!(log_mode(), LogMode::Replay, "P's replay rewound");
+                step.wait(); // 3: B looks
+                step.wait(); // 4
+                commit_cd(c1).unwrap();
+            });
+            let b = s.spawn(|| {
+                step.wait(); // 1
+                let c2 = create_cd(Some(p.into()), None, LoggingMode::Inherit, None).unwrap();
+                let before = (log_mode(), log_append(&[b"b1"]));
+                step.wait(); // 2: A restores C1
+                step.wait(); // 3
+                let after = (log_mode(), log_append(&[b"b2"]));
+                step.wait(); // 4
+                commit_cd(c2).unwrap();
+                (before, after)
+            });
+            b.join().unwrap()
+        });
+        commit_cd(p).unwrap();
+        let (before, after) = seen_by_b;
+        assert_eq!(before, (LogMode::Record, Ok(())), "B recorded in C2");
+        assert_eq!(
+            after,
+            (LogMode::Replay, Err(CdError::LogReplaying)),
+            "B's answer from before the rewind was kept"
+        );
+    }
 }

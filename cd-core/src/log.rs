@@ -410,8 +410,15 @@ fn put_spare(ptr: NonNull<u8>, cap: usize) -> bool {
 /// addresses can be reused by a later thread; this cannot).
 pub(crate) fn thread_token() -> u64 {
     static NEXT: AtomicU64 = AtomicU64::new(1);
+    #[cfg(not(loom))]
     thread_local! {
         static TOKEN: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    }
+    // Loom runs its threads on one OS thread: a token per loom thread, so that a lane's owner
+    // in a model is the model thread that made it (and a sealer on another issues the barrier).
+    #[cfg(loom)]
+    loom::thread_local! {
+        static TOKEN: std::cell::Cell<u64> = std::cell::Cell::new(0);
     }
     TOKEN
         .try_with(|t| {
@@ -427,6 +434,7 @@ pub(crate) fn thread_token() -> u64 {
 /// Whether lanes may be written without the log's lock: the process could register for
 /// `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)`, which a thread that seals another
 /// thread's lane needs (see [`Lane::seal`]). Decided once, before the first lane exists.
+#[cfg(not(loom))]
 fn lock_free() -> bool {
     static REGISTERED: OnceLock<bool> = OnceLock::new();
     *REGISTERED.get_or_init(|| {
@@ -447,8 +455,15 @@ fn lock_free() -> bool {
     })
 }
 
+/// In the loom models, always: the barrier is modelled (see the loom [`process_fence`]).
+#[cfg(loom)]
+fn lock_free() -> bool {
+    true
+}
+
 #[cfg(not(loom))]
 const MEMBARRIER_CMD_PRIVATE_EXPEDITED: libc::c_int = 1 << 3;
+#[cfg(not(loom))]
 const MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED: libc::c_int = 1 << 4;
 
 /// A full memory barrier on every running thread of the process (`membarrier`): the heavy
@@ -681,7 +696,7 @@ impl Lane {
     }
 
     /// The end of the records to fold now: the seal, or else the published end.
-    fn end(&self) -> usize {
+    pub(crate) fn end(&self) -> usize {
         self.state.end()
     }
 }

@@ -19,6 +19,14 @@
 //! same records again, followed by the records of its own log, if it made any after P's
 //! replay ended: the replay that feeds a thread is the outermost replaying CD among its active
 //! CD and that CD's ancestors, whose records are the oldest.
+//!
+//! With several threads (`MPI_THREAD_MULTIPLE`), a replay is shared: it feeds every thread
+//! whose active CD is below the replaying one, in the order they ask, from one cursor. So a
+//! rewind by one thread's restore also feeds another thread whose active CD is below the
+//! rewound CD (a sibling of the restored one, say), which replays from then on even though it
+//! did not restore anything, and takes records from the same cursor. A thread that must
+//! recover alone while the others go on live needs a CD tree of its own (a root CD per
+//! thread, as `tests/mpi/threads.c` has).
 
 use crate::callback;
 use crate::error::{CdError, Result};
@@ -130,14 +138,23 @@ pub fn log_append_with(len: usize, fill: impl FnOnce(&mut [u8])) -> Result<()> {
 fn log_append_slow(len: usize, fill: impl FnOnce(&mut [u8])) -> Result<()> {
     // Marked for the whole append, checked and set in the thread-local access that reads the
     // cache and the writer.
-    handle::with_cached_marked(|cached, writer| {
-        let cached = cached.ok_or(CdError::NoActiveCd)?;
-        match cached.mode {
-            LogMode::Off => Err(CdError::LoggingDisabled),
-            LogMode::Replay => Err(CdError::LogReplaying),
-            LogMode::Record => append_locked(cached, writer, len, fill),
-        }
-    })
+    handle::with_cached_marked(|cached, writer| append_checked(cached, writer, len, fill))
+}
+
+/// The slow append on the validated cache (`None` without an active CD): the errors of
+/// [`log_append_with`], or the append under the CD's lock.
+pub(crate) fn append_checked(
+    cached: Option<&Cached>,
+    writer: &RefCell<Option<Writer>>,
+    len: usize,
+    fill: impl FnOnce(&mut [u8]),
+) -> Result<()> {
+    let cached = cached.ok_or(CdError::NoActiveCd)?;
+    match cached.mode {
+        LogMode::Off => Err(CdError::LoggingDisabled),
+        LogMode::Replay => Err(CdError::LogReplaying),
+        LogMode::Record => append_locked(cached, writer, len, fill),
+    }
 }
 
 /// The append under the CD's lock: when the thread has no lane with room, or its record

@@ -6,6 +6,9 @@
 //! (`node::Published`, read by `handle::Cached`). Each is a small type of its own because loom's atomics are not `const`
 //! and cannot live in a static; the real code calls exactly the methods the models call.
 //!
+//! Under `--cfg loom` the log's thread token (a lane's owner) is loom's thread-local, and lanes
+//! are always lock-free, so that the writer models run `Lane::try_append` and its seal.
+//!
 //! Run the models with
 //! `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p cd-core --release --lib loom_models`.
 

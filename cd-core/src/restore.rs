@@ -208,8 +208,8 @@ pub unsafe fn restore_cd(cd: impl Into<CdRef>) -> Result<RestoreReport> {
             let feeder = &ancestors[at];
             ancestor_states[at].log.rewind(generation, cursor);
             feeder.sync_replay(&ancestor_states[at]);
-            // The CDs between it and the restored one are fed by it again.
-            ancestors[at..].iter().for_each(|a| a.bump());
+            // Every CD below it, on every branch, is fed by it again.
+            handle::bump_below(feeder);
         }
         drop(ancestor_states);
         report.discarded = tree.nodes.len() - 1;

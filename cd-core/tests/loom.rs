@@ -1,6 +1,9 @@
 //! Loom models of cd-core's lock-free primitives, run on the real code: a CD's busy flag
-//! ([`BusyFlag`]), a log lane's publish/seal handshake ([`LaneState`]), and the validation of
-//! a thread's cached MPI mode ([`Cached`] over what each CD publishes, `node::Published`).
+//! ([`BusyFlag`]), a log lane's publish/seal handshake ([`LaneState`]), the validation of
+//! a thread's cached MPI mode ([`Cached`] over what each CD publishes, `node::Published`),
+//! and the lock-free append through a thread's writer (`Lane::try_append`) against each
+//! change that takes the lane out of service (`writer_across_*`: a commit, a retirement, a
+//! replay started or rewound, a merge), made with the real `Node`, `Log` and `merge` code.
 //! Built into the library as `primitive::loom_models` (they need crate-private types), only
 //! with `--cfg loom`:
 //!
@@ -11,12 +14,15 @@
 //! check the handshake given that equivalence, not the system call or the compiler fence.
 //! The cache models check the validation against one change at a time, made the way each
 //! writer makes it; that every writer bumps the epochs its change needs is argued in
-//! `handle`'s module docs, not modelled.
+//! `handle`'s module docs, not modelled. In the writer models the CD's lock is std's (the
+//! change alone takes it while the owner appends), and the lane's owner is the model thread
+//! that made it (`log::thread_token` is loom's thread-local under `--cfg loom`).
 
-use crate::error::Fate as Retirement;
+use crate::error::{CdError, Fate as Retirement};
 use crate::handle::Cached;
 use crate::ids::CdHandle;
-use crate::log::{LaneState, LogEntry};
+use crate::log::{Attempt, LaneState, Log, LogEntry};
+use crate::merge::{check_merge, merge_into_parent};
 use crate::node::{BusyFlag, Exclusive, Node, State};
 use crate::storage_info::StorageInfo;
 use crate::types::LogMode;
@@ -24,6 +30,7 @@ use loom::cell::UnsafeCell;
 use loom::sync::atomic::AtomicUsize;
 use loom::sync::Arc;
 use loom::thread;
+use std::cell::RefCell;
 use std::sync::atomic::Ordering;
 
 /// Three threads claim the busy flag for three different operations at once: whoever holds
@@ -306,10 +313,10 @@ fn cache_sees_the_feeders_replay_end() {
     ));
 }
 
-/// A restore below the active CD rewinds the root's replay (what `restore_cd` does with a
-/// feed mark: the feeder's replay published, then the CDs from it down to the restored one
-/// bumped): the active CD, between them, is not the feeder of its cached answer, and its own
-/// epoch carries the change.
+/// A restore below the root rewinds the root's replay (what `restore_cd` does with a feed
+/// mark: the feeder's replay published, then it and every CD below it bumped,
+/// `handle::bump_below`): the active CD, below it (on the restored CD's path or on another
+/// branch), is not the feeder of its cached answer, and its own epoch carries the change.
 #[test]
 fn cache_sees_an_ancestors_replay_rewound() {
     reached_both(cache_across(
@@ -321,6 +328,25 @@ fn cache_sees_an_ancestors_replay_rewound() {
             child.bump();
         },
     ));
+}
+
+/// The rewind gap, as `restore_cd` had it: a rewind of the root's replay that bumps the
+/// rewound CD (and the path down to the restored CD, not modelled here) but not the CDs on
+/// the other branches. The reader's active CD is one of those (the restored CD's sibling),
+/// recording: its answer passes every validation after the rewind, while a fresh look says
+/// that the root's replay feeds it. `handle::bump_below` bumps it too (the
+/// [`cache_sees_an_ancestors_replay_rewound`] change, from the reader's side).
+#[test]
+#[should_panic(expected = "stale mode accepted")]
+fn rewind_bumping_only_the_restored_path_is_missed() {
+    cache_across(
+        |_, _| (),
+        |root, _, ()| {
+            let state = replaying_state();
+            root.sync_replay(&state);
+            root.bump();
+        },
+    );
 }
 
 /// The models are sharp enough to catch the reads in the wrong order: liveness checked before
@@ -367,4 +393,301 @@ fn replay_read_before_the_epoch_is_missed() {
             assert_eq!(child.is_replaying(), mode == LogMode::Replay, "stale mode");
         }
     });
+}
+
+/// What a writer model saw: the fate of the record the owner appended through its writer
+/// while the change ran, and what the slow path made of it (`None` when it was not needed).
+struct Appended {
+    fate: Fate,
+    slow: Option<crate::error::Result<()>>,
+    /// What `change` returned: the records of the log it handled (merged into, replayed),
+    /// counted while it held the lock, so that a record folded in later shows.
+    handled: usize,
+}
+
+/// The first byte of every record the log hands out from where its replay stands (from its
+/// first record when it is not replaying): what a replay of it serves.
+fn served(log: &mut Log) -> Vec<u8> {
+    if !log.is_replaying() {
+        log.start_replay();
+    }
+    std::iter::from_fn(|| log.next())
+        .map(|e| e.bytes()[0])
+        .collect()
+}
+
+/// The writer argument (`handle`, "The lock-free append"), on the real code: a root CD and
+/// its child, both logging; the model's main thread is the child's *owner* (its active CD is
+/// the child). It takes its writer the way `mpi::append_locked` does (record 1 appended under
+/// the child's lock, then [`Log::writer_lane`]) after `prepare` set the child's log up (its
+/// result goes to `change`), and validates its cache (recording). Then `change` runs on
+/// another thread while the owner appends record 2 with `Lane::try_append`, the hot path's
+/// one call once it holds the writer. After both, a record that was not `Done` goes down the
+/// slow path ([`slow_path`]), and `check` asserts where record 2 went. (The slow path runs
+/// after the change here; on a real thread it may run before, under the CD's lock, which
+/// puts the record in the log before the change as a `Done` one is.)
+///
+/// Every change seals the lane (that is the argument), so whatever the interleaving: record
+/// 2 is `Done` exactly when it lies below the seal (so the change found it in the log and
+/// handled it with the others), and otherwise it is in no log and the slow path either failed
+/// (the caller learns that the call was not logged) or appended it under the lock into a log
+/// that records. Returns how many executions ended with each [`Fate`] (`Done`, `Refused`,
+/// `Orphaned`), so that a model can show which it reached. `change` returns how many records
+/// the log it handled held then (see [`Appended::handled`]).
+fn writer_across<T: Send + 'static>(
+    prepare: fn(&mut Log) -> T,
+    change: fn(&std::sync::Arc<Node>, &std::sync::Arc<Node>, T) -> usize,
+    check: fn(&std::sync::Arc<Node>, &std::sync::Arc<Node>, Appended),
+) -> [usize; 3] {
+    use std::sync::atomic::AtomicUsize;
+    let fates = std::sync::Arc::new([0; 3].map(AtomicUsize::new));
+    let counted = std::sync::Arc::clone(&fates);
+    loom::model(move || {
+        let root = logging_node(None);
+        let child = logging_node(Some(&root));
+        let (lane, prepared) = {
+            let mut state = child.lock();
+            let prepared = prepare(&mut state.log);
+            state.log.append_with(1, |b| b[0] = 1).expect("record 1");
+            state.count_log();
+            let lane = state.log.writer_lane().expect("the owner's open lane");
+            (lane, prepared)
+        };
+        let before = Cached::compute(child.clone()).expect("a live CD");
+        assert_eq!(before.mode, LogMode::Record, "the writer's CD records");
+        let changer = {
+            let (root, child) = (root.clone(), child.clone());
+            thread::spawn(move || change(&root, &child, prepared))
+        };
+        let attempt = lane.try_append(1, |b| b[0] = 2);
+        let handled = changer.join().unwrap();
+        let appended = match attempt {
+            Attempt::Done => Appended {
+                fate: Fate::Done,
+                slow: None,
+                handled,
+            },
+            Attempt::Refused(fill) => Appended {
+                fate: Fate::Refused,
+                slow: Some(slow_path(&before, &child, fill)),
+                handled,
+            },
+            Attempt::Orphaned(bytes) => Appended {
+                fate: Fate::Orphaned,
+                slow: Some(slow_path(&before, &child, |b| b.copy_from_slice(&bytes))),
+                handled,
+            },
+        };
+        // Two records of 1 byte, 16 bytes each with their headers, in a lane of their own: the
+        // change sealed it past record 2 exactly when the append reported it done.
+        let record_2_in = lane.end() == 32;
+        assert!(lane.end() == 16 || record_2_in, "sealed at a record's end");
+        assert_eq!(
+            appended.fate == Fate::Done,
+            record_2_in,
+            "record 2 lost or counted twice"
+        );
+        counted[match appended.fate {
+            Fate::Done => 0,
+            Fate::Refused => 1,
+            Fate::Orphaned => 2,
+        }]
+        .fetch_add(1, Ordering::Relaxed);
+        check(&root, &child, appended);
+    });
+    [0, 1, 2].map(|i| fates[i].load(Ordering::Relaxed))
+}
+
+/// The slow path of a record the hot path could not append, as `mpi::log_append_slow` runs
+/// it for a thread whose stack holds `child` alone: the cache validated again
+/// (`Active::with_cache`: the answer if still current, else computed again while the CD is
+/// live), then [`crate::mpi::append_checked`].
+fn slow_path(
+    before: &Cached,
+    child: &std::sync::Arc<Node>,
+    fill: impl FnOnce(&mut [u8]),
+) -> crate::error::Result<()> {
+    let fresh = if before.is_current() {
+        Some(before.clone())
+    } else if child.is_live() {
+        Cached::compute(child.clone())
+    } else {
+        None
+    };
+    crate::mpi::append_checked(fresh.as_ref(), &RefCell::new(None), 1, fill)
+}
+
+/// Asserts that a writer model met a record appended before the change and one that the
+/// change sent to the slow path (refused, or written past the seal and orphaned).
+fn reached_before_and_after(fates: [usize; 3]) {
+    assert!(fates[0] > 0, "no execution appended before the change");
+    assert!(fates[1] > 0, "no execution refused the record");
+    assert!(fates[2] > 0, "no execution orphaned the record");
+}
+
+/// (a) The writer's CD committed by another thread (`commit_cd`'s steps: the parent then the
+/// child locked, the merge checked and made, the child retired): record 2 is in the parent's
+/// log after record 1 if it was appended before the merge sealed the lane; otherwise its
+/// slow path fails (the CD is gone) and no log holds it.
+#[test]
+fn writer_across_a_commit() {
+    reached_before_and_after(writer_across(
+        |_| (),
+        |root, child, ()| {
+            let mut parent = root.lock_live().expect("a live parent");
+            let mut state = child.lock_live().expect("a live child");
+            check_merge(&parent, &state, false).expect("the parent is not replaying");
+            merge_into_parent(&mut parent, root, &mut state, false);
+            child.mark_retired(&mut state, Retirement::Committed);
+            parent.log.len()
+        },
+        |root, child, appended| {
+            let merged = served(&mut root.lock().log);
+            assert_eq!(
+                merged.len(),
+                appended.handled,
+                "a record merged after the commit"
+            );
+            if appended.fate == Fate::Done {
+                assert_eq!(merged, [1, 2], "record 2 merged after record 1");
+            } else {
+                assert_eq!(merged, [1], "only record 1 merged");
+                let slow = appended.slow.expect("the slow path ran");
+                assert!(slow.is_err(), "appended to a retired CD: {slow:?}");
+                assert_eq!(child.lock().log.len(), 0, "the retired CD's log is empty");
+            }
+        },
+    ));
+}
+
+/// (a) The writer's CD retired with its log (a root's commit, or a CD discarded by an
+/// ancestor's restore after its log was merged or dropped): `Node::mark_retired` closes the
+/// log first. Record 2, if done, was in the log the retirement discarded; otherwise its slow
+/// path fails.
+#[test]
+fn writer_across_a_retirement() {
+    reached_before_and_after(writer_across(
+        |_| (),
+        |_, child, ()| {
+            child.mark_retired(&mut child.lock(), Retirement::DiscardedByRestore);
+            0
+        },
+        |_, _, appended| {
+            if let Some(slow) = appended.slow {
+                assert!(slow.is_err(), "appended to a retired CD: {slow:?}");
+            }
+        },
+    ));
+}
+
+/// (b) A replay started on the writer's CD's log by another thread (`restore::finish` for the
+/// restored CD: the replay started, published, the CD bumped): the replay serves record 2
+/// after record 1 if it was appended before; otherwise the slow path, validating again, finds
+/// the thread replaying and fails. Nothing is written into the log once it replays.
+#[test]
+fn writer_across_a_replay_start() {
+    reached_before_and_after(writer_across(
+        |_| (),
+        |_, child, ()| {
+            let mut state = child.lock_live().expect("a live CD");
+            assert!(state.log.start_replay());
+            child.sync_replay(&state);
+            child.bump();
+            state.log.len()
+        },
+        |_, child, appended| {
+            let replayed = served(&mut child.lock().log);
+            assert_eq!(
+                replayed.len(),
+                appended.handled,
+                "a record written into the replay"
+            );
+            if appended.fate == Fate::Done {
+                assert_eq!(replayed, [1, 2], "record 2 replayed after record 1");
+            } else {
+                assert_eq!(replayed, [1], "a record written into the replay");
+                let slow = appended.slow.expect("the slow path ran");
+                assert_eq!(slow, Err(CdError::LogReplaying));
+            }
+        },
+    ));
+}
+
+/// (b) The writer's CD's log rewound by another thread: the CD had replayed record 0 and
+/// ended its replay (its owner then took a new lane and recorded record 1), and a restore of a
+/// child that consumed that replay rewinds it to record 0 (`restore_cd`: `Log::rewind`, the
+/// replay published, the CD bumped). The rewound replay serves record 2 after 0 and 1 if it
+/// was appended before; otherwise the slow path fails, the thread being fed by the replay.
+#[test]
+fn writer_across_a_rewind() {
+    reached_before_and_after(writer_across(
+        |log| {
+            log.append_with(1, |b| b[0] = 0).expect("record 0");
+            assert!(log.start_replay());
+            let position = log.position().expect("replaying");
+            while log.next().is_some() {}
+            position
+        },
+        |_, child, (generation, cursor)| {
+            let mut state = child.lock_live().expect("a live CD");
+            assert!(state.log.rewind(generation, cursor));
+            child.sync_replay(&state);
+            child.bump();
+            state.log.len()
+        },
+        |_, child, appended| {
+            let replayed = served(&mut child.lock().log);
+            assert_eq!(
+                replayed.len(),
+                appended.handled,
+                "a record written into the replay"
+            );
+            if appended.fate == Fate::Done {
+                assert_eq!(replayed, [0, 1, 2], "record 2 replayed after record 1");
+            } else {
+                assert_eq!(replayed, [0, 1], "a record written into the replay");
+                let slow = appended.slow.expect("the slow path ran");
+                assert_eq!(slow, Err(CdError::LogReplaying));
+            }
+        },
+    ));
+}
+
+/// (c) The writer's CD's log merged into the parent's by another thread while the CD lives
+/// on (an advance of the CD there: the implicit commit, then the CD's log discarded):
+/// record 2 is in the parent's log after record 1 if it was appended before; otherwise the
+/// slow path appends it under the lock into the CD's log, which records on.
+#[test]
+fn writer_across_a_merge() {
+    reached_before_and_after(writer_across(
+        |_| (),
+        |root, child, ()| {
+            let mut parent = root.lock_live().expect("a live parent");
+            let mut state = child.lock_live().expect("a live child");
+            check_merge(&parent, &state, false).expect("the parent is not replaying");
+            merge_into_parent(&mut parent, root, &mut state, false);
+            state.log.clear();
+            child.sync_replay(&state);
+            parent.log.len()
+        },
+        |root, child, appended| {
+            let merged = served(&mut root.lock().log);
+            assert_eq!(
+                merged.len(),
+                appended.handled,
+                "a record merged after the merge"
+            );
+            let kept = served(&mut child.lock().log);
+            if appended.fate == Fate::Done {
+                assert_eq!((merged, kept), (vec![1, 2], vec![]), "record 2 merged");
+            } else {
+                assert_eq!(appended.slow, Some(Ok(())), "the CD records on");
+                assert_eq!(
+                    (merged, kept),
+                    (vec![1], vec![2]),
+                    "record 2 after the merge"
+                );
+            }
+        },
+    ));
 }
