@@ -14,6 +14,8 @@
 //! - [`types`]: `cd_handle`, `struct cd_addrspec` and the enums of the spec.
 //! - [`ext`] and [`device`]: the `cd_` extensions (version, statistics, a CD's description and
 //!   saved bytes, device memory spaces).
+//! - `trace` (private): `CD_TRACE` installs a `tracing` subscriber when the library is
+//!   loaded, so that C and Fortran programs see the spans of every CD and MPI call.
 //!
 //! # Design
 //! - **Handles** are cd-core's generation-tagged handles as 64-bit values (always at least
@@ -50,6 +52,7 @@
 compile_error!("libcd hands out 64-bit CD handles as pointers: it needs a 64-bit target");
 
 mod boundary;
+mod trace;
 
 /// The MPI wrappers (`MPI_X` and `PMPI_X`) that libcd exports, from cd-mpi-intercept.
 pub use cd_mpi_intercept as mpi_intercept;

@@ -117,7 +117,7 @@ macro_rules! export {
         const _: () = {
             #[export_name = concat!("MPI_", stringify!($name))]
             unsafe extern "C" fn mpi($($a: $t),*) -> c_int {
-                crate::boundary::catch(stringify!($name), || {
+                crate::boundary::catch(concat!("MPI_", stringify!($name)), || {
                     // SAFETY: the application's arguments, forwarded unchanged.
                     crate::passthrough::unreplayable(Call::$name, || unsafe { real::$name($($a),*) })
                 })
@@ -133,7 +133,7 @@ macro_rules! export {
         const _: () = {
             #[export_name = concat!("MPI_", stringify!($name))]
             unsafe extern "C" fn mpi($($a: $t),*) -> c_int {
-                crate::boundary::catch(stringify!($name), || {
+                crate::boundary::catch(concat!("MPI_", stringify!($name)), || {
                     // SAFETY: the application's arguments, with the MPI function's contract.
                     unsafe { $handler($($a),*) }
                 })
@@ -153,7 +153,7 @@ macro_rules! export {
                     // SAFETY: the application's arguments, forwarded unchanged.
                     return unsafe { real::$name($($a),*) };
                 }
-                crate::boundary::catch(stringify!($name), || {
+                crate::boundary::catch(concat!("MPI_", stringify!($name)), || {
                     // SAFETY: the application's arguments, with the MPI function's contract.
                     unsafe { $handler($($a),*) }
                 })

@@ -101,13 +101,20 @@ pub use record::fuzz_read as fuzz_read_record;
 pub use stats::STATS_ENV;
 
 /// Whether some wrapper work is needed even with no CD logging: statistics are kept
-/// (`CD_MPI_STATS`) or messages are counted (persistence in use). One flag for both, so the
-/// fast path reads one.
+/// (`CD_MPI_STATS`), messages are counted (persistence in use), or every call is traced
+/// ([`trace_every_call`]). One flag for all, so the fast path reads one.
 static INTERCEPTING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Makes every wrapped call take its handler, also with no CD logging.
 pub(crate) fn intercept() {
     INTERCEPTING.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// Makes every wrapped call enter its `tracing` span (`mpi`, with the call's name), also with
+/// no CD logging anywhere, where it would otherwise go straight to MPI before any span: for a
+/// subscriber that wants this crate's `TRACE` spans (libcd's `CD_TRACE`).
+pub fn trace_every_call() {
+    intercept();
 }
 
 /// Whether a wrapped call goes straight to MPI, before anything else: no CD logs anywhere in
