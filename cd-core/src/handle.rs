@@ -388,6 +388,13 @@ impl Active {
         f(fresh.as_ref())
     }
 
+    /// The handle of the active CD, from the cache (validated, or computed again).
+    pub(crate) fn active_cd(&self) -> Option<CdHandle> {
+        self.with_cache(|cached| Ok(cached.map(|c| c.node.handle)))
+            .ok()
+            .flatten()
+    }
+
     fn invalidate(&self) {
         if let Ok(mut cache) = self.cache.try_borrow_mut() {
             *cache = Cache::Stale;

@@ -88,6 +88,13 @@ impl<'t> ThreadCx<'t> {
         self.active.mode()
     }
 
+    /// The thread's active CD, from the thread's cache (no lock while it is valid): for the
+    /// MPI layer to note the CD a request was posted in, which a restore tells apart from its
+    /// ancestors' (see [`set_restore_hook`]).
+    pub fn active_cd(self) -> Option<CdHandle> {
+        self.active.active_cd()
+    }
+
     /// A flag the MPI layer keeps per thread (its re-entrancy guard), stored with the rest of
     /// the thread's state; cd-core never reads it.
     #[inline(always)]

@@ -404,10 +404,7 @@ unsafe fn making_routed(
                 w.u64(made_comm.bits());
                 if let Some(request) = request {
                     let seq = engine::next_seq();
-                    let tracked = Tracked {
-                        seq,
-                        delivery: Delivery::Nothing,
-                    };
+                    let tracked = Tracked::new(seq, Delivery::Nothing);
                     // SAFETY: MPI wrote the request.
                     engine::track(unsafe { *request }, tracked);
                     w.u64(seq);

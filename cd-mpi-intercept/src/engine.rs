@@ -312,6 +312,18 @@ impl Delivery {
 pub(crate) struct Tracked {
     pub seq: u64,
     pub delivery: Delivery,
+    /// The CD active on the thread when it was posted: a restore drains only the requests of
+    /// the CDs it rolls back, and leaves an ancestor's to the ancestor.
+    cd: Option<cd_core::CdHandle>,
+}
+
+impl Tracked {
+    /// A request posted now, as post `seq`, in the thread's active CD.
+    pub(crate) fn new(seq: u64, delivery: Delivery) -> Tracked {
+        // SAFETY: used at once, within this call.
+        let cd = unsafe { cd_core::thread_cx() }.and_then(|cx| cx.active_cd());
+        Tracked { seq, delivery, cd }
+    }
 }
 
 /// The state of a virtual request.
@@ -881,13 +893,7 @@ fn bind(seq: u64, handle: Request) {
                     // a receive posted for real again: pending until it completes
                     crate::traffic::receive_posted(inner, dest.comm);
                 }
-                track(
-                    inner,
-                    Tracked {
-                        seq,
-                        delivery: delivery.clone(),
-                    },
-                );
+                track(inner, Tracked::new(seq, delivery.clone()));
                 if matches!(kind, Kind::Persistent) {
                     // Live again under its own handle: nothing stands in for it.
                     STATE.with(|s| s.borrow_mut().virtuals.remove(&handle));
@@ -935,12 +941,26 @@ fn bind(seq: u64, handle: Request) {
     });
 }
 
-/// The restore hook: drains this thread's tracked requests before memory is rewritten (see
-/// the module docs).
-pub(crate) fn drain_in_flight(_cds: &[cd_core::CdHandle]) -> cd_core::Result<()> {
+/// The restore hook: drains this thread's tracked requests that the restored CDs (`cds`)
+/// posted, before memory is rewritten (see the module docs). A request an ancestor posted
+/// before the restored CD began stays in flight for the ancestor to complete: the
+/// re-execution does not post it again.
+pub(crate) fn drain_in_flight(cds: &[cd_core::CdHandle]) -> cd_core::Result<()> {
     let _guard = Guard::enter();
-    let mut pending: Vec<(Request, Tracked)> =
-        STATE.with(|s| s.borrow_mut().live.drain().collect());
+    let rolled_back = |t: &Tracked| t.cd.is_none_or(|cd| cds.contains(&cd));
+    let mut pending: Vec<(Request, Tracked)> = STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        let drained: Vec<Request> = s
+            .live
+            .iter()
+            .filter(|(_, t)| rolled_back(t))
+            .map(|(r, _)| *r)
+            .collect();
+        drained
+            .into_iter()
+            .filter_map(|r| s.live.remove(&r).map(|t| (r, t)))
+            .collect()
+    });
     pending.sort_unstable_by_key(|(_, t)| t.seq);
     let deadline = std::time::Instant::now() + send_drain_limit();
     for (mut request, tracked) in pending {
