@@ -17,8 +17,10 @@
 //! A request posted before the fault but not completed would touch application memory later,
 //! after the restore rewrote it: a receive would write into it, a send (or a collective's
 //! contribution) may still read from it, since MPI reads a send buffer whenever it moves the
-//! data. So the restore hook *drains* every tracked request of the restoring thread before any
-//! memory is written:
+//! data. So the restore hook *drains* every tracked request the restored CDs posted (the CD
+//! active at the post is kept with it) before any memory is written; one an ancestor posted
+//! before the restored CD began is not posted again by the re-execution, and stays in flight
+//! for the ancestor to complete. Then:
 //! - a receive is cancelled and the cancel waited for; one that had already matched completes
 //!   instead, and its data and status are kept for the re-executed receive. Cancelling is
 //!   preferred to waiting because the message may depend on this rank's own re-execution
