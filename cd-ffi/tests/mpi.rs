@@ -11,6 +11,7 @@ mod held;
 mod mpi4;
 mod persist_device;
 mod persistent_inflight;
+mod rewinds;
 
 use crate::util::{check, lib_dir, library_path, work_dir, workspace};
 use std::collections::BTreeMap;

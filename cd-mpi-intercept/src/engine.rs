@@ -11,7 +11,12 @@
 //! data: the determinants) completes it. When the log runs out while virtual requests are still
 //! open, they are the requests that were in flight at the fault: each is then bound to a live
 //! request (a receive is posted again for real, in posting order) or completed with the data
-//! drained at restore, and the thread goes on recording.
+//! drained at restore, and the thread goes on recording. A restore during a re-execution
+//! (a second fault before its replay was consumed, or before it completed the requests bound
+//! when the replay ended) leaves that re-execution's virtual requests behind: the next replay
+//! hands the same posts out again, and each one left behind is discarded then, its drained
+//! data kept for the new one (else it would be bound a second time: a receive posted again
+//! for real takes a later message).
 //!
 //! # Requests in flight at `restore_cd`
 //! A request posted before the fault but not completed would touch application memory later,
@@ -336,16 +341,20 @@ enum Kind {
 }
 
 /// A request handed out during a replay.
-#[derive(Debug)]
 pub(crate) struct Virtual {
     pub seq: u64,
     pub delivery: Delivery,
     bound: Bound,
     kind: Kind,
+    /// The data drained at restore that completed it when the replay ended, kept until the
+    /// application completes it: a restore before then rewinds the re-execution that got it,
+    /// and the next one needs it again (see [`discard_rewound`]).
+    drained: Option<Drained>,
 }
 
 /// Data and status of a request drained at restore: the packed bytes of each piece of its
 /// delivery, `None` when it was cancelled before any data arrived.
+#[derive(Clone)]
 struct Drained {
     status: Status,
     data: Option<Vec<Vec<u8>>>,
@@ -471,6 +480,7 @@ fn start_greq(status: Status) -> Result<(Request, *mut GreqState), c_int> {
 /// # Safety
 /// `request` must be writable.
 pub(crate) unsafe fn virtual_request(seq: u64, delivery: Delivery, request: *mut Request) -> c_int {
+    discard_rewound(seq);
     let (handle, state) = match start_greq(Status::zeroed()) {
         Ok(started) => started,
         Err(rc) => return rc,
@@ -483,6 +493,7 @@ pub(crate) unsafe fn virtual_request(seq: u64, delivery: Delivery, request: *mut
                 delivery,
                 bound: Bound::Open,
                 kind: Kind::Greq(state),
+                drained: None,
             },
         )
     });
@@ -497,6 +508,7 @@ pub(crate) fn virtual_start(seq: u64, request: Request) {
     if matches!(delivery, Delivery::Nothing) {
         stats::dropped();
     }
+    discard_rewound(seq);
     STATE.with(|s| {
         s.borrow_mut().virtuals.insert(
             request,
@@ -505,9 +517,61 @@ pub(crate) fn virtual_start(seq: u64, request: Request) {
                 delivery,
                 bound: Bound::Open,
                 kind: Kind::Persistent,
+                drained: None,
             },
         )
     });
+}
+
+/// Discards the virtual requests of post `seq` that a replay is about to hand out again: a
+/// post number is handed out once per execution, so one still here was handed out by a
+/// re-execution that a later `restore_cd` rewound before the application completed it (a
+/// second fault before the first re-execution's replay was consumed, or before it completed
+/// the requests that were in flight at the first). Left alone, it would be bound when the
+/// replay ends like a request in flight at the fault: a receive posted for real a second
+/// time, which takes a later message. Its generalized request (or a persistent request's
+/// stand-in) is completed and freed, and data drained at the first restore that completed it
+/// goes back for the request handed out now.
+fn discard_rewound(seq: u64) {
+    let rewound: Vec<(Request, Virtual)> = STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        let handles: Vec<Request> = s
+            .virtuals
+            .iter()
+            .filter(|(_, v)| v.seq == seq)
+            .map(|(h, _)| *h)
+            .collect();
+        handles
+            .into_iter()
+            .filter_map(|h| s.virtuals.remove(&h).map(|v| (h, v)))
+            .collect()
+    });
+    for (handle, v) in rewound {
+        tracing::debug!(seq, "a rewound re-execution's request is handed out again");
+        let ours = match (v.kind, v.bound) {
+            (Kind::Greq(_), Bound::Done) => Some((handle, false)),
+            (Kind::Greq(_), _) => Some((handle, true)),
+            // a drained persistent receive's completed stand-in
+            (Kind::Persistent, Bound::Live(standin)) => Some((standin, false)),
+            (Kind::Persistent, _) => None,
+        };
+        if let Some((mut h, complete)) = ours {
+            // SAFETY: a generalized request this module started and the application can no
+            // longer complete (its handle was in the rewound state): complete and free it.
+            unsafe {
+                if complete {
+                    real::Grequest_complete(h);
+                }
+                real::Wait(
+                    &mut h,
+                    std::ptr::without_provenance_mut::<Status>(abi::STATUS_IGNORE),
+                );
+            }
+        }
+        if let Some(drained) = v.drained {
+            STATE.with(|s| s.borrow_mut().drained.insert(seq, drained));
+        }
+    }
 }
 
 /// Completes and frees a virtual request with `status` (its data already delivered); a
@@ -810,15 +874,19 @@ fn bind(seq: u64, handle: Request) {
         (v.delivery.clone(), v.kind)
     });
     let drained = STATE.with(|s| s.borrow_mut().drained.remove(&seq));
+    let mut kept = None;
     let bound = match (&delivery, drained) {
         (
             Delivery::Receive { .. } | Delivery::Outputs(_),
-            Some(Drained {
-                status,
-                data: Some(data),
-            }),
+            Some(
+                whole @ Drained {
+                    status,
+                    data: Some(_),
+                },
+            ),
         ) => {
-            for (piece, bytes) in delivery.pieces(&status).iter().zip(&data) {
+            let data = whole.data.as_deref().unwrap_or_default();
+            for (piece, bytes) in delivery.pieces(&status).iter().zip(data) {
                 let mut position = 0;
                 // SAFETY: the re-executed call's buffer; the data was packed with its datatype.
                 unsafe {
@@ -840,12 +908,14 @@ fn bind(seq: u64, handle: Request) {
                         (*state).status = status;
                         real::Grequest_complete(handle);
                     }
+                    kept = Some(whole);
                     Bound::Done
                 }
                 Kind::Persistent => match start_greq(status) {
                     Ok((greq, _)) => {
                         // SAFETY: our own generalized request.
                         unsafe { real::Grequest_complete(greq) };
+                        kept = Some(whole);
                         Bound::Live(greq)
                     }
                     Err(rc) => {
@@ -931,6 +1001,7 @@ fn bind(seq: u64, handle: Request) {
     STATE.with(|s| {
         if let Some(v) = s.borrow_mut().virtuals.get_mut(&handle) {
             v.bound = bound;
+            v.drained = kept;
         }
     });
 }
