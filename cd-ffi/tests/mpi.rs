@@ -7,6 +7,7 @@
 //! (and its executable); the programs also run under Open MPI (`MPICC=mpicc.openmpi` and
 //! `MPIRUN="mpirun.openmpi ..."`, see `scripts/test.sh`).
 
+mod edges;
 mod held;
 mod mpi4;
 mod persist_device;
