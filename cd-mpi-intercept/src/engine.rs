@@ -599,32 +599,63 @@ fn finish_virtual(handle: Request, status: &Status) {
     }
 }
 
+/// Why a logged completion was not served.
+pub(crate) enum Unserved {
+    /// The record is unreadable.
+    Corrupt,
+    /// The application's slot holds another request than the one the log completes there:
+    /// what differs, for the mismatch report.
+    Other(String),
+}
+
+impl From<Corrupt> for Unserved {
+    fn from(_: Corrupt) -> Self {
+        Unserved::Corrupt
+    }
+}
+
 /// Resolves one logged completion during a replay: delivers its data and, if the application's
 /// handle is the virtual request of the same post, completes it. Returns the handle the
 /// application's slot gets (`MPI_REQUEST_NULL`, or the unchanged handle of a persistent
 /// request) and the status.
 ///
 /// The data goes where the re-executed post said (its buffers may have moved since); a
-/// completion of a request posted before the replayed span goes where the log says.
+/// completion of a request posted before the replayed span goes where the log says. A slot
+/// (`index` in the application's array) holding the virtual request of another post, or a
+/// request that is not virtual while the logged post was re-executed as one, is a mismatch
+/// ([`Unserved::Other`]), found before anything is written for this completion.
 ///
 /// # Safety
 /// The destinations named by the virtual request or the record must be writable.
 pub(crate) unsafe fn replay_completion(
     reader: &mut Reader,
     handle: Request,
-) -> Result<(Request, Status), Corrupt> {
+    index: usize,
+) -> Result<(Request, Status), Unserved> {
     let seq = reader.u64()?;
     let status = reader.status()?;
     let pieces = reader.int()?;
-    let posted = STATE.with(|s| {
-        s.borrow()
-            .virtuals
-            .get(&handle)
-            .filter(|v| v.seq == seq)
-            .map(|v| v.delivery.pieces(&status))
+    let (posted, held) = STATE.with(|s| {
+        let s = s.borrow();
+        match s.virtuals.get(&handle) {
+            Some(v) if v.seq == seq || at_once(&v.delivery) => {
+                (Some(v.delivery.pieces(&status)), None)
+            }
+            Some(v) => (None, Some(format!("the request of post {}", v.seq))),
+            None if seq != 0 && s.virtuals.values().any(|v| v.seq == seq) => (
+                None,
+                Some("a request not posted by the re-execution".to_owned()),
+            ),
+            None => (None, None),
+        }
     });
+    if let Some(held) = held {
+        return Err(Unserved::Other(format!(
+            "slot {index} holds {held}, the log completes post {seq} there"
+        )));
+    }
     if posted.as_ref().is_some_and(|p| p.len() != pieces as usize) {
-        return Err(Corrupt);
+        return Err(Unserved::Corrupt);
     }
     for k in 0..pieces.max(0) as usize {
         let logged = Piece {
@@ -651,6 +682,19 @@ pub(crate) unsafe fn replay_completion(
         abi::predefined().request_null
     };
     Ok((slot, status))
+}
+
+/// Whether a request that delivers so may have completed at once in MPI, under a handle MPI
+/// hands out for every such request (MPICH's builtin completed requests: a send to
+/// `MPI_PROC_NULL`, an eager send, a receive from `MPI_PROC_NULL`): recorded, two of them in
+/// one array were tracked under one handle, so the log may name the other one's post in its
+/// slot. Either completes the slot the same way: no data.
+fn at_once(delivery: &Delivery) -> bool {
+    match delivery {
+        Delivery::Nothing => true,
+        Delivery::Receive { source, .. } => *source == abi::PROC_NULL,
+        Delivery::Outputs(_) => false,
+    }
 }
 
 /// Writes one completion into a record being built (see [`replay_completion`]).

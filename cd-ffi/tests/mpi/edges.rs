@@ -47,3 +47,23 @@ fn in_place_collectives_derived_types_zero_counts_and_mixed_arrays_replay_exactl
 fn a_message_ending_in_a_partial_element_replays_exactly() {
     edges("edges-partial", &[("PARTIAL", "1")]);
 }
+
+/// A re-executed `MPI_Waitall` given the same two receive requests in the other order
+/// (`mismatch.c`, `MISMATCH_CALL=waitall`): the logged completions name other posts than the
+/// slots hold. A clear mismatch, and neither receive buffer written.
+#[test]
+fn a_waitall_re_executed_with_its_requests_swapped_is_a_clear_error() {
+    let exe = compile("mismatch");
+    let run = launch(
+        &exe,
+        "mismatch-waitall",
+        "mismatch rank",
+        &[("MISMATCH_CALL", "waitall")],
+    );
+    assert!(
+        run.lines[&1].starts_with("mismatch rank 1 ok: CD replay mismatch"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(run.stats[1]["replay.mismatches"], 1);
+}
