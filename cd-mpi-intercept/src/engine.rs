@@ -635,18 +635,20 @@ pub(crate) unsafe fn replay_completion(
     let seq = reader.u64()?;
     let status = reader.status()?;
     let pieces = reader.int()?;
-    let (posted, held) = STATE.with(|s| {
+    // `posted`: where the data goes; `own`: the slot's virtual request completes
+    let (posted, own, held) = STATE.with(|s| {
         let s = s.borrow();
         match s.virtuals.get(&handle) {
-            Some(v) if v.seq == seq || at_once(&v.delivery) => {
-                (Some(v.delivery.pieces(&status)), None)
-            }
-            Some(v) => (None, Some(format!("the request of post {}", v.seq))),
+            Some(v) if v.seq == seq => (Some(v.delivery.pieces(&status)), true, None),
+            // the log's post completed at once too: its pieces (if any) hold no data
+            Some(v) if at_once(&v.delivery) => (None, true, None),
+            Some(v) => (None, false, Some(format!("the request of post {}", v.seq))),
             None if seq != 0 && s.virtuals.values().any(|v| v.seq == seq) => (
                 None,
+                false,
                 Some("a request not posted by the re-execution".to_owned()),
             ),
-            None => (None, None),
+            None => (None, false, None),
         }
     });
     if let Some(held) = held {
@@ -673,7 +675,7 @@ pub(crate) unsafe fn replay_completion(
         // SAFETY: the re-executed program posted the same receive or collective.
         unsafe { reader.unpack_into(dest.buf.cast_mut(), dest.count, dest.datatype, dest.comm)? };
     }
-    if posted.is_some() {
+    if own {
         finish_virtual(handle, &status);
     }
     let slot = if is_persistent(handle) {
@@ -686,7 +688,8 @@ pub(crate) unsafe fn replay_completion(
 
 /// Whether a request that delivers so may have completed at once in MPI, under a handle MPI
 /// hands out for every such request (MPICH's builtin completed requests: a send to
-/// `MPI_PROC_NULL`, an eager send, a receive from `MPI_PROC_NULL`): recorded, two of them in
+/// `MPI_PROC_NULL`, an eager send, a receive from `MPI_PROC_NULL`; Open MPI's
+/// `ompi_request_empty` for both kinds to and from `MPI_PROC_NULL`): recorded, two of them in
 /// one array were tracked under one handle, so the log may name the other one's post in its
 /// slot. Either completes the slot the same way: no data.
 fn at_once(delivery: &Delivery) -> bool {
