@@ -7,10 +7,12 @@
 //! (and its executable); the programs also run under Open MPI (`MPICC=mpicc.openmpi` and
 //! `MPIRUN="mpirun.openmpi ..."`, see `scripts/test.sh`).
 
+mod edges;
 mod held;
 mod mpi4;
 mod persist_device;
 mod persistent_inflight;
+mod rewinds;
 mod trace;
 
 use crate::util::{check, lib_dir, library_path, work_dir, workspace};

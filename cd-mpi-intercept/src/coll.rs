@@ -13,6 +13,12 @@
 //! The neighborhood collectives (Neighbor_allgather(v), Neighbor_alltoall(v/w)) receive a
 //! block per in-neighbor of the communicator's topology (Cartesian: `2 * ndims`, a `-1`
 //! neighbor's block included, which MPI leaves untouched and the log records as it is).
+//!
+//! A header (what a replay checks the re-executed call against) describes only arguments MPI
+//! reads on this rank: the send side of a Gather(v) off its root, the receive side at it, the
+//! receive side of an in-place Gatherv or Allgatherv and the send side of an in-place
+//! Scatter(v). MPI ignores the others (`MPI_DATATYPE_NULL` is common there), and asking MPI the
+//! size of such a datatype aborts the program.
 
 use crate::abi::{self, Comm, Datatype, Op, Request};
 use crate::engine::{self, Delivery, Route};
@@ -531,26 +537,63 @@ collectives! {
     gather / igather / gather_init => Gather / Igather / Gather_init
         large (gather_c / igather_c / gather_init_c => Gather_c / Igather_c / Gather_init_c)
         (sendbuf: Buf, sendcount: Count, sendtype: Datatype, recvbuf: BufMut, recvcount: Count, recvtype: Datatype, root: c_int, comm: Comm)
-        header(call) { Header::data(call, root, 0, recvcount.into(), recvtype, comm) }
+        header(call) {
+            if sits_out(root) {
+                Header::plain(call, comm)
+            } else if is_root(root, comm) {
+                Header::data(call, root, 0, recvcount.into(), recvtype, comm)
+            } else {
+                Header::data(call, root, 0, sendcount.into(), sendtype, comm)
+            }
+        }
         outputs(n) { at_root(root, comm, || one(recvbuf, n.times(recvcount, peers(comm)), recvtype, comm)) }
 
     gatherv / igatherv / gatherv_init => Gatherv / Igatherv / Gatherv_init
         large (gatherv_c / igatherv_c / gatherv_init_c => Gatherv_c / Igatherv_c / Gatherv_init_c)
         (sendbuf: Buf, sendcount: Count, sendtype: Datatype, recvbuf: BufMut, recvcounts: Counts, displs: Displs, recvtype: Datatype, root: c_int, comm: Comm)
-        header(call) { Header::data(call, root, 0, sendcount.into(), sendtype, comm) }
+        header(call) {
+            if abi::is_in_place(sendbuf) {
+                // SAFETY: MPI_IN_PLACE is only allowed at an intracommunicator's root, where
+                // the counts have an entry per rank.
+                let own = unsafe { *recvcounts.add(rank(comm).max(0) as usize) };
+                Header::data(call, root, 0, own.into(), recvtype, comm)
+            } else if sits_out(root) {
+                Header::plain(call, comm)
+            } else if root == abi::ROOT {
+                Header::data(call, root, 0, 0, recvtype, comm)
+            } else {
+                Header::data(call, root, 0, sendcount.into(), sendtype, comm)
+            }
+        }
         // SAFETY: at the root, the count and displacement arrays have an entry per rank.
         outputs(n) { at_root(root, comm, || unsafe { blocks(n, recvbuf, recvcounts, displs, peers(comm), recvtype, comm) }) }
 
     scatter / iscatter / scatter_init => Scatter / Iscatter / Scatter_init
         large (scatter_c / iscatter_c / scatter_init_c => Scatter_c / Iscatter_c / Scatter_init_c)
         (sendbuf: Buf, sendcount: Count, sendtype: Datatype, recvbuf: BufMut, recvcount: Count, recvtype: Datatype, root: c_int, comm: Comm)
-        header(call) { Header::data(call, root, 0, recvcount.into(), recvtype, comm) }
+        header(call) {
+            if sits_out(root) {
+                Header::plain(call, comm)
+            } else if root == abi::ROOT || abi::is_in_place(recvbuf) {
+                Header::data(call, root, 0, sendcount.into(), sendtype, comm)
+            } else {
+                Header::data(call, root, 0, recvcount.into(), recvtype, comm)
+            }
+        }
         outputs(n) { scattered(root, recvbuf, || one(recvbuf, n.int(recvcount), recvtype, comm)) }
 
     scatterv / iscatterv / scatterv_init => Scatterv / Iscatterv / Scatterv_init
         large (scatterv_c / iscatterv_c / scatterv_init_c => Scatterv_c / Iscatterv_c / Scatterv_init_c)
         (sendbuf: Buf, sendcounts: Counts, displs: Displs, sendtype: Datatype, recvbuf: BufMut, recvcount: Count, recvtype: Datatype, root: c_int, comm: Comm)
-        header(call) { Header::data(call, root, 0, recvcount.into(), recvtype, comm) }
+        header(call) {
+            if sits_out(root) {
+                Header::plain(call, comm)
+            } else if root == abi::ROOT || abi::is_in_place(recvbuf) {
+                Header::data(call, root, 0, 0, sendtype, comm)
+            } else {
+                Header::data(call, root, 0, recvcount.into(), recvtype, comm)
+            }
+        }
         outputs(n) { scattered(root, recvbuf, || one(recvbuf, n.int(recvcount), recvtype, comm)) }
 
     allgather / iallgather / allgather_init => Allgather / Iallgather / Allgather_init
@@ -562,7 +605,16 @@ collectives! {
     allgatherv / iallgatherv / allgatherv_init => Allgatherv / Iallgatherv / Allgatherv_init
         large (allgatherv_c / iallgatherv_c / allgatherv_init_c => Allgatherv_c / Iallgatherv_c / Allgatherv_init_c)
         (sendbuf: Buf, sendcount: Count, sendtype: Datatype, recvbuf: BufMut, recvcounts: Counts, displs: Displs, recvtype: Datatype, comm: Comm)
-        header(call) { Header::data(call, 0, 0, sendcount.into(), sendtype, comm) }
+        header(call) {
+            if abi::is_in_place(sendbuf) {
+                // SAFETY: MPI_IN_PLACE is only allowed on an intracommunicator, where the
+                // counts have an entry per rank.
+                let own = unsafe { *recvcounts.add(rank(comm).max(0) as usize) };
+                Header::data(call, 0, 0, own.into(), recvtype, comm)
+            } else {
+                Header::data(call, 0, 0, sendcount.into(), sendtype, comm)
+            }
+        }
         // SAFETY: the arrays have an entry per rank.
         outputs(n) { unsafe { blocks(n, recvbuf, recvcounts, displs, peers(comm), recvtype, comm) } }
 

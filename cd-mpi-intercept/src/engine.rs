@@ -11,7 +11,12 @@
 //! data: the determinants) completes it. When the log runs out while virtual requests are still
 //! open, they are the requests that were in flight at the fault: each is then bound to a live
 //! request (a receive is posted again for real, in posting order) or completed with the data
-//! drained at restore, and the thread goes on recording.
+//! drained at restore, and the thread goes on recording. A restore during a re-execution
+//! (a second fault before its replay was consumed, or before it completed the requests bound
+//! when the replay ended) leaves that re-execution's virtual requests behind: the next replay
+//! hands the same posts out again, and each one left behind is discarded then, its drained
+//! data kept for the new one (else it would be bound a second time: a receive posted again
+//! for real takes a later message).
 //!
 //! # Requests in flight at `restore_cd`
 //! A request posted before the fault but not completed would touch application memory later,
@@ -350,16 +355,20 @@ enum Kind {
 }
 
 /// A request handed out during a replay.
-#[derive(Debug)]
 pub(crate) struct Virtual {
     pub seq: u64,
     pub delivery: Delivery,
     bound: Bound,
     kind: Kind,
+    /// The data drained at restore that completed it when the replay ended, kept until the
+    /// application completes it: a restore before then rewinds the re-execution that got it,
+    /// and the next one needs it again (see [`discard_rewound`]).
+    drained: Option<Drained>,
 }
 
 /// Data and status of a request drained at restore: the packed bytes of each piece of its
 /// delivery, `None` when it was cancelled before any data arrived.
+#[derive(Clone)]
 struct Drained {
     status: Status,
     data: Option<Vec<Vec<u8>>>,
@@ -485,6 +494,7 @@ fn start_greq(status: Status) -> Result<(Request, *mut GreqState), c_int> {
 /// # Safety
 /// `request` must be writable.
 pub(crate) unsafe fn virtual_request(seq: u64, delivery: Delivery, request: *mut Request) -> c_int {
+    discard_rewound(seq);
     let (handle, state) = match start_greq(Status::zeroed()) {
         Ok(started) => started,
         Err(rc) => return rc,
@@ -497,6 +507,7 @@ pub(crate) unsafe fn virtual_request(seq: u64, delivery: Delivery, request: *mut
                 delivery,
                 bound: Bound::Open,
                 kind: Kind::Greq(state),
+                drained: None,
             },
         )
     });
@@ -511,6 +522,7 @@ pub(crate) fn virtual_start(seq: u64, request: Request) {
     if matches!(delivery, Delivery::Nothing) {
         stats::dropped();
     }
+    discard_rewound(seq);
     STATE.with(|s| {
         s.borrow_mut().virtuals.insert(
             request,
@@ -519,9 +531,61 @@ pub(crate) fn virtual_start(seq: u64, request: Request) {
                 delivery,
                 bound: Bound::Open,
                 kind: Kind::Persistent,
+                drained: None,
             },
         )
     });
+}
+
+/// Discards the virtual requests of post `seq` that a replay is about to hand out again: a
+/// post number is handed out once per execution, so one still here was handed out by a
+/// re-execution that a later `restore_cd` rewound before the application completed it (a
+/// second fault before the first re-execution's replay was consumed, or before it completed
+/// the requests that were in flight at the first). Left alone, it would be bound when the
+/// replay ends like a request in flight at the fault: a receive posted for real a second
+/// time, which takes a later message. Its generalized request (or a persistent request's
+/// stand-in) is completed and freed, and data drained at the first restore that completed it
+/// goes back for the request handed out now.
+fn discard_rewound(seq: u64) {
+    let rewound: Vec<(Request, Virtual)> = STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        let handles: Vec<Request> = s
+            .virtuals
+            .iter()
+            .filter(|(_, v)| v.seq == seq)
+            .map(|(h, _)| *h)
+            .collect();
+        handles
+            .into_iter()
+            .filter_map(|h| s.virtuals.remove(&h).map(|v| (h, v)))
+            .collect()
+    });
+    for (handle, v) in rewound {
+        tracing::debug!(seq, "a rewound re-execution's request is handed out again");
+        let ours = match (v.kind, v.bound) {
+            (Kind::Greq(_), Bound::Done) => Some((handle, false)),
+            (Kind::Greq(_), _) => Some((handle, true)),
+            // a drained persistent receive's completed stand-in
+            (Kind::Persistent, Bound::Live(standin)) => Some((standin, false)),
+            (Kind::Persistent, _) => None,
+        };
+        if let Some((mut h, complete)) = ours {
+            // SAFETY: a generalized request this module started and the application can no
+            // longer complete (its handle was in the rewound state): complete and free it.
+            unsafe {
+                if complete {
+                    real::Grequest_complete(h);
+                }
+                real::Wait(
+                    &mut h,
+                    std::ptr::without_provenance_mut::<Status>(abi::STATUS_IGNORE),
+                );
+            }
+        }
+        if let Some(drained) = v.drained {
+            STATE.with(|s| s.borrow_mut().drained.insert(seq, drained));
+        }
+    }
 }
 
 /// Completes and frees a virtual request with `status` (its data already delivered); a
@@ -549,32 +613,65 @@ fn finish_virtual(handle: Request, status: &Status) {
     }
 }
 
+/// Why a logged completion was not served.
+pub(crate) enum Unserved {
+    /// The record is unreadable.
+    Corrupt,
+    /// The application's slot holds another request than the one the log completes there:
+    /// what differs, for the mismatch report.
+    Other(String),
+}
+
+impl From<Corrupt> for Unserved {
+    fn from(_: Corrupt) -> Self {
+        Unserved::Corrupt
+    }
+}
+
 /// Resolves one logged completion during a replay: delivers its data and, if the application's
 /// handle is the virtual request of the same post, completes it. Returns the handle the
 /// application's slot gets (`MPI_REQUEST_NULL`, or the unchanged handle of a persistent
 /// request) and the status.
 ///
 /// The data goes where the re-executed post said (its buffers may have moved since); a
-/// completion of a request posted before the replayed span goes where the log says.
+/// completion of a request posted before the replayed span goes where the log says. A slot
+/// (`index` in the application's array) holding the virtual request of another post, or a
+/// request that is not virtual while the logged post was re-executed as one, is a mismatch
+/// ([`Unserved::Other`]), found before anything is written for this completion.
 ///
 /// # Safety
 /// The destinations named by the virtual request or the record must be writable.
 pub(crate) unsafe fn replay_completion(
     reader: &mut Reader,
     handle: Request,
-) -> Result<(Request, Status), Corrupt> {
+    index: usize,
+) -> Result<(Request, Status), Unserved> {
     let seq = reader.u64()?;
     let status = reader.status()?;
     let pieces = reader.int()?;
-    let posted = STATE.with(|s| {
-        s.borrow()
-            .virtuals
-            .get(&handle)
-            .filter(|v| v.seq == seq)
-            .map(|v| v.delivery.pieces(&status))
+    // `posted`: where the data goes; `own`: the slot's virtual request completes
+    let (posted, own, held) = STATE.with(|s| {
+        let s = s.borrow();
+        match s.virtuals.get(&handle) {
+            Some(v) if v.seq == seq => (Some(v.delivery.pieces(&status)), true, None),
+            // the log's post completed at once too: its pieces (if any) hold no data
+            Some(v) if at_once(&v.delivery) => (None, true, None),
+            Some(v) => (None, false, Some(format!("the request of post {}", v.seq))),
+            None if seq != 0 && s.virtuals.values().any(|v| v.seq == seq) => (
+                None,
+                false,
+                Some("a request not posted by the re-execution".to_owned()),
+            ),
+            None => (None, false, None),
+        }
     });
+    if let Some(held) = held {
+        return Err(Unserved::Other(format!(
+            "slot {index} holds {held}, the log completes post {seq} there"
+        )));
+    }
     if posted.as_ref().is_some_and(|p| p.len() != pieces as usize) {
-        return Err(Corrupt);
+        return Err(Unserved::Corrupt);
     }
     for k in 0..pieces.max(0) as usize {
         let logged = Piece {
@@ -592,7 +689,7 @@ pub(crate) unsafe fn replay_completion(
         // SAFETY: the re-executed program posted the same receive or collective.
         unsafe { reader.unpack_into(dest.buf.cast_mut(), dest.count, dest.datatype, dest.comm)? };
     }
-    if posted.is_some() {
+    if own {
         finish_virtual(handle, &status);
     }
     let slot = if is_persistent(handle) {
@@ -601,6 +698,20 @@ pub(crate) unsafe fn replay_completion(
         abi::predefined().request_null
     };
     Ok((slot, status))
+}
+
+/// Whether a request that delivers so may have completed at once in MPI, under a handle MPI
+/// hands out for every such request (MPICH's builtin completed requests: a send to
+/// `MPI_PROC_NULL`, an eager send, a receive from `MPI_PROC_NULL`; Open MPI's
+/// `ompi_request_empty` for both kinds to and from `MPI_PROC_NULL`): recorded, two of them in
+/// one array were tracked under one handle, so the log may name the other one's post in its
+/// slot. Either completes the slot the same way: no data.
+fn at_once(delivery: &Delivery) -> bool {
+    match delivery {
+        Delivery::Nothing => true,
+        Delivery::Receive { source, .. } => *source == abi::PROC_NULL,
+        Delivery::Outputs(_) => false,
+    }
 }
 
 /// Writes one completion into a record being built (see [`replay_completion`]).
@@ -824,15 +935,19 @@ fn bind(seq: u64, handle: Request) {
         (v.delivery.clone(), v.kind)
     });
     let drained = STATE.with(|s| s.borrow_mut().drained.remove(&seq));
+    let mut kept = None;
     let bound = match (&delivery, drained) {
         (
             Delivery::Receive { .. } | Delivery::Outputs(_),
-            Some(Drained {
-                status,
-                data: Some(data),
-            }),
+            Some(
+                whole @ Drained {
+                    status,
+                    data: Some(_),
+                },
+            ),
         ) => {
-            for (piece, bytes) in delivery.pieces(&status).iter().zip(&data) {
+            let data = whole.data.as_deref().unwrap_or_default();
+            for (piece, bytes) in delivery.pieces(&status).iter().zip(data) {
                 let mut position = 0;
                 // SAFETY: the re-executed call's buffer; the data was packed with its datatype.
                 unsafe {
@@ -854,12 +969,14 @@ fn bind(seq: u64, handle: Request) {
                         (*state).status = status;
                         real::Grequest_complete(handle);
                     }
+                    kept = Some(whole);
                     Bound::Done
                 }
                 Kind::Persistent => match start_greq(status) {
                     Ok((greq, _)) => {
                         // SAFETY: our own generalized request.
                         unsafe { real::Grequest_complete(greq) };
+                        kept = Some(whole);
                         Bound::Live(greq)
                     }
                     Err(rc) => {
@@ -939,6 +1056,7 @@ fn bind(seq: u64, handle: Request) {
     STATE.with(|s| {
         if let Some(v) = s.borrow_mut().virtuals.get_mut(&handle) {
             v.bound = bound;
+            v.drained = kept;
         }
     });
 }

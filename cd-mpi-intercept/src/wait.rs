@@ -7,9 +7,9 @@
 //! freed, and the application's handles and statuses are set as MPI would have set them.
 
 use crate::abi::{self, Request, Status};
-use crate::engine::{self, Delivery, Route};
+use crate::engine::{self, Delivery, Route, Unserved};
 use crate::exports::{real, Call};
-use crate::record::{Corrupt, Header, Reader, Writer};
+use crate::record::{Header, Reader, Writer};
 use crate::traffic;
 use std::ffi::c_int;
 
@@ -149,30 +149,40 @@ unsafe fn complete(
             // SAFETY: forwarded: the buffers of the logged receives are the application's.
             match unsafe { replay(&mut reader, handles) } {
                 Ok(done) => Ok(done),
-                Err(Corrupt) => Err(engine::corrupt(call, world)),
+                Err(Unserved::Corrupt) => Err(engine::corrupt(call, world)),
+                Err(Unserved::Other(what)) => Err(engine::mismatch(
+                    &format!(
+                        "CD replay mismatch: re-executed {}, where {what}; a re-execution must \
+                         complete the logged posts' requests in the same slots",
+                        call.name()
+                    ),
+                    world,
+                )),
             }
         }
     }
 }
 
-/// Serves a completion call from its record.
+/// Serves a completion call from its record. A slot that holds another request than the log
+/// completes there stops it (nothing is delivered for that slot or after it; the slots before
+/// it completed as logged).
 ///
 /// # Safety
 /// The logged receives' buffers must be writable.
 unsafe fn replay(
     reader: &mut Reader,
     handles: &mut [Request],
-) -> Result<(Outcome, Vec<Status>), Corrupt> {
+) -> Result<(Outcome, Vec<Status>), Unserved> {
     let result = reader.int()?;
     let index = reader.int()?;
     let count = reader.int()?;
     let mut statuses = vec![empty_status(); handles.len()];
     let mut completed = Vec::with_capacity(count.max(0) as usize);
     for _ in 0..count {
-        let i = usize::try_from(reader.int()?).map_err(|_| Corrupt)?;
-        let slot = handles.get_mut(i).ok_or(Corrupt)?;
+        let i = usize::try_from(reader.int()?).map_err(|_| Unserved::Corrupt)?;
+        let slot = handles.get_mut(i).ok_or(Unserved::Corrupt)?;
         // SAFETY: forwarded.
-        let (handle, status) = unsafe { engine::replay_completion(reader, *slot)? };
+        let (handle, status) = unsafe { engine::replay_completion(reader, *slot, i)? };
         *slot = handle;
         statuses[i] = status;
         completed.push(i);

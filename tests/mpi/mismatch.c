@@ -5,7 +5,10 @@
  * With MISMATCH_CALL=isendrecv the exchange is an MPI_Isendrecv whose send side is the same on
  * re-execution and whose receive side is not (MPI-4; without it, rank 1 prints "skipped").
  * With MISMATCH_CALL=large rank 1 receives with MPI_Recv_c (MPI-4) and re-executes the receive
- * with MPI_Recv, the same arguments: another call, so a mismatch too. */
+ * with MPI_Recv, the same arguments: another call, so a mismatch too.
+ * With MISMATCH_CALL=waitall rank 1 posts two receives and completes them with MPI_Waitall,
+ * then, re-executing, passes the two requests to MPI_Waitall in the other order: the logged
+ * completions name other posts than the slots hold, a mismatch that writes neither buffer. */
 #include <cd.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -90,6 +93,38 @@ static void large_count_mismatch(int rank, cd_handle cd, int *attempt) {
 #endif
 }
 
+/* Rank 0 sends 42 (tag 5) and 43 (tag 6) to rank 1, which receives them with two Irecvs
+ * completed by one MPI_Waitall; re-executing, it swaps the two requests in the array. */
+static void waitall_mismatch(int rank, cd_handle cd, int *attempt) {
+    if (rank == 0) {
+        double x = 42, y = 43;
+        MPI_Send(&x, 1, MPI_DOUBLE, 1, 5, MPI_COMM_WORLD);
+        MPI_Send(&y, 1, MPI_DOUBLE, 1, 6, MPI_COMM_WORLD);
+    }
+    if (rank != 1) return;
+    static double a, b; /* at the same addresses in both executions */
+    for (;;) {
+        a = b = -7;
+        MPI_Request rq[2];
+        MPI_Irecv(&a, 1, MPI_DOUBLE, 0, 5, MPI_COMM_WORLD, &rq[0]);
+        MPI_Irecv(&b, 1, MPI_DOUBLE, 0, 6, MPI_COMM_WORLD, &rq[1]);
+        if (*attempt == 0) {
+            int rc = MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+            if (rc != MPI_SUCCESS || a != 42 || b != 43) {
+                printf("mismatch rank 1 FAILED: first receives\n");
+                return;
+            }
+            (*attempt)++;
+            restore_cd(cd);
+            continue;
+        }
+        MPI_Request swapped[2] = {rq[1], rq[0]};
+        int rc = MPI_Waitall(2, swapped, MPI_STATUSES_IGNORE);
+        verdict(rc, a == -7 && b == -7 ? -7 : a, "MPI_Waitall", "post");
+        return;
+    }
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     int rank, error;
@@ -103,6 +138,8 @@ int main(int argc, char **argv) {
         isendrecv_mismatch(rank, cd, &attempt);
     } else if (which && strcmp(which, "large") == 0) {
         large_count_mismatch(rank, cd, &attempt);
+    } else if (which && strcmp(which, "waitall") == 0) {
+        waitall_mismatch(rank, cd, &attempt);
     } else if (rank == 0) {
         x = 42;
         MPI_Send(&x, 1, MPI_DOUBLE, 1, 5, MPI_COMM_WORLD);
