@@ -306,7 +306,7 @@ impl Delivery {
         match self {
             Delivery::Nothing => Pieces::new(),
             Delivery::Receive { dest, .. } => smallvec![Piece {
-                count: received_count(status, dest, crate::types::kind(dest.datatype)),
+                count: received_count(status, dest, crate::types::kind(dest.datatype)).count,
                 ..*dest
             }],
             Delivery::Outputs(pieces) => pieces.clone(),
@@ -722,6 +722,13 @@ pub(crate) fn record_completion(
     delivery: &Delivery,
 ) {
     let pieces = delivery.pieces(status);
+    // A receive's bytes, when its message ends in a partial element.
+    let partial = match delivery {
+        Delivery::Receive { dest, .. } => {
+            received_count(status, dest, crate::types::kind(dest.datatype)).partial
+        }
+        _ => None,
+    };
     writer.u64(seq).status(status).int(pieces.len() as c_int);
     for piece in pieces {
         writer
@@ -729,21 +736,35 @@ pub(crate) fn record_completion(
             .int(piece.count)
             .u64(piece.datatype.bits())
             .u64(piece.comm.bits())
-            .piece(piece);
+            .piece_received(piece, partial);
     }
 }
 
-/// The elements a receive got (the whole posted count if MPI cannot say).
+/// What a receive got.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Received {
+    /// Its elements (the whole posted count if MPI cannot say).
+    pub count: c_int,
+    /// The bytes received, when the message ends in a partial element of the datatype
+    /// (`MPI_Get_count` is `MPI_UNDEFINED`): only they may be delivered again, and `count`
+    /// (the posted count) only bounds them.
+    pub partial: Option<u64>,
+}
+
+/// What a receive got.
 ///
 /// Read from the status itself where the bytes received are plainly there (see
 /// [`count_word`]) and the datatype's size is known (`kind`, what is known of `dest`'s
 /// datatype): no call into MPI. Else `MPI_Get_count`.
 #[inline]
-pub(crate) fn received_count(status: &Status, dest: &Piece, kind: crate::types::Kind) -> c_int {
+pub(crate) fn received_count(status: &Status, dest: &Piece, kind: crate::types::Kind) -> Received {
     if let Some(bytes) = status_bytes(status) {
         let size = kind.size;
         if size > 0 && bytes % size == 0 {
-            return c_int::try_from(bytes / size).map_or(dest.count, |n| n.min(dest.count));
+            return Received {
+                count: c_int::try_from(bytes / size).map_or(dest.count, |n| n.min(dest.count)),
+                partial: None,
+            };
         }
     }
     get_count(status, dest)
@@ -828,14 +849,24 @@ fn learn_count_word() -> Option<usize> {
 }
 
 /// `MPI_Get_count`, clamped to the posted count.
-fn get_count(status: &Status, dest: &Piece) -> c_int {
+#[cold]
+fn get_count(status: &Status, dest: &Piece) -> Received {
     let mut n: c_int = 0;
     // SAFETY: reads the status, writes one int.
     let rc = unsafe { real::Get_count(status, dest.datatype, &mut n) };
-    if rc != abi::SUCCESS || n == abi::UNDEFINED || n < 0 {
-        dest.count
-    } else {
-        n.min(dest.count)
+    if rc == abi::SUCCESS && n != abi::UNDEFINED && n >= 0 {
+        return Received {
+            count: n.min(dest.count),
+            partial: None,
+        };
+    }
+    // A partial element (or MPI cannot say): the bytes, counted as `MPI_BYTE`s.
+    let mut bytes: c_int = 0;
+    // SAFETY: as above.
+    let rc = unsafe { real::Get_count(status, abi::predefined().byte, &mut bytes) };
+    Received {
+        count: dest.count,
+        partial: (rc == abi::SUCCESS && bytes >= 0).then_some(bytes as u64),
     }
 }
 

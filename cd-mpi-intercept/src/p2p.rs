@@ -635,15 +635,16 @@ unsafe fn receive_into(
             if rc == abi::SUCCESS {
                 count(&st);
                 let kind = header.kind_of(dest.datatype);
-                let n = engine::received_count(&st, &dest, kind);
+                let got = engine::received_count(&st, &dest, kind);
+                let n = got.count;
                 let piece = Piece { count: n, ..dest };
                 // SAFETY: the receive completed into `dest`.
-                let logged =
-                    unsafe { engine::log_received(&guard, &header, check, &st, piece, kind) };
+                let logged = got.partial.is_none()
+                    && unsafe { engine::log_received(&guard, &header, check, &st, piece, kind) };
                 if !logged {
                     let mut w = Writer::new(&header);
                     write_check(&mut w, check);
-                    w.status(&st).int(n).piece(piece);
+                    w.status(&st).int(n).piece_received(piece, got.partial);
                     // SAFETY: the receive completed into `dest`.
                     unsafe { engine::log_record(&guard, &w) };
                 }

@@ -168,6 +168,9 @@ struct Planned {
     size: usize,
     /// A raw datatype ([`types`]): the bytes are copied as they are.
     raw: bool,
+    /// The packed bytes to keep, when fewer than the elements' (a message ending in a
+    /// partial element: only the bytes received).
+    limit: Option<usize>,
 }
 
 impl Planned {
@@ -181,6 +184,7 @@ impl Planned {
                     piece,
                     size,
                     raw: true,
+                    limit: None,
                 };
             }
         }
@@ -195,6 +199,7 @@ impl Planned {
                 0
             },
             raw: false,
+            limit: None,
         }
     }
 
@@ -222,13 +227,14 @@ impl Planned {
         let used = if self.size == 0 {
             0
         } else if self.raw {
-            // SAFETY: a raw datatype's `count` elements are `size` contiguous bytes at `buf`,
-            // readable by the caller's contract.
-            let src = unsafe { std::slice::from_raw_parts(self.piece.buf.cast::<u8>(), self.size) };
-            if !stream_copy(&mut data[..self.size], src) {
-                copy(&mut data[..self.size], src);
+            let size = self.limit.map_or(self.size, |limit| limit.min(self.size));
+            // SAFETY: a raw datatype's `count` elements are `self.size` contiguous bytes at
+            // `buf`, readable by the caller's contract, and `size` is no more.
+            let src = unsafe { std::slice::from_raw_parts(self.piece.buf.cast::<u8>(), size) };
+            if !stream_copy(&mut data[..size], src) {
+                copy(&mut data[..size], src);
             }
-            self.size
+            size
         } else {
             let mut used: c_int = 0;
             // SAFETY: the piece is readable (the caller's contract) and `data` has `size`
@@ -244,7 +250,7 @@ impl Planned {
                     self.piece.comm,
                 )
             };
-            used.max(0) as usize
+            (used.max(0) as usize).min(self.limit.unwrap_or(usize::MAX))
         };
         let used = used.min(self.size) as u64 | ((pad as u64) << PAD_SHIFT);
         words[..8].copy_from_slice(&used.to_ne_bytes());
@@ -483,6 +489,17 @@ impl<H: Borrow<Header>> Writer<H> {
     pub fn piece(&mut self, piece: Piece) -> &mut Self {
         let kind = self.header.borrow().kind_of(piece.datatype);
         self.pieces.push(Planned::new(piece, kind));
+        self
+    }
+
+    /// [`Writer::piece`] of a receive's buffer, keeping only the `partial` bytes received
+    /// when the message ended in a partial element (see [`crate::engine::Received`]): the
+    /// replay then delivers exactly them ([`Reader::unpack_into`]).
+    pub fn piece_received(&mut self, piece: Piece, partial: Option<u64>) -> &mut Self {
+        self.piece(piece);
+        if let (Some(planned), Some(bytes)) = (self.pieces.last_mut(), partial) {
+            planned.limit = Some(usize::try_from(bytes).unwrap_or(usize::MAX));
+        }
         self
     }
 
@@ -765,6 +782,12 @@ impl Reader {
             unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), buf.cast::<u8>(), data.len()) };
             return Ok(());
         }
+        if data.len() < types::raw_bytes(count, kind.size).unwrap_or(0) {
+            // The bytes of a message that ended in a partial element: delivered as MPI
+            // delivered them, by MPI itself (a message of packed bytes matches any datatype).
+            // SAFETY: as below.
+            return unsafe { deliver_packed(data, buf, count, datatype) };
+        }
         let mut position: c_int = 0;
         // SAFETY: `data` is the packed form of `count` elements of this datatype (the record
         // matched the call); the caller vouched for the destination.
@@ -784,6 +807,57 @@ impl Reader {
         } else {
             Err(Corrupt)
         }
+    }
+}
+
+/// Delivers `data`, the packed bytes of a message that ended in a partial element of
+/// `datatype`, into `count` elements at `buf` the way the original receive did: as a message
+/// to this rank on the runtime's own duplicate of `MPI_COMM_SELF` (no application message can
+/// match it), sent as `MPI_PACKED` and received with the datatype, so that MPI writes exactly
+/// the bytes it wrote then and nothing past them.
+///
+/// # Safety
+/// `count` elements of `datatype` at `buf` must be writable.
+unsafe fn deliver_packed(
+    data: &[u8],
+    buf: *mut c_void,
+    count: c_int,
+    datatype: Datatype,
+) -> Result<(), Corrupt> {
+    static OWN: std::sync::OnceLock<Option<Comm>> = std::sync::OnceLock::new();
+    let predefined = abi::predefined();
+    let own = OWN.get_or_init(|| {
+        let mut comm = predefined.comm_null;
+        // SAFETY: a duplicate of MPI_COMM_SELF, a call local to this process.
+        let rc = unsafe { real::Comm_dup(predefined.comm_self, &mut comm) };
+        (rc == abi::SUCCESS).then_some(comm)
+    });
+    let (Some(comm), Ok(len)) = (*own, c_int::try_from(data.len())) else {
+        return Err(Corrupt);
+    };
+    let mut status = Status::zeroed();
+    // SAFETY: `data` is readable for `len` bytes; the caller vouched for the destination;
+    // the message goes from this rank to itself on a communicator only this function uses.
+    let rc = unsafe {
+        real::Sendrecv(
+            data.as_ptr().cast(),
+            len,
+            predefined.packed,
+            0,
+            0,
+            buf,
+            count,
+            datatype,
+            0,
+            0,
+            comm,
+            &mut status,
+        )
+    };
+    if rc == abi::SUCCESS {
+        Ok(())
+    } else {
+        Err(Corrupt)
     }
 }
 
