@@ -525,6 +525,30 @@ fn reached_before_and_after(fates: [usize; 3]) {
     assert!(fates[2] > 0, "no execution orphaned the record");
 }
 
+/// Checks the records a change handled (`records`, in the order a replay of them serves):
+/// exactly those appended before it (`handled`), which are `before` and then record 2 when
+/// the append was done first. Otherwise returns what the append's slow path gave, for the
+/// model to check.
+fn assert_handled<'a>(
+    records: &[u8],
+    appended: &'a Appended,
+    before: &[u8],
+    what: &str,
+) -> Option<&'a crate::error::Result<()>> {
+    assert_eq!(records.len(), appended.handled, "{what}");
+    if appended.fate == Fate::Done {
+        assert_eq!(
+            records,
+            [before, &[2]].concat(),
+            "record 2 after {before:?}"
+        );
+        None
+    } else {
+        assert_eq!(records, before, "{what}");
+        Some(appended.slow.as_ref().expect("the slow path ran"))
+    }
+}
+
 /// (a) The writer's CD committed by another thread (`commit_cd`'s steps: the parent then the
 /// child locked, the merge checked and made, the child retired): record 2 is in the parent's
 /// log after record 1 if it was appended before the merge sealed the lane; otherwise its
@@ -543,16 +567,8 @@ fn writer_across_a_commit() {
         },
         |root, child, appended| {
             let merged = served(&mut root.lock().log);
-            assert_eq!(
-                merged.len(),
-                appended.handled,
-                "a record merged after the commit"
-            );
-            if appended.fate == Fate::Done {
-                assert_eq!(merged, [1, 2], "record 2 merged after record 1");
-            } else {
-                assert_eq!(merged, [1], "only record 1 merged");
-                let slow = appended.slow.expect("the slow path ran");
+            if let Some(slow) = assert_handled(&merged, &appended, &[1], "merged after the commit")
+            {
                 assert!(slow.is_err(), "appended to a retired CD: {slow:?}");
                 assert_eq!(child.lock().log.len(), 0, "the retired CD's log is empty");
             }
@@ -597,17 +613,10 @@ fn writer_across_a_replay_start() {
         },
         |_, child, appended| {
             let replayed = served(&mut child.lock().log);
-            assert_eq!(
-                replayed.len(),
-                appended.handled,
-                "a record written into the replay"
-            );
-            if appended.fate == Fate::Done {
-                assert_eq!(replayed, [1, 2], "record 2 replayed after record 1");
-            } else {
-                assert_eq!(replayed, [1], "a record written into the replay");
-                let slow = appended.slow.expect("the slow path ran");
-                assert_eq!(slow, Err(CdError::LogReplaying));
+            if let Some(slow) =
+                assert_handled(&replayed, &appended, &[1], "written into the replay")
+            {
+                assert_eq!(slow, &Err(CdError::LogReplaying));
             }
         },
     ));
@@ -637,17 +646,10 @@ fn writer_across_a_rewind() {
         },
         |_, child, appended| {
             let replayed = served(&mut child.lock().log);
-            assert_eq!(
-                replayed.len(),
-                appended.handled,
-                "a record written into the replay"
-            );
-            if appended.fate == Fate::Done {
-                assert_eq!(replayed, [0, 1, 2], "record 2 replayed after record 1");
-            } else {
-                assert_eq!(replayed, [0, 1], "a record written into the replay");
-                let slow = appended.slow.expect("the slow path ran");
-                assert_eq!(slow, Err(CdError::LogReplaying));
+            if let Some(slow) =
+                assert_handled(&replayed, &appended, &[0, 1], "written into the replay")
+            {
+                assert_eq!(slow, &Err(CdError::LogReplaying));
             }
         },
     ));
