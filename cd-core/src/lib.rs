@@ -122,9 +122,9 @@ pub use memory::{
     LOCAL_RANKS_ENV, MEMORY_LIMIT_ENV, POOL_BYTES_ENV,
 };
 pub use mpi::{
-    add_mpi_log_to_cd, delete_mpi_log_from_cd, get_mpi_log_from_cd, log_append, log_append_with,
-    log_mark_unreplayable, log_mode, log_next, logging_anywhere, mark_log_unreplayable,
-    set_restore_hook, thread_cx, RestoreHook, ThreadCx,
+    add_mpi_log_to_cd, cd_is_live, delete_mpi_log_from_cd, get_mpi_log_from_cd, log_append,
+    log_append_with, log_mark_unreplayable, log_mode, log_next, logging_anywhere,
+    mark_log_unreplayable, set_restore_hook, thread_cx, RestoreHook, ThreadCx,
 };
 pub use persist::{
     load_saved_entries, recovered_version, set_persist_hooks, with_saved_entries, PersistHooks,

@@ -286,6 +286,14 @@ pub fn set_restore_hook(hook: RestoreHook) {
     *RESTORE_HOOK.write().unwrap_or_else(|e| e.into_inner()) = Some(hook);
 }
 
+/// Whether `cd` names a live CD (not yet committed, nor discarded by a restore). Takes no CD's
+/// lock and makes no callback check, so the restore hook may call it: for the MPI layer to
+/// tell the requests of a live ancestor of the restored CD (left in flight) from those of CDs
+/// that ended.
+pub fn cd_is_live(cd: CdHandle) -> bool {
+    handle::lookup(cd).is_ok()
+}
+
 /// Calls the restore hook, if one is set.
 pub(crate) fn run_restore_hook(cds: &[CdHandle]) -> Result<()> {
     let hook = *RESTORE_HOOK.read().unwrap_or_else(|e| e.into_inner());

@@ -22,10 +22,11 @@
 //! A request posted before the fault but not completed would touch application memory later,
 //! after the restore rewrote it: a receive would write into it, a send (or a collective's
 //! contribution) may still read from it, since MPI reads a send buffer whenever it moves the
-//! data. So the restore hook *drains* every tracked request the restored CDs posted (the CD
-//! active at the post is kept with it) before any memory is written; one an ancestor posted
-//! before the restored CD began is not posted again by the re-execution, and stays in flight
-//! for the ancestor to complete. Then:
+//! data. So the restore hook *drains* every tracked request the restore rolls back (posted by
+//! the restored CD, a live descendant or a CD that ended: the CD active at the post is kept
+//! with it) before any memory is written; one a live ancestor posted before the restored CD
+//! began is not posted again by the re-execution, and stays in flight for the ancestor to
+//! complete. Then:
 //! - a receive is cancelled and the cancel waited for; one that had already matched completes
 //!   instead, and its data and status are kept for the re-executed receive. Cancelling is
 //!   preferred to waiting because the message may depend on this rank's own re-execution
@@ -319,8 +320,8 @@ impl Delivery {
 pub(crate) struct Tracked {
     pub seq: u64,
     pub delivery: Delivery,
-    /// The CD active on the thread when it was posted: a restore drains only the requests of
-    /// the CDs it rolls back, and leaves an ancestor's to the ancestor.
+    /// The CD active on the thread when it was posted: a restore leaves the requests of a
+    /// live ancestor of the restored CD to the ancestor.
     cd: Option<cd_core::CdHandle>,
 }
 
@@ -1092,13 +1093,18 @@ fn bind(seq: u64, handle: Request) {
     });
 }
 
-/// The restore hook: drains this thread's tracked requests that the restored CDs (`cds`)
-/// posted, before memory is rewritten (see the module docs). A request an ancestor posted
-/// before the restored CD began stays in flight for the ancestor to complete: the
-/// re-execution does not post it again.
+/// The restore hook: drains this thread's tracked requests that the restore rolls back,
+/// before memory is rewritten (see the module docs): those of the restored CDs (`cds`: the
+/// restored CD and its live descendants) and of CDs that ended (its committed children). A
+/// request a live ancestor posted before the restored CD began stays in flight for the
+/// ancestor to complete: the re-execution does not post it again. (One that a committed child
+/// of an ancestor posted before the restored CD began is drained too; its CD is gone and
+/// nothing tells it from the restored CD's own committed children's.)
 pub(crate) fn drain_in_flight(cds: &[cd_core::CdHandle]) -> cd_core::Result<()> {
     let _guard = Guard::enter();
-    let rolled_back = |t: &Tracked| t.cd.is_none_or(|cd| cds.contains(&cd));
+    let rolled_back = |t: &Tracked| {
+        t.cd.is_none_or(|cd| cds.contains(&cd) || !cd_core::cd_is_live(cd))
+    };
     let mut pending: Vec<(Request, Tracked)> = STATE.with(|s| {
         let mut s = s.borrow_mut();
         let drained: Vec<Request> = s

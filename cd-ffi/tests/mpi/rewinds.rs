@@ -83,3 +83,20 @@ fn a_child_restore_leaves_the_parents_requests_in_flight_to_the_parent() {
     );
     assert_isolated(&clean, &faulty, 1);
 }
+
+/// The other side (`overlap.c` with `CHILD_POSTS=1`): requests a child posted and still in
+/// flight after it committed are rolled back by its parent's restore (their CD ended), and
+/// the re-execution posts them again; the results equal the fault-free run's.
+#[test]
+fn a_parent_restore_rolls_back_the_requests_of_its_committed_child() {
+    let exe = compile("overlap");
+    let posts = [("CHILD_POSTS", "1")];
+    let clean = launch(&exe, "overlap-child-clean", "overlap rank", &posts);
+    let faulty = launch(
+        &exe,
+        "overlap-child-fault",
+        "overlap rank",
+        &[("CHILD_POSTS", "1"), ("FAULT_RANK", "1")],
+    );
+    assert_isolated(&clean, &faulty, 1);
+}
