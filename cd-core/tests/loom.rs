@@ -525,6 +525,22 @@ fn reached_before_and_after(fates: [usize; 3]) {
     assert!(fates[2] > 0, "no execution orphaned the record");
 }
 
+/// `child`'s log merged into `root`'s, as a commit and an advance begin: the parent then the
+/// child locked, the merge checked and made; both locks are returned, still held.
+fn merge_child<'a>(
+    root: &'a std::sync::Arc<Node>,
+    child: &'a std::sync::Arc<Node>,
+) -> (
+    impl std::ops::DerefMut<Target = State> + 'a,
+    impl std::ops::DerefMut<Target = State> + 'a,
+) {
+    let mut parent = root.lock_live().expect("a live parent");
+    let mut state = child.lock_live().expect("a live child");
+    check_merge(&parent, &state, false).expect("the parent is not replaying");
+    merge_into_parent(&mut parent, root, &mut state, false);
+    (parent, state)
+}
+
 /// Checks the records a change handled (`records`, in the order a replay of them serves):
 /// exactly those appended before it (`handled`), which are `before` and then record 2 when
 /// the append was done first. Otherwise returns what the append's slow path gave, for the
@@ -558,10 +574,7 @@ fn writer_across_a_commit() {
     reached_before_and_after(writer_across(
         |_| (),
         |root, child, ()| {
-            let mut parent = root.lock_live().expect("a live parent");
-            let mut state = child.lock_live().expect("a live child");
-            check_merge(&parent, &state, false).expect("the parent is not replaying");
-            merge_into_parent(&mut parent, root, &mut state, false);
+            let (parent, mut state) = merge_child(root, child);
             child.mark_retired(&mut state, Retirement::Committed);
             parent.log.len()
         },
@@ -664,10 +677,7 @@ fn writer_across_a_merge() {
     reached_before_and_after(writer_across(
         |_| (),
         |root, child, ()| {
-            let mut parent = root.lock_live().expect("a live parent");
-            let mut state = child.lock_live().expect("a live child");
-            check_merge(&parent, &state, false).expect("the parent is not replaying");
-            merge_into_parent(&mut parent, root, &mut state, false);
+            let (parent, mut state) = merge_child(root, child);
             state.log.clear();
             child.sync_replay(&state);
             parent.log.len()

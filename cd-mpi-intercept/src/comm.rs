@@ -394,7 +394,7 @@ unsafe fn making_routed(
     let call = header.call;
     match route {
         Route::Direct => run(),
-        Route::Record(_guard) => {
+        Route::Record(guard) => {
             let rc = run();
             if rc == abi::SUCCESS {
                 // SAFETY: MPI wrote the new communicator.
@@ -404,7 +404,7 @@ unsafe fn making_routed(
                 w.u64(made_comm.bits());
                 if let Some(request) = request {
                     let seq = engine::next_seq();
-                    let tracked = Tracked::new(seq, Delivery::Nothing);
+                    let tracked = Tracked::new(seq, Delivery::Nothing, guard.cx());
                     // SAFETY: MPI wrote the request.
                     engine::track(unsafe { *request }, tracked);
                     w.u64(seq);

@@ -121,7 +121,7 @@ fn begin_replay(call: Call, guard: Guard) -> Route {
             }
         },
         Ok(None) => {
-            replay_ended();
+            replay_ended(guard.cx());
             Route::Record(guard)
         }
         Err(error) => {
@@ -304,13 +304,25 @@ pub(crate) enum Delivery {
 impl Delivery {
     /// The pieces of memory a completion with `status` filled.
     fn pieces(&self, status: &Status) -> Pieces {
+        self.filled(status).0
+    }
+
+    /// [`Delivery::pieces`], with a receive's bytes when its message ended in a partial
+    /// element (see [`Received`]).
+    fn filled(&self, status: &Status) -> (Pieces, Option<u64>) {
         match self {
-            Delivery::Nothing => Pieces::new(),
-            Delivery::Receive { dest, .. } => smallvec![Piece {
-                count: received_count(status, dest, crate::types::kind(dest.datatype)).count,
-                ..*dest
-            }],
-            Delivery::Outputs(pieces) => pieces.clone(),
+            Delivery::Nothing => (Pieces::new(), None),
+            Delivery::Receive { dest, .. } => {
+                let got = received_count(status, dest, crate::types::kind(dest.datatype));
+                (
+                    smallvec![Piece {
+                        count: got.count,
+                        ..*dest
+                    }],
+                    got.partial,
+                )
+            }
+            Delivery::Outputs(pieces) => (pieces.clone(), None),
         }
     }
 }
@@ -326,10 +338,10 @@ pub(crate) struct Tracked {
 }
 
 impl Tracked {
-    /// A request posted now, as post `seq`, in the thread's active CD.
-    pub(crate) fn new(seq: u64, delivery: Delivery) -> Tracked {
-        // SAFETY: used at once, within this call.
-        let cd = unsafe { cd_core::thread_cx() }.and_then(|cx| cx.active_cd());
+    /// A request posted now, as post `seq`, in the active CD of the thread whose context is
+    /// `cx` (the call's guard holds it: no second thread-local access).
+    pub(crate) fn new(seq: u64, delivery: Delivery, cx: Option<cd_core::ThreadCx<'_>>) -> Tracked {
+        let cd = cx.and_then(|cx| cx.active_cd());
         Tracked { seq, delivery, cd }
     }
 }
@@ -722,14 +734,7 @@ pub(crate) fn record_completion(
     status: &Status,
     delivery: &Delivery,
 ) {
-    let pieces = delivery.pieces(status);
-    // A receive's bytes, when its message ends in a partial element.
-    let partial = match delivery {
-        Delivery::Receive { dest, .. } => {
-            received_count(status, dest, crate::types::kind(dest.datatype)).partial
-        }
-        _ => None,
-    };
+    let (pieces, partial) = delivery.filled(status);
     writer.u64(seq).status(status).int(pieces.len() as c_int);
     for piece in pieces {
         writer
@@ -939,8 +944,9 @@ pub(crate) fn completed_substitute(
     (entry.seq, entry.delivery.clone())
 }
 
-/// The replay ended: binds every still-open virtual request, in posting order.
-fn replay_ended() {
+/// The replay ended: binds every still-open virtual request, in posting order, in the thread
+/// whose context is `cx`.
+fn replay_ended(cx: Option<cd_core::ThreadCx<'_>>) {
     let mut open: Vec<(u64, Request)> = STATE.with(|s| {
         s.borrow()
             .virtuals
@@ -952,7 +958,7 @@ fn replay_ended() {
     open.sort_unstable_by_key(|&(seq, _)| seq);
     tracing::debug!(open = open.len(), "replay ended: going live");
     for (seq, handle) in open {
-        bind(seq, handle);
+        bind(seq, handle, cx);
     }
     STATE.with(|s| s.borrow_mut().drained.clear());
 }
@@ -960,7 +966,7 @@ fn replay_ended() {
 /// Binds one virtual request left open by the replay: it was in flight at the fault. Data
 /// drained at restore is delivered now; a receive cancelled at restore is posted again; a send
 /// (or a persistent request started again) is the original, still live request.
-fn bind(seq: u64, handle: Request) {
+fn bind(seq: u64, handle: Request, cx: Option<cd_core::ThreadCx<'_>>) {
     let (delivery, kind) = STATE.with(|s| {
         let s = s.borrow();
         let v = &s.virtuals[&handle];
@@ -1044,7 +1050,7 @@ fn bind(seq: u64, handle: Request) {
                     // a receive posted for real again: pending until it completes
                     crate::traffic::receive_posted(inner, dest.comm);
                 }
-                track(inner, Tracked::new(seq, delivery.clone()));
+                track(inner, Tracked::new(seq, delivery.clone(), cx));
                 if matches!(kind, Kind::Persistent) {
                     // Live again under its own handle: nothing stands in for it.
                     STATE.with(|s| s.borrow_mut().virtuals.remove(&handle));

@@ -159,7 +159,7 @@ unsafe fn post_routed(
                 let seq = engine::next_seq();
                 let delivery = delivery();
                 // SAFETY: MPI wrote the request.
-                engine::track(unsafe { *request }, Tracked::new(seq, delivery));
+                engine::track(unsafe { *request }, Tracked::new(seq, delivery, guard.cx()));
                 let mut w = Writer::new(&header);
                 w.u64(seq);
                 write_check(&mut w, check);

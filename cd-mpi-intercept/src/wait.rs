@@ -630,7 +630,7 @@ fn start_routed(
                         let _ = cd_core::log_mark_unreplayable(why);
                         Delivery::Nothing
                     });
-                    engine::track(handle, engine::Tracked::new(seq, delivery));
+                    engine::track(handle, engine::Tracked::new(seq, delivery, guard.cx()));
                     w.u64(seq);
                 }
                 // SAFETY: no pieces.
