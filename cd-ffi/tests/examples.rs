@@ -7,6 +7,7 @@
 //! (MPICH), fault-free and then with a fault on rank 2, which must recover alone from the MPI
 //! log and end bitwise equal to the fault-free run.
 
+use crate::mpi_launch::Mpirun;
 use crate::util::{
     check, compile_c, compile_fortran, library_path, pkg_config, prefix, run, work_dir, workspace,
 };
@@ -111,7 +112,7 @@ fn compile_mpi_fortran(source: &Path, name: &str) -> PathBuf {
 /// the exit status.
 fn mpirun(exe: &Path, env: &[(&str, &str)]) -> Output {
     let _one_at_a_time = MPIRUN.lock().unwrap_or_else(|e| e.into_inner());
-    Command::new("mpirun")
+    Mpirun::new(&["mpirun".to_owned()])
         .arg("-np")
         .arg(NP.to_string())
         .arg(exe)

@@ -15,6 +15,7 @@ mod persistent_inflight;
 mod rewinds;
 mod trace;
 
+use crate::mpi_launch::{is_open_mpi, Mpirun};
 use crate::util::{check, lib_dir, library_path, work_dir, workspace};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -24,14 +25,14 @@ use std::sync::{Mutex, OnceLock};
 /// Ranks of every launch (more than the 2 cores of CI: keep the programs short).
 const RANKS: usize = 4;
 
-/// The launcher and its options: `$MPIRUN` (default `mpirun`, MPICH's hydra). With Open MPI's
-/// `mpirun` the environment is passed on with `-x NAME` (hydra passes all of it).
-fn mpirun(env: &[(&str, &str)]) -> Command {
+/// The launcher and its options: `$MPIRUN` (default `mpirun`, MPICH's hydra), in a launch of
+/// its own (`tests/support/mpi_launch.rs`). With Open MPI's `mpirun` the environment is passed
+/// on with `-x NAME` (hydra passes all of it).
+fn mpirun(env: &[(&str, &str)]) -> Mpirun {
     let launcher = std::env::var("MPIRUN").unwrap_or_else(|_| "mpirun".to_owned());
-    let mut words = launcher.split_whitespace();
-    let mut cmd = Command::new(words.next().expect("MPIRUN names a launcher"));
-    cmd.args(words);
-    if launcher.contains("openmpi") {
+    let words: Vec<String> = launcher.split_whitespace().map(str::to_owned).collect();
+    let mut cmd = Mpirun::new(&words);
+    if is_open_mpi(&words[0]) {
         for (name, _) in env {
             cmd.arg("-x").arg(name);
         }

@@ -11,6 +11,8 @@
 //! - `mpi`: the MPI interposer under `mpirun -np 4`: C programs of `tests/mpi/` recover one
 //!   rank in isolation, bitwise equal to a fault-free run.
 
+#[path = "../../tests/support/mpi_launch.rs"]
+mod mpi_launch;
 mod util;
 
 mod c_programs;

@@ -36,11 +36,23 @@ pub fn lib_dir() -> PathBuf {
         })
 }
 
-/// A scratch directory for this test binary's outputs.
+/// A scratch directory for this test process's outputs, `cd-ffi-tests/<pid>` beside libcd:
+/// two test processes running at once (two `cargo test`s) never share a file. Directories
+/// that processes no longer running left there are removed on the way.
 pub fn work_dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = lib_dir().join("cd-ffi-tests");
+        let all = lib_dir().join("cd-ffi-tests");
+        if let Ok(entries) = std::fs::read_dir(&all) {
+            for entry in entries.flatten() {
+                let name = entry.file_name();
+                let pid = name.to_str().and_then(|n| n.parse::<u32>().ok());
+                if pid.is_some_and(|pid| !Path::new(&format!("/proc/{pid}")).exists()) {
+                    let _ = std::fs::remove_dir_all(entry.path());
+                }
+            }
+        }
+        let dir = all.join(std::process::id().to_string());
         std::fs::create_dir_all(&dir).expect("create the scratch directory");
         dir
     })

@@ -21,9 +21,11 @@
 //! (`cargo test -p cd-redset --test mpi -- eight_ranks`; `examples` selects the examples).
 
 mod driver;
+#[path = "../../../tests/support/mpi_launch.rs"]
+mod mpi_launch;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode};
+use std::process::ExitCode;
 
 /// Set in the environment of the ranks: run the driver, not the launcher.
 const DRIVER_ENV: &str = "CD_REDSET_DRIVER";
@@ -102,8 +104,7 @@ fn run_example(name: &str, np: usize, args: &[&str]) -> Result<(), String> {
         ))?;
     let dir = scratch(&format!("example-{name}"));
     let launcher = mpirun();
-    let out = Command::new(&launcher[0])
-        .args(&launcher[1..])
+    let out = mpi_launch::Mpirun::new(&launcher)
         .args(["-np", &np.to_string()])
         .arg(&example)
         .arg(&dir)
@@ -288,8 +289,7 @@ fn run(l: &Launch) -> Result<(), String> {
     let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
     let started = std::time::Instant::now();
     let launcher = mpirun();
-    let out = Command::new(&launcher[0])
-        .args(&launcher[1..])
+    let out = mpi_launch::Mpirun::new(&launcher)
         .args(["-np", &l.np.to_string()])
         .arg(&exe)
         .arg(&dir)
