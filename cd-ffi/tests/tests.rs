@@ -3,6 +3,8 @@
 //! - `header`: the checked-in `include/cd.h` is what cbindgen generates from the source.
 //! - `c_programs`: the C programs of `tests/c/` (one per spec use case, plus misuse),
 //!   compiled with `cc -Wall -Werror` against the installed header and library, and run.
+//! - `cpp`: the C++ programs of `tests/cpp/` (`cd.h` with and without `mpi.h`, in both
+//!   orders), compiled with g++ and both families' `mpicxx`, and run.
 //! - `fortran`: the Fortran programs of `tests/fortran/`, compiled with gfortran against the
 //!   installed module, and run.
 //! - `examples`: `examples/c/` and `examples/fortran/`, run with faults injected.
@@ -16,6 +18,7 @@ mod mpi_launch;
 mod util;
 
 mod c_programs;
+mod cpp;
 mod examples;
 mod fortran;
 mod header;
