@@ -9,7 +9,10 @@
 //!   installed module, and run.
 //! - `examples`: `examples/c/` and `examples/fortran/`, run with faults injected.
 //! - `memcheck`: a C program under valgrind: no invalid access, no leak in libcd.
-//! - `install`: what `scripts/install.sh` installs, and `pkg-config --cflags --libs cd`.
+//! - `install`: what `scripts/install.sh` installs, `pkg-config --cflags --libs cd` (the
+//!   README's line gives a program that runs), and the tools' `--help`.
+//! - `cmake`: the installed CMake package: `tests/cmake/` (C, C++, Fortran) configured against
+//!   the prefix, built, installed and run.
 //! - `mpi`: the MPI interposer under `mpirun -np 4`: C programs of `tests/mpi/` recover one
 //!   rank in isolation, bitwise equal to a fault-free run.
 
@@ -18,6 +21,7 @@ mod mpi_launch;
 mod util;
 
 mod c_programs;
+mod cmake;
 mod cpp;
 mod examples;
 mod fortran;
