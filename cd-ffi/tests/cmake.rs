@@ -4,39 +4,43 @@
 //! `find_package(Containment 0.1 CONFIG REQUIRED COMPONENTS Fortran)` and link
 //! `Containment::cd` or `Containment::cd_fortran`. It is configured against the installed
 //! prefix (`CMAKE_PREFIX_PATH`), built, installed into a prefix of its own, and the installed
-//! programs run without `LD_LIBRARY_PATH`: the imported target's rpath finds libcd. Needs
-//! Debian's `cmake` (3.13 or later).
+//! programs run without `LD_LIBRARY_PATH`: the imported target's rpath finds libcd. Built
+//! again with its MPI C++ program (`WITH_MPI`), that one runs under `mpirun`. Needs Debian's
+//! `cmake` (3.13 or later).
 
 use crate::util::{check, prefix, work_dir, workspace};
-use std::path::Path;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// Runs `cmake ARGS` and returns its output (checked by the caller).
-fn cmake(args: &[&std::ffi::OsStr]) -> Output {
+fn cmake(args: &[OsString]) -> Output {
     Command::new("cmake")
         .args(args)
         .output()
         .expect("cmake is installed (Debian's cmake package)")
 }
 
-/// Configured, built, installed, run: each program reports success from its install prefix,
-/// with the installed libcd.
-#[test]
-fn a_cmake_project_builds_installs_and_runs() {
-    let build = work_dir().join("cmake-build");
-    let installed = work_dir().join("cmake-install");
+/// Configures `tests/cmake/` against the installed prefix (`extra`: more `-D` options) in
+/// `cmake-<tag>` of the scratch directory, builds it, installs it into `cmake-<tag>-install`
+/// and returns that prefix.
+fn configure_build_install(tag: &str, extra: &[String]) -> PathBuf {
+    let build = work_dir().join(format!("cmake-{tag}"));
+    let installed = work_dir().join(format!("cmake-{tag}-install"));
     for dir in [&build, &installed] {
         let _ = std::fs::remove_dir_all(dir);
     }
     let source = workspace().join("tests/cmake");
-    let out = cmake(&[
-        "-S".as_ref(),
-        source.as_os_str(),
-        "-B".as_ref(),
-        build.as_os_str(),
-        format!("-DCMAKE_PREFIX_PATH={}", prefix().display()).as_ref(),
-        format!("-DCMAKE_INSTALL_PREFIX={}", installed.display()).as_ref(),
-    ]);
+    let mut args: Vec<OsString> = vec![
+        "-S".into(),
+        source.into(),
+        "-B".into(),
+        build.clone().into(),
+        format!("-DCMAKE_PREFIX_PATH={}", prefix().display()).into(),
+        format!("-DCMAKE_INSTALL_PREFIX={}", installed.display()).into(),
+    ];
+    args.extend(extra.iter().map(OsString::from));
+    let out = cmake(&args);
     check(&out, "cmake: configuring tests/cmake");
     let configured = String::from_utf8_lossy(&out.stdout);
     let package_dir = prefix().join("lib/cmake/Containment");
@@ -49,13 +53,21 @@ fn a_cmake_project_builds_installs_and_runs() {
         "{configured}"
     );
     check(
-        &cmake(&["--build".as_ref(), build.as_os_str()]),
+        &cmake(&["--build".into(), build.clone().into()]),
         "cmake --build",
     );
     check(
-        &cmake(&["--install".as_ref(), build.as_os_str()]),
+        &cmake(&["--install".into(), build.into()]),
         "cmake --install",
     );
+    installed
+}
+
+/// Configured, built, installed, run: each program reports success from its install prefix,
+/// with the installed libcd.
+#[test]
+fn a_cmake_project_builds_installs_and_runs() {
+    let installed = configure_build_install("project", &[]);
     let libcd = prefix().join("lib/libcd.so");
     for program in ["cmake_c", "cmake_cxx", "cmake_fortran"] {
         let exe = installed.join("bin").join(program);
@@ -68,6 +80,29 @@ fn a_cmake_project_builds_installs_and_runs() {
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(stdout.contains(&format!("{program}: ok")), "{stdout}");
         assert_loads(&exe, &libcd);
+    }
+}
+
+/// With MPI (the name holds `mpi::`, so `scripts/test.sh`'s Open MPI pass runs it too).
+mod mpi {
+    use crate::cpp::mpi::{run_mpi_main, Family};
+    use crate::util::prefix;
+
+    /// An MPI C++ program linked with `Containment::cd` and `MPI::MPI_CXX` (the family libcd
+    /// was built for) goes through libcd's MPI wrappers: rank 0 replays its `MPI_Allreduce`.
+    #[test]
+    fn an_mpi_cxx_program_links_libcd_before_the_mpi_library() {
+        let family = Family::of_libcd();
+        let installed = super::configure_build_install(
+            "mpi",
+            &[
+                "-DWITH_MPI=ON".to_owned(),
+                format!("-DMPI_CXX_COMPILER={}", family.mpicxx()),
+            ],
+        );
+        let exe = installed.join("bin/cmake_mpi");
+        super::assert_loads(&exe, &prefix().join("lib/libcd.so"));
+        run_mpi_main(&exe, "cmake_mpi");
     }
 }
 
@@ -104,10 +139,10 @@ fn other_versions_are_not_found() {
     .expect("write the script");
     for version in ["0.2", "1.0", "0"] {
         let out = cmake(&[
-            format!("-DV={version}").as_ref(),
-            format!("-DCMAKE_PREFIX_PATH={}", prefix().display()).as_ref(),
-            "-P".as_ref(),
-            script.as_os_str(),
+            format!("-DV={version}").into(),
+            format!("-DCMAKE_PREFIX_PATH={}", prefix().display()).into(),
+            "-P".into(),
+            script.clone().into(),
         ]);
         check(&out, &format!("cmake -P asking for {version}"));
         let text = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);

@@ -90,12 +90,12 @@ fn cxx_constants_are_the_code_table_s() {
 }
 
 /// The MPI programs: `cd.h` before and after `mpi.h`, with both families' `mpicxx`.
-mod mpi {
+pub(crate) mod mpi {
     use super::compile_cxx;
     use crate::mpi_launch::{is_open_mpi, Mpirun};
     use crate::util::{check, library_path, work_dir};
     use std::collections::BTreeMap;
-    use std::path::PathBuf;
+    use std::path::{Path, PathBuf};
     use std::process::Command;
     use std::sync::Mutex;
 
@@ -106,13 +106,13 @@ mod mpi {
     const FAMILIES: [Family; 2] = [Family::Mpich, Family::OpenMpi];
 
     #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-    enum Family {
+    pub(crate) enum Family {
         Mpich,
         OpenMpi,
     }
 
     impl Family {
-        fn mpicxx(self) -> &'static str {
+        pub(crate) fn mpicxx(self) -> &'static str {
             match self {
                 Family::Mpich => "mpicxx.mpich",
                 Family::OpenMpi => "mpicxx.openmpi",
@@ -130,7 +130,7 @@ mod mpi {
 
         /// The family libcd's MPI layer was built for: `$MPICC`'s (default `mpicc`, which
         /// scripts/setup.sh pins to MPICH), as cd-mpi-intercept's build reads it.
-        fn of_libcd() -> Family {
+        pub(crate) fn of_libcd() -> Family {
             let mpicc = std::env::var("MPICC").unwrap_or_else(|_| "mpicc".to_owned());
             let out = Command::new(&mpicc)
                 .arg("-show")
@@ -181,54 +181,56 @@ mod mpi {
     #[test]
     fn both_include_orders_run_with_the_family_of_libcd() {
         let family = Family::of_libcd();
+        for program in PROGRAMS {
+            run_mpi_main(&build(program, family), program);
+        }
+    }
+
+    /// Runs `exe`, a program whose `main` is `mpi_main.hpp`'s with the name `program`, on 2
+    /// ranks with `$MPIRUN` (default `mpirun`), and checks its totals and its replay.
+    pub(crate) fn run_mpi_main(exe: &Path, program: &str) {
         let launcher = std::env::var("MPIRUN").unwrap_or_else(|_| "mpirun".to_owned());
         let words: Vec<String> = launcher.split_whitespace().map(str::to_owned).collect();
         let timeout = std::env::var("MPIEXEC_TIMEOUT").unwrap_or_else(|_| "280".to_owned());
-        for program in PROGRAMS {
-            let exe = build(program, family);
-            let stats = work_dir().join(format!("stats-cpp-{program}."));
-            for rank in 0..2 {
-                let _ = std::fs::remove_file(format!("{}{rank}", stats.display()));
+        let stats = work_dir().join(format!("stats-cpp-{program}."));
+        for rank in 0..2 {
+            let _ = std::fs::remove_file(format!("{}{rank}", stats.display()));
+        }
+        let mut cmd = Mpirun::new(&words);
+        if is_open_mpi(&words[0]) {
+            for name in ["MPIEXEC_TIMEOUT", "CD_MPI_STATS", "LD_LIBRARY_PATH"] {
+                cmd.arg("-x").arg(name);
             }
-            let mut cmd = Mpirun::new(&words);
-            if is_open_mpi(&words[0]) {
-                for name in ["MPIEXEC_TIMEOUT", "CD_MPI_STATS", "LD_LIBRARY_PATH"] {
-                    cmd.arg("-x").arg(name);
-                }
-            }
-            cmd.args(["-np", "2"])
-                .arg(&exe)
-                .env("MPIEXEC_TIMEOUT", &timeout)
-                .env("CD_MPI_STATS", &stats)
-                .env("LD_LIBRARY_PATH", library_path())
-                .current_dir(work_dir());
-            let out = cmd.output().expect("run mpirun");
-            check(
-                &out,
-                &format!("mpirun -np 2 {} ({family:?})", exe.display()),
-            );
-            let stdout = String::from_utf8_lossy(&out.stdout);
-            for rank in 0..2 {
-                assert!(
-                    stdout.contains(&format!("{program} rank {rank} total 15\n")),
-                    "rank {rank} of {program} ({family:?}):\n{stdout}"
-                );
-            }
-            let stat = |rank: usize, key: &str| -> u64 {
-                let text = std::fs::read_to_string(format!("{}{rank}", stats.display()))
-                    .unwrap_or_else(|e| panic!("rank {rank}'s CD_MPI_STATS: {e}"));
-                text.lines()
-                    .find_map(|l| l.strip_prefix(&format!("{key} ")))
-                    .and_then(|v| v.parse().ok())
-                    .unwrap_or_else(|| panic!("no {key} in rank {rank}'s statistics"))
-            };
-            assert_eq!(stat(0, "records.replayed"), 1, "{program}: rank 0 replays");
-            assert_eq!(stat(1, "records.replayed"), 0, "{program}: rank 1 does not");
-            assert_eq!(
-                stat(1, "calls.MPI_Allreduce"),
-                3,
-                "{program}: rank 1's calls"
+        }
+        cmd.args(["-np", "2"])
+            .arg(exe)
+            .env("MPIEXEC_TIMEOUT", &timeout)
+            .env("CD_MPI_STATS", &stats)
+            .env("LD_LIBRARY_PATH", library_path())
+            .current_dir(work_dir());
+        let out = cmd.output().expect("run mpirun");
+        check(&out, &format!("{launcher} -np 2 {}", exe.display()));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        for rank in 0..2 {
+            assert!(
+                stdout.contains(&format!("{program} rank {rank} total 15\n")),
+                "rank {rank} of {program}:\n{stdout}"
             );
         }
+        let stat = |rank: usize, key: &str| -> u64 {
+            let text = std::fs::read_to_string(format!("{}{rank}", stats.display()))
+                .unwrap_or_else(|e| panic!("rank {rank}'s CD_MPI_STATS: {e}"));
+            text.lines()
+                .find_map(|l| l.strip_prefix(&format!("{key} ")))
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| panic!("no {key} in rank {rank}'s statistics"))
+        };
+        assert_eq!(stat(0, "records.replayed"), 1, "{program}: rank 0 replays");
+        assert_eq!(stat(1, "records.replayed"), 0, "{program}: rank 1 does not");
+        assert_eq!(
+            stat(1, "calls.MPI_Allreduce"),
+            3,
+            "{program}: rank 1's calls"
+        );
     }
 }
