@@ -196,8 +196,8 @@
 //! A CD in memory dies with its process. A root whose `storage_info` sets `dir`
 //! (`Domain::builder().name("solver").storage_info("dir=/local/ckpt/{rank};scheme=xor")`)
 //! is *persistent*: every advance also writes a version to node-local storage, protected
-//! across ranks by [`crate::redset`] (XOR, Reed-Solomon or partner copies), so the files of a
-//! lost node are rebuilt from the others. After a restart, creating the root with the same
+//! across ranks by cd-redset (`containment::redset`: XOR, Reed-Solomon or partner copies),
+//! so the files of a lost node are rebuilt from the others. After a restart, creating the root with the same
 //! name finds the newest complete version ([`Domain::recovered_version`](crate::Domain::recovered_version));
 //! the program protects its buffers again, in the same order (the saved entries are matched by
 //! order and length, not address), and a restore brings the state back. Persistence needs MPI
