@@ -99,7 +99,7 @@ pub use tree::{DeviceKey, Key};
 /// use containment::raw::set_persist_hooks; // libcd's MPI_Init registers them, no one else
 /// ```
 pub mod raw {
-    // The spec's operations (`CURRENT_CD` is `CdRef::Current` or `current_cd`).
+    // The spec's operations; `CURRENT_CD` is `CdRef::Current` (`current_cd`: its handle).
     pub use cd_core::{
         add_file_to_cd, add_mpi_log_to_cd, add_to_cd_via_copy, add_to_cd_via_parent,
         add_to_cd_via_regen, advance_cd_point_in_time, commit_cd, current_cd, delete_file_from_cd,
