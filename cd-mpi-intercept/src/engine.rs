@@ -46,7 +46,7 @@
 
 use crate::abi::{self, Comm, Datatype, Request, Status};
 use crate::boundary::Guard;
-use crate::exports::{real, Call, CancelFn, FreeFn, QueryFn};
+use crate::pmpi::{real, safe, Call, CancelFn, FreeFn, QueryFn};
 use crate::record::{Corrupt, Header, Piece, Pieces, Reader, Writer};
 use crate::stats;
 use cd_core::LogMode;
@@ -230,8 +230,7 @@ pub(crate) fn mismatch(message: &str, comm: Comm) -> c_int {
     stats::mismatch();
     tracing::error!("{message}");
     let code = error_code(message);
-    // SAFETY: calling the communicator's error handler with a valid code.
-    unsafe { real::Comm_call_errhandler(comm, code) };
+    safe::comm_call_errhandler(comm, code);
     code
 }
 
@@ -248,22 +247,13 @@ pub(crate) fn corrupt(call: Call, comm: Comm) -> c_int {
 
 fn error_code(message: &str) -> c_int {
     static CLASS: std::sync::OnceLock<c_int> = std::sync::OnceLock::new();
-    let class = *CLASS.get_or_init(|| {
-        let mut class = abi::ERR_OTHER;
-        // SAFETY: writes one int.
-        if unsafe { real::Add_error_class(&mut class) } != abi::SUCCESS {
-            class = abi::ERR_OTHER;
-        }
-        class
-    });
+    let class = *CLASS.get_or_init(|| safe::add_error_class().unwrap_or(abi::ERR_OTHER));
     if class == abi::ERR_OTHER {
         return class;
     }
-    let mut code = class;
-    // SAFETY: writes one int.
-    if unsafe { real::Add_error_code(class, &mut code) } != abi::SUCCESS {
+    let Ok(code) = safe::add_error_code(class) else {
         return class;
-    }
+    };
     // MPI refuses strings of MPI_MAX_ERROR_STRING bytes or more (Open MPI's limit is 256).
     let mut text = message.replace('\0', " ");
     let limit = usize::try_from(abi::MAX_ERROR_STRING)
@@ -278,9 +268,7 @@ fn error_code(message: &str) -> c_int {
         text.push_str("...");
     }
     let text = CString::new(text).expect("no NUL left");
-    // SAFETY: a NUL-terminated string that MPI copies.
-    let rc = unsafe { real::Add_error_string(code, text.as_ptr()) };
-    if rc != abi::SUCCESS {
+    if let Err(rc) = safe::add_error_string(code, &text) {
         tracing::warn!(rc, "MPI_Add_error_string refused the mismatch description");
     }
     code
@@ -857,22 +845,19 @@ fn learn_count_word() -> Option<usize> {
 /// `MPI_Get_count`, clamped to the posted count.
 #[cold]
 fn get_count(status: &Status, dest: &Piece) -> Received {
-    let mut n: c_int = 0;
-    // SAFETY: reads the status, writes one int.
-    let rc = unsafe { real::Get_count(status, dest.datatype, &mut n) };
-    if rc == abi::SUCCESS && n != abi::UNDEFINED && n >= 0 {
-        return Received {
-            count: n.min(dest.count),
-            partial: None,
-        };
+    if let Ok(n) = safe::get_count(status, dest.datatype) {
+        if n != abi::UNDEFINED && n >= 0 {
+            return Received {
+                count: n.min(dest.count),
+                partial: None,
+            };
+        }
     }
     // A partial element (or MPI cannot say): the bytes, counted as `MPI_BYTE`s.
-    let mut bytes: c_int = 0;
-    // SAFETY: as above.
-    let rc = unsafe { real::Get_count(status, abi::predefined().byte, &mut bytes) };
+    let bytes = safe::get_count(status, abi::predefined().byte);
     Received {
         count: dest.count,
-        partial: (rc == abi::SUCCESS && bytes >= 0).then_some(bytes as u64),
+        partial: bytes.ok().filter(|&b| b >= 0).map(|b| b as u64),
     }
 }
 
@@ -1148,19 +1133,18 @@ pub(crate) fn drain_in_flight(cds: &[cd_core::CdHandle]) -> cd_core::Result<()> 
                 continue;
             }
             Delivery::Receive { .. } => {
-                let mut cancelled: c_int = 0;
                 // SAFETY: a live receive this thread posted (a copy of the handle: a
                 // persistent request stays allocated, a nonpersistent one is freed by the
-                // Wait); then reads the status.
+                // Wait), into memory the restore has not rewritten yet.
                 unsafe {
                     real::Cancel(&mut request);
                     real::Wait(&mut request, &mut status);
-                    real::Test_cancelled(&status, &mut cancelled);
                 }
-                stats::drained(cancelled == 0);
+                let cancelled = safe::test_cancelled(&status);
+                stats::drained(!cancelled);
                 // a receive that got its message is counted; a cancelled one is not
                 crate::traffic::settle(taken, &[posted], &[0], &[status]);
-                (cancelled == 0)
+                (!cancelled)
                     .then(|| tracked.delivery.pieces(&status).iter().map(pack).collect())
             }
             Delivery::Outputs(ref pieces) => {
@@ -1237,9 +1221,7 @@ fn settle_send(request: Request, deadline: std::time::Instant) -> bool {
 
 /// The packed bytes of a piece of memory.
 fn pack(piece: &Piece) -> Vec<u8> {
-    let mut size: c_int = 0;
-    // SAFETY: reads its arguments.
-    unsafe { real::Pack_size(piece.count, piece.datatype, piece.comm, &mut size) };
+    let size = safe::pack_size(piece.count, piece.datatype, piece.comm).unwrap_or(0);
     let mut out = vec![0u8; size.max(0) as usize];
     let mut used: c_int = 0;
     // SAFETY: the request completed into `piece`, which is readable; `out` has `size` bytes.

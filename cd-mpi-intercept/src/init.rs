@@ -9,7 +9,7 @@
 
 use crate::abi;
 use crate::boundary::{untraced, Guard};
-use crate::exports::{real, Call};
+use crate::pmpi::{real, safe, Call};
 use crate::{engine, stats, traffic};
 use std::ffi::{c_char, c_int};
 
@@ -17,9 +17,7 @@ fn after_init() {
     let _guard = Guard::enter();
     stats::init();
     traffic::init();
-    let mut rank: c_int = 0;
-    // SAFETY: MPI is initialized; writes one int.
-    unsafe { real::Comm_rank(abi::predefined().comm_world, &mut rank) };
+    let rank = safe::world_rank();
     cd_core::set_rank(rank.max(0) as u32);
     cd_core::set_restore_hook(engine::drain_in_flight);
     cd_core::set_persist_hooks(cd_core::PersistHooks {
@@ -75,10 +73,7 @@ pub(crate) unsafe fn finalize() -> c_int {
     stats::count(Call::Finalize);
     // A persistent CD's last background flush is completed while MPI still works.
     crate::boundary::untraced(cd_persist::finalize);
-    let mut rank: c_int = 0;
-    // SAFETY: MPI is still initialized; writes one int.
-    unsafe { real::Comm_rank(abi::predefined().comm_world, &mut rank) };
-    stats::write(rank);
+    stats::write(safe::world_rank());
     // SAFETY: forwarded.
     unsafe { real::Finalize() }
 }

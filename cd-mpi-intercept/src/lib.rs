@@ -79,6 +79,7 @@
 pub mod abi;
 mod boundary;
 mod coll;
+mod copy;
 mod comm;
 mod engine;
 pub mod exports;
@@ -88,6 +89,7 @@ mod large;
 mod mpi4;
 mod p2p;
 mod passthrough;
+pub mod pmpi;
 mod record;
 mod resolve;
 mod stats;

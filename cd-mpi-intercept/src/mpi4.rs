@@ -20,7 +20,7 @@
 use crate::abi::{Comm, Datatype, Request};
 use crate::coll::one;
 use crate::engine::Delivery;
-use crate::exports::{real, Call};
+use crate::pmpi::{real, Call};
 use crate::p2p::{post_checked, receives};
 use crate::record::Header;
 use crate::traffic::{self, Counts};

@@ -17,7 +17,7 @@
 //! so the counters cost one relaxed load when off; persistence counts once per collective
 //! persist step, which writes files anyway.
 
-use crate::exports::Call;
+use crate::pmpi::Call;
 use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
