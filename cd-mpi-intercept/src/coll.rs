@@ -22,8 +22,8 @@
 
 use crate::abi::{self, Comm, Datatype, Op, Request};
 use crate::engine::{self, Delivery, Route};
-use crate::pmpi::{real, safe, Call};
 use crate::large::Narrow;
+use crate::pmpi::{real, safe, Call};
 use crate::record::{Corrupt, Header, Piece, Pieces, Writer};
 use smallvec::smallvec;
 use std::ffi::{c_int, c_void};
@@ -40,7 +40,8 @@ fn peers(comm: Comm) -> c_int {
 /// Whether this rank receives as a root: the root of an intracommunicator, `MPI_ROOT` on an
 /// intercommunicator.
 fn is_root(root: c_int, comm: Comm) -> bool {
-    root == abi::ROOT || (root >= 0 && !safe::comm_test_inter(comm) && root == safe::comm_rank(comm))
+    root == abi::ROOT
+        || (root >= 0 && !safe::comm_test_inter(comm) && root == safe::comm_rank(comm))
 }
 
 /// Whether this rank is a non-receiving party of a rooted intercommunicator collective.

@@ -119,4 +119,3 @@ pub(crate) fn bytes(dst: &mut [u8], src: &[u8]) {
         }
     }
 }
-

@@ -395,7 +395,7 @@ impl<H: Borrow<Header>> Writer<H> {
     }
 
     /// [`Writer::piece`] of a receive's buffer, keeping only the `partial` bytes received
-    /// when the message ended in a partial element (see [`crate::engine::Received`]): the
+    /// when the message ended in a partial element (see `engine::status::Received`): the
     /// replay then delivers exactly them ([`Reader::unpack_into`]).
     pub fn piece_received(&mut self, piece: Piece, partial: Option<u64>) -> &mut Self {
         self.piece(piece);

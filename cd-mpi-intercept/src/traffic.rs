@@ -77,12 +77,13 @@ pub(crate) fn init() {
         .is_some_and(|info| info.get("dir").is_some());
     if declared {
         SINCE_INIT.store(true, Ordering::Relaxed);
-        start();
+        count_messages();
     }
 }
 
-/// Starts counting, if not yet (at `MPI_Init`, or at a persistent `create_cd`).
-pub(crate) fn start() {
+/// Starts counting, if not yet: at `MPI_Init` when `CD_STORAGE_INFO` sets `dir`, else when
+/// the linking library calls it (libcd: at a persistent `create_cd`, on every rank).
+pub fn count_messages() {
     if !ON.swap(true, Ordering::SeqCst) {
         crate::intercept();
         tracing::debug!(
@@ -564,9 +565,27 @@ pub(crate) fn message_comm(message: Message) -> Option<Comm> {
         .remove(&message.bits())
 }
 
-/// This rank's counts in world ranks, for the persist's check (orphaned requests tested
-/// first).
-pub(crate) fn snapshot() -> cd_persist::Traffic {
+/// This rank's message counts, by world rank: the evidence a persist checks for messages in
+/// flight (see the module docs).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MessageCounts {
+    /// Messages sent to each rank (counted when started).
+    pub sent: Vec<u64>,
+    /// Messages received from each rank (counted when complete; cancelled ones not).
+    pub received: Vec<u64>,
+    /// Collective calls made on communicators shared with each rank (self excluded).
+    pub collectives: Vec<u64>,
+    /// Receive requests posted and not completed.
+    pub pending_receives: u64,
+    /// Nonblocking collectives (and `MPI_Comm_idup`) started and not completed.
+    pub pending_collectives: u64,
+    /// Whether counting began at `MPI_Init` (the counts are exact), not at the first
+    /// persistent `create_cd` (a message sent before then is not seen).
+    pub since_init: bool,
+}
+
+/// This rank's counts in world ranks (orphaned requests tested first).
+pub fn message_counts() -> MessageCounts {
     settle_orphans();
     let n = world_size();
     let mut totals = Totals::sized(n);
@@ -598,7 +617,7 @@ pub(crate) fn snapshot() -> cd_persist::Traffic {
             Pending::Collective => collectives += 1,
         }
     }
-    cd_persist::Traffic {
+    MessageCounts {
         sent: totals.sent,
         received: totals.received,
         collectives: totals.collectives,

@@ -2,7 +2,7 @@
 //! (the MPI library's own `PMPI_X`, found once with `dlsym(RTLD_NEXT, ...)`), the prototypes'
 //! type aliases, and [`safe`], safe forms of the calls the runtime makes for itself.
 //!
-//! Everything here is generated from [`table`] and knows nothing of CDs or handlers: it is to
+//! Everything here is generated from `table` and knows nothing of CDs or handlers: it is to
 //! the wrappers what rsmpi's `mpi-sys` is to its typed layer. Calling `PMPI_X` by name would
 //! bind to libcd's own export of it and recurse, hence `real`.
 
