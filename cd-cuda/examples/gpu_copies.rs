@@ -26,7 +26,8 @@
 //! CD, and compares every byte with what was saved.
 //!
 //! With `--reset` first it times instead the recovery from a GPU reset, for `cudaMalloc`
-//! arrays (which come back at other addresses): `cuDevicePrimaryCtxReset_v2` (what
+//! arrays (which come back at their old address or another; the real driver hands the old
+//! one back, and the remap is then onto the same range): `cuDevicePrimaryCtxReset_v2` (what
 //! `cudaDeviceReset` does; on the stand-in its `cuStandinReset`), `cuMemAlloc` of a new array,
 //! `device_reset`, `remap_device_region` and `restore_cd` (B), against the same reset and
 //! allocation followed by a raw pageable `cuMemcpyHtoD` of the application's own host copy
@@ -625,10 +626,13 @@ struct ResetReport {
     cd: Samples,
     /// The reset call alone, within `cd`.
     reset_call: Samples,
+    /// How many of the `cd` reps got the old address back from `cuMemAlloc` (the remap then
+    /// is onto the same range).
+    same_address: usize,
 }
 
 /// A GPU reset and the recovery of `n` bytes of device memory, the recipe for `cudaMalloc`
-/// arrays (they come back at other addresses), against the same reset and allocation with a
+/// arrays (they come back at the same address or another; the remap works either way), against the same reset and allocation with a
 /// raw upload of the bytes from the application's own host copy; `reps` interleaved pairs.
 fn bench_reset(raw: &Raw, n: usize, reps: usize) -> Result<ResetReport, String> {
     let mut r = ResetReport {
@@ -674,6 +678,7 @@ fn bench_reset(raw: &Raw, n: usize, reps: usize) -> Result<ResetReport, String> 
         })?;
         r.cd.0.push(t);
         r.reset_call.0.push(reset_call);
+        r.same_address += usize::from(next == current);
         current = next;
     }
     let mut back = vec![0u8; n];
@@ -712,6 +717,10 @@ fn print_reset(r: &ResetReport, out: &mut dyn Write) -> std::io::Result<()> {
             r.cd.show("ms", 1e3),
         ),
         ("  of which the reset call", r.reset_call.show("ms", 1e3)),
+        (
+            "  the array came back at its old address",
+            format!("{} of {} reps", r.same_address, r.cd.0.len()),
+        ),
         (
             "  CD recovery / raw recovery",
             r.cd.ratio(&r.raw).show("x", 1.0),
@@ -869,19 +878,30 @@ mod tests {
             assert!(text.contains(&format!("{mib} MiB: median")), "{text}");
         }
         // The reset bench last: the stand-in's reset invalidates every stream and allocation.
-        let mut out = Vec::new();
-        let resets = run(&["--reset".into(), "2".into()], &mut out)
-            .unwrap_or_else(|e| panic!("{e}\n{}", String::from_utf8_lossy(&out)))
-            .resets;
-        assert_eq!(resets.len(), 1);
-        let r = &resets[0];
-        assert_eq!(r.bytes, 2 << 20);
-        for s in [&r.raw, &r.cd, &r.reset_call] {
-            assert_eq!(s.0.len(), 3, "{r:?}");
-            assert!(s.0.iter().all(|t| t.is_finite() && *t >= 0.0), "{r:?}");
+        // Once with arrays coming back elsewhere, once at their old addresses (as the real
+        // driver does: issue 26).
+        let library = standin_support::Library::open(&lib);
+        // SAFETY: the stand-in declares `void cuStandinReuseAddresses(int)`.
+        let reuse: unsafe extern "C" fn(c_int) =
+            unsafe { library.symbol("cuStandinReuseAddresses") };
+        for same in [false, true] {
+            // SAFETY: the stand-in's test hook.
+            unsafe { reuse(c_int::from(same)) };
+            let mut out = Vec::new();
+            let resets = run(&["--reset".into(), "2".into()], &mut out)
+                .unwrap_or_else(|e| panic!("{e}\n{}", String::from_utf8_lossy(&out)))
+                .resets;
+            assert_eq!(resets.len(), 1);
+            let r = &resets[0];
+            assert_eq!(r.bytes, 2 << 20);
+            for s in [&r.raw, &r.cd, &r.reset_call] {
+                assert_eq!(s.0.len(), 3, "{r:?}");
+                assert!(s.0.iter().all(|t| t.is_finite() && *t >= 0.0), "{r:?}");
+            }
+            assert_eq!(r.same_address, if same { 3 } else { 0 }, "{r:?}");
+            let text = String::from_utf8_lossy(&out);
+            assert!(text.contains("2 MiB: a GPU reset"), "{text}");
         }
-        let text = String::from_utf8_lossy(&out);
-        assert!(text.contains("2 MiB: a GPU reset"), "{text}");
         let err = run(&["0".into()], &mut Vec::new()).unwrap_err();
         assert!(err.contains("from 1 MiB"), "{err}");
         let err = run(&["x".into()], &mut Vec::new()).unwrap_err();

@@ -85,8 +85,11 @@
 //! - **the same virtual addresses**: address reservations (`cuMemAddressReserve`) survive the
 //!   reset; mapping new physical chunks at the old addresses (`cuMemCreate`, `cuMemMap`,
 //!   `cuMemSetAccess`) gives arrays that `restore_cd` writes as they are, with nothing to move;
-//! - **other addresses** (`cudaMalloc` again): [`cd_core::remap_device_region`] moves each
-//!   CD's ranges and saved bytes from the old array to the new one, then `restore_cd`.
+//! - **`cudaMalloc` again**, wherever the driver puts the array: [`cd_core::remap_device_region`]
+//!   moves each CD's ranges and saved bytes from the old array to the new one, then
+//!   `restore_cd`. The driver often hands the old address back (an H200 with driver 580 did,
+//!   issue 26): a remap onto the same range succeeds and moves nothing, and one onto a range
+//!   that partly overlaps the old one moves every range at once (see its documentation).
 //!
 //! A sticky error (an illegal address) leaves the process unable to use the GPU again; that
 //! recovery needs CDs persisted to storage and a new process (see cd-core's `device_reset`).

@@ -41,8 +41,10 @@
  * - cuStandinReset (and cuDevicePrimaryCtxReset_v2) play cudaDeviceReset: every device
  *   allocation, pool block, physical allocation and mapping, host registration and pinned
  *   host allocation is gone, streams and events made before it are invalid handles, and
- *   allocations made after it land at other addresses; address reservations stay, so arrays
- *   can be mapped again at the same virtual addresses. The primary context handle retained
+ *   allocations made after it land at other addresses (or, with address reuse on, at the old
+ *   ones when they are free, as the real driver did: cuStandinReuseAddresses,
+ *   CD_CUDA_STANDIN_REUSE=1); address reservations stay, so arrays can be mapped again at the
+ *   same virtual addresses. The primary context handle retained
  *   before the reset is destroyed (CUDA_ERROR_CONTEXT_IS_DESTROYED when pushed): the driver
  *   promises nothing about it, so a caller must retain the primary context again.
  * Managed memory (cuMemAllocManaged) is ordinary host memory reported as managed device memory.
@@ -134,6 +136,11 @@ static unsigned long long counters[12];
 /* 8 live device allocations, 9 device-to-device bytes, 10 stream-ordered allocations made,
  * 11 resets */
 static int refuse_register;
+/* Whether freed device addresses are handed out again (first fit), so that an array
+ * allocated again after a reset comes back at its old address, as the real driver does:
+ * cuStandinReuseAddresses, or CD_CUDA_STANDIN_REUSE=1 at cuInit. Off by default: allocations
+ * after a reset land at other addresses. */
+static int reuse_addresses;
 static size_t free_limit = (size_t)-1;
 static int generation;
 static struct op legacy_ops[64];
@@ -147,6 +154,8 @@ CUresult cuInit(unsigned int flags) {
     if (!initialised) {
         const char *env = getenv("CD_CUDA_STANDIN_BYTES");
         arena_bytes = env ? strtoull(env, NULL, 10) : (size_t)512 << 20;
+        const char *reuse = getenv("CD_CUDA_STANDIN_REUSE");
+        reuse_addresses = reuse && reuse[0] == '1';
         int fd = memfd_create("cuda-standin", 0);
         if (fd < 0 || ftruncate(fd, (off_t)arena_bytes) != 0) goto fail;
         void *dev = mmap(NULL, arena_bytes, PROT_NONE, MAP_SHARED, fd, 0);
@@ -263,9 +272,52 @@ static uintptr_t device_view(uintptr_t p, size_t n, int access) {
     return 0;
 }
 
-/* Carves `rounded` bytes, aligned to `align`, from the arena (lock held); 0 when full. */
+/* Whether p..p+n meets a live device allocation, a live reservation or a free pool block
+ * (lock held). */
+static int occupied(uintptr_t p, size_t n) {
+    for (int i = 0; i < nallocs; i++)
+        if (allocs[i].live && !allocs[i].managed && p < allocs[i].start + allocs[i].size
+            && allocs[i].start < p + n)
+            return 1;
+    for (int i = 0; i < nreservations; i++)
+        if (reservations[i].live && p < reservations[i].start + reservations[i].size
+            && reservations[i].start < p + n)
+            return 1;
+    for (int i = 0; i < default_pool.nfree; i++)
+        if (p < default_pool.starts[i] + default_pool.sizes[i] && default_pool.starts[i] < p + n)
+            return 1;
+    return 0;
+}
+/* Carves `rounded` bytes, aligned to `align`, from the arena (lock held); 0 when full. With
+ * address reuse on, the lowest free place (first fit, as a real driver's address space hands
+ * a freed range out again), else the end of the last allocation. */
 static uintptr_t carve(size_t rounded, size_t align) {
     uintptr_t start = (next_free + align - 1) & ~(uintptr_t)(align - 1);
+    if (reuse_addresses) {
+        /* candidates: the arena's start and the end of every occupied range */
+        uintptr_t best = 0;
+        for (int i = -1; i < nallocs + nreservations + default_pool.nfree; i++) {
+            uintptr_t c = dev_base;
+            if (i >= 0 && i < nallocs) {
+                if (!allocs[i].live || allocs[i].managed) continue;
+                c = allocs[i].start + allocs[i].size;
+            } else if (i >= nallocs && i < nallocs + nreservations) {
+                struct reservation *r = &reservations[i - nallocs];
+                if (!r->live) continue;
+                c = r->start + r->size;
+            } else if (i >= 0) {
+                int k = i - nallocs - nreservations;
+                c = default_pool.starts[k] + default_pool.sizes[k];
+            }
+            c = (c + align - 1) & ~(uintptr_t)(align - 1);
+            if ((best == 0 || c < best) && c + rounded <= dev_base + arena_bytes
+                && c + rounded > c && !occupied(c, rounded))
+                best = c;
+        }
+        if (best == 0) return 0;
+        if (best + rounded > next_free) next_free = best + rounded;
+        return best;
+    }
     if (start + rounded > dev_base + arena_bytes || start + rounded < start) return 0;
     next_free = start + rounded;
     return start;
@@ -819,8 +871,10 @@ void cuStandinLimitFree(size_t bytes) {
 
 /* Test hook: cudaDeviceReset. Queued work is lost, every device allocation (pool blocks too),
  * physical allocation and mapping, registration and pinned host allocation is gone, streams,
- * events and the primary context become invalid handles; address reservations stay; the
- * arena is not reused, so allocations made afterwards land at other addresses. */
+ * events and the primary context become invalid handles; address reservations stay. The
+ * arena is not reused, so allocations made afterwards land at other addresses, unless address
+ * reuse is on (cuStandinReuseAddresses, CD_CUDA_STANDIN_REUSE=1): then the first allocations
+ * after it come back at the old addresses, as with the real driver. */
 void cuStandinReset(void) {
     pthread_mutex_lock(&lock);
     for (int i = 0; i < nallocs; i++)
@@ -836,6 +890,20 @@ void cuStandinReset(void) {
     nstreams = 0;
     generation++;
     counters[11]++;
+    if (reuse_addresses) { /* the arena's end: past the reservations that stay */
+        next_free = dev_base;
+        for (int i = 0; i < nreservations; i++)
+            if (reservations[i].live && reservations[i].start + reservations[i].size > next_free)
+                next_free = reservations[i].start + reservations[i].size;
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+/* Test hook: hand freed device addresses out again (first fit) while nonzero, so that arrays
+ * allocated again after a reset come back at their old addresses (see `reuse_addresses`). */
+void cuStandinReuseAddresses(int reuse) {
+    pthread_mutex_lock(&lock);
+    reuse_addresses = reuse;
     pthread_mutex_unlock(&lock);
 }
 
