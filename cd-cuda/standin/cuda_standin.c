@@ -94,8 +94,9 @@ enum { MEMORYTYPE_HOST = 1, MEMORYTYPE_DEVICE = 2 };
 
 #define MAX_ALLOCS 4096
 #define MAX_PINNED 1024
-/* A cuMemAlloc, cuMemAllocManaged or pool allocation (pooled: from the default pool). */
-struct alloc { uintptr_t start; size_t size; int managed; int live; int pooled; };
+/* A cuMemAlloc, cuMemAllocManaged or pool allocation (pool: the pool it came from). */
+struct pool_s;
+struct alloc { uintptr_t start; size_t size; int managed; int live; struct pool_s *pool; };
 /* Address reservations, physical allocations (handle = index + 1) and their mappings. */
 #define MAX_VMM 1024
 struct reservation { uintptr_t start; size_t size; int live; };
@@ -105,13 +106,19 @@ static struct reservation reservations[MAX_VMM];
 static struct physical physicals[MAX_VMM];
 static struct mapping mappings[MAX_VMM];
 static int nreservations, nphysicals, nmappings;
-/* The default pool's free blocks (start, rounded size), handed out again first. */
-struct pool_s { uintptr_t starts[MAX_VMM]; size_t sizes[MAX_VMM]; int nfree; };
+/* A pool's free blocks (start, rounded size), handed out again first; pools made with
+ * cuMemPoolCreate belong to a generation (a reset destroys them). */
+struct pool_s { uintptr_t starts[MAX_VMM]; size_t sizes[MAX_VMM]; int nfree, gen; };
 static struct pool_s default_pool;
+#define MAX_POOLS 64
+static struct pool_s *made_pools[MAX_POOLS];
+static int nmade_pools;
 struct pinned { uintptr_t start; size_t size; int from_alloc_host; };
 /* to_device: 0 device to host, 1 host to device, 2 device to device, 3 wait for `wait`
- * up to `n`, 4 free the allocation at `dst`. */
-struct op { int to_device; uintptr_t dst, src; size_t n; struct stream_s *wait; };
+ * up to `n`, 4 free the allocation at `dst`, 5 run kernel `n` (an index into `kernels`) with
+ * `args`. */
+struct op { int to_device; uintptr_t dst, src; size_t n; struct stream_s *wait;
+            unsigned long long args[6]; };
 struct stream_s { struct op *ops; size_t len, cap; unsigned long long done, issued; int gen; };
 struct event_s { struct stream_s *stream; unsigned long long seq; int gen; };
 #define MAX_STREAMS 256
@@ -283,31 +290,31 @@ static int occupied(uintptr_t p, size_t n) {
         if (reservations[i].live && p < reservations[i].start + reservations[i].size
             && reservations[i].start < p + n)
             return 1;
-    for (int i = 0; i < default_pool.nfree; i++)
-        if (p < default_pool.starts[i] + default_pool.sizes[i] && default_pool.starts[i] < p + n)
-            return 1;
+    for (int k = -1; k < nmade_pools; k++) {
+        struct pool_s *pl = k < 0 ? &default_pool : made_pools[k];
+        for (int i = 0; i < pl->nfree; i++)
+            if (p < pl->starts[i] + pl->sizes[i] && pl->starts[i] < p + n) return 1;
+    }
     return 0;
 }
 /* Carves `rounded` bytes, aligned to `align`, from the arena (lock held); 0 when full. With
- * address reuse on, the lowest free place (first fit, as a real driver's address space hands
- * a freed range out again), else the end of the last allocation. */
+ * address reuse on, the lowest free place (first fit over the arena's start and the ends of
+ * live allocations and reservations, as a real driver's address space hands a freed range
+ * out again; free pool blocks stay their pool's), else the end of the last allocation. */
 static uintptr_t carve(size_t rounded, size_t align) {
     uintptr_t start = (next_free + align - 1) & ~(uintptr_t)(align - 1);
     if (reuse_addresses) {
         /* candidates: the arena's start and the end of every occupied range */
         uintptr_t best = 0;
-        for (int i = -1; i < nallocs + nreservations + default_pool.nfree; i++) {
+        for (int i = -1; i < nallocs + nreservations; i++) {
             uintptr_t c = dev_base;
             if (i >= 0 && i < nallocs) {
                 if (!allocs[i].live || allocs[i].managed) continue;
                 c = allocs[i].start + allocs[i].size;
-            } else if (i >= nallocs && i < nallocs + nreservations) {
+            } else if (i >= nallocs) {
                 struct reservation *r = &reservations[i - nallocs];
                 if (!r->live) continue;
                 c = r->start + r->size;
-            } else if (i >= 0) {
-                int k = i - nallocs - nreservations;
-                c = default_pool.starts[k] + default_pool.sizes[k];
             }
             c = (c + align - 1) & ~(uintptr_t)(align - 1);
             if ((best == 0 || c < best) && c + rounded <= dev_base + arena_bytes
@@ -322,7 +329,7 @@ static uintptr_t carve(size_t rounded, size_t align) {
     next_free = start + rounded;
     return start;
 }
-static CUresult alloc_common(CUdeviceptr *p, size_t size, int managed, int pooled) {
+static CUresult alloc_common(CUdeviceptr *p, size_t size, int managed, struct pool_s *pool) {
     if (!initialised) return CUDA_ERROR_NOT_INITIALIZED;
     if (size == 0 || !p) return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&lock);
@@ -334,28 +341,28 @@ static CUresult alloc_common(CUdeviceptr *p, size_t size, int managed, int poole
         if (posix_memalign(&m, 4096, size) != 0) { rc = CUDA_ERROR_OUT_OF_MEMORY; goto out; }
         start = (uintptr_t)m;
     } else {
-        if (pooled) /* a freed block of the pool of this size, at its old address */
-            for (int i = 0; i < default_pool.nfree && !start; i++)
-                if (default_pool.sizes[i] == rounded) {
-                    start = default_pool.starts[i];
-                    default_pool.nfree--;
-                    default_pool.starts[i] = default_pool.starts[default_pool.nfree];
-                    default_pool.sizes[i] = default_pool.sizes[default_pool.nfree];
+        if (pool) /* a freed block of the pool of this size, at its old address */
+            for (int i = 0; i < pool->nfree && !start; i++)
+                if (pool->sizes[i] == rounded) {
+                    start = pool->starts[i];
+                    pool->nfree--;
+                    pool->starts[i] = pool->starts[pool->nfree];
+                    pool->sizes[i] = pool->sizes[pool->nfree];
                 }
         if (!start && !(start = carve(rounded, 256))) { rc = CUDA_ERROR_OUT_OF_MEMORY; goto out; }
     }
     if (nallocs == MAX_ALLOCS) { rc = CUDA_ERROR_OUT_OF_MEMORY; goto out; }
-    allocs[nallocs++] = (struct alloc){start, size, managed, 1, pooled};
+    allocs[nallocs++] = (struct alloc){start, size, managed, 1, pool};
     if (!managed) counters[8]++;
     *p = start;
 out:
     pthread_mutex_unlock(&lock);
     return rc;
 }
-CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t size) { return alloc_common(p, size, 0, 0); }
+CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t size) { return alloc_common(p, size, 0, NULL); }
 CUresult cuMemAllocManaged(CUdeviceptr *p, size_t size, unsigned int flags) {
     (void)flags;
-    return alloc_common(p, size, 1, 0);
+    return alloc_common(p, size, 1, NULL);
 }
 /* Frees an allocation (lock held): a pool block goes back to its pool, the arena's last
  * allocation gives its space back. */
@@ -366,10 +373,10 @@ static CUresult free_alloc(uintptr_t p) {
     size_t rounded = (a->size + 255) & ~(size_t)255;
     if (a->managed) {
         free((void *)a->start);
-    } else if (a->pooled && default_pool.nfree < MAX_VMM) {
+    } else if (a->pool && a->pool->nfree < MAX_VMM) {
         counters[8]--;
-        default_pool.starts[default_pool.nfree] = a->start;
-        default_pool.sizes[default_pool.nfree++] = rounded;
+        a->pool->starts[a->pool->nfree] = a->start;
+        a->pool->sizes[a->pool->nfree++] = rounded;
     } else {
         counters[8]--;
         if (a->start + rounded == next_free) next_free = a->start;
@@ -561,7 +568,7 @@ CUresult cuPointerGetAttributes(unsigned int n, int *attrs, void **data, CUdevic
     for (unsigned int i = 0; i < n; i++) {
         switch (attrs[i]) {
         case ATTR_CONTEXT:
-            *(CUcontext *)data[i] = ((a && !a->pooled) || r || h) ? primary() : NULL;
+            *(CUcontext *)data[i] = ((a && !a->pool) || r || h) ? primary() : NULL;
             break;
         case ATTR_MEMORY_TYPE:
             *(unsigned int *)data[i] = (a || r) ? MEMORYTYPE_DEVICE : h ? MEMORYTYPE_HOST : 0;
@@ -574,7 +581,7 @@ CUresult cuPointerGetAttributes(unsigned int n, int *attrs, void **data, CUdevic
             *(int *)data[i] = a || h || (r && find_mapping((uintptr_t)ptr));
             break;
         case ATTR_MEMPOOL_HANDLE:
-            *(CUmemoryPool *)data[i] = a && a->pooled ? &default_pool : NULL;
+            *(CUmemoryPool *)data[i] = a ? a->pool : NULL;
             break;
         default: rc = CUDA_ERROR_INVALID_VALUE;
         }
@@ -584,6 +591,7 @@ CUresult cuPointerGetAttributes(unsigned int n, int *attrs, void **data, CUdevic
 }
 
 static void drain(struct stream_s *s, unsigned long long upto);
+static void run_kernel(int kernel, const unsigned long long *args);
 static CUresult copy_now(int to_device, uintptr_t dst, uintptr_t src, size_t n) {
     if (to_device == 2) {
         uintptr_t d = device_view(dst, n, MEM_ACCESS_READWRITE), v = device_view(src, n, MEM_ACCESS_READ);
@@ -625,6 +633,7 @@ static void drain(struct stream_s *s, unsigned long long upto) {
         s->done++;
         if (o.to_device == 3) drain(o.wait, o.n);
         else if (o.to_device == 4) free_alloc(o.dst);
+        else if (o.to_device == 5) run_kernel((int)o.n, o.args); /* checked when queued */
         else copy_now(o.to_device, o.dst, o.src, o.n); /* checked when queued */
     }
 }
@@ -659,7 +668,7 @@ static CUresult enqueue(int to_device, uintptr_t dst, uintptr_t src, size_t n, C
         if (!find_pinned(to_device ? src : dst, n)) counters[4]++;
         counters[to_device ? 3 : 2] += n;
     }
-    push_op(s, (struct op){to_device, dst, src, n, NULL});
+    push_op(s, (struct op){to_device, dst, src, n, NULL, {0}});
 out:
     pthread_mutex_unlock(&lock);
     return rc;
@@ -667,15 +676,22 @@ out:
 CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) {
     return enqueue(2, (uintptr_t)dst, (uintptr_t)src, n, s);
 }
-/* From the default pool (the only one the stand-in has). */
+/* Whether `pool` is the default pool or a pool made since the last reset (lock held). */
+static int valid_pool(CUmemoryPool pool) {
+    if (pool == &default_pool) return 1;
+    for (int i = 0; i < nmade_pools; i++)
+        if (made_pools[i] == pool) return pool->gen == generation;
+    return 0;
+}
+/* From the default pool or one made with cuMemPoolCreate. */
 CUresult cuMemAllocFromPoolAsync(CUdeviceptr *p, size_t size, CUmemoryPool pool, CUstream s) {
     if (current_depth == 0) return CUDA_ERROR_INVALID_CONTEXT;
-    if (pool != &default_pool) return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&lock);
-    int valid = stream_of(s) != NULL;
+    int valid = stream_of(s) != NULL, known = valid_pool(pool);
     pthread_mutex_unlock(&lock);
+    if (!known) return CUDA_ERROR_INVALID_VALUE;
     if (!valid) return CUDA_ERROR_INVALID_HANDLE;
-    CUresult rc = alloc_common(p, size, 0, 1);
+    CUresult rc = alloc_common(p, size, 0, pool);
     if (rc == CUDA_SUCCESS) {
         pthread_mutex_lock(&lock);
         counters[10]++;
@@ -694,7 +710,7 @@ CUresult cuMemFreeAsync(CUdeviceptr p, CUstream handle) {
     struct alloc *a = find_alloc((uintptr_t)p);
     CUresult rc = !s ? CUDA_ERROR_INVALID_HANDLE
                 : (a && a->start == p && !a->managed) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
-    if (rc == CUDA_SUCCESS) push_op(s, (struct op){4, (uintptr_t)p, 0, 0, NULL});
+    if (rc == CUDA_SUCCESS) push_op(s, (struct op){4, (uintptr_t)p, 0, 0, NULL, {0}});
     pthread_mutex_unlock(&lock);
     return rc;
 }
@@ -733,7 +749,7 @@ CUresult cuStreamWaitEvent(CUstream handle, CUevent e, unsigned int flags) {
     struct stream_s *s = stream_of(handle);
     CUresult rc = (s && e->gen == generation) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
     if (rc == CUDA_SUCCESS && e->stream)
-        push_op(s, (struct op){3, 0, 0, (size_t)e->seq, e->stream});
+        push_op(s, (struct op){3, 0, 0, (size_t)e->seq, e->stream, {0}});
     pthread_mutex_unlock(&lock);
     return rc;
 }
@@ -880,6 +896,7 @@ void cuStandinReset(void) {
     for (int i = 0; i < nallocs; i++)
         if (allocs[i].live && !allocs[i].managed) { allocs[i].live = 0; counters[8]--; }
     default_pool.nfree = 0;
+    for (int i = 0; i < nmade_pools; i++) made_pools[i]->nfree = 0;
     for (int i = 0; i < nmappings; i++) mappings[i].live = 0;
     for (int i = 0; i < nphysicals; i++) physicals[i].live = 0;
     for (int i = 0; i < npins; i++)
@@ -920,4 +937,209 @@ void cuStandinCounters(unsigned long long out[12]) {
     pthread_mutex_lock(&lock);
     memcpy(out, counters, sizeof counters);
     pthread_mutex_unlock(&lock);
+}
+
+/* ---- Memory pools made with cuMemPoolCreate ---- */
+
+/* A pool on device 0 (the properties are not read: pinned device memory is all there is). */
+CUresult cuMemPoolCreate(CUmemoryPool *pool, const void *props) {
+    if (!initialised) return CUDA_ERROR_NOT_INITIALIZED;
+    if (!pool || !props) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    CUresult rc = CUDA_SUCCESS;
+    struct pool_s *p = nmade_pools < MAX_POOLS ? calloc(1, sizeof *p) : NULL;
+    if (!p) rc = CUDA_ERROR_OUT_OF_MEMORY;
+    else {
+        p->gen = generation;
+        made_pools[nmade_pools++] = p;
+        *pool = p;
+    }
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+/* Every attribute is accepted (the release threshold, 4, among them); none changes anything
+ * here: freed blocks always stay in their pool. */
+CUresult cuMemPoolSetAttribute(CUmemoryPool pool, int attr, void *value) {
+    pthread_mutex_lock(&lock);
+    int known = valid_pool(pool);
+    pthread_mutex_unlock(&lock);
+    return known && attr >= 1 && attr <= 8 && value ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+/* Gives the pool's free blocks back (all of them: `keep` is not honoured). */
+CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t keep) {
+    (void)keep;
+    pthread_mutex_lock(&lock);
+    int known = valid_pool(pool);
+    if (known) pool->nfree = 0;
+    pthread_mutex_unlock(&lock);
+    return known ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* ---- Modules and kernels: PTX text, played on the host by name ---- */
+
+enum { CUDA_ERROR_INVALID_IMAGE = 200, CUDA_ERROR_NOT_FOUND = 500 };
+typedef struct module_s *CUmodule;
+typedef const struct kernel_s *CUfunction;
+/* A kernel the stand-in knows: its name, parameter count (each 8 bytes) and largest block. */
+struct kernel_s { const char *name; int nparams; unsigned max_threads; };
+static const struct kernel_s kernels[] = {
+    {"cd_block_sums", 5, 256},
+    {"cd_gather_blocks", 6, 1024},
+    {"cd_bench_stencil", 3, 1024},
+};
+#define NKERNELS ((int)(sizeof kernels / sizeof kernels[0]))
+#define MAX_MODULES 64
+#define MAX_ENTRIES 16
+struct module_s { char names[MAX_ENTRIES][64]; int nnames, gen; };
+static struct module_s modules[MAX_MODULES];
+static int nmodules;
+static unsigned long long launches;
+
+/* Loads PTX text: notes the names of its `.entry` functions. */
+CUresult cuModuleLoadData(CUmodule *module, const void *image) {
+    if (!initialised) return CUDA_ERROR_NOT_INITIALIZED;
+    if (current_depth == 0) return CUDA_ERROR_INVALID_CONTEXT;
+    if (!module || !image) return CUDA_ERROR_INVALID_VALUE;
+    const char *text = image;
+    if (!strstr(text, ".version") || !strstr(text, ".target")) return CUDA_ERROR_INVALID_IMAGE;
+    pthread_mutex_lock(&lock);
+    CUresult rc = CUDA_SUCCESS;
+    if (nmodules == MAX_MODULES) { rc = CUDA_ERROR_OUT_OF_MEMORY; goto out; }
+    struct module_s *m = &modules[nmodules];
+    memset(m, 0, sizeof *m);
+    for (const char *at = strstr(text, ".entry "); at && m->nnames < MAX_ENTRIES;
+         at = strstr(at + 1, ".entry ")) {
+        at += strlen(".entry ");
+        size_t n = strcspn(at, "( \t\r\n");
+        if (n == 0 || n >= sizeof m->names[0]) continue;
+        memcpy(m->names[m->nnames++], at, n);
+    }
+    if (m->nnames == 0) { rc = CUDA_ERROR_INVALID_IMAGE; goto out; }
+    m->gen = generation;
+    nmodules++;
+    *module = m;
+out:
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
+    if (!f || !m || !name) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    CUresult rc = m->gen == generation ? CUDA_ERROR_NOT_FOUND : CUDA_ERROR_INVALID_HANDLE;
+    for (int i = 0; i < m->nnames && rc == CUDA_ERROR_NOT_FOUND; i++)
+        if (strcmp(m->names[i], name) == 0)
+            for (int k = 0; k < NKERNELS; k++)
+                if (strcmp(kernels[k].name, name) == 0) { *f = &kernels[k]; rc = CUDA_SUCCESS; }
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+CUresult cuModuleUnload(CUmodule m) {
+    if (!m) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    CUresult rc = m->gen == generation ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    if (rc == CUDA_SUCCESS) m->gen = -1;
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+
+static unsigned long long fmix64(unsigned long long x) {
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return x;
+}
+/* The device ranges a launch reads and writes, checked when it is queued (lock held): the
+ * real driver would fault the kernel (a sticky error); here the launch is refused. */
+static int kernel_ranges_ok(int k, const unsigned long long *a) {
+    if (k == 0) { /* data, nwords, words_per_block, sums, seed */
+        if (a[2] == 0) return 0;
+        unsigned long long blocks = (a[1] + a[2] - 1) / a[2];
+        return (a[1] == 0 || device_view(a[0], a[1] * 8, MEM_ACCESS_READ))
+            && (blocks == 0 || device_view(a[3], blocks * 16, MEM_ACCESS_READWRITE));
+    }
+    if (k == 1) { /* dst, src, list, count, block_bytes, src_len */
+        if (a[4] == 0 || a[4] % 8) return 0;
+        return a[3] == 0
+            || (device_view(a[0], a[3] * a[4], MEM_ACCESS_READWRITE)
+                && device_view(a[1], a[5], MEM_ACCESS_READ)
+                && device_view(a[2], a[3] * 8, MEM_ACCESS_READ));
+    }
+    /* out, in, n */
+    return a[2] == 0 || (device_view(a[0], a[2] * 4, MEM_ACCESS_READWRITE)
+                         && device_view(a[1], a[2] * 4, MEM_ACCESS_READ));
+}
+/* Runs a queued kernel on the host (lock held), as kernels.ll describes it. */
+static void run_kernel(int k, const unsigned long long *a) {
+    launches++;
+    if (k == 0) {
+        if (a[1] == 0) return;
+        const unsigned long long *w = (const void *)device_view(a[0], a[1] * 8, MEM_ACCESS_READ);
+        unsigned long long blocks = (a[1] + a[2] - 1) / a[2];
+        unsigned long long *sums = (void *)device_view(a[3], blocks * 16, MEM_ACCESS_READWRITE);
+        for (unsigned long long b = 0; b < blocks; b++) {
+            unsigned long long s1 = 0, s2 = 0, end = (b + 1) * a[2] < a[1] ? (b + 1) * a[2] : a[1];
+            for (unsigned long long i = b * a[2]; i < end; i++) {
+                unsigned long long x = w[i];
+                s1 += fmix64(x ^ (i * 0x9E3779B97F4A7C15ULL + a[4]));
+                s2 += fmix64(((x << 29) | (x >> 35)) ^ (i * 0xC2B2AE3D27D4EB4FULL + ~a[4]));
+            }
+            sums[2 * b] = s1;
+            sums[2 * b + 1] = s2;
+        }
+    } else if (k == 1) {
+        if (a[3] == 0) return;
+        unsigned char *dst = (void *)device_view(a[0], a[3] * a[4], MEM_ACCESS_READWRITE);
+        const unsigned char *src = (const void *)device_view(a[1], a[5], MEM_ACCESS_READ);
+        const unsigned long long *list = (const void *)device_view(a[2], a[3] * 8, MEM_ACCESS_READ);
+        for (unsigned long long j = 0; j < a[3]; j++) {
+            unsigned long long o = list[j] * a[4];
+            if (o >= a[5]) continue; /* a block past the end: nothing to copy */
+            size_t n = a[5] - o < a[4] ? a[5] - o : a[4];
+            memcpy(dst + j * a[4], src + o, n);
+        }
+    } else {
+        if (a[2] == 0) return;
+        float *out = (void *)device_view(a[0], a[2] * 4, MEM_ACCESS_READWRITE);
+        const float *in = (const void *)device_view(a[1], a[2] * 4, MEM_ACCESS_READ);
+        /* every output from the input as it was: in and out are separate arrays */
+        for (unsigned long long t = 0; t < a[2]; t++) {
+            unsigned long long l = t == 0 ? 0 : t - 1, r = t + 1 >= a[2] ? t : t + 1;
+            out[t] = in[l] * 0.25f + in[t] * 0.5f + in[r] * 0.25f;
+        }
+    }
+}
+/* Queues a kernel on a stream: its 8-byte parameters are copied now, as the driver does. */
+CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                        unsigned by, unsigned bz, unsigned shared, CUstream handle,
+                        void **params, void **extra) {
+    if (current_depth == 0) return CUDA_ERROR_INVALID_CONTEXT;
+    int k = -1;
+    for (int i = 0; i < NKERNELS; i++)
+        if (f == &kernels[i]) k = i;
+    if (k < 0) return CUDA_ERROR_INVALID_HANDLE;
+    if (!gx || !gy || !gz || !bx || !by || !bz || bx * by * bz > kernels[k].max_threads
+        || shared > 48 << 10 || extra || !params)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct op o = {5, 0, 0, (size_t)k, NULL, {0}};
+    for (int i = 0; i < kernels[k].nparams; i++) {
+        if (!params[i]) return CUDA_ERROR_INVALID_VALUE;
+        memcpy(&o.args[i], params[i], 8);
+    }
+    pthread_mutex_lock(&lock);
+    struct stream_s *s = stream_of(handle);
+    CUresult rc = !s ? CUDA_ERROR_INVALID_HANDLE
+                : kernel_ranges_ok(k, o.args) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    if (rc == CUDA_SUCCESS) push_op(s, o);
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+
+/* Test hook: the number of kernels run so far. */
+unsigned long long cuStandinKernelLaunches(void) {
+    pthread_mutex_lock(&lock);
+    unsigned long long n = launches;
+    pthread_mutex_unlock(&lock);
+    return n;
 }

@@ -276,6 +276,9 @@ fn async_advance_falls_back_without_spare_memory() {
     // SAFETY: the range stays allocated; nothing writes it during the calls.
     unsafe { add_to_cd_via_copy(cd, &[rw(a, N)]).unwrap() };
     s.upload(a, &pattern(N, 2));
+    // The snapshot pool keeps the memory of earlier advances (which needs no headroom):
+    // give it back first.
+    cd_cuda::trim_snapshot_pool();
     let live = s.live();
     // SAFETY: the stand-in's test hook; then as above.
     let started = unsafe {
@@ -691,4 +694,50 @@ fn standin_plays_the_drivers_rules() {
         assert_eq!((s.pop)(&mut ctx), 0);
     }
     device_reset();
+}
+
+/// The snapshot pool keeps its memory between asynchronous advances: once an advance of a
+/// size ran, the next one needs no headroom (no `cuMemGetInfo`, no new device memory) and
+/// goes in flight even when the device reports nothing free. After `trim_snapshot_pool` it
+/// needs headroom again.
+#[test]
+fn snapshot_pool_keeps_its_memory_between_advances() {
+    let (s, _guard) = standin();
+    const N: usize = 1 << 20;
+    let a = s.malloc(N);
+    s.upload(a, &pattern(N, 1));
+    let cd = root("cuda-snapshot-pool");
+    // SAFETY: the range stays allocated; nothing writes it during the calls.
+    unsafe { add_to_cd_via_copy(cd, &[rw(a, N)]).unwrap() };
+    for round in 2..5u8 {
+        s.upload(a, &pattern(N, round));
+        // SAFETY: as above (promoted again: each advance demotes it).
+        unsafe { add_to_cd_via_copy(cd, &[rw(a, N)]).unwrap() };
+        if round > 2 {
+            // SAFETY: the stand-in's test hook.
+            unsafe { (s.limit_free)(0) };
+        }
+        // SAFETY: as above.
+        let started = unsafe { advance_cd_point_in_time_async(cd, 0) };
+        // SAFETY: the stand-in's test hook.
+        unsafe { (s.limit_free)(usize::MAX) };
+        assert!(started.unwrap().in_flight, "round {round}: from the pool");
+        advance_wait(cd).unwrap();
+        assert!(cd_saved_bytes(cd, a, N).unwrap() == pattern(N, round));
+    }
+    cd_cuda::trim_snapshot_pool();
+    // SAFETY: as above.
+    unsafe { add_to_cd_via_copy(cd, &[rw(a, N)]).unwrap() };
+    // SAFETY: the stand-in's test hook; then as above.
+    let started = unsafe {
+        (s.limit_free)(0);
+        let started = advance_cd_point_in_time_async(cd, 0);
+        (s.limit_free)(usize::MAX);
+        started.unwrap()
+    };
+    assert!(
+        !started.in_flight,
+        "trimmed: headroom needed again, none reported"
+    );
+    commit_cd(cd).unwrap();
 }
