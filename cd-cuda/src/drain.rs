@@ -101,12 +101,27 @@ impl Snapshots {
         Ok(e)
     }
 
+    /// The space's memory pool on this device.
+    pub(crate) fn pool(&self) -> Handle {
+        self.pool
+    }
+
     /// Gives the pool's kept memory back to the device (`cuMemPoolTrimTo` 0): what is in
     /// flight stays until its drain ends.
     pub(crate) fn trim(&mut self, d: &Driver) {
         // SAFETY: the pool this device made; trimming never touches blocks in use.
         unsafe { (d.mem_pool_trim_to)(self.pool, 0) };
         self.kept = self.in_flight.load(Ordering::Acquire);
+    }
+}
+
+impl Device {
+    /// The device's snapshot machinery, made on first use.
+    pub(crate) fn snapshots(&mut self, d: &Driver) -> Result<&mut Snapshots, String> {
+        if self.snapshots.is_none() {
+            self.snapshots = Some(Snapshots::new(d, self.ordinal)?);
+        }
+        Ok(self.snapshots.as_mut().expect("just made"))
     }
 }
 
@@ -139,7 +154,7 @@ impl CudaSpace {
         let ordinal = device_ordinal.unwrap_or(0).max(0);
         self.with_ordinal(ordinal, |d, device| {
             // SAFETY: forwarded from the caller.
-            unsafe { snapshot(d, device, ordinal, copies, total, app_stream) }
+            unsafe { snapshot(d, device, copies, total, app_stream) }
         })
     }
 }
@@ -151,17 +166,13 @@ impl CudaSpace {
 unsafe fn snapshot(
     d: &Driver,
     device: &mut Device,
-    ordinal: c_int,
     copies: &[cd_core::DrainCopy],
     total: usize,
     app_stream: Handle,
 ) -> Result<Option<Box<dyn cd_core::Drain>>, String> {
-    if device.snapshots.is_none() {
-        device.snapshots = Some(Snapshots::new(d, ordinal)?);
-    }
-    let Some(s) = device.snapshots.as_mut() else {
-        return Ok(None);
-    };
+    let drain_stream = device.drain_stream;
+    let context = device.context;
+    let s = device.snapshots(d)?;
     let in_flight = s.in_flight.load(Ordering::Acquire);
     let needed = in_flight + total;
     if needed > s.kept {
@@ -214,7 +225,7 @@ unsafe fn snapshot(
             }
             d.check((d.event_record)(s.taken, app_stream), "cuEventRecord")?;
             d.check(
-                (d.stream_wait_event)(device.drain_stream, s.taken, 0),
+                (d.stream_wait_event)(drain_stream, s.taken, 0),
                 "cuStreamWaitEvent",
             )?;
             let mut offset = 0;
@@ -224,7 +235,7 @@ unsafe fn snapshot(
                         c.host.cast(),
                         snapshot + offset as DevPtr,
                         c.length,
-                        device.drain_stream,
+                        drain_stream,
                     ),
                     "cuMemcpyDtoHAsync",
                 )?;
@@ -238,13 +249,10 @@ unsafe fn snapshot(
     // memory), then records the drain's end after the free, so that a completed drain has
     // given its block back.
     let queued = unsafe {
-        let freed = d.check(
-            (d.mem_free_async)(snapshot, device.drain_stream),
-            "cuMemFreeAsync",
-        );
+        let freed = d.check((d.mem_free_async)(snapshot, drain_stream), "cuMemFreeAsync");
         queued
             .and(freed)
-            .and_then(|()| d.check((d.event_record)(done, device.drain_stream), "cuEventRecord"))
+            .and_then(|()| d.check((d.event_record)(done, drain_stream), "cuEventRecord"))
     };
     if let Err(message) = queued {
         s.spare
@@ -254,7 +262,7 @@ unsafe fn snapshot(
             .push(done);
         // The copies queued so far may still write the destinations: wait for them.
         // SAFETY: this device's stream.
-        unsafe { (d.stream_synchronize)(device.drain_stream) };
+        unsafe { (d.stream_synchronize)(drain_stream) };
         return Err(message);
     }
     s.in_flight.fetch_add(total, Ordering::AcqRel);
@@ -264,7 +272,7 @@ unsafe fn snapshot(
         .ok_or("the CUDA space is not registered")?;
     Ok(Some(Box::new(CudaDrain {
         space,
-        context: device.context,
+        context,
         done,
         bytes: total,
         spare: Arc::clone(&s.spare),

@@ -114,6 +114,9 @@ driver_api! {
     mem_pool_set_attribute = "cuMemPoolSetAttribute": fn(Handle, c_int, *mut c_void);
     mem_pool_trim_to = "cuMemPoolTrimTo": fn(Handle, usize);
     mem_alloc_from_pool_async = "cuMemAllocFromPoolAsync": fn(*mut DevPtr, usize, Handle, Handle);
+    module_load_data = "cuModuleLoadData": fn(*mut Handle, *const c_void);
+    module_get_function = "cuModuleGetFunction": fn(*mut Handle, Handle, *const c_char);
+    launch_kernel = "cuLaunchKernel": fn(Handle, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, Handle, *mut *mut c_void, *mut *mut c_void);
 }
 
 impl Driver {

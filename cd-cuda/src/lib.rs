@@ -95,10 +95,14 @@
 //! A sticky error (an illegal address) leaves the process unable to use the GPU again; that
 //! recovery needs CDs persisted to storage and a new process (see cd-core's `device_reset`).
 
+mod diff;
 mod drain;
 mod driver;
+mod kernels;
 mod memory;
 
+pub use diff::{diff_enabled, BlockSums, DiffReport, Patch, DIFF_BLOCK, DIFF_ENV};
+pub use kernels::KERNELS_PTX;
 pub use memory::{CudaMemory, DeviceBuffer};
 
 use driver::{DevPtr, Driver, Handle};
@@ -175,6 +179,9 @@ struct Device {
     staging: [*mut u8; 2],
     drain_stream: Handle,
     snapshots: Option<drain::Snapshots>,
+    /// The differential copy's kernels, loaded on first use.
+    kernels: Option<kernels::Kernels>,
+    ordinal: c_int,
 }
 
 /// A store buffer cd-core announced, and whether it is pinned yet.
@@ -329,6 +336,8 @@ impl CudaSpace {
             staging: [std::ptr::null_mut(); 2],
             drain_stream: std::ptr::null_mut(),
             snapshots: None,
+            kernels: None,
+            ordinal,
         };
         // SAFETY: the retained context, pushed and popped around the creations.
         d.check(unsafe { (d.ctx_push)(context) }, "cuCtxPushCurrent")?;

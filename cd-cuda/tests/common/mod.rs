@@ -43,6 +43,8 @@ pub struct Standin {
     /// `cuStandinReuseAddresses`: freed addresses handed out again (first fit), as the real
     /// driver does after a reset.
     pub reuse_addresses: unsafe extern "C" fn(c_int),
+    /// `cuStandinKernelLaunches`: kernels run so far.
+    pub launches: unsafe extern "C" fn() -> u64,
 }
 
 /// `CUmemLocation`: a device (`kind` 1) and its ordinal.
@@ -122,6 +124,7 @@ pub fn standin() -> (&'static Standin, MutexGuard<'static, ()>) {
                 attributes: lib.symbol("cuPointerGetAttributes"),
                 free: lib.symbol("cuMemFree_v2"),
                 reuse_addresses: lib.symbol("cuStandinReuseAddresses"),
+                launches: lib.symbol("cuStandinKernelLaunches"),
             }
         }
     });
