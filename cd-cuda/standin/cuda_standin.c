@@ -299,8 +299,9 @@ static int occupied(uintptr_t p, size_t n) {
 }
 /* Carves `rounded` bytes, aligned to `align`, from the arena (lock held); 0 when full. With
  * address reuse on, the lowest free place (first fit over the arena's start and the ends of
- * live allocations and reservations, as a real driver's address space hands a freed range
- * out again; free pool blocks stay their pool's), else the end of the last allocation. */
+ * live allocations, reservations and free pool blocks, as a real driver's address space
+ * hands a freed range out again; free pool blocks stay their pool's), else the end of the
+ * last allocation. */
 static uintptr_t carve(size_t rounded, size_t align) {
     uintptr_t start = (next_free + align - 1) & ~(uintptr_t)(align - 1);
     if (reuse_addresses) {
@@ -320,6 +321,15 @@ static uintptr_t carve(size_t rounded, size_t align) {
             if ((best == 0 || c < best) && c + rounded <= dev_base + arena_bytes
                 && c + rounded > c && !occupied(c, rounded))
                 best = c;
+        }
+        for (int k = -1; k < nmade_pools; k++) { /* and the ends of free pool blocks */
+            struct pool_s *pl = k < 0 ? &default_pool : made_pools[k];
+            for (int i = 0; i < pl->nfree; i++) {
+                uintptr_t c = (pl->starts[i] + pl->sizes[i] + align - 1) & ~(uintptr_t)(align - 1);
+                if ((best == 0 || c < best) && c + rounded <= dev_base + arena_bytes
+                    && c + rounded > c && !occupied(c, rounded))
+                    best = c;
+            }
         }
         if (best == 0) return 0;
         if (best + rounded > next_free) next_free = best + rounded;

@@ -469,14 +469,22 @@ fn bench_size(raw: &Raw, n: usize, reps: usize) -> Result<SizeReport, String> {
         device_array(raw, loop_bytes)?,
     );
     let copy_step = |i: usize| -> Result<(), String> {
-        let (dst, src) = if i.is_multiple_of(2) { (b.1, a.1) } else { (a.1, b.1) };
+        let (dst, src) = if i.is_multiple_of(2) {
+            (b.1, a.1)
+        } else {
+            (a.1, b.1)
+        };
         // SAFETY: two distinct device arrays of `loop_bytes`, on the compute stream.
         let rc = unsafe { (raw.dtod_async)(dst, src, loop_bytes, stream) };
         cu(rc, "cuMemcpyDtoDAsync")
     };
     let stencil = kernels::Stencil::load(raw)?;
     let kernel_step = |i: usize| -> Result<(), String> {
-        let (dst, src) = if i.is_multiple_of(2) { (b.1, a.1) } else { (a.1, b.1) };
+        let (dst, src) = if i.is_multiple_of(2) {
+            (b.1, a.1)
+        } else {
+            (a.1, b.1)
+        };
         stencil.launch(dst, src, loop_bytes / 4, stream)
     };
     // SAFETY: the compute stream, created above.
