@@ -761,7 +761,7 @@ fn print_reset(r: &ResetReport, out: &mut dyn Write) -> std::io::Result<()> {
         ),
         ("  of which the reset call", r.reset_call.show("ms", 1e3)),
         (
-            "  the array came back at its old address",
+            "  came back at the old address",
             format!("{} of {} reps", r.same_address, r.cd.0.len()),
         ),
         (
