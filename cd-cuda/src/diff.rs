@@ -30,6 +30,15 @@
 //! checksums; [`Patch::apply`] writes them into the saved copy and cannot fail. A caller
 //! saving several ranges takes every patch first and applies them only when all succeeded.
 //!
+//! # Ordering and memory
+//! The kernels, and the allocations they use, are queued on the legacy default stream, and the
+//! call waits for them: like every copy of the space, a differential copy expects the
+//! application's work on the range to be complete (no one writes it during the call). The
+//! checksums, the list of changed blocks and the gather buffer come from the space's memory
+//! pool of the asynchronous advance (`cuMemAllocFromPoolAsync`, freed in stream order), which
+//! keeps them for the next call; [`trim_snapshot_pool`](crate::trim_snapshot_pool) gives them
+//! back. Where the gather buffer cannot be had, the range is copied whole.
+//!
 //! # The switch
 //! `CD_CUDA_DIFF=0` (or `off`, `no`, `false`) turns it off: every patch is then a full copy
 //! with no checksums. Ranges whose start is not 8-byte aligned are always copied in full.
@@ -254,7 +263,17 @@ impl CudaSpace {
                 .iter()
                 .map(|&k| DIFF_BLOCK.min(len - k as usize * DIFF_BLOCK))
                 .sum();
-            if changed_bytes > len / FULL_DIVISOR {
+            let pool = device.snapshot_pool(d)?;
+            // The gather needs device memory for the changed blocks: without it (or with most
+            // blocks changed) the whole range is copied instead.
+            let room = (!changed.is_empty() && changed_bytes <= len / FULL_DIVISOR)
+                .then(|| {
+                    let list = scratch.alloc(pool, changed.len() * 8).ok()?;
+                    let packed = scratch.alloc(pool, changed.len() * DIFF_BLOCK).ok()?;
+                    Some((list, packed))
+                })
+                .flatten();
+            if !changed.is_empty() && room.is_none() {
                 let mut bytes = vec![0u8; len];
                 device_to_host(d, device, &mut bytes, src, false)?;
                 return Ok(Patch {
@@ -265,10 +284,7 @@ impl CudaSpace {
                 });
             }
             let mut bytes = Vec::new();
-            if !changed.is_empty() {
-                let pool = device.snapshot_pool(d)?;
-                let list = scratch.alloc(pool, changed.len() * 8)?;
-                let packed = scratch.alloc(pool, changed.len() * DIFF_BLOCK)?;
+            if let Some((list, packed)) = room {
                 // SAFETY: `list` holds changed.len() u64s; the synchronous copy runs after the
                 // allocation queued on the legacy stream.
                 d.check(

@@ -27,8 +27,10 @@
 //!   advances.
 //! - **differential copy** (module `kernels`; `CD_BENCH_DIFF=0` skips it): after a first save,
 //!   `CudaMemory::changes` with 1% of the 64 KiB blocks changed and with every block changed,
-//!   and `Patch::apply` apart, against the synchronous advance; then the saved copy is
-//!   compared with the device's bytes.
+//!   and `Patch::apply` apart, and the checksums alone, against the synchronous advance; then
+//!   the saved copy is compared with the device's bytes. (With everything changed this patch
+//!   is pageable memory; the goal is read as checksums plus a synchronous advance, what the
+//!   advance would do with the full copy going straight into its pinned store.)
 //!
 //! It checks its own work: after the timings it overwrites the device array, restores the
 //! CD, and compares every byte with what was saved.
