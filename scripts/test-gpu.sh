@@ -3,8 +3,8 @@
 # scripts/build-gpu.sh built on a CPU machine (no Rust toolchain or crates.io needed here):
 # the issue-26 checks on the real driver (gpu_checks: the reset recipe at the old or a new
 # address, the PTX kernels, the differential copy, the pooled asynchronous advance), the
-# examples (cuda_kernel_loop, simple_cuda, and examples/cuda/simple_gpu.cu built with nvcc
-# when present, with faults and with CD_RESET=1), the bench at 256 MiB to 8 GiB (copies,
+# examples (cuda_kernel_loop; simple_cuda and examples/cuda/simple_gpu.cu, the latter built
+# with nvcc when present, each with faults and with a GPU reset at each fault), the bench at 256 MiB to 8 GiB (copies,
 # first save, the stall beside the copy loop and beside real kernels, the differential copy)
 # and its --reset figures. Under 6 minutes on an H100/H200.
 #
@@ -94,6 +94,7 @@ fi
 # The examples, each verifying its own result.
 step "cuda_kernel_loop" examples.txt 120 "$dir/cuda_kernel_loop"
 step "simple_cuda (faults)" examples.txt 120 env CD_FAULT_RATE=0.05 CD_SEED=1 "$dir/simple_cuda"
+step "simple_cuda (a GPU reset at each fault)" examples.txt 120 env CD_RESET=1 CD_SEED=1 "$dir/simple_cuda"
 if command -v nvcc >/dev/null; then
     if nvcc -O2 -std=c++17 -Icd-ffi/include examples/cuda/simple_gpu.cu -L"$dir" -lcd \
         -Xlinker -rpath -Xlinker "$PWD/$dir" -o "$dir/simple_gpu" >> "$out/examples.txt" 2>&1; then

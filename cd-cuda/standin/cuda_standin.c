@@ -113,6 +113,7 @@ static struct pool_s default_pool;
 #define MAX_POOLS 64
 static struct pool_s *made_pools[MAX_POOLS];
 static int nmade_pools;
+static int nmodules; /* modules loaded since the last reset (see cuModuleLoadData) */
 struct pinned { uintptr_t start; size_t size; int from_alloc_host; };
 /* to_device: 0 device to host, 1 host to device, 2 device to device, 3 wait for `wait`
  * up to `n`, 4 free the allocation at `dst`, 5 run kernel `n` (an index into `kernels`) with
@@ -360,6 +361,12 @@ static CUresult alloc_common(CUdeviceptr *p, size_t size, int managed, struct po
                     pool->sizes[i] = pool->sizes[pool->nfree];
                 }
         if (!start && !(start = carve(rounded, 256))) { rc = CUDA_ERROR_OUT_OF_MEMORY; goto out; }
+    }
+    if (nallocs == MAX_ALLOCS) { /* forget dead allocations (nothing refers to them) */
+        int kept = 0;
+        for (int i = 0; i < nallocs; i++)
+            if (allocs[i].live) allocs[kept++] = allocs[i];
+        nallocs = kept;
     }
     if (nallocs == MAX_ALLOCS) { rc = CUDA_ERROR_OUT_OF_MEMORY; goto out; }
     allocs[nallocs++] = (struct alloc){start, size, managed, 1, pool};
@@ -906,7 +913,9 @@ void cuStandinReset(void) {
     for (int i = 0; i < nallocs; i++)
         if (allocs[i].live && !allocs[i].managed) { allocs[i].live = 0; counters[8]--; }
     default_pool.nfree = 0;
-    for (int i = 0; i < nmade_pools; i++) made_pools[i]->nfree = 0;
+    for (int i = 0; i < nmade_pools; i++) free(made_pools[i]); /* destroyed by the reset */
+    nmade_pools = 0;
+    nmodules = 0; /* modules are unloaded: their slots are reused (a stale handle may alias) */
     for (int i = 0; i < nmappings; i++) mappings[i].live = 0;
     for (int i = 0; i < nphysicals; i++) physicals[i].live = 0;
     for (int i = 0; i < npins; i++)
@@ -1002,7 +1011,6 @@ static const struct kernel_s kernels[] = {
 #define MAX_ENTRIES 16
 struct module_s { char names[MAX_ENTRIES][64]; int nnames, gen; };
 static struct module_s modules[MAX_MODULES];
-static int nmodules;
 static unsigned long long launches;
 
 /* Loads PTX text: notes the names of its `.entry` functions. */
