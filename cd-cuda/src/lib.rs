@@ -75,6 +75,17 @@
 //! free beyond it (asked only when the pool must grow); otherwise the advance runs
 //! synchronously. All the ranges of one advance must be on one device to be drained.
 //!
+//! # Kernels and the differential copy
+//! The space runs kernels of its own, loaded at run time from PTX text embedded in the
+//! library ([`KERNELS_PTX`], compiled from LLVM IR by LLVM's NVPTX back end: no nvcc or CUDA
+//! toolkit at build time). [`CudaMemory::changes`] uses them for a differential copy of a
+//! device range: 128-bit checksums of fixed blocks ([`DIFF_BLOCK`]) on the GPU, compared with
+//! those of the saved copy, the changed blocks gathered on the device and brought over in one
+//! transfer, as a [`Patch`] whose `apply` cannot fail (module `diff` says why the checksum is
+//! strong enough; [`DIFF_ENV`] turns it off). cd-core's advance does not call it yet: it
+//! copies every range whole into a fresh buffer, and a differential advance needs it to patch
+//! the current point in place (or share its unchanged blocks), which is cd-core's to do.
+//!
 //! # A GPU reset
 //! `cudaDeviceReset` (`cuDevicePrimaryCtxReset`) destroys the primary context with its
 //! streams, events, host registrations, pinned and device allocations:
