@@ -357,13 +357,18 @@ fn sums_now(
             &[src as u64, words, (DIFF_BLOCK / 8) as u64, out, seed()],
         )?;
     }
+    // The kernel writes the blocks that hold a whole word; a last block of fewer than 8
+    // bytes has none, and its checksum starts at zero here.
+    let summed = words.div_ceil((DIFF_BLOCK / 8) as u64) as usize;
     let mut sums = vec![[0u64; 2]; blocks];
-    // SAFETY: `sums` holds blocks * 16 writable bytes; the synchronous copy on the legacy
-    // stream runs after the kernel queued there.
-    d.check(
-        unsafe { (d.memcpy_dtoh)(sums.as_mut_ptr().cast(), out, blocks * 16) },
-        "cuMemcpyDtoH",
-    )?;
+    if summed > 0 {
+        // SAFETY: `sums` holds blocks >= summed entries of 16 writable bytes; the synchronous
+        // copy on the legacy stream runs after the kernel queued there.
+        d.check(
+            unsafe { (d.memcpy_dtoh)(sums.as_mut_ptr().cast(), out, summed * 16) },
+            "cuMemcpyDtoH",
+        )?;
+    }
     // A range whose length is not a multiple of 8 ends in bytes no word covers: its last
     // block's checksum gets the tail mixed in on the host, so a change there is seen too.
     let tail = len % 8;

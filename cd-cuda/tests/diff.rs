@@ -67,6 +67,30 @@ fn only_changed_blocks_come_over() {
     assert_eq!(unsafe { (s.free)(a as u64) }, 0);
 }
 
+/// Ranges whose last block holds no whole word (fewer than 8 bytes), and ranges of fewer than
+/// 8 bytes: a change to those bytes is seen too.
+#[test]
+fn short_tails() {
+    let (s, _guard) = standin();
+    let gpu = CudaMemory::new(0).unwrap();
+    for len in [2 * B + 5, 5, 8, B] {
+        let a = s.malloc(len);
+        let mut data = pattern(len, 3);
+        s.upload(a, &data);
+        let (mut saved, mut sums) = (vec![0u8; len], BlockSums::default());
+        gpu.save_changed(&mut saved, a, &mut sums).unwrap();
+        let r = gpu.save_changed(&mut saved, a, &mut sums).unwrap();
+        assert_eq!(r.changed, 0, "{len}: {r:?}");
+        data[len - 1] ^= 0x10;
+        s.upload(a, &data);
+        let r = gpu.save_changed(&mut saved, a, &mut sums).unwrap();
+        assert_eq!(r.changed, 1, "{len}: {r:?}");
+        assert!(saved == data, "{len}");
+        // SAFETY: allocated above, no longer used.
+        assert_eq!(unsafe { (s.free)(a as u64) }, 0);
+    }
+}
+
 /// All or nothing: a patch changes nothing until applied; a failed diff (the array was
 /// freed) and a patch of the wrong length leave the saved copy and its checksums as they
 /// were.
