@@ -29,10 +29,11 @@
 //! mapped chunk by chunk and used as one array; PyTorch's expandable segments hand out
 //! tensors that span several chunks), so an array of several chunks is one entry, copied in
 //! one piece; splitting per chunk (with `CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR`) would cut a
-//! large array into many small copies for nothing. Two reservations are two regions even when back to back, and a range over a
-//! reserved part with no mapping is recognised but its copy is refused by the driver (a clear
-//! `DeviceCopy` error, never a host access). Because the reservation is the region, arrays
-//! mapped again at the same virtual addresses after a reset are the same regions (below).
+//! large array into many small copies for nothing. Two reservations are two regions even when back
+//! to back, and a range over a reserved part with no mapping is recognised but its copy is refused
+//! by the driver (a clear `DeviceCopy` error, never a host access). Because the reservation is the
+//! region, arrays mapped again at the same virtual addresses after a reset are the same regions
+//! (below).
 //!
 //! # Stream-ordered pools
 //! `cudaMallocAsync` allocations (any pool) report their own range, like `cudaMalloc`

@@ -322,8 +322,8 @@ macro_rules! collectives {
 /// The large-count forms of one collective (see [`collectives`]): each narrows its header's
 /// count and its outputs' counts; when they fit it runs as its int form does, with the
 /// library's `PMPI_X_c` and the application's arguments as the real call, else it passes
-/// through as unreplayable, counted as its int form is (`large`). The outputs are found before the call (see
-/// [`narrowed`]), so that the choice is made before MPI is reached.
+/// through as unreplayable, counted as its int form is (`large`). The outputs are found before the
+/// call (see [`narrowed`]), so that the choice is made before MPI is reached.
 #[cfg(mpi4)]
 macro_rules! large_collectives {
     (() $($none:tt)*) => {};

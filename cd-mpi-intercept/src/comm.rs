@@ -23,12 +23,12 @@
 //! with no logging parent drops it. So the records that `Ci` held at the free are now in the
 //! log of the nearest CD at or above `Ci` that has neither advanced nor ended since, and
 //! nowhere if there is none; the handle is released once that holds for every `Ci` with
-//! `i <= m`, that is, once every CD of the chain has advanced or ended. (Taking a CD's advance for the discard of its log released a handle freed in a
-//! child advanced every iteration while the parent's log, which the child's records had gone
-//! into, could still replay them.) The check runs at every call of this module that reaches
-//! its handler (makers and frees, and `MPI_Request_free`), and costs one `cd_info` per
-//! distinct CD of the held handles' chains. What is still held at `MPI_Finalize` is freed by MPI
-//! itself there.
+//! `i <= m`, that is, once every CD of the chain has advanced or ended. (Taking a CD's advance for
+//! the discard of its log released a handle freed in a child advanced every iteration while the
+//! parent's log, which the child's records had gone into, could still replay them.) The check runs
+//! at every call of this module that reaches its handler (makers and frees, and
+//! `MPI_Request_free`), and costs one `cd_info` per distinct CD of the held handles' chains. What
+//! is still held at `MPI_Finalize` is freed by MPI itself there.
 //!
 //! # At most `CD_MPI_HELD_MAX` held
 //! Inside a CD that never advances, nothing is ever released: MPICH 4.0 refused the 2047th

@@ -3,9 +3,10 @@
 //! At initialization the rank is handed to cd-core (CD identities carry it), the restore hook
 //! is installed (it drains receives in flight before `restore_cd` rewrites memory),
 //! `CD_MPI_STATS` is read, and the linking library's [`crate::Hooks`] run (libcd installs
-//! persistence there); at `MPI_Finalize` its `before_finalize` runs while MPI still works. Message counting (module `traffic`) starts here when
-//! `CD_STORAGE_INFO` sets `dir`, else at the first persistent `create_cd`. rsmpi programs call
-//! `MPI_Init_thread`, C programs usually `MPI_Init`: both are hooked.
+//! persistence there); at `MPI_Finalize` its `before_finalize` runs while MPI still works. Message
+//! counting (module `traffic`) starts here when `CD_STORAGE_INFO` sets `dir`, else at the first
+//! persistent `create_cd`. rsmpi programs call `MPI_Init_thread`, C programs usually `MPI_Init`:
+//! both are hooked.
 
 use crate::abi;
 use crate::boundary::{untraced, Guard};

@@ -10,9 +10,9 @@
 //! since, and of those the ones freed past `CD_MPI_HELD_MAX`), and `bytes.spilled` (log
 //! bytes written to spill files, from cd-core),
 //! and what the linking library's [`crate::Hooks::statistics`] adds (libcd: persistence's
-//! counters, `persist.*`, `recover.*`, ...; see cd-persist's `stats`). Nothing is counted here (not even calls) unless the variable is set,
-//! so the counters cost one relaxed load when off; persistence counts once per collective
-//! persist step, which writes files anyway.
+//! counters, `persist.*`, `recover.*`, ...; see cd-persist's `stats`). Nothing is counted here (not
+//! even calls) unless the variable is set, so the counters cost one relaxed load when off;
+//! persistence counts once per collective persist step, which writes files anyway.
 
 use crate::pmpi::Call;
 use std::io::Write as _;

@@ -6,8 +6,10 @@
 //! there.
 //!
 //! ```text
-//! <global_dir>/<name>/v00000004/data.<rank>.cdp    each rank's copy (temporary name, fsync, rename)
-//! <global_dir>/<name>/v00000004/FLUSHED            written last, by rank 0, once every copy is in place
+//! <global_dir>/<name>/v00000004/data.<rank>.cdp  each rank's copy (temporary name, fsync,
+//!                                                 rename)
+//! <global_dir>/<name>/v00000004/FLUSHED          written last, by rank 0, once every copy
+//!                                                 is in place
 //! ```
 //! A flushed version counts only with its `FLUSHED` marker, so a flush cut short by a crash
 //! (copies half written, or all written and not marked) never hides the previous flushed

@@ -35,8 +35,8 @@
 //! A restart's recover reads every byte of the version once (cd-redset's `verify`): a data
 //! file whose CRC32C does not match counts as lost, like a missing one, and is rebuilt from
 //! the redundancy data (and this crate's own per-chunk CRCs check it again as it is loaded).
-//! That the version rules hold at every step is tested by killing the job there: the crash points of
-//! [`inject`] (`CD_PERSIST_CRASH_AT`) name them, with the version a restart then uses.
+//! That the version rules hold at every step is tested by killing the job there: the crash points
+//! of [`inject`] (`CD_PERSIST_CRASH_AT`) name them, with the version a restart then uses.
 //!
 //! # Flush and fetch
 //! With `global_dir` set, every `flush_every`-th committed version is also copied to that

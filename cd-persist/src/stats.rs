@@ -108,10 +108,11 @@ pub(crate) fn unproven() {
 
 /// The totals of this process, as `CD_MPI_STATS` keys: `persist.count`, `persist.ns`,
 /// `persist.bytes`, and the same for `recover`, `fetch`, `flush`, `flush_wait` and `check`
-/// (counts and times of successful operations, and of every consistency check; bytes are this rank's data file bytes written, rebuilt or
-/// checked, fetched, and copied to the global directory), then `persist.refused` (persists
-/// refused because application traffic was in flight) and `persist.unproven` (persists whose
-/// consistency check used message counts that began after `MPI_Init`).
+/// (counts and times of successful operations, and of every consistency check; bytes are this
+/// rank's data file bytes written, rebuilt or checked, fetched, and copied to the global
+/// directory), then `persist.refused` (persists refused because application traffic was in flight)
+/// and `persist.unproven` (persists whose consistency check used message counts that began after
+/// `MPI_Init`).
 pub fn totals() -> Vec<(String, u64)> {
     let mut out = Vec::with_capacity(3 * OPS + 2);
     for (i, name) in NAMES.iter().enumerate() {

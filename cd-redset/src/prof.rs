@@ -1,10 +1,11 @@
 //! Where the time of an operation goes, per phase, and how this thread waits for MPI.
 //!
 //! Every public collective operation ([`crate::Redset::apply`], [`crate::Redset::recover`],
-//! [`crate::Redset::unapply`]) starts an `Op` on the calling thread; the pipelines add the wall-clock time of each read,
-//! write, CRC, kernel call, fsync and MPI wait to thread-local counters, and the operation
-//! returns them as [`PhaseTimes`]. An `Instant::now()` pair costs some tens of nanoseconds; the
-//! pipelines time pieces of hundreds of KiB, so the counters cost nothing measurable.
+//! [`crate::Redset::unapply`]) starts an `Op` on the calling thread; the pipelines add the
+//! wall-clock time of each read, write, CRC, kernel call, fsync and MPI wait to thread-local
+//! counters, and the operation returns them as [`PhaseTimes`]. An `Instant::now()` pair costs some
+//! tens of nanoseconds; the pipelines time pieces of hundreds of KiB, so the counters cost nothing
+//! measurable.
 //!
 //! The wait mode lives here too: MPI implementations busy-poll in `MPI_Wait` (MPICH spins at
 //! 100% CPU), which starves the other ranks sharing a core when ranks outnumber cores. With
