@@ -146,8 +146,7 @@ pub mod raw {
         logging: LoggingMode,
         name: Option<&str>,
     ) -> Result<CdHandle> {
-        cd_cuda::enable();
-        cd_core::create_cd(parent, storage_info, logging, name)
+        cd_cuda::create_cd(parent, storage_info, logging, name)
     }
 }
 

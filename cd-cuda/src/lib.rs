@@ -141,6 +141,19 @@ pub fn enable() -> Option<SpaceId> {
     state().as_ref().ok().copied()
 }
 
+/// `create_cd` with the built-in CUDA space enabled first ([`enable`]): what the C API and the
+/// facade create with, so that device pointers added to any CD are recognised with no call to
+/// make first. cd-core cannot do this itself: it has no GPU dependency.
+pub fn create_cd(
+    parent: Option<cd_core::CdRef>,
+    storage_info: Option<&str>,
+    logging: cd_core::LoggingMode,
+    name: Option<&str>,
+) -> cd_core::Result<cd_core::CdHandle> {
+    enable();
+    cd_core::create_cd(parent, storage_info, logging, name)
+}
+
 /// Gives back the device memory the asynchronous advance's snapshot pools keep between
 /// advances (every device's); snapshots in flight keep theirs until their drain ends. The
 /// next asynchronous advance grows its pool again (asking `cuMemGetInfo` for headroom).

@@ -54,8 +54,6 @@ pub unsafe extern "C" fn create_cd(
     error: *mut c_int,
 ) -> cd_handle {
     ffi_ptr!(error, {
-        // The built-in CUDA space, when CUDA is present and CD_CUDA is not 0 (once).
-        cd_cuda::enable();
         // A static link keeps the persistence constructor only if something refers to it.
         std::hint::black_box(&crate::persist::INSTALL);
         let parent = if parent.is_null() {
@@ -70,7 +68,8 @@ pub unsafe extern "C" fn create_cd(
                 opt_str(name, "name")?,
             )
         };
-        let handle = cd_core::create_cd(parent, storage_info, logging(log_comm)?, name)?;
+        // with the built-in CUDA space, when CUDA is present and CD_CUDA is not 0
+        let handle = cd_cuda::create_cd(parent, storage_info, logging(log_comm)?, name)?;
         Ok(to_c(handle))
     })
 }
