@@ -10,7 +10,7 @@
 use crate::advance::settle_or_drop;
 use crate::callback;
 use crate::error::{CdError, Result};
-use crate::handle;
+use crate::registry;
 use crate::space::{self, Location, SpaceId, HOST};
 use std::sync::atomic::Ordering;
 
@@ -26,7 +26,7 @@ pub fn unmap_device_region(address: usize) -> Result<()> {
     let (end, space) = space::region_at(address)?;
     // No CD lock is taken while the space table is locked (restore holds CD locks and then
     // reads the table), so the CDs are checked first, one at a time.
-    for node in handle::live_nodes() {
+    for node in registry::live_nodes() {
         let state = node.lock();
         let held = state
             .entries
@@ -60,7 +60,7 @@ pub fn unmap_device_region(address: usize) -> Result<()> {
 /// process. Recovery then needs CDs persisted to storage (`storage_info` with `dir`), which a
 /// new process restores after a restart.
 pub fn device_reset() {
-    for node in handle::live_nodes() {
+    for node in registry::live_nodes() {
         let mut state = node.lock();
         state.pending = None;
         node.draining.store(false, Ordering::Release);
@@ -103,7 +103,7 @@ pub fn remap_device_region(from: usize, to: usize, length: usize) -> Result<()> 
         return Ok(());
     }
     let shift = |x: usize| x - from + to;
-    let nodes = handle::live_nodes();
+    let nodes = registry::live_nodes();
     for node in &nodes {
         settle_or_drop(node);
     }

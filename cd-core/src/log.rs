@@ -48,7 +48,7 @@
 //! `add_MPI_log_to_cd`) works on a log that holds every record published before it locked.
 //! The owner keeps the lane in its thread-local state ([`Log::writer_lane`], taken under the
 //! lock) and appends to it without validating its cache again: whatever would make that
-//! append wrong drops the lane from the thread's state or seals it (see `handle`, "The
+//! append wrong drops the lane from the thread's state or seals it (see `active`, "The
 //! lock-free append").
 //!
 //! Why no record is lost, duplicated, reordered or written into memory someone else uses:
