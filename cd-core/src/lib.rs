@@ -6,9 +6,11 @@
 //! of CDs, their entries and stores, file positions and MPI log FIFOs. The C library
 //! (`cd-ffi`) and the PMPI layer (`cd-mpi-intercept`) sit on top of it.
 //!
-//! The modules form layers with no import circle (ids and errors at the bottom, then store,
-//! node, the handle registry, then one module per operation); `cd-core/ARCHITECTURE.md` draws
-//! them and maps each spec rule to the one module that owns it.
+//! The modules form layers with no import circle: ids, errors, counters and the MPI log at the
+//! bottom, then memory spaces, the store, one CD (`node`), the registry, each thread's state
+//! (active CDs, cached MPI mode, the callback mark), the copies to and from application memory,
+//! then one module per operation. `cd-core/ARCHITECTURE.md` draws them, says why each seam is
+//! where it is, and maps each spec rule to the one module that owns it.
 //!
 //! # Brief overview
 //! - [`create_cd`] makes a root or child CD and pushes it on the calling thread's stack of
