@@ -17,17 +17,16 @@
 //! `replaying` flag of it and of each ancestor (the rest, `logging` and the parent, never
 //! changes). Each CD publishes these flags with an epoch (`node::Published`), and the
 //! protocol is a pair of orders, each checked by a loom model (`tests/loom.rs`):
-//! - A writer changes a flag, then bumps an epoch (a release read-modify-write, under the
-//!   CD's lock): the CD's own for its retirement and its replay starting or ending, and for a
-//!   change in an ancestor, the epochs of the CDs whose cached answers it changes (a restore
-//!   retires the restored CD's descendants and bumps the CD; a restore that rewinds an
-//!   ancestor's replay bumps that ancestor and every live CD below it, on every branch
-//!   (`registry::bump_below`); a replay ending bumps only the replaying CD, which the answers it fed
-//!   keep as their feeder). The rewind's walk is over all branches because the replay feeds
-//!   every CD below the ancestor, not only the restored CD's path: with another thread's
-//!   active CD a sibling of the restored one, that thread's `Record` answer (taken after the
-//!   ancestor's replay had ended) would otherwise pass every validation while a fresh look
-//!   says `Replay`, until its stack changed (the unit test
+//! - A writer changes a flag, then bumps an epoch (a release read-modify-write, under the CD's
+//!   lock): the CD's own for its retirement and its replay starting or ending, and for a change in
+//!   an ancestor, the epochs of the CDs whose cached answers it changes (a restore retires the
+//!   restored CD's descendants and bumps the CD; a restore that rewinds an ancestor's replay bumps
+//!   that ancestor and every live CD below it, on every branch (`registry::bump_below`); a replay
+//!   ending bumps only the replaying CD, which the answers it fed keep as their feeder). The
+//!   rewind's walk is over all branches because the replay feeds every CD below the ancestor, not
+//!   only the restored CD's path: with another thread's active CD a sibling of the restored one,
+//!   that thread's `Record` answer (taken after the ancestor's replay had ended) would otherwise
+//!   pass every validation while a fresh look says `Replay`, until its stack changed (the unit test
 //!   `a_rewind_reaches_every_thread_below_the_rewound_cd` is that case).
 //! - A reader ([`Cached::compute`]) loads an epoch (acquire), then the flags it guards: the
 //!   active CD's epoch, then its retirement, then for the CD and each ancestor its epoch, then
@@ -72,12 +71,12 @@
 //! - a replay starting on the CD's log or rewound, by any thread, this one included
 //!   (`Log::start_replay`, `Log::rewind`): the lane is closed, sealed;
 //! - the log merged into the parent's by another thread, or its lane replaced: sealed;
-//! - an ancestor's replay rewound, which makes the CD's threads replay: nothing seals the
-//!   CD's lane, whose log is not replayed, but the rewind bumps the CD
-//!   (`registry::bump_below`), so the next call's route refuses the cached answer, and
-//!   computing it again drops the writer. A record appended meanwhile (the rewind concurrent with the call) goes into the
-//!   CD's own log, not the replayed one, which it could reach only by a merge, and a merge
-//!   into a log being replayed is refused (`merge::check_merge`).
+//! - an ancestor's replay rewound, which makes the CD's threads replay: nothing seals the CD's
+//!   lane, whose log is not replayed, but the rewind bumps the CD (`registry::bump_below`), so the
+//!   next call's route refuses the cached answer, and computing it again drops the writer. A record
+//!   appended meanwhile (the rewind concurrent with the call) goes into the CD's own log, not the
+//!   replayed one, which it could reach only by a merge, and a merge into a log being replayed is
+//!   refused (`merge::check_merge`).
 //!
 //! A sealed lane refuses the record (`closed` seen before writing) or orphans it (the seal
 //! handshake), and the record goes to the slow path, which validates the cache and fails or
