@@ -41,7 +41,7 @@ pub use chunk::{
     LOG_DIR_ENV, LOG_SPILL_ENV,
 };
 pub use entry::{LogEntry, LogPayload};
-#[cfg(loom)]
+#[cfg(all(test, loom))]
 pub(crate) use lane::LaneState;
 pub(crate) use lane::{Attempt, Lane};
 
