@@ -69,10 +69,11 @@ pub(crate) fn register(make: impl FnOnce(CdHandle) -> Arc<Node>) -> CdHandle {
 /// The live node a handle names.
 pub(crate) fn lookup(handle: CdHandle) -> Result<Arc<Node>> {
     let reg = registry_read();
-    let slot = reg
-        .slots
-        .get(handle.index as usize)
-        .ok_or(CdError::InvalidHandle(handle))?;
+    // Not `ok_or`: an error value built on every lookup is dropped on every lookup (a tiny
+    // add's path).
+    let Some(slot) = reg.slots.get(handle.index as usize) else {
+        return Err(CdError::InvalidHandle(handle));
+    };
     match &slot.node {
         Some(node) if slot.generation == handle.generation => Ok(Arc::clone(node)),
         // Generations only grow (wrapping after 2^32 reuses of one slot), so an older one was
