@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what building and testing containment needs on Debian, when missing. Idempotent.
-#   - MPICH (the primary MPI family) and Open MPI (the second), gfortran
+#   - MPICH (the primary MPI family) and Open MPI (the second), gfortran, cmake (the CMake package's tests)
 #   - libclang for rsmpi's bindgen
 #   - ISA-L (libisal-dev), the reference cd-erasure's bench `isal` compares its RS encode with
 #   - the MPI alternatives pinned to MPICH, or Open MPI takes over mpicc/mpirun
@@ -13,7 +13,7 @@
 # Sourced by scripts/test.sh and scripts/demo.sh; safe to run on its own.
 set -euo pipefail
 
-packages=(build-essential pkg-config mpich libmpich-dev gfortran libclang1-14 libclang-common-14-dev
+packages=(build-essential pkg-config cmake mpich libmpich-dev gfortran libclang1-14 libclang-common-14-dev
           openmpi-bin libopenmpi-dev valgrind libisal-dev)
 if [ "${CD_SETUP_TEST_TOOLS:-0}" = 1 ] && [ "$(uname -m)" = x86_64 ]; then
     packages+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user)

@@ -3,10 +3,13 @@
 //! The raw layer protects device memory given by address ([`cd_core::register_memory_space`],
 //! [`cd_core::map_device_region`], then `unsafe` adds). Here the domain allocates the buffer
 //! itself through a [`DeviceAlloc`], maps it, fills it and adds it, and frees it only once no
-//! CD can name it, exactly as it does for host buffers: the program holds a [`DeviceKey`] and
-//! reaches the memory through the domain — [`upload`](crate::Domain::upload_device),
-//! [`download`](crate::Domain::download_device), or [`device_mut`](crate::Domain::device_mut)
-//! for the address a kernel works on.
+//! CD can name it, exactly as it does for host buffers: the program holds a
+//! [`DeviceKey`](crate::DeviceKey) and reaches the memory through the domain —
+//! [`upload`](crate::Domain::upload_device), [`download`](crate::Domain::download_device), or
+//! [`device_mut`](crate::Domain::device_mut) for the address a kernel works on.
+//!
+//! This module is the memory alone (the space, one allocation, the pointer a kernel gets);
+//! `tree` holds the allocations in its slots and labels them in CDs, so it sits above.
 //!
 //! The runtime reads and writes device memory only through the space's copy functions, never
 //! from the CPU, so none of this needs `unsafe`. What the borrow checker cannot see is a kernel
@@ -14,12 +17,10 @@
 //! spec's GPU example does.
 
 use crate::error::{Error, Result};
-use crate::tree::{check_range, Data, DeviceKey, Slot, SlotId, Tree};
 use bytemuck::Pod;
 use cd_core::{
-    add_to_cd_via_copy, advance_test, advance_wait, map_device_region, register_memory_space,
-    unmap_device_region, Access, AddrSpec, AdvanceReport, AsyncAdvance, CdHandle, DeviceMemory,
-    Scope, SpaceId,
+    add_to_cd_via_copy, map_device_region, register_memory_space, unmap_device_region, Access,
+    AddrSpec, CdHandle, DeviceMemory, Scope, SpaceId,
 };
 use cd_cuda::CudaMemory;
 use std::marker::PhantomData;
@@ -185,7 +186,8 @@ impl DeviceData {
         self.len
     }
 
-    fn spec(&self, range: &Range<usize>, access: Access) -> Option<AddrSpec> {
+    /// The spec of `range` (in elements), `None` when it holds no bytes.
+    pub(crate) fn spec(&self, range: &Range<usize>, access: Access) -> Option<AddrSpec> {
         let size = self.bytes.checked_div(self.len).unwrap_or(0);
         let length = (range.end - range.start) * size;
         (length > 0).then(|| {
@@ -196,6 +198,34 @@ impl DeviceData {
                 Scope::Global,
             )
         })
+    }
+
+    /// The spec of the whole buffer, to delete it from a CD.
+    pub(crate) fn whole(&self) -> Option<AddrSpec> {
+        self.spec(&(0..self.len), Access::ReadOnly)
+    }
+
+    /// The elements, copied to the host.
+    pub(crate) fn download<T: Pod>(&self) -> Result<Vec<T>> {
+        let mut out = vec![T::zeroed(); self.len];
+        if self.bytes > 0 {
+            self.device
+                .memory
+                .copy_to_host(bytemuck::cast_slice_mut(&mut out), self.address)
+                .map_err(|e| self.device.error(e))?;
+        }
+        Ok(out)
+    }
+
+    /// Writes `values` at element `start` (the range was promoted first).
+    pub(crate) fn upload<T: Pod>(&self, start: usize, values: &[T]) -> Result<()> {
+        if let Some(spec) = self.spec(&(start..start + values.len()), Access::ReadWrite) {
+            self.device
+                .memory
+                .copy_to_device(spec.address, bytemuck::cast_slice(values))
+                .map_err(|e| self.device.error(e))?;
+        }
+        Ok(())
     }
 }
 
@@ -212,65 +242,6 @@ impl Drop for DeviceData {
     }
 }
 
-/// The device view of a slot.
-pub(crate) fn data(slot: &Slot, id: SlotId) -> Result<&DeviceData> {
-    match &slot.data {
-        Data::Device(d) => Ok(d),
-        Data::Host(_) => Err(Error::ForeignKey {
-            key: id.to_string(),
-        }),
-    }
-}
-
-/// The elements of a device buffer, copied to the host.
-pub(crate) fn download<T: Pod>(slot: &Slot, id: SlotId) -> Result<Vec<T>> {
-    let d = data(slot, id)?;
-    let mut out = vec![T::zeroed(); d.len];
-    if d.bytes > 0 {
-        d.device
-            .memory
-            .copy_to_host(bytemuck::cast_slice_mut(&mut out), d.address)
-            .map_err(|e| d.device.error(e))?;
-    }
-    Ok(out)
-}
-
-/// Labels `range` READ_WRITE in `cd` (a promotion, or a copy now if `cd` does not hold it).
-pub(crate) fn promote(
-    slot: &mut Slot,
-    id: SlotId,
-    range: Range<usize>,
-    cd: CdHandle,
-) -> Result<()> {
-    let d = data(slot, id)?;
-    check_range(id, &range, d.len)?;
-    if let Some(spec) = d.spec(&range, Access::ReadWrite) {
-        // SAFETY: as in `Device::protect`: a mapped region the tree keeps allocated, reached
-        // only through the space's copy functions.
-        unsafe { add_to_cd_via_copy(cd, &[spec])? };
-        crate::tree::Tree::mark_held(slot, cd);
-    }
-    Ok(())
-}
-
-/// Writes `values` at element `start` (after [`promote`]).
-pub(crate) fn upload<T: Pod>(slot: &Slot, id: SlotId, start: usize, values: &[T]) -> Result<()> {
-    let d = data(slot, id)?;
-    if let Some(spec) = d.spec(&(start..start + values.len()), Access::ReadWrite) {
-        d.device
-            .memory
-            .copy_to_device(spec.address, bytemuck::cast_slice(values))
-            .map_err(|e| d.device.error(e))?;
-    }
-    Ok(())
-}
-
-/// The spec of a whole device buffer, to delete it from a CD.
-pub(crate) fn whole(slot: &Slot, id: SlotId) -> Result<Option<AddrSpec>> {
-    let d = data(slot, id)?;
-    Ok(d.spec(&(0..d.len), Access::ReadOnly))
-}
-
 /// The device address and length of a device buffer that a kernel may write: it was labelled
 /// READ_WRITE, and the domain stays borrowed (no restore, advance or commit) while this lives.
 pub struct DevicePtrMut<'a, T> {
@@ -280,13 +251,12 @@ pub struct DevicePtrMut<'a, T> {
 }
 
 impl<T> DevicePtrMut<'_, T> {
-    pub(crate) fn new(slot: &Slot, id: SlotId) -> Result<Self> {
-        let d = data(slot, id)?;
-        Ok(DevicePtrMut {
-            address: d.address,
-            len: d.len,
+    pub(crate) fn new(data: &DeviceData) -> Self {
+        DevicePtrMut {
+            address: data.address,
+            len: data.len,
             _borrow: PhantomData,
-        })
+        }
     }
 
     /// The device address of the first element (0 for an empty buffer).
@@ -341,123 +311,5 @@ impl Stream {
     /// The raw handle.
     pub fn as_raw(self) -> usize {
         self.0
-    }
-}
-
-/// An asynchronous advance that may still be draining device memory to the host: the domain
-/// it came from stays borrowed until it is settled ([`wait`](Self::wait),
-/// [`test`](Self::test)) or dropped.
-///
-/// While the drain runs, the CD stays at its previous point in time: a fault found now is
-/// repaired by restoring that point (drop this, then [`restore`](crate::Domain::restore):
-/// the pending point is discarded if its drain has not completed). Meanwhile the application
-/// keeps its GPU busy: [`device_mut`](Self::device_mut) hands out the address of a buffer for
-/// the next kernels, queued after the snapshot, without waiting for the drain.
-///
-/// Dropping it does not wait for the drain: the domain's next operation waits for it (or a
-/// restore drops it). A drain that fails leaves the CD at its previous point;
-/// [`wait`](Self::wait) and [`test`](Self::test) return the failure, a drop leaves it to the
-/// domain's next operation.
-///
-/// The borrow keeps the tree's buffers allocated and unborrowed while the advance is in
-/// flight: no `take_device`, no host `get_mut`, no child.
-///
-/// ```compile_fail,E0499
-/// let mut cd = containment::Domain::new().unwrap();
-/// let pending = cd.advance_async(containment::Stream::DEFAULT).unwrap();
-/// cd.restore().unwrap(); // the pending advance borrows `cd`
-/// pending.wait().unwrap();
-/// ```
-pub struct PendingAdvance<'a> {
-    tree: &'a mut Tree,
-    cd: CdHandle,
-    started: AsyncAdvance,
-    /// The drain completed, failed, or never ran (a synchronous advance).
-    settled: bool,
-}
-
-impl<'a> PendingAdvance<'a> {
-    pub(crate) fn new(tree: &'a mut Tree, cd: CdHandle, started: AsyncAdvance) -> Self {
-        PendingAdvance {
-            tree,
-            cd,
-            started,
-            settled: !started.in_flight,
-        }
-    }
-
-    /// The bytes and ranges the advance copies (or copied).
-    pub fn report(&self) -> AdvanceReport {
-        self.started.report
-    }
-
-    /// Whether the advance went asynchronously (`false`: it ran synchronously, and the new
-    /// point was current when the call returned: host memory only, a space that cannot
-    /// snapshot, or too little spare device memory for one).
-    pub fn in_flight(&self) -> bool {
-        self.started.in_flight
-    }
-
-    /// Whether the drain has completed, without waiting; on `true` the new point is current.
-    /// A failed drain is returned as its error (the CD stays at its previous point).
-    pub fn test(&mut self) -> Result<bool> {
-        if self.settled {
-            return Ok(true);
-        }
-        match advance_test(self.cd) {
-            Ok(false) => Ok(false),
-            done => self.settle(done.map(drop)).map(|()| true),
-        }
-    }
-
-    /// Waits for the drain and makes the new point current. A failed drain is returned as its
-    /// error (the CD stays at its previous point).
-    pub fn wait(mut self) -> Result<()> {
-        self.finish()
-    }
-
-    fn finish(&mut self) -> Result<()> {
-        if self.settled {
-            return Ok(());
-        }
-        let waited = advance_wait(self.cd);
-        self.settle(waited)
-    }
-
-    /// Records the end of the drain.
-    fn settle(&mut self, drained: cd_core::Result<()>) -> Result<()> {
-        self.settled = true;
-        Ok(drained?)
-    }
-
-    /// A device buffer's address for a kernel queued after the advance (on its stream, or
-    /// ordered after it): the buffer becomes READ_WRITE in the CD, as
-    /// [`Domain::device_mut`](crate::Domain::device_mut) makes it.
-    ///
-    /// A buffer this CD protected (or got from a child's commit) is promoted at once, without
-    /// waiting for the drain: cd-core records a promotion made during the drain, so the buffer
-    /// stays READ_WRITE when the pending point becomes current and the next advance saves the
-    /// kernel's writes. Any other buffer (an ancestor's, which the CD must copy before the
-    /// kernel writes it) waits for the drain first.
-    pub fn device_mut<T: Pod>(&mut self, key: DeviceKey<T>) -> Result<DevicePtrMut<'_, T>> {
-        let cd = self.cd;
-        let slot = self.tree.slot(key.id)?;
-        data(slot, key.id)?;
-        if !(slot.owner == cd && slot.held.contains(&cd)) {
-            self.finish()?;
-        }
-        let slot = self.tree.slot_mut(key.id)?;
-        promote(slot, key.id, 0..data(slot, key.id)?.len(), cd)?;
-        DevicePtrMut::new(self.tree.slot(key.id)?, key.id)
-    }
-}
-
-impl std::fmt::Debug for PendingAdvance<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PendingAdvance")
-            .field("cd", &self.cd)
-            .field("in_flight", &self.started.in_flight)
-            .field("settled", &self.settled)
-            .finish_non_exhaustive()
     }
 }

@@ -20,7 +20,8 @@
 //! borrows its ancestor's buffer for the first time. The next advance copies exactly those
 //! bytes and demotes them.
 
-use crate::device::{self, Device, DevicePtrMut, PendingAdvance, Stream};
+use crate::advance_async::PendingAdvance;
+use crate::device::{Device, DevicePtrMut, Stream};
 use crate::error::{CommitError, Error, Result};
 use crate::raw::create_cd;
 use crate::tree::{self, Data, DeviceKey, Key, Tree};
@@ -440,7 +441,7 @@ macro_rules! level_methods {
 
         /// A device buffer's elements, copied to the host.
         pub fn download_device<T: Pod>(&self, key: DeviceKey<T>) -> Result<Vec<T>> {
-            device::download(self.tree().slot(key.id)?, key.id)
+            tree::device(self.tree().slot(key.id)?, key.id)?.download()
         }
 
         /// Writes `values` into a device buffer from element `start` on; those elements become
@@ -455,8 +456,8 @@ macro_rules! level_methods {
             let cd = tree.current();
             let slot = tree.slot_mut(key.id)?;
             let end = start.checked_add(values.len()).unwrap_or(usize::MAX);
-            device::promote(slot, key.id, start..end, cd)?;
-            device::upload(slot, key.id, start, values)
+            tree::promote_device(slot, key.id, start..end, cd)?;
+            tree::device(slot, key.id)?.upload(start, values)
         }
 
         /// A device buffer's address for a kernel that writes it: the whole buffer becomes
@@ -466,9 +467,9 @@ macro_rules! level_methods {
             let tree = self.tree_mut();
             let cd = tree.current();
             let slot = tree.slot_mut(key.id)?;
-            let len = device::data(slot, key.id)?.len();
-            device::promote(slot, key.id, 0..len, cd)?;
-            DevicePtrMut::new(slot, key.id)
+            let len = tree::device(slot, key.id)?.len();
+            tree::promote_device(slot, key.id, 0..len, cd)?;
+            Ok(DevicePtrMut::new(tree::device(slot, key.id)?))
         }
 
         /// Takes a device buffer this domain owns back out of the tree: its elements, copied
@@ -477,9 +478,11 @@ macro_rules! level_methods {
             let values = self.download_device(key)?;
             let tree = self.tree_mut();
             tree.check_no_children()?;
-            tree.remove(key.id, |slot, cd| match device::whole(slot, key.id)? {
-                Some(spec) => release(cd, spec),
-                None => Ok(()),
+            tree.remove(key.id, |slot, cd| {
+                match tree::device(slot, key.id)?.whole() {
+                    Some(spec) => release(cd, spec),
+                    None => Ok(()),
+                }
             })?;
             Ok(values)
         }

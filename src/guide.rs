@@ -175,8 +175,9 @@
 //! wrappers log every MPI call of a thread whose active CD logs; after a restore the rank
 //! re-executes, and its MPI calls are served from the log: the other ranks never notice. The
 //! spec's functions for the log are in [`crate::raw`] (`add_mpi_log_to_cd`,
-//! `get_mpi_log_from_cd`, `delete_mpi_log_from_cd`); [`Domain::mpi_log_next`](crate::Domain::mpi_log_next)
-//! reads the replay of a log filled by hand. An entry's [`bytes`](crate::LogEntry::bytes)
+//! `get_mpi_log_from_cd`, `delete_mpi_log_from_cd`);
+//! [`Domain::mpi_log_next`](crate::Domain::mpi_log_next) reads the replay of a log filled by
+//! hand. An entry's [`bytes`](crate::LogEntry::bytes)
 //! are a read-only slice with its length (the C function `get_MPI_log_from_cd` returns the
 //! same bytes as a bare pointer: read-only too).
 //!
@@ -196,11 +197,12 @@
 //! A CD in memory dies with its process. A root whose `storage_info` sets `dir`
 //! (`Domain::builder().name("solver").storage_info("dir=/local/ckpt/{rank};scheme=xor")`)
 //! is *persistent*: every advance also writes a version to node-local storage, protected
-//! across ranks by [`crate::redset`] (XOR, Reed-Solomon or partner copies), so the files of a
-//! lost node are rebuilt from the others. After a restart, creating the root with the same
-//! name finds the newest complete version ([`Domain::recovered_version`](crate::Domain::recovered_version));
-//! the program protects its buffers again, in the same order (the saved entries are matched by
-//! order and length, not address), and a restore brings the state back. Persistence needs MPI
+//! across ranks by cd-redset (`containment::redset`: XOR, Reed-Solomon or partner copies),
+//! so the files of a lost node are rebuilt from the others. After a restart, creating the root
+//! with the same name finds the newest complete version
+//! ([`Domain::recovered_version`](crate::Domain::recovered_version)); the program protects its
+//! buffers again, in the same order (the saved entries are matched by order and length, not
+//! address), and a restore brings the state back. Persistence needs MPI
 //! and the persistence layer that `libcd`'s `MPI_Init` registers; the keys of `storage_info`
 //! are listed by [`crate::StorageInfo`] and [`crate::raw::KNOWN_KEYS`].
 //!

@@ -29,8 +29,10 @@
 //! - [`raw`]: the spec's functions by their names (`create_cd`, `add_to_cd_via_copy`,
 //!   `restore_cd`, ...), `unsafe` where they read or write raw address ranges: for what the
 //!   safe layer does not cover (regen and parent entries, files, MPI logs, device resets).
-//! - [`redset`]: redundancy across MPI ranks (XOR, Reed-Solomon, partner copies), which
-//!   persistent CDs use and which protects any list of files.
+//! - `redset` (cargo feature `mpi`, on by default): redundancy across MPI ranks (XOR,
+//!   Reed-Solomon, partner copies), which persistent CDs use and which protects any list of
+//!   files. It links an MPI library, so a program without MPI (GPU only, say) builds with
+//!   `default-features = false`.
 //! - The built-in CUDA memory space is on by default where CUDA is present (`CD_CUDA=0`
 //!   turns it off): creating a root CD ([`Domain`], [`raw::create_cd`]) enables it, so device
 //!   pointers (CUDA) in CD ranges are recognised and saved through the driver, with no copy
@@ -56,6 +58,7 @@
 //! # Ok::<(), containment::Error>(())
 //! ```
 
+mod advance_async;
 mod device;
 mod domain;
 mod error;
@@ -63,24 +66,72 @@ pub mod guide;
 mod siblings;
 mod tree;
 
+pub use advance_async::PendingAdvance;
 pub use cd_core::{
     AdvanceReport, CdError, CdHandle, CdInfo, DeviceMemory, Fate, LogEntry, LoggingMode,
     RestoreReport, SpaceId, Stats, StorageInfo, HOST,
 };
 pub use cd_cuda::{enable as enable_cuda, status as cuda_status, CudaMemory, DeviceBuffer};
-pub use device::{Device, DeviceAlloc, DevicePtrMut, PendingAdvance, Stream};
+pub use device::{Device, DeviceAlloc, DevicePtrMut, Stream};
 pub use domain::{Builder, Child, ChildBuilder, Domain};
 pub use error::{CommitError, Error, Result};
 pub use siblings::Sibling;
 pub use tree::{DeviceKey, Key};
 
-/// The spec's API by its names: the layer under [`Domain`] (crate `cd-core`).
+/// The spec's API by its names (crate `cd-core`): the layer under [`Domain`].
 ///
-/// Everything here is re-exported from `cd-core`, except [`create_cd`](raw::create_cd), which
-/// enables the built-in CUDA space first; see cd-core's [crate documentation](cd_core) for the
-/// semantics and `cd-core/ARCHITECTURE.md` for which module owns each spec rule.
+/// This is the application's part of cd-core, re-exported by name: the spec's functions and
+/// types, then the runtime's documented extensions (inspection, memory and log limits,
+/// `storage_info`, device memory). Everything is cd-core's item, except
+/// [`create_cd`](raw::create_cd), which enables the built-in CUDA space first. See cd-core's
+/// [crate documentation](cd_core) for the semantics.
+///
+/// cd-core's plumbing for its sibling crates is not here: each item has one rightful caller,
+/// and a second one would break it (a second `set_restore_hook` or `set_persist_hooks`
+/// replaces the first; a record appended or read outside the PMPI wrappers puts their replay
+/// out of step). That is the PMPI wrappers' per-call interface (`thread_cx`, `log_mode`,
+/// `log_append_with`, `log_next`, `log_mark_unreplayable`, `set_restore_hook`, `cd_is_live`,
+/// ...), the persistence layer's hooks (`set_persist_hooks`, `with_saved_entries`,
+/// `load_saved_entries`), and cd-core's `fault` and `interval` modules (a test hook and a
+/// data structure).
+///
+/// ```compile_fail,E0432
+/// use containment::raw::set_persist_hooks; // libcd's MPI_Init registers them, no one else
+/// ```
 pub mod raw {
-    pub use cd_core::*;
+    // The spec's operations; `CURRENT_CD` is `CdRef::Current` (`current_cd`: its handle).
+    pub use cd_core::{
+        add_file_to_cd, add_mpi_log_to_cd, add_to_cd_via_copy, add_to_cd_via_parent,
+        add_to_cd_via_regen, advance_cd_point_in_time, commit_cd, current_cd, delete_file_from_cd,
+        delete_from_cd, delete_mpi_log_from_cd, get_mpi_log_from_cd, restore_cd,
+    };
+    // The spec's types, what the operations report, and the errors.
+    pub use cd_core::{
+        Access, AddrSpec, AdvanceReport, CdError, CdHandle, CdRef, ErrorCode, Fate, LogEntry,
+        LogPayload, LoggingMode, Regen, Restoration, RestoreReport, Result, Scope,
+    };
+    // Extensions: what a CD holds, statistics, the rank in CD names, a persistent CD's version.
+    pub use cd_core::{
+        cd_entries, cd_files, cd_info, cd_saved_bytes, global_stats, rank, recovered_version,
+        set_rank, CdInfo, EntryInfo, Stats,
+    };
+    // Extensions: the memory the runtime holds, and where MPI logs spill.
+    pub use cd_core::{
+        log_spill_bytes, log_spilled_total, memory_held, memory_limit, pool_budget,
+        set_log_spill_bytes, set_log_spill_dir, set_memory_limit, MemoryHeld, DEFAULT_LOG_SPILL,
+        LOG_DIR_ENV, LOG_SPILL_ENV, MEMORY_LIMIT_ENV, POOL_BYTES_ENV,
+    };
+    // Extensions: `storage_info` parsed.
+    pub use cd_core::{
+        FlushSettings, PersistScheme, PersistSettings, StorageInfo, KNOWN_KEYS, STORAGE_INFO_ENV,
+    };
+    // Extensions: device memory through registered copy functions, asynchronous advances, and
+    // recovery from a GPU reset.
+    pub use cd_core::{
+        advance_cd_point_in_time_async, advance_test, advance_wait, device_reset,
+        map_device_region, register_memory_space, register_recognising_space, remap_device_region,
+        unmap_device_region, AsyncAdvance, DeviceMemory, Drain, DrainCopy, SpaceId, HOST,
+    };
 
     /// [`cd_core::create_cd`], after enabling the built-in CUDA space ([`crate::enable_cuda`])
     /// as `libcd`'s `create_cd` does: device pointers added to any CD are then recognised and
@@ -101,7 +152,9 @@ pub mod raw {
 }
 
 /// Redundancy across MPI ranks (crate `cd-redset`): SINGLE, PARTNER, XOR and Reed-Solomon,
-/// with rebuild, on-disk compatible with ECP-VeloC redset 0.4.
+/// with rebuild, on-disk compatible with ECP-VeloC redset 0.4. Only with the `mpi` feature (on
+/// by default), since it links an MPI library.
+#[cfg(feature = "mpi")]
 pub mod redset {
     pub use cd_redset::*;
 }

@@ -17,8 +17,9 @@ use cd_core::{
     restore_cd, Access, AddrSpec, AdvanceReport, CdHandle, CdInfo, LoggingMode, RestoreReport,
 };
 
-/// A child CD over one piece of a parent's buffer, made by [`Domain::siblings`](crate::Domain::siblings):
-/// several can live at once, each on its own thread.
+/// A child CD over one piece of a parent's buffer, made by
+/// [`Domain::siblings`](crate::Domain::siblings): several can live at once, each on its own
+/// thread.
 ///
 /// It borrows its piece exclusively and the parent mutably, so a sibling's restore writes only
 /// memory that no other thread can touch, and the parent can be neither used nor restored while
@@ -140,9 +141,10 @@ impl<'p, T: Pod + Send + Sync> Sibling<'p, T> {
     /// Brings the piece back to this CD's point in time.
     ///
     /// Refused, as [`Domain::restore`](crate::Domain::restore) is, while the CD has children,
-    /// and while it holds bytes outside the piece ([`Error::OutsidePiece`](crate::Error::OutsidePiece):
-    /// ranges added to [`handle`](Self::handle) through the raw API, a parent entry say,
-    /// would be written under another sibling).
+    /// and while it holds bytes outside the piece
+    /// ([`Error::OutsidePiece`](crate::Error::OutsidePiece): ranges added to
+    /// [`handle`](Self::handle) through the raw API, a parent entry say, would be written
+    /// under another sibling).
     pub fn restore(&mut self) -> Result<RestoreReport> {
         let children = cd_info(self.handle)?.children;
         if children > 0 {

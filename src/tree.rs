@@ -313,6 +313,16 @@ pub(crate) fn host_mut<T: Pod + Send + Sync>(slot: &mut Slot, id: SlotId) -> Res
     })
 }
 
+/// The device view of a slot.
+pub(crate) fn device(slot: &Slot, id: SlotId) -> Result<&DeviceData> {
+    match &slot.data {
+        Data::Device(d) => Ok(d),
+        Data::Host(_) => Err(Error::ForeignKey {
+            key: id.to_string(),
+        }),
+    }
+}
+
 /// Checks an element range against a length.
 pub(crate) fn check_range(id: SlotId, range: &Range<usize>, len: usize) -> Result<()> {
     if range.start > range.end || range.end > len {
@@ -348,5 +358,25 @@ pub(crate) fn promote_host<T: Pod + Send + Sync>(
     // writes it during the call.
     unsafe { add_to_cd_via_copy(cd, &[spec])? };
     Tree::mark_held(slot, cd);
+    Ok(())
+}
+
+/// Labels `range` of a device slot READ_WRITE in the current CD `cd`, as [`promote_host`] does
+/// for a host slot.
+pub(crate) fn promote_device(
+    slot: &mut Slot,
+    id: SlotId,
+    range: Range<usize>,
+    cd: CdHandle,
+) -> Result<()> {
+    let data = device(slot, id)?;
+    check_range(id, &range, data.len())?;
+    if let Some(spec) = data.spec(&range, Access::ReadWrite) {
+        // SAFETY: a mapped region of a device space, which the runtime reaches only through
+        // the space's copy functions; the tree keeps it allocated for as long as any CD of
+        // the tree can name it.
+        unsafe { add_to_cd_via_copy(cd, &[spec])? };
+        Tree::mark_held(slot, cd);
+    }
     Ok(())
 }

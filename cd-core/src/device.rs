@@ -52,8 +52,9 @@ pub fn unmap_device_region(address: usize) -> Result<()> {
 /// - allocations made with the virtual-memory API (`cuMemAddressReserve`, `cuMemCreate`,
 ///   `cuMemMap`) whose reservation survives the reset: map new physical memory at the same
 ///   addresses, call this, then restore the CDs;
-/// - other allocations (`cudaMalloc`, pools) come back at other addresses: call this, then
-///   [`remap_device_region`] for each array (old address, new address, length), then restore.
+/// - other allocations (`cudaMalloc`, pools) come back wherever the driver puts them (often
+///   at the old address): call this, then [`remap_device_region`] for each array (old
+///   address, new address, length; the same address is fine), then restore.
 ///
 /// A sticky error (an illegal address, a kernel trap) leaves the process's CUDA context
 /// unusable, reset or not: the CDs in memory cannot be restored onto the GPU by this
@@ -69,14 +70,25 @@ pub fn device_reset() {
 }
 
 /// Moves every CD's device ranges in `from .. from + length` to the same offsets from `to`
-/// (`cd_remap_device_region`): for arrays re-allocated at other addresses after a device
-/// reset (see [`device_reset`] for the recipes). The saved bytes move with the ranges, so a
-/// restore then writes the new arrays. Mapped regions (registered-callback spaces) starting
-/// in the old range move too.
+/// (`cd_remap_device_region`): for arrays re-allocated after a device reset (see
+/// [`device_reset`] for the recipes). The saved bytes move with the ranges, so a restore then
+/// writes the new arrays. Mapped regions (registered-callback spaces) starting in the old
+/// range move too.
 ///
-/// Refused, changing nothing ([`CdError::RemapRefused`]), when the two ranges overlap, a
-/// range or mapped region crosses the old range's bounds, a CD already holds ranges at the
-/// destination, or the destination is not device memory of the same space. Advances in
+/// The driver may hand the old address back (a real one did, after
+/// `cuDevicePrimaryCtxReset`), so the new range may be the old one or overlap it:
+/// - `from == to`: nothing moves; the call checks that every CD range there is device memory
+///   of its space again and takes its region from the allocation now there (which may be
+///   larger than the old one and start before it), so the recipe works at any address. A
+///   range that crosses the bounds is taken whole (one array remapped onto itself may have
+///   joined its neighbour's range when both now lie in one new allocation);
+/// - partly overlapping ranges: every range moves by the same `to - from` at once (one range
+///   may land where another was), under the same rules as a move to a disjoint range.
+///
+/// Refused, changing nothing ([`CdError::RemapRefused`]), when a range or mapped region
+/// crosses the old range's bounds, a CD holds ranges in the destination that do not move with
+/// this call, a mapped region lies in the destination that does not move with it, or a range
+/// would not land whole in device memory of the same space (one allocation). Advances in
 /// flight on the CDs concerned are dropped first (as by a restore). Like
 /// [`unmap_device_region`], it sees the CDs as they stand when it runs: no other thread may
 /// add to them meanwhile.
@@ -96,17 +108,14 @@ pub fn remap_device_region(from: usize, to: usize, length: usize) -> Result<()> 
             length,
         });
     };
-    if from < to_end && to < end {
-        return Err(refuse("the old and new ranges overlap"));
-    }
-    if from == to {
-        return Ok(());
-    }
-    let shift = |x: usize| x - from + to;
     let nodes = registry::live_nodes();
     for node in &nodes {
         settle_or_drop(node);
     }
+    if from == to {
+        return relabel_in_place(&nodes, from, end).map_err(&refuse);
+    }
+    let shift = |x: usize| x - from + to;
     // Mapped regions in the old range move whole, into free space. A restore reads the table
     // with CD locks held: no CD is locked here while the table is locked.
     let moved_regions = space::regions_to_move(from, end, to, to_end).map_err(refuse)?;
@@ -137,7 +146,14 @@ pub fn remap_device_region(from: usize, to: usize, length: usize) -> Result<()> 
             }
             location(s, e, entry.space, entry.region)?;
         }
-        if state.entries.overlapping(to, to_end).next().is_some() {
+        // The ranges that move with this call may lie in the destination (an overlapping or
+        // same-address move); any other range there would be overwritten.
+        let stays = |s: usize, e: usize, space: SpaceId| space == HOST || s < from || e > end;
+        if state
+            .entries
+            .overlapping_raw(to, to_end)
+            .any(|(s, e, entry)| stays(s, e, entry.space))
+        {
             return Err(refuse("a CD already holds ranges at the destination"));
         }
     }
@@ -150,21 +166,63 @@ pub fn remap_device_region(from: usize, to: usize, length: usize) -> Result<()> 
             .filter(|(_, _, entry)| entry.space != HOST)
             .map(|(s, e, _)| (s, e))
             .collect();
-        for (s, e) in held {
-            for (ps, pe, mut entry) in state.entries.remove(s, e) {
-                let at = location(ps, pe, entry.space, entry.region)?;
-                entry.region = at.region;
-                state.entries.insert_uncovered(shift(ps), shift(pe), entry);
-            }
-            for (ds, de, segment) in state.data.remove(s, e) {
-                state.data.insert_uncovered(shift(ds), shift(de), segment);
-            }
-            for add in state.adds.iter_mut() {
-                if s <= add.start && add.end <= e {
-                    (add.start, add.end) = (shift(add.start), shift(add.end));
-                }
+        // Everything is taken out first and put back shifted after: with overlapping ranges
+        // one range's new place may be another's old one.
+        let (mut entries, mut data) = (Vec::new(), Vec::new());
+        for &(s, e) in &held {
+            entries.extend(state.entries.remove(s, e));
+            data.extend(state.data.remove(s, e));
+        }
+        for (ps, pe, mut entry) in entries {
+            let at = location(ps, pe, entry.space, entry.region)?;
+            entry.region = at.region;
+            state.entries.insert_uncovered(shift(ps), shift(pe), entry);
+        }
+        for (ds, de, segment) in data {
+            state.data.insert_uncovered(shift(ds), shift(de), segment);
+        }
+        for add in state.adds.iter_mut() {
+            if held.iter().any(|&(s, e)| s <= add.start && add.end <= e) {
+                (add.start, add.end) = (shift(add.start), shift(add.end));
             }
         }
+    }
+    Ok(())
+}
+
+/// `remap_device_region` onto the same range: every device range of a CD that meets
+/// `from .. end` (whole) must lie in one region of its space as the table and the spaces see
+/// it now; its region is updated to that one. Checked for every CD first, so that a refusal
+/// changes nothing.
+fn relabel_in_place(
+    nodes: &[std::sync::Arc<crate::node::Node>],
+    from: usize,
+    end: usize,
+) -> std::result::Result<(), &'static str> {
+    let mut changes = Vec::new();
+    for (n, node) in nodes.iter().enumerate() {
+        let state = node.lock();
+        for (s, e, entry) in state.entries.overlapping_raw(from, end) {
+            if entry.space == HOST {
+                continue;
+            }
+            match space::space_of(s, e) {
+                Ok(at) if at.space == entry.space => {
+                    if at.region != entry.region {
+                        changes.push((n, s, e, at.region));
+                    }
+                }
+                _ => return Err(
+                    "the destination is not device memory of the same space, of the same length",
+                ),
+            }
+        }
+    }
+    for (n, s, e, region) in changes {
+        nodes[n]
+            .lock()
+            .entries
+            .update(s, e, |entry| entry.region = region);
     }
     Ok(())
 }

@@ -246,7 +246,8 @@ pub(crate) fn reset_devices() {
 }
 
 /// The mapped regions in `from .. end` that a remap to `to .. to_end` moves, each whole; or
-/// why the remap is refused. Both checks see one state of the table.
+/// why the remap is refused. Both checks see one state of the table. The destination may
+/// overlap the old range: only regions that do not move with the remap are in its way.
 pub(crate) fn regions_to_move(
     from: usize,
     end: usize,
@@ -262,17 +263,25 @@ pub(crate) fn regions_to_move(
     if moved.iter().any(|&(s, e, _)| s < from || e > end) {
         return Err("a mapped device region crosses the old range's bounds");
     }
-    if spaces.regions.overlapping(to, to_end).next().is_some() {
+    let moves = |s: usize| moved.iter().any(|&(m, _, _)| m == s);
+    if spaces
+        .regions
+        .overlapping_raw(to, to_end)
+        .any(|(s, _, _)| !moves(s))
+    {
         return Err("a device region is already mapped at the destination");
     }
     Ok(moved)
 }
 
-/// Moves mapped regions (from [`regions_to_move`]) by `shift`.
+/// Moves mapped regions (from [`regions_to_move`]) by `shift`: all removed first, then all
+/// inserted, since a region's new place may overlap its own or another's old place.
 pub(crate) fn move_regions(moved: &[(usize, usize, SpaceId)], shift: impl Fn(usize) -> usize) {
     let mut spaces = write();
-    for &(s, e, space) in moved {
+    for &(s, e, _) in moved {
         spaces.regions.remove(s, e);
+    }
+    for &(s, e, space) in moved {
         spaces
             .regions
             .insert_uncovered(shift(s), shift(e), Region(space));

@@ -26,6 +26,27 @@ pub const HOST_REGISTER_PORTABLE: c_uint = 1;
 pub const STREAM_NON_BLOCKING: c_uint = 1;
 /// `CU_EVENT_DISABLE_TIMING`.
 pub const EVENT_DISABLE_TIMING: c_uint = 2;
+/// `CU_MEM_ALLOCATION_TYPE_PINNED`.
+pub const MEM_ALLOCATION_TYPE_PINNED: c_int = 1;
+/// `CU_MEM_LOCATION_TYPE_DEVICE`.
+pub const MEM_LOCATION_TYPE_DEVICE: c_int = 1;
+/// `CU_MEMPOOL_ATTR_RELEASE_THRESHOLD` (a `cuuint64_t`).
+pub const MEMPOOL_ATTR_RELEASE_THRESHOLD: c_int = 4;
+
+/// `CUmemPoolProps` as cuda.h lays it out (CUDA 12 and 13: 88 bytes; `maxSize` and
+/// `usage` came out of the reserved bytes, which are zero).
+#[repr(C)]
+pub struct PoolProps {
+    pub alloc_type: c_int,
+    pub handle_types: c_int,
+    pub location_type: c_int,
+    pub location_id: c_int,
+    pub win32_security_attributes: *mut c_void,
+    pub max_size: usize,
+    pub reserved: [u8; 56],
+}
+
+const _: () = assert!(std::mem::size_of::<PoolProps>() == 88);
 
 macro_rules! driver_api {
     ($($field:ident = $symbol:literal : fn($($arg:ty),*);)*) => {
@@ -85,12 +106,17 @@ driver_api! {
     mem_alloc = "cuMemAlloc_v2": fn(*mut DevPtr, usize);
     mem_free = "cuMemFree_v2": fn(DevPtr);
     mem_get_info = "cuMemGetInfo_v2": fn(*mut usize, *mut usize);
-    mem_alloc_async = "cuMemAllocAsync": fn(*mut DevPtr, usize, Handle);
     mem_free_async = "cuMemFreeAsync": fn(DevPtr, Handle);
     memcpy_dtod_async = "cuMemcpyDtoDAsync_v2": fn(DevPtr, DevPtr, usize, Handle);
     stream_wait_event = "cuStreamWaitEvent": fn(Handle, Handle, c_uint);
     event_query = "cuEventQuery": fn(Handle);
-    event_destroy = "cuEventDestroy_v2": fn(Handle);
+    mem_pool_create = "cuMemPoolCreate": fn(*mut Handle, *const PoolProps);
+    mem_pool_set_attribute = "cuMemPoolSetAttribute": fn(Handle, c_int, *mut c_void);
+    mem_pool_trim_to = "cuMemPoolTrimTo": fn(Handle, usize);
+    mem_alloc_from_pool_async = "cuMemAllocFromPoolAsync": fn(*mut DevPtr, usize, Handle, Handle);
+    module_load_data = "cuModuleLoadData": fn(*mut Handle, *const c_void);
+    module_get_function = "cuModuleGetFunction": fn(*mut Handle, Handle, *const c_char);
+    launch_kernel = "cuLaunchKernel": fn(Handle, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, Handle, *mut *mut c_void, *mut *mut c_void);
 }
 
 impl Driver {

@@ -63,16 +63,28 @@
 //!
 //! # The asynchronous advance
 //! For [`cd_core::advance_cd_point_in_time_async`] the space snapshots the CD's device ranges
-//! into a stream-ordered allocation (`cuMemAllocAsync`) with device-to-device copies queued on
-//! the application's stream (so the snapshot sees the kernels queued before the call and none
-//! after), then drains the snapshot into the pinned store buffer on a non-blocking copy
-//! stream of its own that waits for the snapshot's event, and frees the snapshot on that
-//! stream. The application's stream is held up only by the device-to-device copy (about
-//! 1.4 TB/s on an H100, against about 55 GB/s over PCIe gen5). Nothing is freed with
-//! `cuMemFree`, which would synchronise the device. The snapshot is taken only when
-//! `cuMemGetInfo` reports its size free beyond [`HEADROOM_DIVISOR`]'s share of the device's
-//! memory, and `cuMemAllocAsync` succeeds; otherwise the advance runs synchronously. All the
-//! ranges of one advance must be on one device to be drained.
+//! into device memory with device-to-device copies queued on the application's stream (so
+//! the snapshot sees the kernels queued before the call and none after), then drains the
+//! snapshot into the pinned store buffer on a non-blocking copy stream of its own that waits
+//! for the snapshot's event, and frees the snapshot on that stream. The application's stream
+//! is held up only by the device-to-device copy (about 1.4 TB/s on an H100, against about
+//! 55 GB/s over PCIe gen5), and the host by no allocation and no wait: the snapshot comes from
+//! a memory pool of the space's own that keeps its memory between advances, and the events
+//! are reused (module `drain`). [`trim_snapshot_pool`] gives the kept memory back. The
+//! snapshot is taken only when the device keeps [`HEADROOM_DIVISOR`]'s share of its memory
+//! free beyond it (asked only when the pool must grow); otherwise the advance runs
+//! synchronously. All the ranges of one advance must be on one device to be drained.
+//!
+//! # Kernels and the differential copy
+//! The space runs kernels of its own, loaded at run time from PTX text embedded in the
+//! library ([`KERNELS_PTX`], compiled from LLVM IR by LLVM's NVPTX back end: no nvcc or CUDA
+//! toolkit at build time). [`CudaMemory::changes`] uses them for a differential copy of a
+//! device range: 128-bit checksums of fixed blocks ([`DIFF_BLOCK`]) on the GPU, compared with
+//! those of the saved copy, the changed blocks gathered on the device and brought over in one
+//! transfer, as a [`Patch`] whose `apply` cannot fail (module `diff` says why the checksum is
+//! strong enough; [`DIFF_ENV`] turns it off). cd-core's advance does not call it yet: it
+//! copies every range whole into a fresh buffer, and a differential advance needs it to patch
+//! the current point in place (or share its unchanged blocks), which is cd-core's to do.
 //!
 //! # A GPU reset
 //! `cudaDeviceReset` (`cuDevicePrimaryCtxReset`) destroys the primary context with its
@@ -85,15 +97,23 @@
 //! - **the same virtual addresses**: address reservations (`cuMemAddressReserve`) survive the
 //!   reset; mapping new physical chunks at the old addresses (`cuMemCreate`, `cuMemMap`,
 //!   `cuMemSetAccess`) gives arrays that `restore_cd` writes as they are, with nothing to move;
-//! - **other addresses** (`cudaMalloc` again): [`cd_core::remap_device_region`] moves each
-//!   CD's ranges and saved bytes from the old array to the new one, then `restore_cd`.
+//! - **`cudaMalloc` again**, wherever the driver puts the array: [`cd_core::remap_device_region`]
+//!   moves each CD's ranges and saved bytes from the old array to the new one, then
+//!   `restore_cd`. The driver often hands the old address back (an H200 with driver 580 did,
+//!   issue 26): a remap onto the same range succeeds and moves nothing, and one onto a range
+//!   that partly overlaps the old one moves every range at once (see its documentation).
 //!
 //! A sticky error (an illegal address) leaves the process unable to use the GPU again; that
 //! recovery needs CDs persisted to storage and a new process (see cd-core's `device_reset`).
 
+mod diff;
+mod drain;
 mod driver;
+mod kernels;
 mod memory;
 
+pub use diff::{diff_enabled, BlockSums, DiffReport, Patch, DIFF_BLOCK, DIFF_ENV};
+pub use kernels::KERNELS_PTX;
 pub use memory::{CudaMemory, DeviceBuffer};
 
 use driver::{DevPtr, Driver, Handle};
@@ -120,6 +140,27 @@ pub fn enable() -> Option<SpaceId> {
     state().as_ref().ok().copied()
 }
 
+/// Gives back the device memory the asynchronous advance's snapshot pools keep between
+/// advances (every device's); snapshots in flight keep theirs until their drain ends. The
+/// next asynchronous advance grows its pool again (asking `cuMemGetInfo` for headroom).
+pub fn trim_snapshot_pool() {
+    let Some(space) = SPACE.get() else {
+        return;
+    };
+    let d = &space.driver;
+    let mut devices = space.devices.lock().unwrap_or_else(|e| e.into_inner());
+    for device in devices.values_mut() {
+        if let Some(snapshots) = device.snapshots.as_mut() {
+            // SAFETY: the device's retained context, pushed and popped around the trim.
+            if unsafe { (d.ctx_push)(device.context) } == driver::SUCCESS {
+                snapshots.trim(d);
+                // SAFETY: pops the context pushed above.
+                unsafe { (d.ctx_pop)(&mut std::ptr::null_mut()) };
+            }
+        }
+    }
+}
+
 /// The built-in space's id, or why it is not in use ("CD_CUDA=0", "cannot load ...").
 pub fn status() -> Result<SpaceId, String> {
     state().clone()
@@ -140,14 +181,18 @@ fn state() -> &'static Result<SpaceId, String> {
 }
 
 /// Per-device copy machinery: its primary context, two streams with an event each, two
-/// pinned staging buffers (allocated on first use), and the stream asynchronous advances
-/// drain on.
+/// pinned staging buffers (allocated on first use), the stream asynchronous advances drain
+/// on, and their snapshot pool and events (made on the first asynchronous advance).
 struct Device {
     context: Handle,
     streams: [Handle; 2],
     events: [Handle; 2],
     staging: [*mut u8; 2],
     drain_stream: Handle,
+    snapshots: Option<drain::Snapshots>,
+    /// The differential copy's kernels, loaded on first use.
+    kernels: Option<kernels::Kernels>,
+    ordinal: c_int,
 }
 
 /// A store buffer cd-core announced, and whether it is pinned yet.
@@ -301,6 +346,9 @@ impl CudaSpace {
             events: [std::ptr::null_mut(); 2],
             staging: [std::ptr::null_mut(); 2],
             drain_stream: std::ptr::null_mut(),
+            snapshots: None,
+            kernels: None,
+            ordinal,
         };
         // SAFETY: the retained context, pushed and popped around the creations.
         d.check(unsafe { (d.ctx_push)(context) }, "cuCtxPushCurrent")?;
@@ -401,6 +449,56 @@ fn staging(d: &Driver, device: &mut Device, i: usize) -> Result<*mut u8, String>
     Ok(device.staging[i])
 }
 
+/// Copies `dst.len()` bytes from device address `src` into `dst`, on `device` (its context
+/// current): straight into a pinned buffer, else staged chunk by chunk.
+fn device_to_host(
+    d: &Driver,
+    device: &mut Device,
+    dst: &mut [u8],
+    src: usize,
+    pinned: bool,
+) -> Result<(), String> {
+    if pinned {
+        // SAFETY: `dst` is a writable host buffer of this length; `src` lies in one device
+        // allocation (cd-core's region rule), which the driver checks too.
+        return d.check(
+            unsafe { (d.memcpy_dtoh)(dst.as_mut_ptr().cast(), src as DevPtr, dst.len()) },
+            "cuMemcpyDtoH",
+        );
+    }
+    // Chunk i goes into staging buffer i % 2 on stream i % 2; while it transfers, the CPU
+    // copies chunk i - 1 out of the other buffer.
+    let mut previous: Option<(usize, usize, usize)> = None;
+    for (i, (offset, n)) in chunks(dst.len()).enumerate() {
+        let b = i % 2;
+        let buffer = staging(d, device, b)?;
+        // SAFETY: `buffer` holds CHUNK >= n pinned bytes that no queued copy uses (chunk
+        // i - 2's copy completed before its bytes were copied out below).
+        unsafe {
+            d.check(
+                (d.memcpy_dtoh_async)(
+                    buffer.cast(),
+                    (src + offset) as DevPtr,
+                    n,
+                    device.streams[b],
+                ),
+                "cuMemcpyDtoHAsync",
+            )?;
+            d.check(
+                (d.event_record)(device.events[b], device.streams[b]),
+                "cuEventRecord",
+            )?;
+        }
+        if let Some(p) = previous.replace((b, offset, n)) {
+            drain(d, device, p, dst)?;
+        }
+    }
+    match previous {
+        Some(p) => drain(d, device, p, dst),
+        None => Ok(()),
+    }
+}
+
 /// The chunks of a staged copy of `len` bytes: `(offset, length)`.
 fn chunks(len: usize) -> impl Iterator<Item = (usize, usize)> {
     (0..len)
@@ -421,47 +519,7 @@ impl cd_core::DeviceMemory for CudaSpace {
 
     fn copy_to_host(&self, dst: &mut [u8], src: usize) -> Result<(), String> {
         let pinned = self.pinned(dst.as_ptr(), dst.len());
-        self.with_device(src, |d, device| {
-            if pinned {
-                // SAFETY: `dst` is a writable host buffer of this length; `src` lies in one
-                // device allocation (cd-core's region rule), which the driver checks too.
-                return d.check(
-                    unsafe { (d.memcpy_dtoh)(dst.as_mut_ptr().cast(), src as DevPtr, dst.len()) },
-                    "cuMemcpyDtoH",
-                );
-            }
-            // Chunk i goes into staging buffer i % 2 on stream i % 2; while it transfers,
-            // the CPU copies chunk i - 1 out of the other buffer.
-            let mut previous: Option<(usize, usize, usize)> = None;
-            for (i, (offset, n)) in chunks(dst.len()).enumerate() {
-                let b = i % 2;
-                let buffer = staging(d, device, b)?;
-                // SAFETY: `buffer` holds CHUNK >= n pinned bytes that no queued copy uses
-                // (chunk i - 2's copy completed before its bytes were copied out below).
-                unsafe {
-                    d.check(
-                        (d.memcpy_dtoh_async)(
-                            buffer.cast(),
-                            (src + offset) as DevPtr,
-                            n,
-                            device.streams[b],
-                        ),
-                        "cuMemcpyDtoHAsync",
-                    )?;
-                    d.check(
-                        (d.event_record)(device.events[b], device.streams[b]),
-                        "cuEventRecord",
-                    )?;
-                }
-                if let Some(p) = previous.replace((b, offset, n)) {
-                    drain(d, device, p, dst)?;
-                }
-            }
-            match previous {
-                Some(p) => drain(d, device, p, dst),
-                None => Ok(()),
-            }
-        })
+        self.with_device(src, |d, device| device_to_host(d, device, dst, src, pinned))
     }
 
     fn copy_to_device(&self, dst: usize, src: &[u8]) -> Result<(), String> {
@@ -526,123 +584,8 @@ impl cd_core::DeviceMemory for CudaSpace {
         copies: &[cd_core::DrainCopy],
         stream: usize,
     ) -> Result<Option<Box<dyn cd_core::Drain>>, String> {
-        let Some(first) = copies.first() else {
-            return Ok(None);
-        };
-        let ordinal = |address: usize| self.attributes(address).map(|a| a.ordinal);
-        let device_ordinal = ordinal(first.device);
-        if copies.iter().any(|c| ordinal(c.device) != device_ordinal) {
-            return Ok(None); // several devices: no single snapshot
-        }
-        let total: usize = copies.iter().map(|c| c.length).sum();
-        for c in copies {
-            self.pinned(c.host, c.length);
-        }
-        // Provenance: the application's stream handle, exposed where it left C (cd-ffi's
-        // `cd_advance_async`), goes back to the CUDA driver.
-        let app_stream: Handle = std::ptr::with_exposed_provenance_mut(stream);
-        self.with_device(first.device, |d, device| {
-            let (mut free, mut capacity) = (0usize, 0usize);
-            // SAFETY: out-pointers to locals; the device's context is current.
-            d.check(
-                unsafe { (d.mem_get_info)(&mut free, &mut capacity) },
-                "cuMemGetInfo",
-            )?;
-            if free.saturating_sub(total) < capacity / HEADROOM_DIVISOR {
-                return Ok(None);
-            }
-            let mut snapshot: DevPtr = 0;
-            // SAFETY: an out-pointer to a local; `app_stream` is the caller's stream.
-            if unsafe { (d.mem_alloc_async)(&mut snapshot, total, app_stream) } != driver::SUCCESS {
-                return Ok(None); // no room after all: the synchronous path
-            }
-            let (mut taken, mut done): (Handle, Handle) =
-                (std::ptr::null_mut(), std::ptr::null_mut());
-            // SAFETY: the snapshot holds `total` bytes, each copy's source lies in one
-            // allocation (cd-core's region rule), each destination is the caller's host
-            // buffer of that length, kept untouched until the drain completes or is dropped;
-            // the events are created here and outlive their use; the snapshot is freed on the
-            // drain stream after the last copy out of it.
-            let queued = unsafe {
-                (|| {
-                    let mut offset = 0;
-                    for c in copies {
-                        d.check(
-                            (d.memcpy_dtod_async)(
-                                snapshot + offset as DevPtr,
-                                c.device as DevPtr,
-                                c.length,
-                                app_stream,
-                            ),
-                            "cuMemcpyDtoDAsync",
-                        )?;
-                        offset += c.length;
-                    }
-                    d.check(
-                        (d.event_create)(&mut taken, driver::EVENT_DISABLE_TIMING),
-                        "cuEventCreate",
-                    )?;
-                    d.check((d.event_record)(taken, app_stream), "cuEventRecord")?;
-                    d.check(
-                        (d.stream_wait_event)(device.drain_stream, taken, 0),
-                        "cuStreamWaitEvent",
-                    )?;
-                    let mut offset = 0;
-                    for c in copies {
-                        d.check(
-                            (d.memcpy_dtoh_async)(
-                                c.host.cast(),
-                                snapshot + offset as DevPtr,
-                                c.length,
-                                device.drain_stream,
-                            ),
-                            "cuMemcpyDtoHAsync",
-                        )?;
-                        offset += c.length;
-                    }
-                    Ok(())
-                })()
-            };
-            // SAFETY: frees the snapshot after every copy queued on the drain stream (on
-            // failure too: nothing reads it after those), then records the drain's end after
-            // the free, so that a completed drain has released its memory; destroys the
-            // snapshot's event, which CUDA allows while work waits on it.
-            let queued = unsafe {
-                let freed = d.check(
-                    (d.mem_free_async)(snapshot, device.drain_stream),
-                    "cuMemFreeAsync",
-                );
-                if !taken.is_null() {
-                    (d.event_destroy)(taken);
-                }
-                queued.and(freed).and_then(|()| {
-                    d.check(
-                        (d.event_create)(&mut done, driver::EVENT_DISABLE_TIMING),
-                        "cuEventCreate",
-                    )?;
-                    d.check((d.event_record)(done, device.drain_stream), "cuEventRecord")
-                })
-            };
-            if let Err(message) = queued {
-                if !done.is_null() {
-                    // SAFETY: created above.
-                    unsafe { (d.event_destroy)(done) };
-                }
-                // The copies queued so far may still write the destinations: wait for them.
-                // SAFETY: this device's stream.
-                unsafe { (d.stream_synchronize)(device.drain_stream) };
-                return Err(message);
-            }
-            let space = SPACE
-                .get()
-                .cloned()
-                .ok_or("the CUDA space is not registered")?;
-            Ok(Some(Box::new(CudaDrain {
-                space,
-                context: device.context,
-                done,
-            }) as Box<dyn cd_core::Drain>))
-        })
+        // SAFETY: the trait's contract, forwarded.
+        unsafe { self.begin_drain_pooled(copies, stream) }
     }
 
     fn device_reset(&self) {
@@ -701,57 +644,3 @@ fn drain(
 
 /// The registered space, for the drains it hands out (they outlive the call that made them).
 static SPACE: OnceLock<Arc<CudaSpace>> = OnceLock::new();
-
-/// An asynchronous advance's drain: the event recorded after its last copy.
-struct CudaDrain {
-    space: Arc<CudaSpace>,
-    context: Handle,
-    done: Handle,
-}
-
-// SAFETY: driver handles may be used from any thread.
-unsafe impl Send for CudaDrain {}
-
-impl CudaDrain {
-    /// Runs `f` on the event with its context current.
-    fn with_context(&self, f: impl FnOnce(&Driver) -> driver::CuResult) -> driver::CuResult {
-        let d = &self.space.driver;
-        // SAFETY: a retained primary context, pushed and popped around `f`.
-        unsafe {
-            let pushed = (d.ctx_push)(self.context);
-            let rc = f(d);
-            if pushed == driver::SUCCESS {
-                (d.ctx_pop)(&mut std::ptr::null_mut());
-            }
-            rc
-        }
-    }
-}
-
-impl cd_core::Drain for CudaDrain {
-    fn is_complete(&mut self) -> Result<bool, String> {
-        // SAFETY: an event this drain created and has not destroyed.
-        match self.with_context(|d| unsafe { (d.event_query)(self.done) }) {
-            driver::NOT_READY => Ok(false),
-            rc => self.space.driver.check(rc, "cuEventQuery").map(|()| true),
-        }
-    }
-
-    fn wait(&mut self) -> Result<(), String> {
-        // SAFETY: as above.
-        let rc = self.with_context(|d| unsafe { (d.event_synchronize)(self.done) });
-        self.space.driver.check(rc, "cuEventSynchronize")
-    }
-}
-
-impl Drop for CudaDrain {
-    fn drop(&mut self) {
-        // The copies must stop writing the host buffer before cd-core frees it; after a
-        // reset or a sticky error the event fails at once, and no copy runs any more.
-        // SAFETY: the event this drain created, destroyed once, here.
-        self.with_context(|d| unsafe {
-            (d.event_synchronize)(self.done);
-            (d.event_destroy)(self.done)
-        });
-    }
-}

@@ -96,6 +96,45 @@ impl CudaMemory {
     }
 }
 
+/// The differential copy (module `diff`: the checksum, all-or-nothing, `CD_CUDA_DIFF`).
+impl CudaMemory {
+    /// The checksums of the `len` bytes at device address `src` now, block by block
+    /// ([`DIFF_BLOCK`](crate::DIFF_BLOCK)), computed on the GPU; empty when the differential
+    /// copy is off ([`DIFF_ENV`](crate::DIFF_ENV)) or `src` is not 8-byte aligned.
+    pub fn block_sums(&self, src: usize, len: usize) -> Result<crate::BlockSums, String> {
+        Ok(self.space.block_sums(src, len)?.unwrap_or_default())
+    }
+
+    /// What changed in the `len` bytes at device address `src` since a saved copy whose
+    /// checksums are `saved`: checksums on the GPU, compared on the host, the changed blocks
+    /// gathered on the device and brought over in one transfer. A full copy when `saved`
+    /// does not describe this range (empty: the first save), the switch is off, or most
+    /// blocks changed. Nothing of the caller's is touched: [`Patch::apply`](crate::Patch::apply)
+    /// writes the result, and cannot fail.
+    ///
+    /// No one may write the range during the call (as for any copy of the space).
+    pub fn changes(
+        &self,
+        src: usize,
+        len: usize,
+        saved: &crate::BlockSums,
+    ) -> Result<crate::Patch, String> {
+        self.space.changes(src, len, saved)
+    }
+
+    /// Brings `saved`, a host copy of the `saved.len()` bytes at device address `src` with
+    /// checksums `sums`, up to date: [`changes`](Self::changes) then
+    /// [`Patch::apply`](crate::Patch::apply). On `Err` neither is touched.
+    pub fn save_changed(
+        &self,
+        saved: &mut [u8],
+        src: usize,
+        sums: &mut crate::BlockSums,
+    ) -> Result<crate::DiffReport, String> {
+        self.changes(src, saved.len(), sums)?.apply(saved, sums)
+    }
+}
+
 impl DeviceMemory for CudaMemory {
     fn name(&self) -> &str {
         &self.name

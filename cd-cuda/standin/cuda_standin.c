@@ -41,8 +41,10 @@
  * - cuStandinReset (and cuDevicePrimaryCtxReset_v2) play cudaDeviceReset: every device
  *   allocation, pool block, physical allocation and mapping, host registration and pinned
  *   host allocation is gone, streams and events made before it are invalid handles, and
- *   allocations made after it land at other addresses; address reservations stay, so arrays
- *   can be mapped again at the same virtual addresses. The primary context handle retained
+ *   allocations made after it land at other addresses (or, with address reuse on, at the old
+ *   ones when they are free, as the real driver did: cuStandinReuseAddresses,
+ *   CD_CUDA_STANDIN_REUSE=1); address reservations stay, so arrays can be mapped again at the
+ *   same virtual addresses. The primary context handle retained
  *   before the reset is destroyed (CUDA_ERROR_CONTEXT_IS_DESTROYED when pushed): the driver
  *   promises nothing about it, so a caller must retain the primary context again.
  * Managed memory (cuMemAllocManaged) is ordinary host memory reported as managed device memory.
@@ -92,8 +94,9 @@ enum { MEMORYTYPE_HOST = 1, MEMORYTYPE_DEVICE = 2 };
 
 #define MAX_ALLOCS 4096
 #define MAX_PINNED 1024
-/* A cuMemAlloc, cuMemAllocManaged or pool allocation (pooled: from the default pool). */
-struct alloc { uintptr_t start; size_t size; int managed; int live; int pooled; };
+/* A cuMemAlloc, cuMemAllocManaged or pool allocation (pool: the pool it came from). */
+struct pool_s;
+struct alloc { uintptr_t start; size_t size; int managed; int live; struct pool_s *pool; };
 /* Address reservations, physical allocations (handle = index + 1) and their mappings. */
 #define MAX_VMM 1024
 struct reservation { uintptr_t start; size_t size; int live; };
@@ -103,13 +106,20 @@ static struct reservation reservations[MAX_VMM];
 static struct physical physicals[MAX_VMM];
 static struct mapping mappings[MAX_VMM];
 static int nreservations, nphysicals, nmappings;
-/* The default pool's free blocks (start, rounded size), handed out again first. */
-struct pool_s { uintptr_t starts[MAX_VMM]; size_t sizes[MAX_VMM]; int nfree; };
+/* A pool's free blocks (start, rounded size), handed out again first; pools made with
+ * cuMemPoolCreate belong to a generation (a reset destroys them). */
+struct pool_s { uintptr_t starts[MAX_VMM]; size_t sizes[MAX_VMM]; int nfree, gen; };
 static struct pool_s default_pool;
+#define MAX_POOLS 64
+static struct pool_s *made_pools[MAX_POOLS];
+static int nmade_pools;
+static int nmodules; /* modules loaded since the last reset (see cuModuleLoadData) */
 struct pinned { uintptr_t start; size_t size; int from_alloc_host; };
 /* to_device: 0 device to host, 1 host to device, 2 device to device, 3 wait for `wait`
- * up to `n`, 4 free the allocation at `dst`. */
-struct op { int to_device; uintptr_t dst, src; size_t n; struct stream_s *wait; };
+ * up to `n`, 4 free the allocation at `dst`, 5 run kernel `n` (an index into `kernels`) with
+ * `args`. */
+struct op { int to_device; uintptr_t dst, src; size_t n; struct stream_s *wait;
+            unsigned long long args[6]; };
 struct stream_s { struct op *ops; size_t len, cap; unsigned long long done, issued; int gen; };
 struct event_s { struct stream_s *stream; unsigned long long seq; int gen; };
 #define MAX_STREAMS 256
@@ -134,6 +144,11 @@ static unsigned long long counters[12];
 /* 8 live device allocations, 9 device-to-device bytes, 10 stream-ordered allocations made,
  * 11 resets */
 static int refuse_register;
+/* Whether freed device addresses are handed out again (first fit), so that an array
+ * allocated again after a reset comes back at its old address, as the real driver does:
+ * cuStandinReuseAddresses, or CD_CUDA_STANDIN_REUSE=1 at cuInit. Off by default: allocations
+ * after a reset land at other addresses. */
+static int reuse_addresses;
 static size_t free_limit = (size_t)-1;
 static int generation;
 static struct op legacy_ops[64];
@@ -147,6 +162,8 @@ CUresult cuInit(unsigned int flags) {
     if (!initialised) {
         const char *env = getenv("CD_CUDA_STANDIN_BYTES");
         arena_bytes = env ? strtoull(env, NULL, 10) : (size_t)512 << 20;
+        const char *reuse = getenv("CD_CUDA_STANDIN_REUSE");
+        reuse_addresses = reuse && reuse[0] == '1';
         int fd = memfd_create("cuda-standin", 0);
         if (fd < 0 || ftruncate(fd, (off_t)arena_bytes) != 0) goto fail;
         void *dev = mmap(NULL, arena_bytes, PROT_NONE, MAP_SHARED, fd, 0);
@@ -263,14 +280,67 @@ static uintptr_t device_view(uintptr_t p, size_t n, int access) {
     return 0;
 }
 
-/* Carves `rounded` bytes, aligned to `align`, from the arena (lock held); 0 when full. */
+/* Whether p..p+n meets a live device allocation, a live reservation or a free pool block
+ * (lock held). */
+static int occupied(uintptr_t p, size_t n) {
+    for (int i = 0; i < nallocs; i++)
+        if (allocs[i].live && !allocs[i].managed && p < allocs[i].start + allocs[i].size
+            && allocs[i].start < p + n)
+            return 1;
+    for (int i = 0; i < nreservations; i++)
+        if (reservations[i].live && p < reservations[i].start + reservations[i].size
+            && reservations[i].start < p + n)
+            return 1;
+    for (int k = -1; k < nmade_pools; k++) {
+        struct pool_s *pl = k < 0 ? &default_pool : made_pools[k];
+        for (int i = 0; i < pl->nfree; i++)
+            if (p < pl->starts[i] + pl->sizes[i] && pl->starts[i] < p + n) return 1;
+    }
+    return 0;
+}
+/* Carves `rounded` bytes, aligned to `align`, from the arena (lock held); 0 when full. With
+ * address reuse on, the lowest free place (first fit over the arena's start and the ends of
+ * live allocations, reservations and free pool blocks, as a real driver's address space
+ * hands a freed range out again; free pool blocks stay their pool's), else the end of the
+ * last allocation. */
 static uintptr_t carve(size_t rounded, size_t align) {
     uintptr_t start = (next_free + align - 1) & ~(uintptr_t)(align - 1);
+    if (reuse_addresses) {
+        /* candidates: the arena's start and the end of every occupied range */
+        uintptr_t best = 0;
+        for (int i = -1; i < nallocs + nreservations; i++) {
+            uintptr_t c = dev_base;
+            if (i >= 0 && i < nallocs) {
+                if (!allocs[i].live || allocs[i].managed) continue;
+                c = allocs[i].start + allocs[i].size;
+            } else if (i >= nallocs) {
+                struct reservation *r = &reservations[i - nallocs];
+                if (!r->live) continue;
+                c = r->start + r->size;
+            }
+            c = (c + align - 1) & ~(uintptr_t)(align - 1);
+            if ((best == 0 || c < best) && c + rounded <= dev_base + arena_bytes
+                && c + rounded > c && !occupied(c, rounded))
+                best = c;
+        }
+        for (int k = -1; k < nmade_pools; k++) { /* and the ends of free pool blocks */
+            struct pool_s *pl = k < 0 ? &default_pool : made_pools[k];
+            for (int i = 0; i < pl->nfree; i++) {
+                uintptr_t c = (pl->starts[i] + pl->sizes[i] + align - 1) & ~(uintptr_t)(align - 1);
+                if ((best == 0 || c < best) && c + rounded <= dev_base + arena_bytes
+                    && c + rounded > c && !occupied(c, rounded))
+                    best = c;
+            }
+        }
+        if (best == 0) return 0;
+        if (best + rounded > next_free) next_free = best + rounded;
+        return best;
+    }
     if (start + rounded > dev_base + arena_bytes || start + rounded < start) return 0;
     next_free = start + rounded;
     return start;
 }
-static CUresult alloc_common(CUdeviceptr *p, size_t size, int managed, int pooled) {
+static CUresult alloc_common(CUdeviceptr *p, size_t size, int managed, struct pool_s *pool) {
     if (!initialised) return CUDA_ERROR_NOT_INITIALIZED;
     if (size == 0 || !p) return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&lock);
@@ -282,28 +352,34 @@ static CUresult alloc_common(CUdeviceptr *p, size_t size, int managed, int poole
         if (posix_memalign(&m, 4096, size) != 0) { rc = CUDA_ERROR_OUT_OF_MEMORY; goto out; }
         start = (uintptr_t)m;
     } else {
-        if (pooled) /* a freed block of the pool of this size, at its old address */
-            for (int i = 0; i < default_pool.nfree && !start; i++)
-                if (default_pool.sizes[i] == rounded) {
-                    start = default_pool.starts[i];
-                    default_pool.nfree--;
-                    default_pool.starts[i] = default_pool.starts[default_pool.nfree];
-                    default_pool.sizes[i] = default_pool.sizes[default_pool.nfree];
+        if (pool) /* a freed block of the pool of this size, at its old address */
+            for (int i = 0; i < pool->nfree && !start; i++)
+                if (pool->sizes[i] == rounded) {
+                    start = pool->starts[i];
+                    pool->nfree--;
+                    pool->starts[i] = pool->starts[pool->nfree];
+                    pool->sizes[i] = pool->sizes[pool->nfree];
                 }
         if (!start && !(start = carve(rounded, 256))) { rc = CUDA_ERROR_OUT_OF_MEMORY; goto out; }
     }
+    if (nallocs == MAX_ALLOCS) { /* forget dead allocations (nothing refers to them) */
+        int kept = 0;
+        for (int i = 0; i < nallocs; i++)
+            if (allocs[i].live) allocs[kept++] = allocs[i];
+        nallocs = kept;
+    }
     if (nallocs == MAX_ALLOCS) { rc = CUDA_ERROR_OUT_OF_MEMORY; goto out; }
-    allocs[nallocs++] = (struct alloc){start, size, managed, 1, pooled};
+    allocs[nallocs++] = (struct alloc){start, size, managed, 1, pool};
     if (!managed) counters[8]++;
     *p = start;
 out:
     pthread_mutex_unlock(&lock);
     return rc;
 }
-CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t size) { return alloc_common(p, size, 0, 0); }
+CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t size) { return alloc_common(p, size, 0, NULL); }
 CUresult cuMemAllocManaged(CUdeviceptr *p, size_t size, unsigned int flags) {
     (void)flags;
-    return alloc_common(p, size, 1, 0);
+    return alloc_common(p, size, 1, NULL);
 }
 /* Frees an allocation (lock held): a pool block goes back to its pool, the arena's last
  * allocation gives its space back. */
@@ -314,10 +390,10 @@ static CUresult free_alloc(uintptr_t p) {
     size_t rounded = (a->size + 255) & ~(size_t)255;
     if (a->managed) {
         free((void *)a->start);
-    } else if (a->pooled && default_pool.nfree < MAX_VMM) {
+    } else if (a->pool && a->pool->nfree < MAX_VMM) {
         counters[8]--;
-        default_pool.starts[default_pool.nfree] = a->start;
-        default_pool.sizes[default_pool.nfree++] = rounded;
+        a->pool->starts[a->pool->nfree] = a->start;
+        a->pool->sizes[a->pool->nfree++] = rounded;
     } else {
         counters[8]--;
         if (a->start + rounded == next_free) next_free = a->start;
@@ -509,7 +585,7 @@ CUresult cuPointerGetAttributes(unsigned int n, int *attrs, void **data, CUdevic
     for (unsigned int i = 0; i < n; i++) {
         switch (attrs[i]) {
         case ATTR_CONTEXT:
-            *(CUcontext *)data[i] = ((a && !a->pooled) || r || h) ? primary() : NULL;
+            *(CUcontext *)data[i] = ((a && !a->pool) || r || h) ? primary() : NULL;
             break;
         case ATTR_MEMORY_TYPE:
             *(unsigned int *)data[i] = (a || r) ? MEMORYTYPE_DEVICE : h ? MEMORYTYPE_HOST : 0;
@@ -522,7 +598,7 @@ CUresult cuPointerGetAttributes(unsigned int n, int *attrs, void **data, CUdevic
             *(int *)data[i] = a || h || (r && find_mapping((uintptr_t)ptr));
             break;
         case ATTR_MEMPOOL_HANDLE:
-            *(CUmemoryPool *)data[i] = a && a->pooled ? &default_pool : NULL;
+            *(CUmemoryPool *)data[i] = a ? a->pool : NULL;
             break;
         default: rc = CUDA_ERROR_INVALID_VALUE;
         }
@@ -532,6 +608,7 @@ CUresult cuPointerGetAttributes(unsigned int n, int *attrs, void **data, CUdevic
 }
 
 static void drain(struct stream_s *s, unsigned long long upto);
+static void run_kernel(int kernel, const unsigned long long *args);
 static CUresult copy_now(int to_device, uintptr_t dst, uintptr_t src, size_t n) {
     if (to_device == 2) {
         uintptr_t d = device_view(dst, n, MEM_ACCESS_READWRITE), v = device_view(src, n, MEM_ACCESS_READ);
@@ -573,6 +650,7 @@ static void drain(struct stream_s *s, unsigned long long upto) {
         s->done++;
         if (o.to_device == 3) drain(o.wait, o.n);
         else if (o.to_device == 4) free_alloc(o.dst);
+        else if (o.to_device == 5) run_kernel((int)o.n, o.args); /* checked when queued */
         else copy_now(o.to_device, o.dst, o.src, o.n); /* checked when queued */
     }
 }
@@ -607,7 +685,7 @@ static CUresult enqueue(int to_device, uintptr_t dst, uintptr_t src, size_t n, C
         if (!find_pinned(to_device ? src : dst, n)) counters[4]++;
         counters[to_device ? 3 : 2] += n;
     }
-    push_op(s, (struct op){to_device, dst, src, n, NULL});
+    push_op(s, (struct op){to_device, dst, src, n, NULL, {0}});
 out:
     pthread_mutex_unlock(&lock);
     return rc;
@@ -615,15 +693,22 @@ out:
 CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) {
     return enqueue(2, (uintptr_t)dst, (uintptr_t)src, n, s);
 }
-/* From the default pool (the only one the stand-in has). */
+/* Whether `pool` is the default pool or a pool made since the last reset (lock held). */
+static int valid_pool(CUmemoryPool pool) {
+    if (pool == &default_pool) return 1;
+    for (int i = 0; i < nmade_pools; i++)
+        if (made_pools[i] == pool) return pool->gen == generation;
+    return 0;
+}
+/* From the default pool or one made with cuMemPoolCreate. */
 CUresult cuMemAllocFromPoolAsync(CUdeviceptr *p, size_t size, CUmemoryPool pool, CUstream s) {
     if (current_depth == 0) return CUDA_ERROR_INVALID_CONTEXT;
-    if (pool != &default_pool) return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&lock);
-    int valid = stream_of(s) != NULL;
+    int valid = stream_of(s) != NULL, known = valid_pool(pool);
     pthread_mutex_unlock(&lock);
+    if (!known) return CUDA_ERROR_INVALID_VALUE;
     if (!valid) return CUDA_ERROR_INVALID_HANDLE;
-    CUresult rc = alloc_common(p, size, 0, 1);
+    CUresult rc = alloc_common(p, size, 0, pool);
     if (rc == CUDA_SUCCESS) {
         pthread_mutex_lock(&lock);
         counters[10]++;
@@ -642,7 +727,7 @@ CUresult cuMemFreeAsync(CUdeviceptr p, CUstream handle) {
     struct alloc *a = find_alloc((uintptr_t)p);
     CUresult rc = !s ? CUDA_ERROR_INVALID_HANDLE
                 : (a && a->start == p && !a->managed) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
-    if (rc == CUDA_SUCCESS) push_op(s, (struct op){4, (uintptr_t)p, 0, 0, NULL});
+    if (rc == CUDA_SUCCESS) push_op(s, (struct op){4, (uintptr_t)p, 0, 0, NULL, {0}});
     pthread_mutex_unlock(&lock);
     return rc;
 }
@@ -681,7 +766,7 @@ CUresult cuStreamWaitEvent(CUstream handle, CUevent e, unsigned int flags) {
     struct stream_s *s = stream_of(handle);
     CUresult rc = (s && e->gen == generation) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
     if (rc == CUDA_SUCCESS && e->stream)
-        push_op(s, (struct op){3, 0, 0, (size_t)e->seq, e->stream});
+        push_op(s, (struct op){3, 0, 0, (size_t)e->seq, e->stream, {0}});
     pthread_mutex_unlock(&lock);
     return rc;
 }
@@ -819,13 +904,18 @@ void cuStandinLimitFree(size_t bytes) {
 
 /* Test hook: cudaDeviceReset. Queued work is lost, every device allocation (pool blocks too),
  * physical allocation and mapping, registration and pinned host allocation is gone, streams,
- * events and the primary context become invalid handles; address reservations stay; the
- * arena is not reused, so allocations made afterwards land at other addresses. */
+ * events and the primary context become invalid handles; address reservations stay. The
+ * arena is not reused, so allocations made afterwards land at other addresses, unless address
+ * reuse is on (cuStandinReuseAddresses, CD_CUDA_STANDIN_REUSE=1): then the first allocations
+ * after it come back at the old addresses, as with the real driver. */
 void cuStandinReset(void) {
     pthread_mutex_lock(&lock);
     for (int i = 0; i < nallocs; i++)
         if (allocs[i].live && !allocs[i].managed) { allocs[i].live = 0; counters[8]--; }
     default_pool.nfree = 0;
+    for (int i = 0; i < nmade_pools; i++) free(made_pools[i]); /* destroyed by the reset */
+    nmade_pools = 0;
+    nmodules = 0; /* modules are unloaded: their slots are reused (a stale handle may alias) */
     for (int i = 0; i < nmappings; i++) mappings[i].live = 0;
     for (int i = 0; i < nphysicals; i++) physicals[i].live = 0;
     for (int i = 0; i < npins; i++)
@@ -836,6 +926,20 @@ void cuStandinReset(void) {
     nstreams = 0;
     generation++;
     counters[11]++;
+    if (reuse_addresses) { /* the arena's end: past the reservations that stay */
+        next_free = dev_base;
+        for (int i = 0; i < nreservations; i++)
+            if (reservations[i].live && reservations[i].start + reservations[i].size > next_free)
+                next_free = reservations[i].start + reservations[i].size;
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+/* Test hook: hand freed device addresses out again (first fit) while nonzero, so that arrays
+ * allocated again after a reset come back at their old addresses (see `reuse_addresses`). */
+void cuStandinReuseAddresses(int reuse) {
+    pthread_mutex_lock(&lock);
+    reuse_addresses = reuse;
     pthread_mutex_unlock(&lock);
 }
 
@@ -853,3 +957,7 @@ void cuStandinCounters(unsigned long long out[12]) {
     memcpy(out, counters, sizeof counters);
     pthread_mutex_unlock(&lock);
 }
+
+/* Pools made with cuMemPoolCreate, modules of PTX text and the kernels played on the host:
+ * one translation unit with this file (every build compiles this file alone). */
+#include "standin_kernels.c"

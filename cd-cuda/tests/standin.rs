@@ -4,188 +4,12 @@
 //! virtual-memory API and stream-ordered pools with the driver's rules. Every test takes one
 //! lock: they share the process's one space and the stand-in's counters.
 
+mod common;
 mod support;
 
 use cd_core::*;
+use common::*;
 use std::ffi::{c_int, c_void};
-use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, OnceLock};
-
-type Fn1 = unsafe extern "C" fn(*mut u64, usize) -> c_int;
-
-/// The stand-in's entry points the tests call themselves.
-struct Standin {
-    alloc: Fn1,
-    alloc_managed: unsafe extern "C" fn(*mut u64, usize, u32) -> c_int,
-    retain: unsafe extern "C" fn(*mut *mut c_void, c_int) -> c_int,
-    push: unsafe extern "C" fn(*mut c_void) -> c_int,
-    pop: unsafe extern "C" fn(*mut *mut c_void) -> c_int,
-    htod: unsafe extern "C" fn(u64, *const c_void, usize) -> c_int,
-    dtoh: unsafe extern "C" fn(*mut c_void, u64, usize) -> c_int,
-    counters: unsafe extern "C" fn(*mut u64),
-    refuse_register: unsafe extern "C" fn(c_int),
-    run_streams: unsafe extern "C" fn(),
-    limit_free: unsafe extern "C" fn(usize),
-    reset: unsafe extern "C" fn(),
-    primary_ctx_reset: unsafe extern "C" fn(c_int) -> c_int,
-    granularity: unsafe extern "C" fn(*mut usize, *const AllocationProp, c_int) -> c_int,
-    reserve: unsafe extern "C" fn(*mut u64, usize, usize, u64, u64) -> c_int,
-    address_free: unsafe extern "C" fn(u64, usize) -> c_int,
-    create: unsafe extern "C" fn(*mut u64, usize, *const AllocationProp, u64) -> c_int,
-    release: unsafe extern "C" fn(u64) -> c_int,
-    map: unsafe extern "C" fn(u64, usize, usize, u64, u64) -> c_int,
-    unmap: unsafe extern "C" fn(u64, usize) -> c_int,
-    set_access: unsafe extern "C" fn(u64, usize, *const AccessDesc, usize) -> c_int,
-    default_pool: unsafe extern "C" fn(*mut *mut c_void, c_int) -> c_int,
-    alloc_from_pool: unsafe extern "C" fn(*mut u64, usize, *mut c_void, *mut c_void) -> c_int,
-    alloc_async: unsafe extern "C" fn(*mut u64, usize, *mut c_void) -> c_int,
-    free_async: unsafe extern "C" fn(u64, *mut c_void) -> c_int,
-    attributes: unsafe extern "C" fn(u32, *mut c_int, *mut *mut c_void, u64) -> c_int,
-}
-
-/// `CUmemLocation`: a device (`kind` 1) and its ordinal.
-#[repr(C)]
-struct Location {
-    kind: c_int,
-    id: c_int,
-}
-
-/// `CUmemAllocationProp` (cuda.h): pinned device memory on device 0.
-#[repr(C)]
-struct AllocationProp {
-    kind: c_int,
-    handle_types: c_int,
-    location: Location,
-    win32_metadata: *mut c_void,
-    flags: [u8; 8],
-}
-
-const DEVICE0: AllocationProp = AllocationProp {
-    kind: 1, // CU_MEM_ALLOCATION_TYPE_PINNED
-    handle_types: 0,
-    location: Location { kind: 1, id: 0 }, // CU_MEM_LOCATION_TYPE_DEVICE
-    win32_metadata: std::ptr::null_mut(),
-    flags: [0; 8],
-};
-
-/// `CUmemAccessDesc`: read-write (3) for device 0.
-#[repr(C)]
-struct AccessDesc {
-    location: Location,
-    flags: c_int,
-}
-
-fn standin() -> (&'static Standin, MutexGuard<'static, ()>) {
-    static LOCK: Mutex<()> = Mutex::new(());
-    static STANDIN: OnceLock<Standin> = OnceLock::new();
-    let guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let s = STANDIN.get_or_init(|| {
-        let lib = support::build(
-            Path::new(env!("CARGO_TARGET_TMPDIR")),
-            &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("standin/cuda_standin.c"),
-            "libcuda_standin.so",
-        );
-        std::env::set_var("CD_CUDA_LIBRARY", &lib);
-        let space = cd_cuda::enable().unwrap_or_else(|| panic!("{:?}", cd_cuda::status()));
-        assert!(space > HOST);
-        let lib = support::Library::open(&lib);
-        // SAFETY: each symbol has the signature the stand-in declares.
-        unsafe {
-            Standin {
-                alloc: lib.symbol("cuMemAlloc_v2"),
-                alloc_managed: lib.symbol("cuMemAllocManaged"),
-                retain: lib.symbol("cuDevicePrimaryCtxRetain"),
-                push: lib.symbol("cuCtxPushCurrent_v2"),
-                pop: lib.symbol("cuCtxPopCurrent_v2"),
-                htod: lib.symbol("cuMemcpyHtoD_v2"),
-                dtoh: lib.symbol("cuMemcpyDtoH_v2"),
-                counters: lib.symbol("cuStandinCounters"),
-                refuse_register: lib.symbol("cuStandinRefuseRegister"),
-                run_streams: lib.symbol("cuStandinRunStreams"),
-                limit_free: lib.symbol("cuStandinLimitFree"),
-                reset: lib.symbol("cuStandinReset"),
-                primary_ctx_reset: lib.symbol("cuDevicePrimaryCtxReset_v2"),
-                granularity: lib.symbol("cuMemGetAllocationGranularity"),
-                reserve: lib.symbol("cuMemAddressReserve"),
-                address_free: lib.symbol("cuMemAddressFree"),
-                create: lib.symbol("cuMemCreate"),
-                release: lib.symbol("cuMemRelease"),
-                map: lib.symbol("cuMemMap"),
-                unmap: lib.symbol("cuMemUnmap"),
-                set_access: lib.symbol("cuMemSetAccess"),
-                default_pool: lib.symbol("cuDeviceGetDefaultMemPool"),
-                alloc_from_pool: lib.symbol("cuMemAllocFromPoolAsync"),
-                alloc_async: lib.symbol("cuMemAllocAsync"),
-                free_async: lib.symbol("cuMemFreeAsync"),
-                attributes: lib.symbol("cuPointerGetAttributes"),
-            }
-        }
-    });
-    (s, guard)
-}
-
-impl Standin {
-    fn malloc(&self, len: usize) -> usize {
-        let mut p = 0;
-        // SAFETY: out-pointer to a local.
-        assert_eq!(unsafe { (self.alloc)(&mut p, len) }, 0);
-        p as usize
-    }
-    /// Runs `f` with the primary context current, as a CUDA application would.
-    fn in_context(&self, f: impl FnOnce() -> c_int) {
-        let mut ctx = std::ptr::null_mut();
-        // SAFETY: the stand-in's context calls with valid out-pointers.
-        unsafe {
-            assert_eq!((self.retain)(&mut ctx, 0), 0);
-            assert_eq!((self.push)(ctx), 0);
-            assert_eq!(f(), 0);
-            assert_eq!((self.pop)(&mut ctx), 0);
-        }
-    }
-    /// A "kernel" writing device memory.
-    fn upload(&self, dev: usize, bytes: &[u8]) {
-        // SAFETY: `bytes` is readable; the stand-in checks `dev`.
-        self.in_context(|| unsafe { (self.htod)(dev as u64, bytes.as_ptr().cast(), bytes.len()) });
-    }
-    fn download(&self, dev: usize, len: usize) -> Vec<u8> {
-        let mut out = vec![0; len];
-        // SAFETY: `out` is writable; the stand-in checks `dev`.
-        self.in_context(|| unsafe { (self.dtoh)(out.as_mut_ptr().cast(), dev as u64, len) });
-        out
-    }
-    fn counters(&self) -> [u64; 12] {
-        let mut c = [0; 12];
-        // SAFETY: twelve writable counters.
-        unsafe { (self.counters)(c.as_mut_ptr()) };
-        c
-    }
-}
-
-impl Standin {
-    /// The copy engines catch up: the drains run.
-    fn run_streams(&self) {
-        // SAFETY: the stand-in's test hook.
-        unsafe { (self.run_streams)() }
-    }
-    /// Live device allocations.
-    fn live(&self) -> u64 {
-        self.counters()[8] // live device allocations
-    }
-}
-
-fn rw(address: usize, len: usize) -> AddrSpec {
-    AddrSpec::new(address, len, Access::ReadWrite, Scope::Global)
-}
-
-fn pattern(len: usize, seed: u8) -> Vec<u8> {
-    (0..len)
-        .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed))
-        .collect()
-}
-
-fn root(name: &str) -> CdHandle {
-    create_cd(None, None, LoggingMode::Disabled, Some(name)).unwrap()
-}
 
 /// The spec's simple example written naturally on a GPU: two equal arrays that cudaMalloc
 /// put back to back, both protected, advanced and restored with no callback written.
@@ -452,6 +276,9 @@ fn async_advance_falls_back_without_spare_memory() {
     // SAFETY: the range stays allocated; nothing writes it during the calls.
     unsafe { add_to_cd_via_copy(cd, &[rw(a, N)]).unwrap() };
     s.upload(a, &pattern(N, 2));
+    // The snapshot pool keeps the memory of earlier advances (which needs no headroom):
+    // give it back first.
+    cd_cuda::trim_snapshot_pool();
     let live = s.live();
     // SAFETY: the stand-in's test hook; then as above.
     let started = unsafe {
@@ -506,7 +333,8 @@ fn reset_then_remap_restores_into_new_allocations() {
     refused(a, host.as_ptr().addr(), N, "not device memory");
     refused(a, a2 + 512, N, "not device memory"); // across the new a2 and b2
     refused(a + 16, a2, N - 16, "crosses the old range's bounds");
-    refused(a, a + 1, N, "overlap");
+    // A partly overlapping move is allowed, but the old place is not allocated again here.
+    refused(a, a + 1, N, "not device memory");
     remap_device_region(b, b2, N).unwrap();
     refused(a, b2, N, "already holds ranges at the destination");
     remap_device_region(a, a2, N).unwrap();
@@ -570,63 +398,6 @@ fn allocations_through_the_loaded_driver() {
         err.contains("CUDA device 3") && err.contains("cuDeviceGet"),
         "{err}"
     );
-}
-
-/// The virtual-memory API as an application uses it: reservations, physical chunks mapped
-/// into them, read-write access for device 0.
-impl Standin {
-    /// The allocation granularity (sizes and addresses are multiples of it).
-    fn granularity(&self) -> usize {
-        let mut g = 0;
-        // SAFETY: an out-pointer to a local and a valid property.
-        assert_eq!(unsafe { (self.granularity)(&mut g, &DEVICE0, 0) }, 0);
-        g
-    }
-    /// Reserves `size` bytes of device virtual addresses.
-    fn reserve(&self, size: usize) -> usize {
-        let mut va = 0;
-        // SAFETY: an out-pointer to a local.
-        assert_eq!(unsafe { (self.reserve)(&mut va, size, 0, 0, 0) }, 0);
-        va as usize
-    }
-    /// Maps `chunks` new physical chunks of `chunk` bytes each, one after the other, from
-    /// `va`, and makes the whole range read-write; returns their handles.
-    fn map_chunks(&self, va: usize, chunk: usize, chunks: usize) -> Vec<u64> {
-        let handles: Vec<u64> = (0..chunks)
-            .map(|i| {
-                let mut h = 0;
-                // SAFETY: out-pointer to a local, a valid property; the stand-in checks the
-                // range lies in a reservation and is not mapped yet.
-                unsafe {
-                    assert_eq!((self.create)(&mut h, chunk, &DEVICE0, 0), 0, "cuMemCreate");
-                    assert_eq!(
-                        (self.map)((va + i * chunk) as u64, chunk, 0, h, 0),
-                        0,
-                        "cuMemMap"
-                    );
-                }
-                h
-            })
-            .collect();
-        let access = AccessDesc {
-            location: Location { kind: 1, id: 0 },
-            flags: 3,
-        };
-        // SAFETY: one valid descriptor; the range is mapped whole.
-        let rc = unsafe { (self.set_access)(va as u64, chunk * chunks, &access, 1) };
-        assert_eq!(rc, 0, "cuMemSetAccess");
-        handles
-    }
-    /// Unmaps `va .. va + size` and releases the chunks mapped there.
-    fn unmap_chunks(&self, va: usize, size: usize, handles: &[u64]) {
-        // SAFETY: the range and handles `map_chunks` made.
-        unsafe {
-            assert_eq!((self.unmap)(va as u64, size), 0, "cuMemUnmap");
-            for &h in handles {
-                assert_eq!((self.release)(h), 0, "cuMemRelease");
-            }
-        }
-    }
 }
 
 /// Arrays of the virtual-memory API, of one chunk and of several chunks of one reservation:
@@ -923,4 +694,50 @@ fn standin_plays_the_drivers_rules() {
         assert_eq!((s.pop)(&mut ctx), 0);
     }
     device_reset();
+}
+
+/// The snapshot pool keeps its memory between asynchronous advances: once an advance of a
+/// size ran, the next one needs no headroom (no `cuMemGetInfo`, no new device memory) and
+/// goes in flight even when the device reports nothing free. After `trim_snapshot_pool` it
+/// needs headroom again.
+#[test]
+fn snapshot_pool_keeps_its_memory_between_advances() {
+    let (s, _guard) = standin();
+    const N: usize = 1 << 20;
+    let a = s.malloc(N);
+    s.upload(a, &pattern(N, 1));
+    let cd = root("cuda-snapshot-pool");
+    // SAFETY: the range stays allocated; nothing writes it during the calls.
+    unsafe { add_to_cd_via_copy(cd, &[rw(a, N)]).unwrap() };
+    for round in 2..5u8 {
+        s.upload(a, &pattern(N, round));
+        // SAFETY: as above (promoted again: each advance demotes it).
+        unsafe { add_to_cd_via_copy(cd, &[rw(a, N)]).unwrap() };
+        if round > 2 {
+            // SAFETY: the stand-in's test hook.
+            unsafe { (s.limit_free)(0) };
+        }
+        // SAFETY: as above.
+        let started = unsafe { advance_cd_point_in_time_async(cd, 0) };
+        // SAFETY: the stand-in's test hook.
+        unsafe { (s.limit_free)(usize::MAX) };
+        assert!(started.unwrap().in_flight, "round {round}: from the pool");
+        advance_wait(cd).unwrap();
+        assert!(cd_saved_bytes(cd, a, N).unwrap() == pattern(N, round));
+    }
+    cd_cuda::trim_snapshot_pool();
+    // SAFETY: as above.
+    unsafe { add_to_cd_via_copy(cd, &[rw(a, N)]).unwrap() };
+    // SAFETY: the stand-in's test hook; then as above.
+    let started = unsafe {
+        (s.limit_free)(0);
+        let started = advance_cd_point_in_time_async(cd, 0);
+        (s.limit_free)(usize::MAX);
+        started.unwrap()
+    };
+    assert!(
+        !started.in_flight,
+        "trimmed: headroom needed again, none reported"
+    );
+    commit_cd(cd).unwrap();
 }

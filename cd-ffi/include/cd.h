@@ -6,7 +6,8 @@
  * functions), with the signatures of DESIGN.md; extensions are prefixed cd_.
  *
  * Return values. Every int function returns SUCCESS (0) or a distinct nonzero error code
- * (CD_ERR_*, described by cd_error_string()). The one exception is
+ * (CD_ERR_*, described by cd_error_string()); in C++, SUCCESS and FAILURE are constants rather
+ * than macros (the end of this file says why). The one exception is
  * advance_cd_point_in_time(), which returns FAILURE (-1) on any failure, whatever the reason,
  * so that the spec's own code
  *
@@ -983,3 +984,19 @@ int delete_MPI_log_from_cd(cd_handle cd);
 #endif  // __cplusplus
 
 #endif  /* CD_H */
+
+#if defined(__cplusplus) && !defined(CD_H_CXX_CONSTANTS)
+#define CD_H_CXX_CONSTANTS
+/*
+ * C++: SUCCESS and FAILURE are constants, not macros. The MPI C++ bindings (mpicxx.h, which
+ * mpi.h includes under C++ with MPICH and Open MPI) declare MPI::SUCCESS, which a SUCCESS macro
+ * would break whether mpi.h is included before or after this header. They keep the spec's
+ * meaning and values (and stay constant expressions: case labels, static_assert).
+ */
+#undef SUCCESS
+#undef FAILURE
+/** The operation succeeded. */
+static const int SUCCESS = 0;
+/** What advance_cd_point_in_time() returns when it fails; the reason is cd_last_error(). */
+static const int FAILURE = -1;
+#endif  /* __cplusplus */

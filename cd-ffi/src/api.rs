@@ -67,6 +67,8 @@ pub unsafe extern "C" fn create_cd(
     ffi_ptr!(error, {
         // The built-in CUDA space, when CUDA is present and CD_CUDA is not 0 (once).
         cd_cuda::enable();
+        // A static link keeps the persistence constructor only if something refers to it.
+        std::hint::black_box(&crate::persist::INSTALL);
         let parent = if parent.is_null() {
             None
         } else {

@@ -16,6 +16,8 @@
 //!   saved bytes, device memory spaces).
 //! - `trace` (private): `CD_TRACE` installs a `tracing` subscriber when the library is
 //!   loaded, so that C and Fortran programs see the spans of every CD and MPI call.
+//! - `persist` (private): persistent CDs wired into the MPI interposer (cd-persist's hooks
+//!   at `MPI_Init`, its flushes at `MPI_Finalize`, its counters in `CD_MPI_STATS`).
 //!
 //! # Design
 //! - **Handles** are cd-core's generation-tagged handles as 64-bit values (always at least
@@ -52,6 +54,7 @@
 compile_error!("libcd hands out 64-bit CD handles as pointers: it needs a 64-bit target");
 
 mod boundary;
+mod persist;
 mod trace;
 
 /// The MPI wrappers (`MPI_X` and `PMPI_X`) that libcd exports, from cd-mpi-intercept.

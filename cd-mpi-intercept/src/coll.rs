@@ -22,46 +22,26 @@
 
 use crate::abi::{self, Comm, Datatype, Op, Request};
 use crate::engine::{self, Delivery, Route};
-use crate::exports::{real, Call};
 use crate::large::Narrow;
+use crate::pmpi::{real, safe, Call};
 use crate::record::{Corrupt, Header, Piece, Pieces, Writer};
 use smallvec::smallvec;
 use std::ffi::{c_int, c_void};
 
-/// The rank of this process in `comm`.
-fn rank(comm: Comm) -> c_int {
-    let mut r: c_int = -1;
-    // SAFETY: writes one int.
-    unsafe { real::Comm_rank(comm, &mut r) };
-    r
-}
-
-/// Whether `comm` is an intercommunicator.
-fn is_inter(comm: Comm) -> bool {
-    let mut inter: c_int = 0;
-    // SAFETY: writes one int.
-    unsafe { real::Comm_test_inter(comm, &mut inter) };
-    inter != 0
-}
-
 /// The number of ranks data comes from in `comm` (the remote group for an intercommunicator).
 fn peers(comm: Comm) -> c_int {
-    let mut n: c_int = 0;
-    // SAFETY: each writes one int.
-    unsafe {
-        if is_inter(comm) {
-            real::Comm_remote_size(comm, &mut n);
-        } else {
-            real::Comm_size(comm, &mut n);
-        }
+    if safe::comm_test_inter(comm) {
+        safe::comm_remote_size(comm)
+    } else {
+        safe::comm_size(comm)
     }
-    n
 }
 
 /// Whether this rank receives as a root: the root of an intracommunicator, `MPI_ROOT` on an
 /// intercommunicator.
 fn is_root(root: c_int, comm: Comm) -> bool {
-    root == abi::ROOT || (root >= 0 && !is_inter(comm) && root == rank(comm))
+    root == abi::ROOT
+        || (root >= 0 && !safe::comm_test_inter(comm) && root == safe::comm_rank(comm))
 }
 
 /// Whether this rank is a non-receiving party of a rooted intercommunicator collective.
@@ -73,30 +53,21 @@ fn sits_out(root: c_int) -> bool {
 /// (`2 * ndims` on a Cartesian topology, the neighbor count on a graph, the in-degree on a
 /// distributed graph); 0 without a topology, where MPI refuses the call anyway.
 fn in_neighbors(comm: Comm) -> c_int {
-    let (mut topology, mut n) = (0, 0);
-    // SAFETY: each call writes the ints it is given.
-    unsafe {
-        real::Topo_test(comm, &mut topology);
-        if topology == abi::CART {
-            real::Cartdim_get(comm, &mut n);
-            n = n.saturating_mul(2);
-        } else if topology == abi::GRAPH {
-            real::Graph_neighbors_count(comm, rank(comm), &mut n);
-        } else if topology == abi::DIST_GRAPH {
-            let (mut outdegree, mut weighted) = (0, 0);
-            real::Dist_graph_neighbors_count(comm, &mut n, &mut outdegree, &mut weighted);
-        } else {
-            n = 0;
-        }
-    }
+    let topology = safe::topo_test(comm);
+    let n = if topology == abi::CART {
+        safe::cartdim_get(comm).saturating_mul(2)
+    } else if topology == abi::GRAPH {
+        safe::graph_neighbors_count(comm, safe::comm_rank(comm))
+    } else if topology == abi::DIST_GRAPH {
+        safe::dist_graph_in_degree(comm)
+    } else {
+        0
+    };
     n.max(0)
 }
 
 fn extent(datatype: Datatype) -> i64 {
-    let (mut lb, mut ext) = (0i64, 0i64);
-    // SAFETY: writes two MPI_Aint.
-    unsafe { real::Type_get_extent(datatype, &mut lb, &mut ext) };
-    ext
+    safe::type_get_extent(datatype).map_or(0, |(_, extent)| extent)
 }
 
 /// `k` blocks of `counts[i]` elements at `displs[i]` extents from `buf` (`int`s for an int
@@ -530,9 +501,9 @@ collectives! {
             => Reduce_scatter_c / Ireduce_scatter_c / Reduce_scatter_init_c)
         (sendbuf: Buf, recvbuf: BufMut, recvcounts: Counts, datatype: Datatype, op: Op, comm: Comm)
         // SAFETY: `recvcounts` has an entry per rank.
-        header(call) { Header::data(call, 0, 0, unsafe { *recvcounts.add(rank(comm).max(0) as usize) }.into(), datatype, comm) }
+        header(call) { Header::data(call, 0, 0, unsafe { *recvcounts.add(safe::comm_rank(comm).max(0) as usize) }.into(), datatype, comm) }
         // SAFETY: as above.
-        outputs(n) { one(recvbuf, n.int(unsafe { *recvcounts.add(rank(comm).max(0) as usize) }), datatype, comm) }
+        outputs(n) { one(recvbuf, n.int(unsafe { *recvcounts.add(safe::comm_rank(comm).max(0) as usize) }), datatype, comm) }
 
     gather / igather / gather_init => Gather / Igather / Gather_init
         large (gather_c / igather_c / gather_init_c => Gather_c / Igather_c / Gather_init_c)
@@ -555,7 +526,7 @@ collectives! {
             if abi::is_in_place(sendbuf) {
                 // SAFETY: MPI_IN_PLACE is only allowed at an intracommunicator's root, where
                 // the counts have an entry per rank.
-                let own = unsafe { *recvcounts.add(rank(comm).max(0) as usize) };
+                let own = unsafe { *recvcounts.add(safe::comm_rank(comm).max(0) as usize) };
                 Header::data(call, root, 0, own.into(), recvtype, comm)
             } else if sits_out(root) {
                 Header::plain(call, comm)
@@ -609,7 +580,7 @@ collectives! {
             if abi::is_in_place(sendbuf) {
                 // SAFETY: MPI_IN_PLACE is only allowed on an intracommunicator, where the
                 // counts have an entry per rank.
-                let own = unsafe { *recvcounts.add(rank(comm).max(0) as usize) };
+                let own = unsafe { *recvcounts.add(safe::comm_rank(comm).max(0) as usize) };
                 Header::data(call, 0, 0, own.into(), recvtype, comm)
             } else {
                 Header::data(call, 0, 0, sendcount.into(), sendtype, comm)

@@ -58,7 +58,7 @@
 
 use crate::abi::{self, Comm, Group, Info, Request};
 use crate::engine::{self, Delivery, Route, Tracked};
-use crate::exports::{real, Call};
+use crate::pmpi::{real, safe, Call};
 use crate::record::{Header, Writer};
 use cd_core::CdHandle;
 use std::collections::HashMap;
@@ -333,8 +333,7 @@ pub(crate) fn release_ready() {
 /// Really frees a handle that was held, in MPI.
 fn free(what: Held) {
     let rc = match what {
-        // SAFETY: a communicator the application freed, held only by this module.
-        Held::Comm(mut comm) => unsafe { real::Comm_free(&mut comm) },
+        Held::Comm(comm) => safe::comm_free(comm).err().unwrap_or(abi::SUCCESS),
         Held::Request(mut request) => {
             engine::unregister_persistent(request);
             crate::traffic::freed_persistent(request);

@@ -1,36 +1,28 @@
 //! `MPI_Init`, `MPI_Init_thread` and `MPI_Finalize`: set-up and the statistics summary.
 //!
 //! At initialization the rank is handed to cd-core (CD identities carry it), the restore hook
-//! is installed (it drains receives in flight before `restore_cd` rewrites memory), so are
-//! the persistence hooks (`cd-persist`, run as the runtime's own untraced MPI traffic), and
-//! `CD_MPI_STATS` is read. Message counting (module `traffic`) starts here when
+//! is installed (it drains receives in flight before `restore_cd` rewrites memory),
+//! `CD_MPI_STATS` is read, and the linking library's [`crate::Hooks`] run (libcd installs
+//! persistence there); at `MPI_Finalize` its `before_finalize` runs while MPI still works. Message counting (module `traffic`) starts here when
 //! `CD_STORAGE_INFO` sets `dir`, else at the first persistent `create_cd`. rsmpi programs call
 //! `MPI_Init_thread`, C programs usually `MPI_Init`: both are hooked.
 
 use crate::abi;
 use crate::boundary::{untraced, Guard};
-use crate::exports::{real, Call};
-use crate::{engine, stats, traffic};
+use crate::pmpi::{real, safe, Call};
+use crate::{engine, hooks, stats, traffic};
 use std::ffi::{c_char, c_int};
 
 fn after_init() {
     let _guard = Guard::enter();
     stats::init();
     traffic::init();
-    let mut rank: c_int = 0;
-    // SAFETY: MPI is initialized; writes one int.
-    unsafe { real::Comm_rank(abi::predefined().comm_world, &mut rank) };
+    let rank = safe::world_rank();
     cd_core::set_rank(rank.max(0) as u32);
     cd_core::set_restore_hook(engine::drain_in_flight);
-    cd_core::set_persist_hooks(cd_core::PersistHooks {
-        created: |cd| {
-            // every rank counts from here on, if it did not from MPI_Init
-            traffic::start();
-            untraced(|| cd_persist::created(cd))
-        },
-        advanced: |cd| untraced(|| cd_persist::advanced(cd, traffic::snapshot)),
-        before_restore: |cd| untraced(|| cd_persist::before_restore(cd)),
-    });
+    if let Some(hooks) = hooks::hooks() {
+        (hooks.after_init)();
+    }
     tracing::debug!(rank, family = abi::FAMILY, "MPI interposer ready");
 }
 
@@ -73,12 +65,10 @@ pub(crate) unsafe fn init_thread(
 /// The MPI function's contract.
 pub(crate) unsafe fn finalize() -> c_int {
     stats::count(Call::Finalize);
-    // A persistent CD's last background flush is completed while MPI still works.
-    crate::boundary::untraced(cd_persist::finalize);
-    let mut rank: c_int = 0;
-    // SAFETY: MPI is still initialized; writes one int.
-    unsafe { real::Comm_rank(abi::predefined().comm_world, &mut rank) };
-    stats::write(rank);
+    if let Some(hooks) = hooks::hooks() {
+        untraced(hooks.before_finalize);
+    }
+    stats::write(safe::world_rank());
     // SAFETY: forwarded.
     unsafe { real::Finalize() }
 }

@@ -33,7 +33,7 @@
 #[cfg(mpi4)]
 use crate::abi::{self, Comm, Request, Status};
 #[cfg(mpi4)]
-use crate::exports::Call;
+use crate::pmpi::Call;
 #[cfg(mpi4)]
 use crate::traffic::{self, Counts};
 use std::cell::Cell;

@@ -10,56 +10,45 @@
 //! `cd-persist` through cd-redset and rsmpi) calls MPI through libcd's exports (see
 //! [`exports`]). The Open MPI build depends on Open MPI's library (rsmpi references its
 //! predefined handles, which are the library's globals), and `libcd.a` needs the MPI library
-//! at a static link.
+//! at a static link. The only project crate this one depends on is cd-core: libcd wires
+//! persistence in through [`Hooks`] and [`message_counts`].
 //!
-//! # Brief overview
-//! - [`exports`]: the table of every wrapped function, exported as `MPI_X` and `PMPI_X`, and
-//!   `real::X`, the MPI library's own `PMPI_X` found with `dlsym(RTLD_NEXT)`.
-//! - `engine`: routing (one thread-local read when no CD logs), requests, replay end, the
-//!   restore hook that drains receives in flight.
-//! - `record`: the log record format (header, fields, data packed with `MPI_Pack`);
-//!   `types`: the predefined datatypes whose data is copied as it is, without `MPI_Pack`.
-//! - `p2p`, `wait`, `coll`, `comm`: the wrappers, by family of calls (`comm` also holds the
-//!   communicators and persistent requests freed while logging, until no log can replay
-//!   them); `mpi4`: MPI-4's Isendrecv(_replace) and persistent collectives, compiled only
-//!   against a library with `MPI_VERSION >= 4` (`cfg(mpi4)`, set by build.rs);
-//!   `large`: the large-count (`MPI_X_c`) forms, narrowed to their int forms' handlers;
-//!   `passthrough`: one-sided, I/O, spawn and partitioned calls, which cannot be replayed.
-//! - [`abi`]: handle types, `MPI_Status` and constants read from the MPI headers at build time.
-//! - `stats`: `CD_MPI_STATS=<prefix>` writes a per-rank summary at `MPI_Finalize`.
-//! - `traffic`: per-peer message counts while persistence is in use, the evidence with which
-//!   a persist proves that no application message is in flight (cd-persist refuses it
-//!   otherwise).
+//! # Layers, bottom to top
+//! - [`abi`]: handle types, `MPI_Status` and constants read from the MPI headers at build
+//!   time; `resolve`: finding the MPI library's `PMPI_X`.
+//! - [`pmpi`]: the raw layer, generated from the table of every function (`pmpi::table`, the
+//!   one list of what is wrapped, unreplayable, forwarded or only called): [`pmpi::Call`],
+//!   `pmpi::real::X` (the library's own `PMPI_X`) and `pmpi::safe`, safe forms of the calls
+//!   the runtime makes for itself.
+//! - `boundary` (the panic boundary and the re-entrancy guard), `stats` (`CD_MPI_STATS`),
+//!   `types` (the predefined datatypes whose data is copied as it is), `copy` (copies into the
+//!   log), `record` (the log record format), `traffic` (per-peer message counts while
+//!   persistence is in use: the evidence with which a persist proves that no application
+//!   message is in flight), `hooks` (what libcd adds at `MPI_Init` and `MPI_Finalize`).
+//! - `engine`: routing (one thread-local read when no CD logs) and mismatch errors, the
+//!   request tables, virtual requests, completions, status probing and the restore drain.
+//! - The handlers, by family of calls: `p2p`, `wait`, `coll`, `comm` (also the communicators
+//!   and persistent requests freed while logging, held until no log can replay them), `mpi4`
+//!   (MPI-4's Isendrecv(_replace) and persistent collectives, compiled only against a library
+//!   with `MPI_VERSION >= 4`, `cfg(mpi4)` set by build.rs), `large` (the large-count `MPI_X_c`
+//!   forms, narrowed to their int forms' handlers), `passthrough` (one-sided, I/O, spawn and
+//!   partitioned calls, which cannot be replayed), `init` (set-up and tear-down).
+//! - [`exports`]: the exported `MPI_X` and `PMPI_X` symbols, the table expanded over the
+//!   handlers it names.
 //!
 //! # What is wrapped
-//! Logged and replayed: Init, Init_thread, Finalize; Send, Ssend, Bsend, Rsend and their
-//! nonblocking and persistent (`_init`) forms; Recv, Irecv, Recv_init, Start, Startall;
-//! Sendrecv(_replace); Probe, Iprobe, Mprobe, Improbe, Mrecv, Imrecv; Wait, Test and their
-//! all/any/some forms, Request_free, Request_get_status, Cancel; Barrier, Bcast, Reduce,
-//! Allreduce, Gather(v), Scatter(v), Allgather(v), Alltoall(v/w), Reduce_scatter(_block),
-//! Scan, Exscan and every nonblocking form of them; Comm_dup, Comm_dup_with_info, Comm_idup,
-//! Comm_split, Comm_split_type, Comm_create, Comm_create_group, Cart_create, Cart_sub,
-//! Graph_create, Dist_graph_create(_adjacent), Intercomm_create, Intercomm_merge, Comm_free.
-//! Neighbor_allgather(v), Neighbor_alltoall(v/w) and their nonblocking forms are logged and
-//! replayed too. With an MPI-4 library (MPICH 4; Open MPI 4.1 has none of these): Isendrecv,
-//! Isendrecv_replace; every persistent collective (Barrier/Bcast/Reduce/Allreduce/Gather(v)/
-//! Scatter(v)/Allgather(v)/Alltoall(v/w)/Reduce_scatter(_block)/Scan/Exscan/Neighbor_*
-//! `_init`), whose starts are logged and replayed like the nonblocking forms;
-//! Comm_idup_with_info, Comm_create_from_group, Intercomm_create_from_groups; and the
-//! large-count form (`MPI_X_c`) of every call above that has one, logged and replayed under its
-//! own name as its int form when the counts its record holds fit in an `int` (`large`).
-//! Passed through, counted, and refused at restore (`CD_ERR_UNREPLAYABLE`): one-sided
-//! communication (windows, Put/Get/Accumulate and their request forms, Rget_accumulate,
-//! atomics, synchronization), MPI-IO (open/close, reads and writes of every kind, views,
-//! sizes), dynamic processes (spawn, accept/connect, join), and with an MPI-4 library
-//! partitioned communication (Psend_init, Precv_init, Pready(_range/_list), Parrived), the
-//! large-count forms of the one-sided calls and of MPI-IO's reads and writes, and a
-//! large-count call of any kind with a count beyond `INT_MAX`. Every other MPI function (Wtime, Comm_rank,
-//! Type_*, Group_*, Info_*, attributes, names, Session_*, ...) is not wrapped: it reaches MPI
-//! untouched. Not covered: MPICH's `MPIX_` fault-tolerance calls (Comm_agree, Comm_shrink,
-//! Comm_revoke), which pass through unseen: Debian's MPICH 4.0.2 (ch4) aborts in
-//! `MPIX_Comm_shrink` and `MPIX_Comm_agree` on a healthy communicator (an assertion at
-//! `ch4_comm.c:76`, seen without libcd), so no wrapper of them could be tested here.
+//! The table in `pmpi/table.rs` lists every function with its C prototype and, for a wrapped
+//! one, its handler: point-to-point, completion, collective (blocking, nonblocking,
+//! neighbourhood, and with an MPI-4 library persistent) and communicator-constructor calls are
+//! logged and replayed, as are their large-count forms when the counts a record holds fit in
+//! an `int`; one-sided communication, MPI-IO, dynamic processes, partitioned communication and
+//! large-count calls beyond `INT_MAX` are passed through, counted, and refused at restore
+//! (`CD_ERR_UNREPLAYABLE`). Every other MPI function (Wtime, Comm_rank, Type_*, Group_*,
+//! Info_*, attributes, Session_*, ...) is not wrapped: it reaches MPI untouched. Not covered:
+//! MPICH's `MPIX_` fault-tolerance calls (Comm_agree, Comm_shrink, Comm_revoke), which pass
+//! through unseen: Debian's MPICH 4.0.2 (ch4) aborts in `MPIX_Comm_shrink` and
+//! `MPIX_Comm_agree` on a healthy communicator (an assertion at `ch4_comm.c:76`, seen without
+//! libcd), so no wrapper of them could be tested here.
 //!
 //! # The rules (the spec's, and DESIGN.md's)
 //! - Only a thread whose active CD logs (`COMM_LOGGING_ENABLED`, or inherited) logs. Sends are
@@ -80,14 +69,17 @@ pub mod abi;
 mod boundary;
 mod coll;
 mod comm;
+mod copy;
 mod engine;
 pub mod exports;
+mod hooks;
 mod init;
 mod large;
 #[cfg(mpi4)]
 mod mpi4;
 mod p2p;
 mod passthrough;
+pub mod pmpi;
 mod record;
 mod resolve;
 mod stats;
@@ -96,9 +88,11 @@ mod types;
 mod wait;
 
 pub use boundary::untraced;
+pub use hooks::{set_hooks, Hooks};
 #[cfg(fuzzing)]
 pub use record::fuzz_read as fuzz_read_record;
 pub use stats::STATS_ENV;
+pub use traffic::{count_messages, message_counts, MessageCounts};
 
 /// Whether some wrapper work is needed even with no CD logging: statistics are kept
 /// (`CD_MPI_STATS`), messages are counted (persistence in use), or every call is traced
@@ -126,6 +120,3 @@ pub fn trace_every_call() {
 fn passes_through() -> bool {
     !cd_core::logging_anywhere() && !INTERCEPTING.load(std::sync::atomic::Ordering::Relaxed)
 }
-
-/// Forces this crate's exported wrappers into a library that links it (cd-ffi calls it once).
-pub fn link() {}

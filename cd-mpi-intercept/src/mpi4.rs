@@ -20,8 +20,8 @@
 use crate::abi::{Comm, Datatype, Request};
 use crate::coll::one;
 use crate::engine::Delivery;
-use crate::exports::{real, Call};
 use crate::p2p::{post_checked, receives};
+use crate::pmpi::{real, Call};
 use crate::record::Header;
 use crate::traffic::{self, Counts};
 use std::ffi::{c_int, c_void};

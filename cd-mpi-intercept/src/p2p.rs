@@ -9,7 +9,7 @@
 
 use crate::abi::{self, Comm, Datatype, Message, Request, Status};
 use crate::engine::{self, Delivery, Route, Tracked};
-use crate::exports::{real, Call};
+use crate::pmpi::{real, Call};
 use crate::record::{Header, Piece, Reader, Writer};
 use crate::stats;
 use crate::traffic::{self, Counts};

@@ -7,7 +7,7 @@
 //! with an error that names the call instead of re-executing wrongly.
 
 use crate::boundary::Guard;
-use crate::exports::Call;
+use crate::pmpi::Call;
 use crate::stats;
 use cd_core::LogMode;
 use std::ffi::c_int;

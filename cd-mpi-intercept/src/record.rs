@@ -8,8 +8,9 @@
 //! Predefined contiguous datatypes, whose packed form is their bytes, are copied with
 //! `memcpy` both ways instead (see `types`).
 //!
-//! Layout (native byte order: logs never leave the process):
-//! `[u32 meta_len][header][fields ...]` then per data piece `[u64 used][u64 room][bytes]`,
+//! Layout (native byte order: logs never leave the process): the header ([`Stored`]: meta
+//! length, call, peer, tag, count, element size, communicator), the call's fields, then per
+//! data piece `[u64 used][u64 room][bytes]`,
 //! the data of pieces of 512 bytes or more padded to start 32-byte aligned (the padding, at
 //! most 31 bytes, in the top byte of `used`).
 //! Records are written straight into the log's arena ([`cd_core::log_append_with`]): the
@@ -21,8 +22,8 @@
 //! stores at fixed offsets, the same bytes.
 
 use crate::abi::{self, Comm, Datatype, Status};
-use crate::exports::{real, Call};
-use crate::types;
+use crate::pmpi::{real, safe, Call};
+use crate::{copy, types};
 use cd_core::LogEntry;
 use smallvec::SmallVec;
 use std::borrow::Borrow;
@@ -62,7 +63,26 @@ impl PartialEq for Header {
 
 impl Eq for Header {}
 
-const HEADER_BYTES: usize = 4 + 2 + 2 + 4 + 4 + 8 + 8 + 8;
+/// A record's header as the log holds it: the one definition of its layout, written by
+/// [`write_header`] and read by [`Reader::new`].
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct Stored {
+    /// Bytes of the header and the call-specific fields, before the data pieces.
+    meta_len: u32,
+    /// [`Call`] as its table index.
+    call: u16,
+    /// Zero.
+    reserved: u16,
+    peer: c_int,
+    tag: c_int,
+    count: i64,
+    elem: u64,
+    comm: u64,
+}
+
+/// The bytes of a record's header.
+const HEADER_BYTES: usize = std::mem::size_of::<Stored>();
 
 impl Header {
     /// A header for `call` with no peer, tag or data.
@@ -188,16 +208,10 @@ impl Planned {
                 };
             }
         }
-        let mut size: c_int = 0;
-        // SAFETY: Pack_size reads only its arguments.
-        let rc = unsafe { real::Pack_size(piece.count, piece.datatype, piece.comm, &mut size) };
+        let size = safe::pack_size(piece.count, piece.datatype, piece.comm).unwrap_or(0);
         Planned {
             piece,
-            size: if rc == abi::SUCCESS {
-                size.max(0) as usize
-            } else {
-                0
-            },
+            size: size.max(0) as usize,
             raw: false,
             limit: None,
         }
@@ -231,9 +245,7 @@ impl Planned {
             // SAFETY: a raw datatype's `count` elements are `self.size` contiguous bytes at
             // `buf`, readable by the caller's contract, and `size` is no more.
             let src = unsafe { std::slice::from_raw_parts(self.piece.buf.cast::<u8>(), size) };
-            if !stream_copy(&mut data[..size], src) {
-                copy(&mut data[..size], src);
-            }
+            copy::into_log(&mut data[..size], src);
             size
         } else {
             let mut used: c_int = 0;
@@ -255,116 +267,6 @@ impl Planned {
         let used = used.min(self.size) as u64 | ((pad as u64) << PAD_SHIFT);
         words[..8].copy_from_slice(&used.to_ne_bytes());
         words[8..].copy_from_slice(&(self.room() as u64).to_ne_bytes());
-    }
-}
-
-/// Pieces of at least this many bytes are copied with non-temporal stores, where the CPU has
-/// them: the log is written once and read only by a replay, so its lines need not be read in
-/// first (a normal store reads each line before writing it) nor evict the application's.
-/// Measured (ping-pong, log/raw): from 16 KiB on they gain (1.35 -> 1.25 at 16 KiB, 1.57 ->
-/// 1.33 at 128 KiB, 1.74 -> 1.50 at 1 MiB); at 8 KiB they are even, below they lose (1.6 ->
-/// 2.7 at 1 KiB).
-const STREAM_FROM: usize = 16 << 10;
-
-/// Copies `src` into `dst` (of the same length) with non-temporal stores if it is at least
-/// [`STREAM_FROM`] bytes and the CPU has AVX; `false` (nothing copied) otherwise.
-#[inline]
-fn stream_copy(dst: &mut [u8], src: &[u8]) -> bool {
-    #[cfg(target_arch = "x86_64")]
-    if dst.len() >= STREAM_FROM && std::arch::is_x86_feature_detected!("avx") {
-        // SAFETY: AVX is present (checked above).
-        unsafe { stream_avx(dst, src) };
-        return true;
-    }
-    let _ = (dst, src);
-    false
-}
-
-/// [`stream_copy`]'s loop: the head up to a 32-byte boundary and the tail with `memcpy`, the
-/// rest in 32-byte non-temporal stores, then a store fence, so that the bytes are ordered
-/// before the log's publishing store like any other.
-///
-/// # Safety
-/// The CPU must have AVX.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx")]
-unsafe fn stream_avx(dst: &mut [u8], src: &[u8]) {
-    use std::arch::x86_64::{__m256i, _mm256_loadu_si256, _mm256_stream_si256, _mm_sfence};
-    let n = src.len();
-    assert_eq!(n, dst.len());
-    let head = dst.as_ptr().align_offset(32).min(n);
-    let body = (n - head) / 128 * 128;
-    dst[..head].copy_from_slice(&src[..head]);
-    let (s, d) = (src.as_ptr(), dst.as_mut_ptr());
-    let mut at = head;
-    while at < head + body {
-        for k in 0..4 {
-            let i = at + 32 * k;
-            // SAFETY: `i + 32 <= head + body <= n`, inside both slices; `d + i` is 32-byte
-            // aligned (`d + head` is, and `i - head` is a multiple of 32), as the stream
-            // store requires; AVX is present (the caller's contract).
-            unsafe {
-                let v = _mm256_loadu_si256(s.add(i).cast::<__m256i>());
-                _mm256_stream_si256(d.add(i).cast::<__m256i>(), v);
-            }
-        }
-        at += 128;
-    }
-    dst[at..].copy_from_slice(&src[at..]);
-    _mm_sfence();
-}
-
-/// Copies `src` into `dst` (of the same length): small copies (the header and fields of a
-/// record, a small message) inline as a few possibly overlapping fixed-size moves, with no call
-/// to `memcpy` and its size dispatch; larger ones through `memcpy`.
-#[inline(always)]
-fn copy(dst: &mut [u8], src: &[u8]) {
-    let n = src.len();
-    assert_eq!(n, dst.len());
-    let (s, d) = (src.as_ptr(), dst.as_mut_ptr());
-    /// Moves `N` bytes from `s + at` to `d + at`.
-    ///
-    /// # Safety
-    /// Both ranges lie inside their slices.
-    #[inline(always)]
-    unsafe fn block<const N: usize>(s: *const u8, d: *mut u8, at: usize) {
-        // SAFETY: forwarded; unaligned reads and writes of plain bytes.
-        unsafe {
-            d.add(at)
-                .cast::<[u8; N]>()
-                .write_unaligned(s.add(at).cast::<[u8; N]>().read_unaligned())
-        }
-    }
-    // SAFETY: every block lies inside both slices of `n` bytes: it starts at or after 0 and
-    // ends at or before `n`, by the bounds of each branch.
-    unsafe {
-        match n {
-            0 => {}
-            1..=3 => (0..n).for_each(|i| *d.add(i) = *s.add(i)),
-            4..=7 => {
-                block::<4>(s, d, 0);
-                block::<4>(s, d, n - 4);
-            }
-            8..=15 => {
-                block::<8>(s, d, 0);
-                block::<8>(s, d, n - 8);
-            }
-            16..=31 => {
-                block::<16>(s, d, 0);
-                block::<16>(s, d, n - 16);
-            }
-            32..=128 => {
-                block::<32>(s, d, 0);
-                if n > 64 {
-                    block::<32>(s, d, 32);
-                }
-                if n > 96 {
-                    block::<32>(s, d, 64);
-                }
-                block::<32>(s, d, n - 32);
-            }
-            _ => std::ptr::copy_nonoverlapping(s, d, n),
-        }
     }
 }
 
@@ -493,7 +395,7 @@ impl<H: Borrow<Header>> Writer<H> {
     }
 
     /// [`Writer::piece`] of a receive's buffer, keeping only the `partial` bytes received
-    /// when the message ended in a partial element (see [`crate::engine::Received`]): the
+    /// when the message ended in a partial element (see `engine::status::Received`): the
     /// replay then delivers exactly them ([`Reader::unpack_into`]).
     pub fn piece_received(&mut self, piece: Piece, partial: Option<u64>) -> &mut Self {
         self.piece(piece);
@@ -616,7 +518,7 @@ pub(crate) unsafe fn append_received(
             // SAFETY: a raw datatype's `n` elements are `size` contiguous bytes at `buf`,
             // readable by the caller's contract.
             let src = unsafe { std::slice::from_raw_parts(piece.buf.cast::<u8>(), size) };
-            copy(data, src);
+            copy::bytes(data, src);
         }
         // Debug builds (the tests) check every such record against the writer's bytes.
         #[cfg(debug_assertions)]
@@ -653,19 +555,25 @@ pub(crate) fn append_header(
     result
 }
 
-/// Writes `[u32 meta_len][u16 call][u16 0][peer][tag][count][elem][comm]` into `dst`
-/// ([`HEADER_BYTES`] long), each field with one store.
+/// Writes the header (a [`Stored`]) into `dst` ([`HEADER_BYTES`] long), each field with one
+/// store: the struct is built in place, never copied from a temporary (a wide load of fields
+/// stored a moment before would stall on store forwarding).
 #[inline(always)]
 fn write_header(dst: &mut [u8], header: &Header, meta_len: usize) {
     let dst: &mut [u8; HEADER_BYTES] = dst.try_into().expect("header room");
-    dst[0..4].copy_from_slice(&(meta_len as u32).to_ne_bytes());
-    dst[4..6].copy_from_slice(&(header.call as u16).to_ne_bytes());
-    dst[6..8].copy_from_slice(&[0, 0]);
-    dst[8..12].copy_from_slice(&header.peer.to_ne_bytes());
-    dst[12..16].copy_from_slice(&header.tag.to_ne_bytes());
-    dst[16..24].copy_from_slice(&header.count.to_ne_bytes());
-    dst[24..32].copy_from_slice(&header.elem.to_ne_bytes());
-    dst[32..40].copy_from_slice(&header.comm.to_ne_bytes());
+    let stored = Stored {
+        meta_len: meta_len as u32,
+        call: header.call as u16,
+        reserved: 0,
+        peer: header.peer,
+        tag: header.tag,
+        count: header.count,
+        elem: header.elem,
+        comm: header.comm,
+    };
+    // SAFETY: `dst` is exactly `size_of::<Stored>()` bytes; the write is unaligned, and a
+    // `Stored` is plain bytes (`Pod`).
+    unsafe { dst.as_mut_ptr().cast::<Stored>().write_unaligned(stored) };
 }
 
 /// A record being read back during a replay.
@@ -687,19 +595,18 @@ impl Reader {
         if bytes.len() < HEADER_BYTES {
             return Err(Corrupt);
         }
-        let meta_len = u32::from_ne_bytes(bytes[0..4].try_into().unwrap()) as usize;
+        let stored: Stored = bytemuck::pod_read_unaligned(&bytes[..HEADER_BYTES]);
+        let meta_len = stored.meta_len as usize;
         if meta_len < HEADER_BYTES || meta_len > bytes.len() {
             return Err(Corrupt);
         }
-        let call =
-            Call::from_code(u16::from_ne_bytes(bytes[4..6].try_into().unwrap())).ok_or(Corrupt)?;
         let header = Header {
-            call,
-            peer: c_int::from_ne_bytes(bytes[8..12].try_into().unwrap()),
-            tag: c_int::from_ne_bytes(bytes[12..16].try_into().unwrap()),
-            count: i64::from_ne_bytes(bytes[16..24].try_into().unwrap()),
-            elem: u64::from_ne_bytes(bytes[24..32].try_into().unwrap()),
-            comm: u64::from_ne_bytes(bytes[32..40].try_into().unwrap()),
+            call: Call::from_code(stored.call).ok_or(Corrupt)?,
+            peer: stored.peer,
+            tag: stored.tag,
+            count: stored.count,
+            elem: stored.elem,
+            comm: stored.comm,
             typed: None,
         };
         Ok(Reader {
@@ -826,12 +733,7 @@ unsafe fn deliver_packed(
 ) -> Result<(), Corrupt> {
     static OWN: std::sync::OnceLock<Option<Comm>> = std::sync::OnceLock::new();
     let predefined = abi::predefined();
-    let own = OWN.get_or_init(|| {
-        let mut comm = predefined.comm_null;
-        // SAFETY: a duplicate of MPI_COMM_SELF, a call local to this process.
-        let rc = unsafe { real::Comm_dup(predefined.comm_self, &mut comm) };
-        (rc == abi::SUCCESS).then_some(comm)
-    });
+    let own = OWN.get_or_init(|| safe::comm_dup(predefined.comm_self).ok());
     let (Some(comm), Ok(len)) = (*own, c_int::try_from(data.len())) else {
         return Err(Corrupt);
     };

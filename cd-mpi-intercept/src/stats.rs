@@ -9,15 +9,12 @@
 //! and persistent requests freed while logging, held until no log can replay them, freed
 //! since, and of those the ones freed past `CD_MPI_HELD_MAX`), and `bytes.spilled` (log
 //! bytes written to spill files, from cd-core),
-//! and persistence's counters from `cd_persist::stats` (`persist.*`, `recover.*`, `fetch.*`,
-//! `flush.*`, `flush_wait.*`, `check.*`, each `.count`, `.ns` and `.bytes`: persistent CDs'
-//! persists, restart recovers and fetches, flushes to the global directory, the advances'
-//! waits for a background flush and the persists' consistency checks; then `persist.refused`
-//! and `persist.unproven`). Nothing is counted here (not even calls) unless the variable is set,
+//! and what the linking library's [`crate::Hooks::statistics`] adds (libcd: persistence's
+//! counters, `persist.*`, `recover.*`, ...; see cd-persist's `stats`). Nothing is counted here (not even calls) unless the variable is set,
 //! so the counters cost one relaxed load when off; persistence counts once per collective
 //! persist step, which writes files anyway.
 
-use crate::exports::Call;
+use crate::pmpi::Call;
 use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -149,8 +146,10 @@ pub(crate) fn write(rank: i32) {
         text.push_str(&format!("{key} {}\n", counter.load(Ordering::Relaxed)));
     }
     text.push_str(&format!("bytes.spilled {}\n", cd_core::log_spilled_total()));
-    for (key, value) in cd_persist::stats::totals() {
-        text.push_str(&format!("{key} {value}\n"));
+    if let Some(hooks) = crate::hooks::hooks() {
+        for (key, value) in (hooks.statistics)() {
+            text.push_str(&format!("{key} {value}\n"));
+        }
     }
     let result = std::fs::File::create(&path).and_then(|mut f| f.write_all(text.as_bytes()));
     if let Err(error) = result {

@@ -51,7 +51,7 @@
 //! communicates.
 
 use crate::abi::{self, Comm, Group, Message, Request, Status};
-use crate::exports::real;
+use crate::pmpi::{real, safe};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::c_int;
@@ -77,12 +77,13 @@ pub(crate) fn init() {
         .is_some_and(|info| info.get("dir").is_some());
     if declared {
         SINCE_INIT.store(true, Ordering::Relaxed);
-        start();
+        count_messages();
     }
 }
 
-/// Starts counting, if not yet (at `MPI_Init`, or at a persistent `create_cd`).
-pub(crate) fn start() {
+/// Starts counting, if not yet: at `MPI_Init` when `CD_STORAGE_INFO` sets `dir`, else when
+/// the linking library calls it (libcd: at a persistent `create_cd`, on every rank).
+pub fn count_messages() {
     if !ON.swap(true, Ordering::SeqCst) {
         crate::intercept();
         tracing::debug!(
@@ -110,22 +111,9 @@ struct Peers {
 impl Peers {
     /// Counts for `comm`, its groups translated to world ranks.
     fn new(comm: Comm) -> Peers {
-        let world = abi::predefined().comm_world;
-        let mut inter: c_int = 0;
-        let mut me: c_int = -1;
-        let (mut local, mut remote) = (abi::predefined().group_null, None);
-        // SAFETY: `comm` is valid (the application's call on it succeeded); each call writes
-        // what it is given.
-        unsafe {
-            real::Comm_test_inter(comm, &mut inter);
-            real::Comm_rank(world, &mut me);
-            real::Comm_group(comm, &mut local);
-            if inter != 0 {
-                let mut g = abi::predefined().group_null;
-                real::Comm_remote_group(comm, &mut g);
-                remote = Some(g);
-            }
-        }
+        let me = safe::world_rank();
+        let local = safe::comm_group(comm);
+        let remote = safe::comm_test_inter(comm).then(|| safe::comm_remote_group(comm));
         let local_world = to_world(local);
         let peer_world = match remote {
             Some(g) => to_world(g),
@@ -141,9 +129,8 @@ impl Peers {
             .copied()
             .filter(|&w| w >= 0 && w != me)
             .collect();
-        for mut g in [Some(local), remote].into_iter().flatten() {
-            // SAFETY: groups this function got from MPI.
-            unsafe { real::Group_free(&mut g) };
+        for g in [Some(local), remote].into_iter().flatten() {
+            safe::group_free(g);
         }
         let zeros = || (0..peer_world.len()).map(|_| AtomicU64::new(0)).collect();
         Peers {
@@ -177,20 +164,10 @@ impl Peers {
 
 /// The world ranks of a group's members, in group order (`-1` for one not in the world).
 fn to_world(group: Group) -> Box<[c_int]> {
-    let mut n: c_int = 0;
-    let mut world_group = abi::predefined().group_null;
-    // SAFETY: writes one int and one group.
-    unsafe {
-        real::Group_size(group, &mut n);
-        real::Comm_group(abi::predefined().comm_world, &mut world_group);
-    }
-    let ranks: Vec<c_int> = (0..n.max(0)).collect();
-    let mut out = vec![abi::UNDEFINED; ranks.len()];
-    // SAFETY: `ranks` and `out` hold `n` ints; then frees the group got above.
-    unsafe {
-        real::Group_translate_ranks(group, n, ranks.as_ptr(), world_group, out.as_mut_ptr());
-        real::Group_free(&mut world_group);
-    }
+    let ranks: Vec<c_int> = (0..safe::group_size(group).max(0)).collect();
+    let world_group = safe::comm_group(abi::predefined().comm_world);
+    let out = safe::group_translate_ranks(group, &ranks, world_group);
+    safe::group_free(world_group);
     out.into_iter()
         .map(|w| if w == abi::UNDEFINED { -1 } else { w })
         .collect()
@@ -314,10 +291,7 @@ fn fold(retired: &mut Vec<Arc<Peers>>) {
 }
 
 fn world_size() -> usize {
-    let mut n: c_int = 0;
-    // SAFETY: writes one int.
-    unsafe { real::Comm_size(abi::predefined().comm_world, &mut n) };
-    n.max(0) as usize
+    safe::world_size().max(0) as usize
 }
 
 /// What a pending request will complete.
@@ -424,10 +398,7 @@ pub(crate) fn settle(taken: Taken, handles: &[Request], slots: &[usize], statuse
 
 fn finish(entry: &Entry, status: &Status) {
     if let Pending::Receive(peers) = &entry.pending {
-        let mut cancelled: c_int = 0;
-        // SAFETY: reads a status MPI wrote, writes one int.
-        unsafe { real::Test_cancelled(status, &mut cancelled) };
-        if cancelled == 0 {
+        if !safe::test_cancelled(status) {
             bump(&peers.received, status.source());
         }
     }
@@ -594,9 +565,27 @@ pub(crate) fn message_comm(message: Message) -> Option<Comm> {
         .remove(&message.bits())
 }
 
-/// This rank's counts in world ranks, for the persist's check (orphaned requests tested
-/// first).
-pub(crate) fn snapshot() -> cd_persist::Traffic {
+/// This rank's message counts, by world rank: the evidence a persist checks for messages in
+/// flight (see the module docs).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MessageCounts {
+    /// Messages sent to each rank (counted when started).
+    pub sent: Vec<u64>,
+    /// Messages received from each rank (counted when complete; cancelled ones not).
+    pub received: Vec<u64>,
+    /// Collective calls made on communicators shared with each rank (self excluded).
+    pub collectives: Vec<u64>,
+    /// Receive requests posted and not completed.
+    pub pending_receives: u64,
+    /// Nonblocking collectives (and `MPI_Comm_idup`) started and not completed.
+    pub pending_collectives: u64,
+    /// Whether counting began at `MPI_Init` (the counts are exact), not at the first
+    /// persistent `create_cd` (a message sent before then is not seen).
+    pub since_init: bool,
+}
+
+/// This rank's counts in world ranks (orphaned requests tested first).
+pub fn message_counts() -> MessageCounts {
     settle_orphans();
     let n = world_size();
     let mut totals = Totals::sized(n);
@@ -628,7 +617,7 @@ pub(crate) fn snapshot() -> cd_persist::Traffic {
             Pending::Collective => collectives += 1,
         }
     }
-    cd_persist::Traffic {
+    MessageCounts {
         sent: totals.sent,
         received: totals.received,
         collectives: totals.collectives,

@@ -15,7 +15,7 @@
 //! are asked about every time and take the `MPI_Pack` path.
 
 use crate::abi::{self, Datatype};
-use crate::exports::real;
+use crate::pmpi::{real, safe};
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -76,24 +76,20 @@ pub(crate) fn size(datatype: Datatype) -> u64 {
 /// Asks MPI about a datatype not in the table, and enters it if it is predefined.
 #[cold]
 fn learn(datatype: Datatype) -> Kind {
-    let mut size: c_int = 0;
-    // SAFETY: Type_size only reads the handle and writes `size`.
-    if unsafe { real::Type_size(datatype, &mut size) } != abi::SUCCESS || size < 0 {
-        return Kind {
-            size: 0,
-            raw: false,
-        };
-    }
+    let size = match safe::type_size(datatype) {
+        Ok(size) if size >= 0 => size,
+        _ => {
+            return Kind {
+                size: 0,
+                raw: false,
+            }
+        }
+    };
     let kind = Kind {
         size: size as u64,
         raw: false,
     };
-    let (mut ints, mut addrs, mut types, mut combiner) = (0, 0, 0, 0);
-    // SAFETY: writes four ints.
-    let rc = unsafe {
-        real::Type_get_envelope(datatype, &mut ints, &mut addrs, &mut types, &mut combiner)
-    };
-    if rc != abi::SUCCESS || combiner != abi::COMBINER_NAMED || datatype.bits() == 0 {
+    if safe::type_combiner(datatype) != Ok(abi::COMBINER_NAMED) || datatype.bits() == 0 {
         return kind;
     }
     let kind = Kind {
@@ -125,10 +121,7 @@ fn learn(datatype: Datatype) -> Kind {
 /// into its own bytes.
 fn packs_unchanged(datatype: Datatype, size: c_int) -> bool {
     const PROBE: usize = 64;
-    let (mut lb, mut extent) = (0i64, 0i64);
-    // SAFETY: writes two MPI_Aint.
-    let rc = unsafe { real::Type_get_extent(datatype, &mut lb, &mut extent) };
-    if rc != abi::SUCCESS || lb != 0 || extent != i64::from(size) || size == 0 {
+    if safe::type_get_extent(datatype) != Ok((0, i64::from(size))) || size == 0 {
         return false;
     }
     let Ok(len) = usize::try_from(size) else {

@@ -8,7 +8,7 @@
 
 use crate::abi::{self, Request, Status};
 use crate::engine::{self, Delivery, Route, Unserved};
-use crate::exports::{real, Call};
+use crate::pmpi::{real, Call};
 use crate::record::{Header, Reader, Writer};
 use crate::traffic;
 use std::ffi::c_int;

@@ -13,11 +13,16 @@
  * kernel launched there is. examples/cuda/simple_gpu.cu is the same program with a real
  * kernel. A launch fails with probability CD_FAULT_RATE (default 0.05), leaving garbage in
  * device memory; the program reboots the GPU (zeroes its memory) and restores the CD. At the
- * end the result is compared with a fault-free run. For devices other than CUDA, registered
+ * end the result is compared with a fault-free run. With CD_RESET=1 every fault also resets the
+ * GPU (cuDevicePrimaryCtxReset, what cudaDeviceReset calls) and allocates the state again, at
+ * the same address or elsewhere (the real driver hands the old one back; the stand-in does
+ * with CD_CUDA_STANDIN_REUSE=1): cd.h's recipe, cd_device_reset then cd_remap_device_region,
+ * which is a no-op when the address did not change. For devices other than CUDA, registered
  * with copy functions: simple_gpu.c.
  *
  * Build: cc -O2 simple_cuda.c $(pkg-config --cflags --libs cd) -ldl -o simple_cuda
  * Run:   CD_FAULT_RATE=0.05 CD_SEED=1 ./simple_cuda      (add -Wl,-rpath,... or LD_LIBRARY_PATH)
+ *        CD_RESET=1 CD_SEED=1 ./simple_cuda                  (a GPU reset at each fault)
  * Without a GPU, against the stand-in driver of the tests:
  *        cc -shared -fPIC -o libcuda_standin.so cd-cuda/standin/cuda_standin.c
  *        CD_CUDA_LIBRARY=$PWD/libcuda_standin.so ./simple_cuda
@@ -39,6 +44,9 @@ typedef unsigned long long CUdeviceptr;
 static int (*cuInit)(unsigned);
 static int (*cuDevicePrimaryCtxRetain)(void **, int);
 static int (*cuCtxPushCurrent)(void *);
+static int (*cuCtxPopCurrent)(void **);
+static int (*cuDeviceGet)(int *, int);
+static int (*cuDevicePrimaryCtxReset)(int);
 static int (*cuMemAlloc)(CUdeviceptr *, size_t);
 static int (*cuMemFree)(CUdeviceptr);
 static int (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
@@ -72,6 +80,9 @@ static void load_cuda(void) {
     resolve(lib, "cuInit", &cuInit);
     resolve(lib, "cuDevicePrimaryCtxRetain", &cuDevicePrimaryCtxRetain);
     resolve(lib, "cuCtxPushCurrent_v2", &cuCtxPushCurrent);
+    resolve(lib, "cuCtxPopCurrent_v2", &cuCtxPopCurrent);
+    resolve(lib, "cuDeviceGet", &cuDeviceGet);
+    resolve(lib, "cuDevicePrimaryCtxReset_v2", &cuDevicePrimaryCtxReset);
     resolve(lib, "cuMemAlloc_v2", &cuMemAlloc);
     resolve(lib, "cuMemFree_v2", &cuMemFree);
     resolve(lib, "cuMemcpyHtoD_v2", &cuMemcpyHtoD);
@@ -120,6 +131,22 @@ static void run_gpu_kernel(uint32_t i, uint32_t j) {
 
 static int gpu_error(void) { return gpu_failed; }
 
+/* cudaDeviceReset: every allocation is gone and the primary context with them; the context
+ * retained again is made current. Then the state is allocated again (maybe at its old
+ * address) and zeroed. */
+static void reset_GPU(void) {
+    int device = 0;
+    void *ctx = NULL;
+    cuda_ok(cuCtxPopCurrent(&ctx), "cuCtxPopCurrent");
+    cuda_ok(cuDeviceGet(&device, 0), "cuDeviceGet");
+    cuda_ok(cuDevicePrimaryCtxReset(device), "cuDevicePrimaryCtxReset");
+    cuda_ok(cuDevicePrimaryCtxRetain(&ctx, device), "cuDevicePrimaryCtxRetain");
+    cuda_ok(cuCtxPushCurrent(ctx), "cuCtxPushCurrent");
+    cuda_ok(cuMemAlloc(&gpu_state, DEVICE_BYTES), "cuMemAlloc");
+    gpu_result = gpu_state + STATE_WORDS * sizeof(uint32_t);
+    reboot_GPU();
+}
+
 static void copy_from_gpu(CUdeviceptr src, uint32_t *dst) {
     cuda_ok(cuMemcpyDtoH(dst, src, sizeof *dst), "cuMemcpyDtoH");
 }
@@ -153,6 +180,8 @@ static void fail(const char *what) {
 
 int main(void) {
     const char *rate = getenv("CD_FAULT_RATE"), *seed = getenv("CD_SEED");
+    const int reset = getenv("CD_RESET") && atoi(getenv("CD_RESET"));
+    int resets = 0, same_address = 0;
     fault_rate = rate ? atof(rate) : 0.05;
     if (seed) rng ^= strtoull(seed, NULL, 10) * 0x2545f4914f6cdd1dULL;
     load_cuda();
@@ -187,7 +216,22 @@ int main(void) {
             }
             error = error || application_detects_sdc();
             if (error) {
-                reboot_GPU();
+                if (reset) {
+                    /* the recipe for cuMemAlloc arrays: reset, allocate again, tell libcd,
+                     * move the CD's device range to the new address (or onto itself) */
+                    CUdeviceptr old_state = gpu_state;
+                    reset_GPU();
+                    if (cd_device_reset() != SUCCESS) fail("cd_device_reset");
+                    if (cd_remap_device_region((void *)(uintptr_t)old_state,
+                                               (void *)(uintptr_t)gpu_state,
+                                               STATE_WORDS * sizeof(uint32_t)) != SUCCESS)
+                        fail("cd_remap_device_region");
+                    as[0].address = (void *)(uintptr_t)gpu_state;
+                    resets++;
+                    same_address += gpu_state == old_state;
+                } else {
+                    reboot_GPU();
+                }
                 /* back to the last complete point: a drain still running is dropped */
                 if (restore_cd(cd) != SUCCESS) fail("restore_cd");
                 break;
@@ -216,6 +260,9 @@ int main(void) {
     printf("simple_cuda: %d faults met, %llu restores, %llu advances (%d started behind the "
            "kernels)\n",
            faults, (unsigned long long)st.restores, (unsigned long long)st.advances, drained);
+    if (reset)
+        printf("simple_cuda: %d GPU resets, the state back at its old address %d times\n",
+               resets, same_address);
     printf("simple_cuda: result %08x, fault-free run %08x: %s\n", checksum, expected,
            checksum == expected ? "equal" : "DIFFERENT");
     return checksum == expected ? 0 : 1;

@@ -6,8 +6,9 @@
 // A kernel launch "fails" with probability CD_FAULT_RATE (default 0.05): it leaves garbage in
 // device memory and raises an error word, as an ECC or application check would. The program
 // restores the CD and re-runs the outer iteration. With CD_RESET=1 every fault also resets the
-// GPU (cudaDeviceReset) and allocates the state again, which may land elsewhere: the CD's
-// device ranges follow it with cd_remap_device_region (the recipe of cd.h's cd_device_reset).
+// GPU (cudaDeviceReset) and allocates the state again, at the same address or elsewhere: the
+// CD's device ranges follow it with cd_remap_device_region (the recipe of cd.h's
+// cd_device_reset).
 // At the end the result is compared with the same computation on the CPU.
 //
 // Build (CUDA 12 or later; libcd installed by scripts/install.sh, see README.md):
@@ -15,12 +16,14 @@
 // Run:
 //   CD_FAULT_RATE=0.05 CD_SEED=1 ./simple_gpu     (LD_LIBRARY_PATH naming libcd's directory)
 //
-// This file needs nvcc and a GPU, so CI neither builds nor runs it, and it has not yet been
-// built or run on a GPU: it is unverified until a session lent a GPU follows DEVELOPERS.md
-// ("When a session has a GPU": the nvcc line there uses cd.h from cd-ffi/include and a
-// carried libcd.so, no pkg-config) and records the outcome here and in BENCHMARKS.md
-// (issue 11). The same program without a kernel compiler, tested in CI against the stand-in
-// driver: examples/c/simple_cuda.c.
+// This file needs nvcc and a GPU, so CI neither builds nor runs it. Last run: an outside run
+// on an NVIDIA H200 (driver 580.159.04, CUDA 13.0), 2026-11-27, of main at b79224b, built
+// with nvcc: verified with faults and with CD_RESET=1 (issue 26). There the driver handed the
+// old address back after each reset, which the remap now takes as a no-op (it refused it
+// before: the program skipped the call when the address was unchanged). scripts/test-gpu.sh
+// builds and runs it when a GPU is at hand (DEVELOPERS.md, "When a session has a GPU"). The
+// same program without a kernel compiler, tested in CI against the stand-in driver:
+// examples/c/simple_cuda.c.
 #include <cd.h>
 #include <cuda_runtime.h>
 
@@ -154,15 +157,15 @@ int main() {
                 faults++;
                 if (reset) {
                     // the recipe for cudaMalloc arrays: reset, allocate again, tell libcd,
-                    // move the CD's device range to the new address
+                    // move the CD's device range to the new address (often the old one: the
+                    // remap is then a no-op that succeeds)
                     uint32_t *old_state = gpu.state;
                     CUDA_OK(cudaDeviceReset());
                     gpu.allocate();
                     cd_ok(cd_device_reset(), "cd_device_reset");
-                    if (gpu.state != old_state)
-                        cd_ok(cd_remap_device_region(old_state, gpu.state,
-                                                     kStateWords * sizeof(uint32_t)),
-                              "cd_remap_device_region");
+                    cd_ok(cd_remap_device_region(old_state, gpu.state,
+                                                 kStateWords * sizeof(uint32_t)),
+                          "cd_remap_device_region");
                     as[0].address = gpu.state;
                 }
                 cd_ok(restore_cd(cd), "restore_cd");

@@ -17,7 +17,20 @@ use std::process::ExitCode;
 
 const USAGE: &str = "usage:
   cd-persist list   --dir TEMPLATE --ranks N [--global DIR] [--name NAME] [--verify]
-  cd-persist verify --dir TEMPLATE --ranks N [--global DIR] --name NAME --version V";
+  cd-persist verify --dir TEMPLATE --ranks N [--global DIR] --name NAME --version V
+  cd-persist --help";
+
+/// What `cd-persist --help` prints (to standard output) after [`USAGE`].
+const HELP: &str = "\
+Lists the persisted versions of a job's persistent CDs with their health, and verifies one
+version's CRC32Cs, from the files alone (run it while no job writes them).
+
+TEMPLATE is the CDs' dir= value ({rank}, {rank/N} expanded for each rank), DIR their
+global_dir=. list prints one line per version (v00000005 complete, rebuildable, lost ranks 2,
+flushed), reading headers only unless --verify. verify reads every byte of the version (and of
+its flushed copy) and exits with 0 when it can be restored: complete and intact or rebuildable,
+or flushed intact; 1 otherwise; 2 on a usage error.
+";
 
 struct Args {
     command: String,
@@ -74,6 +87,13 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
 }
 
 fn main() -> ExitCode {
+    let words: Vec<String> = std::env::args().skip(1).collect();
+    if words.iter().any(|a| a == "-h" || a == "--help")
+        || words.first().is_some_and(|a| a == "help")
+    {
+        print!("cd-persist: persisted versions of persistent CDs\n\n{USAGE}\n\n{HELP}");
+        return ExitCode::SUCCESS;
+    }
     let args = match parse(std::env::args().skip(1)) {
         Ok(a) => a,
         Err(e) => {

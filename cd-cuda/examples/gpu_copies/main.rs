@@ -15,18 +15,29 @@
 //! - **async stall**: an asynchronous advance on the compute stream, then a synchronisation of
 //!   that stream (the device-to-device snapshot is all it waits for), against a synchronous
 //!   advance;
-//! - **drain overlap**: a memory-bound "kernel loop" on the compute stream, alone (A) and
+//! - **drain overlap**, twice: a memory-bound loop on the compute stream, alone (A) and
 //!   queued right after an asynchronous advance (B), whose drain to the host then runs beside
-//!   it. The loop is device-to-device copies (`cuMemcpyDtoDAsync`) of a buffer of up to 256
-//!   MiB, back and forth, which read and write device memory at its full bandwidth as a
-//!   memory-bound kernel does: no kernel compiler is needed. Its length is set to about 1.5
-//!   synchronous advances. The stall is B's time to the end of the loop minus A's.
+//!   it; the stall is B's time to the end of the loop minus A's, and the asynchronous call's
+//!   own time (how long it held the host before the loop could be queued) is printed too.
+//!   First the loop of issue 11, device-to-device copies (`cuMemcpyDtoDAsync`) of a buffer of
+//!   up to 256 MiB back and forth; then a loop of real kernels (issue 26), a three-point
+//!   stencil over the same buffers (`cd_bench_stencil`), loaded from the PTX text the library
+//!   embeds (`cd_cuda::KERNELS_PTX`) with `cuModuleLoadData` and launched with
+//!   `cuLaunchKernel`: no nvcc at build time. Each loop is sized to about 1.5 synchronous
+//!   advances.
+//! - **differential copy** (module `kernels`; `CD_BENCH_DIFF=0` skips it): after a first save,
+//!   `CudaMemory::changes` with 1% of the 64 KiB blocks changed and with every block changed,
+//!   and `Patch::apply` apart, and the checksums alone, against the synchronous advance; then
+//!   the saved copy is compared with the device's bytes. (With everything changed this patch
+//!   is pageable memory; the goal is read as checksums plus a synchronous advance, what the
+//!   advance would do with the full copy going straight into its pinned store.)
 //!
 //! It checks its own work: after the timings it overwrites the device array, restores the
 //! CD, and compares every byte with what was saved.
 //!
 //! With `--reset` first it times instead the recovery from a GPU reset, for `cudaMalloc`
-//! arrays (which come back at other addresses): `cuDevicePrimaryCtxReset_v2` (what
+//! arrays (which come back at their old address or another; the real driver hands the old
+//! one back, and the remap is then onto the same range): `cuDevicePrimaryCtxReset_v2` (what
 //! `cudaDeviceReset` does; on the stand-in its `cuStandinReset`), `cuMemAlloc` of a new array,
 //! `device_reset`, `remap_device_region` and `restore_cd` (B), against the same reset and
 //! allocation followed by a raw pageable `cuMemcpyHtoD` of the application's own host copy
@@ -35,7 +46,11 @@
 //! not timed: it needs the virtual-memory API, which neither this bench nor the stand-in has.
 //!
 //! Goals (issue 11): advance and restore at 0.8x or better of raw pinned; a first save no
-//! slower than the fresh-memory copy; the stall under 10% of a synchronous advance.
+//! slower than the fresh-memory copy; the stall under 10% of a synchronous advance. Issue 26:
+//! the stall a 1 GiB asynchronous advance adds to the kernel loop under 10% of a synchronous
+//! advance, the call itself well under a millisecond; at 8 GiB the differential copy with 1%
+//! changed at least 10x faster than the synchronous advance, with everything changed at most
+//! 5% slower.
 //!
 //! Run on a GPU (sizes in MiB, default 256 1024 4096 8192; `CD_BENCH_REPS`, default 5):
 //! `cargo run --release -p cd-cuda --example gpu_copies -- [--reset] 256 1024 4096 8192`, or
@@ -54,6 +69,8 @@ use cd_core::{
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
 use std::io::Write;
 use std::time::Instant;
+
+mod kernels;
 
 type Res = c_int;
 type Handle = *mut c_void;
@@ -78,6 +95,22 @@ struct Raw {
     /// `cuDriverGetVersion` (the stand-in has none).
     driver_version: Option<unsafe extern "C" fn(*mut c_int) -> Res>,
     pop: unsafe extern "C" fn(*mut Handle) -> Res,
+    module_load_data: unsafe extern "C" fn(*mut Handle, *const c_void) -> Res,
+    module_get_function: unsafe extern "C" fn(*mut Handle, Handle, *const c_char) -> Res,
+    #[allow(clippy::type_complexity)]
+    launch_kernel: unsafe extern "C" fn(
+        Handle,
+        c_uint,
+        c_uint,
+        c_uint,
+        c_uint,
+        c_uint,
+        c_uint,
+        c_uint,
+        Handle,
+        *mut *mut c_void,
+        *mut *mut c_void,
+    ) -> Res,
     /// How to reset the GPU, if the library can.
     reset: Option<ResetFn>,
 }
@@ -126,6 +159,9 @@ impl Raw {
                 device_name: find("cuDeviceGetName").map(|f| std::mem::transmute(f)),
                 driver_version: find("cuDriverGetVersion").map(|f| std::mem::transmute(f)),
                 pop: std::mem::transmute(sym("cuCtxPopCurrent_v2")?),
+                module_load_data: std::mem::transmute(sym("cuModuleLoadData")?),
+                module_get_function: std::mem::transmute(sym("cuModuleGetFunction")?),
+                launch_kernel: std::mem::transmute(sym("cuLaunchKernel")?),
                 reset: find("cuDevicePrimaryCtxReset_v2")
                     .map(|f| ResetFn::Primary(std::mem::transmute(f)))
                     .or_else(|| {
@@ -259,6 +295,11 @@ impl Samples {
         Samples(self.0.iter().zip(&other.0).map(|(a, b)| a / b).collect())
     }
 
+    /// `self[i] + other[i]` per rep.
+    fn plus(&self, other: &Samples) -> Samples {
+        Samples(self.0.iter().zip(&other.0).map(|(a, b)| a + b).collect())
+    }
+
     /// `self[i] - other[i]` per rep.
     fn minus(&self, other: &Samples) -> Samples {
         Samples(self.0.iter().zip(&other.0).map(|(a, b)| a - b).collect())
@@ -293,15 +334,13 @@ struct SizeReport {
     /// How many asynchronous advances ran in the background (the others found no room for a
     /// snapshot and ran synchronously).
     in_flight: usize,
-    /// The kernel loop alone.
-    loop_alone: Samples,
-    /// An asynchronous advance, then the kernel loop, to the end of the loop.
-    loop_after_async: Samples,
-    /// From the end of the loop to the end of the drain.
-    drain_rest: Samples,
-    /// Device-to-device copies in the kernel loop, and their size.
-    loop_copies: usize,
+    /// The drain beside a loop of device-to-device copies of `loop_bytes` each.
+    copy_loop: kernels::Stall,
+    /// The drain beside a loop of stencil kernels over `loop_bytes` (loaded from PTX).
+    kernel_loop: kernels::Stall,
     loop_bytes: usize,
+    /// The differential copy (`None` with `CD_BENCH_DIFF=0`).
+    diff: Option<kernels::Diff>,
 }
 
 /// Host memory from `cuMemAllocHost`, freed on drop.
@@ -431,22 +470,32 @@ fn bench_size(raw: &Raw, n: usize, reps: usize) -> Result<SizeReport, String> {
         device_array(raw, loop_bytes)?,
         device_array(raw, loop_bytes)?,
     );
-    let kernel_loop = |copies: usize| -> Result<(), String> {
-        for i in 0..copies {
-            let (dst, src) = if i % 2 == 0 { (b.1, a.1) } else { (a.1, b.1) };
-            // SAFETY: two distinct device arrays of `loop_bytes`, on the compute stream.
-            let rc = unsafe { (raw.dtod_async)(dst, src, loop_bytes, stream) };
-            cu(rc, "cuMemcpyDtoDAsync")?;
-        }
-        Ok(())
+    let copy_step = |i: usize| -> Result<(), String> {
+        let (dst, src) = if i.is_multiple_of(2) {
+            (b.1, a.1)
+        } else {
+            (a.1, b.1)
+        };
+        // SAFETY: two distinct device arrays of `loop_bytes`, on the compute stream.
+        let rc = unsafe { (raw.dtod_async)(dst, src, loop_bytes, stream) };
+        cu(rc, "cuMemcpyDtoDAsync")
+    };
+    let stencil = kernels::Stencil::load(raw)?;
+    let kernel_step = |i: usize| -> Result<(), String> {
+        let (dst, src) = if i.is_multiple_of(2) {
+            (b.1, a.1)
+        } else {
+            (a.1, b.1)
+        };
+        stencil.launch(dst, src, loop_bytes / 4, stream)
     };
     // SAFETY: the compute stream, created above.
     let sync = || cu(unsafe { (raw.stream_sync)(stream) }, "cuStreamSynchronize");
-    let calibration = 8;
-    let (t, ()) = time(|| kernel_loop(calibration).and_then(|()| sync()))?;
-    r.loop_copies =
-        ((1.5 * sync_time / (t / calibration as f64)).ceil() as usize).clamp(1, 1 << 20);
+    r.copy_loop.calibrate(raw, sync_time, stream, &copy_step)?;
+    r.kernel_loop
+        .calibrate(raw, sync_time, stream, &kernel_step)?;
     r.loop_bytes = loop_bytes;
+    let again = || promote(cd, spec);
 
     for _ in 0..reps {
         // SAFETY: `n` pinned host bytes and the device array of `n` bytes, which nothing else
@@ -490,21 +539,11 @@ fn bench_size(raw: &Raw, n: usize, reps: usize) -> Result<SizeReport, String> {
         r.in_flight += usize::from(in_flight);
         advance_wait(cd).map_err(|e| format!("drain: {e}"))?;
 
-        // The drain beside the kernel loop.
-        r.loop_alone
-            .0
-            .push(time(|| kernel_loop(r.loop_copies).and_then(|()| sync()))?.0);
-        promote(cd, spec)?;
-        let (t, ()) = time(|| {
-            // SAFETY: as for the stall.
-            unsafe { advance_cd_point_in_time_async(cd, stream_handle) }
-                .map_err(|e| format!("async advance: {e}"))?;
-            kernel_loop(r.loop_copies)?;
-            sync()
-        })?;
-        r.loop_after_async.0.push(t);
-        let (t, ()) = time(|| advance_wait(cd).map_err(|e| format!("drain: {e}")))?;
-        r.drain_rest.0.push(t);
+        // The drain beside the loops: copies, and real kernels.
+        r.copy_loop
+            .rep(raw, cd, (stream, stream_handle), &again, &copy_step)?;
+        r.kernel_loop
+            .rep(raw, cd, (stream, stream_handle), &again, &kernel_step)?;
     }
 
     // The check: wipe the device array, restore, compare every byte with what was saved.
@@ -527,6 +566,9 @@ fn bench_size(raw: &Raw, n: usize, reps: usize) -> Result<SizeReport, String> {
     commit_cd(cd).map_err(|e| e.to_string())?;
     // SAFETY: the compute stream, idle (synchronised above), destroyed once.
     unsafe { (raw.stream_destroy)(stream) };
+    if std::env::var("CD_BENCH_DIFF").map_or(true, |v| v != "0") {
+        r.diff = Some(kernels::Diff::measure(raw, dev.1, n, reps, &mut pageable)?);
+    }
     Ok(r)
 }
 
@@ -534,12 +576,6 @@ fn bench_size(raw: &Raw, n: usize, reps: usize) -> Result<SizeReport, String> {
 fn print_size(r: &SizeReport, out: &mut dyn Write) -> std::io::Result<()> {
     let n = r.bytes;
     let gbs = |s: &Samples| s.rate(n).show("GB/s", 1.0);
-    let stall = r.loop_after_async.minus(&r.loop_alone);
-    let kernel_loop = format!(
-        "kernel loop alone ({} x {} MiB D2D)",
-        r.loop_copies,
-        r.loop_bytes >> 20
-    );
     let in_flight = format!(
         "async stall ({} of {} in flight)",
         r.in_flight,
@@ -572,18 +608,28 @@ fn print_size(r: &SizeReport, out: &mut dyn Write) -> std::io::Result<()> {
             "  stall / sync advance",
             r.async_stall.ratio(&r.advance).show("%", 100.0),
         ),
-        (&kernel_loop, r.loop_alone.show("ms", 1e3)),
-        (
-            "async advance + the loop",
-            r.loop_after_async.show("ms", 1e3),
-        ),
-        ("drain left after the loop", r.drain_rest.show("ms", 1e3)),
-        ("stall added to the loop", stall.show("ms", 1e3)),
-        (
-            "  stall added / sync advance",
-            stall.ratio(&r.advance).show("%", 100.0),
-        ),
     ];
+    let mut lines: Vec<(String, String)> =
+        lines.into_iter().map(|(l, f)| (l.to_owned(), f)).collect();
+    lines.extend(r.copy_loop.lines(
+        &format!(
+            "D2D copy loop ({} x {} MiB)",
+            r.copy_loop.steps,
+            r.loop_bytes >> 20
+        ),
+        &r.advance,
+    ));
+    lines.extend(r.kernel_loop.lines(
+        &format!(
+            "stencil kernel loop ({} x {} MiB, PTX)",
+            r.kernel_loop.steps,
+            r.loop_bytes >> 20
+        ),
+        &r.advance,
+    ));
+    if let Some(diff) = &r.diff {
+        lines.extend(diff.lines(&r.advance));
+    }
     writeln!(
         out,
         "{} MiB: median [lowest .. highest] of {} interleaved reps; ratios per pair",
@@ -625,10 +671,13 @@ struct ResetReport {
     cd: Samples,
     /// The reset call alone, within `cd`.
     reset_call: Samples,
+    /// How many of the `cd` reps got the old address back from `cuMemAlloc` (the remap then
+    /// is onto the same range).
+    same_address: usize,
 }
 
 /// A GPU reset and the recovery of `n` bytes of device memory, the recipe for `cudaMalloc`
-/// arrays (they come back at other addresses), against the same reset and allocation with a
+/// arrays (they come back at the same address or another; the remap works either way), against the same reset and allocation with a
 /// raw upload of the bytes from the application's own host copy; `reps` interleaved pairs.
 fn bench_reset(raw: &Raw, n: usize, reps: usize) -> Result<ResetReport, String> {
     let mut r = ResetReport {
@@ -674,6 +723,7 @@ fn bench_reset(raw: &Raw, n: usize, reps: usize) -> Result<ResetReport, String> 
         })?;
         r.cd.0.push(t);
         r.reset_call.0.push(reset_call);
+        r.same_address += usize::from(next == current);
         current = next;
     }
     let mut back = vec![0u8; n];
@@ -712,6 +762,10 @@ fn print_reset(r: &ResetReport, out: &mut dyn Write) -> std::io::Result<()> {
             r.cd.show("ms", 1e3),
         ),
         ("  of which the reset call", r.reset_call.show("ms", 1e3)),
+        (
+            "  came back at the old address",
+            format!("{} of {} reps", r.same_address, r.cd.0.len()),
+        ),
         (
             "  CD recovery / raw recovery",
             r.cd.ratio(&r.raw).show("x", 1.0),
@@ -811,7 +865,7 @@ fn main() {
 }
 
 #[cfg(test)]
-#[path = "../tests/support/mod.rs"]
+#[path = "../../tests/support/mod.rs"]
 #[allow(dead_code)] // the examples' tests only build the stand-in
 mod standin_support;
 
@@ -854,9 +908,14 @@ mod tests {
                 &r.raw_d2h_fresh,
                 &r.first_save,
                 &r.async_stall,
-                &r.loop_alone,
-                &r.loop_after_async,
-                &r.drain_rest,
+                &r.copy_loop.alone,
+                &r.copy_loop.after_async,
+                &r.copy_loop.drain_rest,
+                &r.copy_loop.call,
+                &r.kernel_loop.alone,
+                &r.kernel_loop.after_async,
+                &r.kernel_loop.drain_rest,
+                &r.kernel_loop.call,
             ] {
                 assert_eq!(s.0.len(), 3, "{r:?}");
                 assert!(s.0.iter().all(|t| t.is_finite() && *t >= 0.0), "{r:?}");
@@ -865,23 +924,45 @@ mod tests {
                 r.in_flight, 3,
                 "every async advance had room for a snapshot"
             );
-            assert!(r.loop_copies >= 1);
+            assert!(r.copy_loop.steps >= 1 && r.kernel_loop.steps >= 1);
+            let diff = r.diff.as_ref().expect("the differential figures");
+            for s in [
+                &diff.one_percent,
+                &diff.one_percent_apply,
+                &diff.all,
+                &diff.all_apply,
+            ] {
+                assert_eq!(s.0.len(), 3, "{diff:?}");
+            }
+            assert!(diff.changed >= 1 && diff.blocks == (mib << 20) / cd_cuda::DIFF_BLOCK);
+            assert!(text.contains("stencil kernel loop"), "{text}");
             assert!(text.contains(&format!("{mib} MiB: median")), "{text}");
         }
         // The reset bench last: the stand-in's reset invalidates every stream and allocation.
-        let mut out = Vec::new();
-        let resets = run(&["--reset".into(), "2".into()], &mut out)
-            .unwrap_or_else(|e| panic!("{e}\n{}", String::from_utf8_lossy(&out)))
-            .resets;
-        assert_eq!(resets.len(), 1);
-        let r = &resets[0];
-        assert_eq!(r.bytes, 2 << 20);
-        for s in [&r.raw, &r.cd, &r.reset_call] {
-            assert_eq!(s.0.len(), 3, "{r:?}");
-            assert!(s.0.iter().all(|t| t.is_finite() && *t >= 0.0), "{r:?}");
+        // Once with arrays coming back elsewhere, once at their old addresses (as the real
+        // driver does: issue 26).
+        let library = standin_support::Library::open(&lib);
+        // SAFETY: the stand-in declares `void cuStandinReuseAddresses(int)`.
+        let reuse: unsafe extern "C" fn(c_int) =
+            unsafe { library.symbol("cuStandinReuseAddresses") };
+        for same in [false, true] {
+            // SAFETY: the stand-in's test hook.
+            unsafe { reuse(c_int::from(same)) };
+            let mut out = Vec::new();
+            let resets = run(&["--reset".into(), "2".into()], &mut out)
+                .unwrap_or_else(|e| panic!("{e}\n{}", String::from_utf8_lossy(&out)))
+                .resets;
+            assert_eq!(resets.len(), 1);
+            let r = &resets[0];
+            assert_eq!(r.bytes, 2 << 20);
+            for s in [&r.raw, &r.cd, &r.reset_call] {
+                assert_eq!(s.0.len(), 3, "{r:?}");
+                assert!(s.0.iter().all(|t| t.is_finite() && *t >= 0.0), "{r:?}");
+            }
+            assert_eq!(r.same_address, if same { 3 } else { 0 }, "{r:?}");
+            let text = String::from_utf8_lossy(&out);
+            assert!(text.contains("2 MiB: a GPU reset"), "{text}");
         }
-        let text = String::from_utf8_lossy(&out);
-        assert!(text.contains("2 MiB: a GPU reset"), "{text}");
         let err = run(&["0".into()], &mut Vec::new()).unwrap_err();
         assert!(err.contains("from 1 MiB"), "{err}");
         let err = run(&["x".into()], &mut Vec::new()).unwrap_err();

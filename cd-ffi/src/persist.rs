@@ -1,0 +1,60 @@
+//! Persistent CDs wired into MPI: libcd is where the MPI interposer and the persistence layer
+//! (cd-persist, over cd-redset) meet, so neither depends on the other.
+//!
+//! When the library is loaded, [`HOOKS`] go to the interposer: at `MPI_Init` they hand
+//! cd-core the persistence hooks (a persistent `create_cd` before `MPI_Init` is refused
+//! with cd-core's clear error), at `MPI_Finalize` they complete the background flushes, and
+//! they add persistence's counters to `CD_MPI_STATS`. Each hook runs cd-persist's collective
+//! steps as the runtime's own MPI traffic ([`untraced`]), never logged or replayed.
+
+use cd_mpi_intercept::{untraced, Hooks, MessageCounts};
+
+/// What libcd adds to the interposer's `MPI_Init`, `MPI_Finalize` and statistics.
+const HOOKS: Hooks = Hooks {
+    after_init: || {
+        cd_core::set_persist_hooks(cd_core::PersistHooks {
+            created: |cd| {
+                // every rank counts messages from here on, if it did not from MPI_Init
+                cd_mpi_intercept::count_messages();
+                untraced(|| cd_persist::created(cd))
+            },
+            advanced: |cd| untraced(|| cd_persist::advanced(cd, traffic)),
+            before_restore: |cd| untraced(|| cd_persist::before_restore(cd)),
+        })
+    },
+    // a persistent CD's last background flush completes while MPI still works
+    before_finalize: cd_persist::finalize,
+    statistics: cd_persist::stats::totals,
+};
+
+/// The interposer's message counts, as the persist's consistency check takes them.
+fn traffic() -> cd_persist::Traffic {
+    let MessageCounts {
+        sent,
+        received,
+        collectives,
+        pending_receives,
+        pending_collectives,
+        since_init,
+    } = cd_mpi_intercept::message_counts();
+    cd_persist::Traffic {
+        sent,
+        received,
+        collectives,
+        pending_receives,
+        pending_collectives,
+        since_init,
+    }
+}
+
+/// Hands [`HOOKS`] to the interposer when the library is loaded (before `main`, and at
+/// `dlopen`), so that they are in place at `MPI_Init` whatever the program calls first.
+// Why a constructor is sound here: `install` only stores function pointers in a `OnceLock`
+// (no allocation, no other constructor's state), and a panic cannot happen there.
+#[used]
+#[link_section = ".init_array"]
+pub(crate) static INSTALL: extern "C" fn() = install;
+
+extern "C" fn install() {
+    cd_mpi_intercept::set_hooks(HOOKS);
+}
