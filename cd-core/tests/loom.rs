@@ -10,13 +10,14 @@
 //! `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p cd-core --release --lib loom_models`
 //!
 //! What they cannot check: `membarrier`. The sealer's `membarrier` with the owner's compiler
-//! fence is modelled as a `SeqCst` fence on each side (see `log::process_fence`), so the models
-//! check the handshake given that equivalence, not the system call or the compiler fence.
+//! fence is modelled as a `SeqCst` fence on each side (see `log::lane::process_fence`), so the
+//! models check the handshake given that equivalence, not the system call or the compiler
+//! fence.
 //! The cache models check the validation against one change at a time, made the way each
 //! writer makes it; that every writer bumps the epochs its change needs is argued in
 //! `active`'s module docs, not modelled. In the writer models the CD's lock is std's (the
 //! change alone takes it while the owner appends), and the lane's owner is the model thread
-//! that made it (`log::thread_token` is loom's thread-local under `--cfg loom`).
+//! that made it (`log::lane::thread_token` is loom's thread-local under `--cfg loom`).
 
 use crate::active::Cached;
 use crate::error::{CdError, Fate as Retirement};
