@@ -12,6 +12,9 @@ use crate::fault;
 use crate::space::{self, SpaceId, HOST};
 use std::sync::OnceLock;
 
+/// The environment variable that caps the threads of a large copy (default: the available
+/// cores, at most 8).
+const COPY_THREADS_ENV: &str = "CD_COPY_THREADS";
 /// Copies at least this large are split across threads.
 const PARALLEL_THRESHOLD: usize = 8 << 20;
 /// No thread gets less than this much of a parallel copy.
@@ -21,7 +24,7 @@ const MIN_PART: usize = 4 << 20;
 fn copy_threads() -> usize {
     static THREADS: OnceLock<usize> = OnceLock::new();
     *THREADS.get_or_init(|| {
-        std::env::var("CD_COPY_THREADS")
+        std::env::var(COPY_THREADS_ENV)
             .ok()
             .and_then(|v| v.parse::<usize>().ok())
             .filter(|&n| n >= 1)

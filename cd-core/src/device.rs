@@ -45,7 +45,8 @@ pub fn unmap_device_region(address: usize) -> Result<()> {
 /// Tells the runtime that the application reset the device (`cudaDeviceReset`, a `cd_`
 /// extension). Every advance in flight is dropped (its drain cannot complete: the CD stays at
 /// its previous complete point), and every space forgets the streams, events, staging buffers
-/// and host registrations the reset destroyed ([`DeviceMemory::device_reset`](crate::DeviceMemory::device_reset)).
+/// and host registrations the reset destroyed
+/// ([`DeviceMemory::device_reset`](crate::DeviceMemory::device_reset)).
 ///
 /// Call it after the reset and after re-creating the application's allocations, before
 /// [`remap_device_region`] or [`restore_cd`](crate::restore_cd). Two recipes:

@@ -99,6 +99,10 @@ pub(crate) fn thread_token() -> u64 {
         .unwrap_or(0)
 }
 
+/// The environment variable that, set to `1`, makes every append take the log's lock.
+#[cfg(not(loom))]
+const LOG_LOCKED_ENV: &str = "CD_MPI_LOG_LOCKED";
+
 /// Whether lanes may be written without the log's lock: the process could register for
 /// `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)`, which a thread that seals another
 /// thread's lane needs (see [`Lane::seal`]). Decided once, before the first lane exists.
@@ -106,7 +110,7 @@ pub(crate) fn thread_token() -> u64 {
 pub(super) fn lock_free() -> bool {
     static REGISTERED: OnceLock<bool> = OnceLock::new();
     *REGISTERED.get_or_init(|| {
-        if std::env::var_os("CD_MPI_LOG_LOCKED").is_some_and(|v| v == "1") {
+        if std::env::var_os(LOG_LOCKED_ENV).is_some_and(|v| v == "1") {
             return false;
         }
         // SAFETY: membarrier takes no pointers; registering has no effect but allowing the
