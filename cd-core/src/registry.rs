@@ -1,8 +1,9 @@
 //! The registry of live CDs: handles to nodes, and the root names in use.
 //!
-//! Apart from the per-thread state (`active`) because a node names itself by handle and the
-//! registry holds `Arc<Node>`: the registry sits right above `node`, while each thread's cache
-//! also needs the log's lanes and the callback mark.
+//! Apart from each thread's state (`active`): the registry needs only `node` (it holds
+//! `Arc<Node>`; a node names itself by handle), while a thread's state also holds a log lane and
+//! the callback mark, and looks CDs up here. So the registry stays below everything that runs
+//! user callbacks.
 //!
 //! A handle is a slot index plus a generation. Retiring a CD (commit, or discard by an
 //! ancestor's restore) bumps its slot's generation, so an old handle can never reach a new CD:
