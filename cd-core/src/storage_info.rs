@@ -12,18 +12,9 @@
 //! restarted job finds it again after a node loss (the MPI layer does this, see
 //! `cd-persist`; cd-core only parses the keys and calls the layer's [`crate::PersistHooks`]).
 //!
-//! | key | value | default |
-//! |-----|-------|---------|
-//! | `dir` | the node-local cache directory; it must exist. `{rank}` and `{rank/N}` are replaced by the MPI rank (divided by `N`), to give simulated nodes their own directories | none: not persistent |
-//! | `scheme` | `single`, `partner`, `xor` or `rs` | `xor` |
-//! | `replicas` | PARTNER's number of copies, 1 or more | 1 |
-//! | `checksums` | RS's number of checksum blocks, 1 or more | 2 |
-//! | `set_size` | the minimum number of ranks per redundancy set, 2 or more | 8 |
-//! | `failure_group` | the failure group of a rank (ranks sharing one are lost together), `{rank}` and `{rank/N}` expanded | `$CD_REDSET_FAILURE_GROUP`, else the host name |
-//! | `keep` | how many complete versions to keep, 1 or more | 2 |
-//! | `global_dir` | a directory every rank reaches (a parallel file system) that committed versions are *flushed* to, to survive more losses than the scheme rebuilds; it must exist | none: no flush |
-//! | `flush_every` | flush every N-th version (the versions whose number N divides), 1 or more | 1 |
-//! | `flush` | `blocking` (the advance copies) or `background` (a thread of the runtime copies while the application computes; the next persist completes it) | `blocking` |
+//! The keys, their values and defaults are described once, for every language, in the
+//! README's "`storage_info` keys" section; [`KNOWN_KEYS`] names each with a line for error
+//! messages.
 //!
 //! The persistence keys other than `dir` are refused without `dir`, and they are refused in a
 //! child CD's `storage_info` (only root CDs persist); `flush_every` and `flush` are refused

@@ -536,21 +536,10 @@ extern const cd_handle_constant cd_current_cd;
  * and after a restart `create_cd` with the same name finds the newest complete version,
  * rebuilds lost ranks' files, and `cd_recovered_version` tells it was found; add the same
  * ranges in the same order, then `restore_cd` brings the data back. Creating and advancing
- * a persistent CD are collective over `MPI_COMM_WORLD` (every rank, same order). Keys
- * (unknown keys and bad values are errors naming the key, `CD_ERR_STORAGE_INFO`):
- * - `dir`: the cache directory, which must exist; `{rank}`, `{rank/N}` expand to the MPI
- *   rank (divided by N), so simulated nodes get their own directories.
- * - `scheme`: `single`, `partner`, `xor` (default) or `rs`; `replicas=R` (partner, default
- *   1), `checksums=K` (rs, default 2).
- * - `set_size`: minimum ranks per redundancy set (default 8, at least 2).
- * - `failure_group`: the rank's failure group, `{rank}` expanded (default
- *   `$CD_REDSET_FAILURE_GROUP`, else the host name).
- * - `keep`: complete versions kept (default 2, at least 1).
- * - `global_dir`: a directory every rank reaches (which must exist) that committed
- *   versions are flushed to; a restart whose rebuild cannot succeed fetches the newest
- *   flushed version from there. `flush_every=N`: flush every N-th version (default 1).
- *   `flush=blocking` (default: the advance copies) or `background` (a runtime thread
- *   copies while the application computes; the next advance completes the flush).
+ * a persistent CD are collective over `MPI_COMM_WORLD` (every rank, same order). Keys:
+ * `dir`, `scheme`, `replicas`, `checksums`, `set_size`, `failure_group`, `keep`,
+ * `global_dir`, `flush_every`, `flush` (values and defaults: the README's "`storage_info`
+ * keys"); unknown keys and bad values are errors naming the key (`CD_ERR_STORAGE_INFO`).
  *
  * Persistence failures return `CD_ERR_PERSIST`; ranges that do not match the persisted
  * version at `restore_cd`, `CD_ERR_PERSIST_MISMATCH`. An advance while an application message
@@ -770,9 +759,10 @@ int cd_advance_wait(cd_handle cd);
  *
  * Recipes, after a detected fault: (1) arrays made with the virtual-memory API (`cuMemMap`
  * into a reservation kept across the reset) come back at the same addresses: reset, map new
- * memory, `cd_device_reset()`, `restore_cd`. (2) Other arrays (`cudaMalloc`) come back
- * elsewhere: reset, allocate, `cd_device_reset()`, `cd_remap_device_region` per array,
- * `restore_cd`. A sticky error (an illegal address) leaves the process unable to use the GPU
+ * memory, `cd_device_reset()`, `restore_cd`. (2) Other arrays (`cudaMalloc`) come back at an
+ * address the driver chooses, the old one or another: reset, allocate,
+ * `cd_device_reset()`, `cd_remap_device_region(old, new, length)` per array (also when
+ * `new == old`), `restore_cd`. A sticky error (an illegal address) leaves the process unable to use the GPU
  * at all: recovery then needs persisted CDs (`storage_info` `dir=`), restored by a new
  * process.
  *
@@ -782,12 +772,14 @@ int cd_device_reset(void);
 
 /**
  * Moves every CD's device ranges in `from .. from + length` to the same offsets from `to`,
- * saved bytes included, for arrays that came back at other addresses after a GPU reset (see
- * `cd_device_reset`). Mapped regions starting there move too.
+ * saved bytes included, for arrays re-allocated after a GPU reset (see `cd_device_reset`).
+ * Mapped regions starting there move too. `to == from` (the driver handed the old address
+ * back) moves nothing and takes each range's region from the allocation now there; partly
+ * overlapping ranges move all at once.
  *
- * Returns 0, or `CD_ERR_REMAP_REFUSED` (nothing moved) when the ranges overlap, a CD range or
- * region crosses the old range's bounds, a CD already holds ranges at `to`, or `to` is not
- * device memory of the same space.
+ * Returns 0, or `CD_ERR_REMAP_REFUSED` (nothing moved) when a CD range or region crosses the
+ * old range's bounds, a CD holds ranges at `to` that do not move with this call, or a range
+ * would not land whole in device memory of the same space.
  */
 int cd_remap_device_region(void *from, void *to, size_t length);
 

@@ -27,21 +27,10 @@ pub type cd_regen_fn =
 /// and after a restart `create_cd` with the same name finds the newest complete version,
 /// rebuilds lost ranks' files, and `cd_recovered_version` tells it was found; add the same
 /// ranges in the same order, then `restore_cd` brings the data back. Creating and advancing
-/// a persistent CD are collective over `MPI_COMM_WORLD` (every rank, same order). Keys
-/// (unknown keys and bad values are errors naming the key, `CD_ERR_STORAGE_INFO`):
-/// - `dir`: the cache directory, which must exist; `{rank}`, `{rank/N}` expand to the MPI
-///   rank (divided by N), so simulated nodes get their own directories.
-/// - `scheme`: `single`, `partner`, `xor` (default) or `rs`; `replicas=R` (partner, default
-///   1), `checksums=K` (rs, default 2).
-/// - `set_size`: minimum ranks per redundancy set (default 8, at least 2).
-/// - `failure_group`: the rank's failure group, `{rank}` expanded (default
-///   `$CD_REDSET_FAILURE_GROUP`, else the host name).
-/// - `keep`: complete versions kept (default 2, at least 1).
-/// - `global_dir`: a directory every rank reaches (which must exist) that committed
-///   versions are flushed to; a restart whose rebuild cannot succeed fetches the newest
-///   flushed version from there. `flush_every=N`: flush every N-th version (default 1).
-///   `flush=blocking` (default: the advance copies) or `background` (a runtime thread
-///   copies while the application computes; the next advance completes the flush).
+/// a persistent CD are collective over `MPI_COMM_WORLD` (every rank, same order). Keys:
+/// `dir`, `scheme`, `replicas`, `checksums`, `set_size`, `failure_group`, `keep`,
+/// `global_dir`, `flush_every`, `flush` (values and defaults: the README's "`storage_info`
+/// keys"); unknown keys and bad values are errors naming the key (`CD_ERR_STORAGE_INFO`).
 ///
 /// Persistence failures return `CD_ERR_PERSIST`; ranges that do not match the persisted
 /// version at `restore_cd`, `CD_ERR_PERSIST_MISMATCH`. An advance while an application message

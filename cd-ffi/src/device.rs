@@ -223,9 +223,10 @@ pub extern "C" fn cd_advance_wait(cd: cd_handle) -> c_int {
 ///
 /// Recipes, after a detected fault: (1) arrays made with the virtual-memory API (`cuMemMap`
 /// into a reservation kept across the reset) come back at the same addresses: reset, map new
-/// memory, `cd_device_reset()`, `restore_cd`. (2) Other arrays (`cudaMalloc`) come back
-/// elsewhere: reset, allocate, `cd_device_reset()`, `cd_remap_device_region` per array,
-/// `restore_cd`. A sticky error (an illegal address) leaves the process unable to use the GPU
+/// memory, `cd_device_reset()`, `restore_cd`. (2) Other arrays (`cudaMalloc`) come back at an
+/// address the driver chooses, the old one or another: reset, allocate,
+/// `cd_device_reset()`, `cd_remap_device_region(old, new, length)` per array (also when
+/// `new == old`), `restore_cd`. A sticky error (an illegal address) leaves the process unable to use the GPU
 /// at all: recovery then needs persisted CDs (`storage_info` `dir=`), restored by a new
 /// process.
 ///
@@ -239,12 +240,14 @@ pub extern "C" fn cd_device_reset() -> c_int {
 }
 
 /// Moves every CD's device ranges in `from .. from + length` to the same offsets from `to`,
-/// saved bytes included, for arrays that came back at other addresses after a GPU reset (see
-/// `cd_device_reset`). Mapped regions starting there move too.
+/// saved bytes included, for arrays re-allocated after a GPU reset (see `cd_device_reset`).
+/// Mapped regions starting there move too. `to == from` (the driver handed the old address
+/// back) moves nothing and takes each range's region from the allocation now there; partly
+/// overlapping ranges move all at once.
 ///
-/// Returns 0, or `CD_ERR_REMAP_REFUSED` (nothing moved) when the ranges overlap, a CD range or
-/// region crosses the old range's bounds, a CD already holds ranges at `to`, or `to` is not
-/// device memory of the same space.
+/// Returns 0, or `CD_ERR_REMAP_REFUSED` (nothing moved) when a CD range or region crosses the
+/// old range's bounds, a CD holds ranges at `to` that do not move with this call, or a range
+/// would not land whole in device memory of the same space.
 #[no_mangle]
 pub extern "C" fn cd_remap_device_region(
     from: *mut c_void,

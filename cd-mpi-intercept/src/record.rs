@@ -43,7 +43,7 @@ pub(crate) struct Header {
     /// The datatype `elem` was taken from, with what [`types::kind`] said of it: passed down
     /// with the header so that the call's data (the received count, the piece's size and
     /// copy) does not look the same datatype up again. Neither logged nor compared.
-    pub typed: Option<(Datatype, types::Kind)>,
+    pub typed: Option<(Datatype, types::DatatypeInfo)>,
 }
 
 impl PartialEq for Header {
@@ -122,7 +122,7 @@ impl Header {
     /// What is known of `datatype`: from the header when it was built from that datatype,
     /// else looked up.
     #[inline(always)]
-    pub fn kind_of(&self, datatype: Datatype) -> types::Kind {
+    pub fn kind_of(&self, datatype: Datatype) -> types::DatatypeInfo {
         match self.typed {
             Some((d, kind)) if d == datatype => kind,
             _ => types::kind(datatype),
@@ -197,7 +197,7 @@ impl Planned {
     // Always inlined: returned through memory, the struct was read back right after the call
     // and stalled on the store (perf: a fifth of the wrapper's samples on that load).
     #[inline(always)]
-    fn new(piece: Piece, kind: types::Kind) -> Planned {
+    fn new(piece: Piece, kind: types::DatatypeInfo) -> Planned {
         if kind.raw {
             if let Some(size) = types::raw_bytes(piece.count, kind.size) {
                 return Planned {
@@ -476,7 +476,7 @@ pub(crate) unsafe fn append_received(
     check: &[c_int],
     status: &Status,
     piece: Piece,
-    kind: types::Kind,
+    kind: types::DatatypeInfo,
 ) -> Option<Result<(), cd_core::CdError>> {
     if !kind.raw || check.len() > MAX_CHECK {
         return None;

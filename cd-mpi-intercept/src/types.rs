@@ -34,7 +34,7 @@ const RAW: u64 = 1 << 63;
 
 /// What is known of a datatype.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) struct Kind {
+pub(crate) struct DatatypeInfo {
     /// Bytes of one element (`MPI_Type_size`; 0 for an invalid handle).
     pub size: u64,
     /// Whether `count` elements are `count * size` contiguous bytes that pack unchanged.
@@ -47,7 +47,7 @@ fn slot(bits: u64) -> usize {
 
 /// What is known of `datatype`, from the table when it is predefined.
 #[inline]
-pub(crate) fn kind(datatype: Datatype) -> Kind {
+pub(crate) fn kind(datatype: Datatype) -> DatatypeInfo {
     let bits = datatype.bits();
     let start = slot(bits);
     for i in 0..SLOTS {
@@ -56,7 +56,7 @@ pub(crate) fn kind(datatype: Datatype) -> Kind {
             0 => break,
             k if k == bits => {
                 let value = VALUES[at].load(Ordering::Relaxed);
-                return Kind {
+                return DatatypeInfo {
                     size: value & !RAW,
                     raw: value & RAW != 0,
                 };
@@ -75,24 +75,24 @@ pub(crate) fn size(datatype: Datatype) -> u64 {
 
 /// Asks MPI about a datatype not in the table, and enters it if it is predefined.
 #[cold]
-fn learn(datatype: Datatype) -> Kind {
+fn learn(datatype: Datatype) -> DatatypeInfo {
     let size = match safe::type_size(datatype) {
         Ok(size) if size >= 0 => size,
         _ => {
-            return Kind {
+            return DatatypeInfo {
                 size: 0,
                 raw: false,
             }
         }
     };
-    let kind = Kind {
+    let kind = DatatypeInfo {
         size: size as u64,
         raw: false,
     };
     if safe::type_combiner(datatype) != Ok(abi::COMBINER_NAMED) || datatype.bits() == 0 {
         return kind;
     }
-    let kind = Kind {
+    let kind = DatatypeInfo {
         raw: packs_unchanged(datatype, size),
         ..kind
     };

@@ -1,7 +1,7 @@
 //! Completions: a logged completion served during a replay, a completion written into a
 //! record, and Wait/Test arrays holding virtual requests bound to live ones.
 
-use super::tables::{is_persistent, untrack, Bound, Delivery, Kind, STATE};
+use super::tables::{is_persistent, untrack, Bound, Delivery, VirtualHandle, STATE};
 use super::virtuals::finish_virtual;
 use crate::abi::{self, Comm, Datatype, Request, Status};
 use crate::record::{Corrupt, Header, Piece, Reader, Writer};
@@ -172,7 +172,7 @@ pub(crate) fn substitute(handles: &[Request]) -> Substituted {
                     seq: v.seq,
                     delivery: v.delivery.clone(),
                     live,
-                    persistent: matches!(v.kind, Kind::Persistent),
+                    persistent: matches!(v.kind, VirtualHandle::Persistent),
                 });
             }
         }

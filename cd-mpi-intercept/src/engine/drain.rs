@@ -1,7 +1,7 @@
 //! The restore hook: requests still in flight when `restore_cd` rewinds the thread are
 //! drained before memory is rewritten (see the engine's module docs).
 
-use super::tables::{Bound, Delivery, Drained, Kind, Tracked, Virtual, STATE};
+use super::tables::{Bound, Delivery, Drained, Tracked, Virtual, VirtualHandle, STATE};
 use super::virtuals::release_greq;
 use crate::abi::{self, Request, Status};
 use crate::boundary::Guard;
@@ -90,7 +90,7 @@ pub(crate) fn drain_in_flight(cds: &[cd_core::CdHandle]) -> cd_core::Result<()> 
                 .collect();
             for h in stale {
                 if let Some(Virtual {
-                    kind: Kind::Greq(_),
+                    kind: VirtualHandle::Greq(_),
                     bound,
                     ..
                 }) = s.virtuals.remove(&h)

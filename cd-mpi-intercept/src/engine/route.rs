@@ -140,7 +140,7 @@ pub(crate) unsafe fn log_received(
     check: &[c_int],
     status: &Status,
     piece: Piece,
-    kind: crate::types::Kind,
+    kind: crate::types::DatatypeInfo,
 ) -> bool {
     let Some(cx) = guard.cx() else {
         return false;

@@ -23,7 +23,11 @@ pub(crate) struct Received {
 /// [`count_word`]) and the datatype's size is known (`kind`, what is known of `dest`'s
 /// datatype): no call into MPI. Else `MPI_Get_count`.
 #[inline]
-pub(crate) fn received_count(status: &Status, dest: &Piece, kind: crate::types::Kind) -> Received {
+pub(crate) fn received_count(
+    status: &Status,
+    dest: &Piece,
+    kind: crate::types::DatatypeInfo,
+) -> Received {
     if let Some(bytes) = status_bytes(status) {
         let size = kind.size;
         if size > 0 && bytes % size == 0 {

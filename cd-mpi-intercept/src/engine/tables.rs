@@ -83,7 +83,7 @@ pub(super) enum Bound {
 
 /// What the application's handle of a virtual request is.
 #[derive(Clone, Copy, Debug)]
-pub(super) enum Kind {
+pub(super) enum VirtualHandle {
     /// A generalized request this module started, with its state.
     Greq(*mut GreqState),
     /// The application's own persistent request, started again by a replayed `MPI_Start`
@@ -96,7 +96,7 @@ pub(crate) struct Virtual {
     pub seq: u64,
     pub delivery: Delivery,
     pub(super) bound: Bound,
-    pub(super) kind: Kind,
+    pub(super) kind: VirtualHandle,
     /// The data drained at restore that completed it when the replay ended, kept until the
     /// application completes it: a restore before then rewinds the re-execution that got it,
     /// and the next one needs it again (see [`discard_rewound`]).

@@ -2,7 +2,8 @@
 //! bound to live requests (or completed with drained data) when the replay ends.
 
 use super::tables::{
-    persistent_delivery, track, Bound, Delivery, Drained, GreqState, Kind, Tracked, Virtual, STATE,
+    persistent_delivery, track, Bound, Delivery, Drained, GreqState, Tracked, Virtual,
+    VirtualHandle, STATE,
 };
 use crate::abi::{self, Request, Status};
 use crate::pmpi::{real, CancelFn, FreeFn, QueryFn};
@@ -71,7 +72,7 @@ pub(crate) unsafe fn virtual_request(seq: u64, delivery: Delivery, request: *mut
                 seq,
                 delivery,
                 bound: Bound::Open,
-                kind: Kind::Greq(state),
+                kind: VirtualHandle::Greq(state),
                 drained: None,
             },
         )
@@ -95,7 +96,7 @@ pub(crate) fn virtual_start(seq: u64, request: Request) {
                 seq,
                 delivery,
                 bound: Bound::Open,
-                kind: Kind::Persistent,
+                kind: VirtualHandle::Persistent,
                 drained: None,
             },
         )
@@ -128,11 +129,11 @@ fn discard_rewound(seq: u64) {
     for (handle, v) in rewound {
         tracing::debug!(seq, "a rewound re-execution's request is handed out again");
         let ours = match (v.kind, v.bound) {
-            (Kind::Greq(_), Bound::Done) => Some((handle, false)),
-            (Kind::Greq(_), _) => Some((handle, true)),
+            (VirtualHandle::Greq(_), Bound::Done) => Some((handle, false)),
+            (VirtualHandle::Greq(_), _) => Some((handle, true)),
             // a drained persistent receive's completed stand-in
-            (Kind::Persistent, Bound::Live(standin)) => Some((standin, false)),
-            (Kind::Persistent, _) => None,
+            (VirtualHandle::Persistent, Bound::Live(standin)) => Some((standin, false)),
+            (VirtualHandle::Persistent, _) => None,
         };
         if let Some((h, complete)) = ours {
             // SAFETY: a generalized request this module started and the application can no
@@ -151,7 +152,7 @@ pub(super) fn finish_virtual(handle: Request, status: &Status) {
     let v = STATE.with(|s| s.borrow_mut().virtuals.remove(&handle));
     if let Some(Virtual {
         bound,
-        kind: Kind::Greq(state),
+        kind: VirtualHandle::Greq(state),
         ..
     }) = v
     {
@@ -240,7 +241,7 @@ fn bind(seq: u64, handle: Request, cx: Option<cd_core::ThreadCx<'_>>) {
                 };
             }
             match kind {
-                Kind::Greq(state) => {
+                VirtualHandle::Greq(state) => {
                     // SAFETY: our own generalized request, alive until MPI frees it.
                     unsafe {
                         (*state).status = status;
@@ -249,7 +250,7 @@ fn bind(seq: u64, handle: Request, cx: Option<cd_core::ThreadCx<'_>>) {
                     kept = Some(whole);
                     Bound::Done
                 }
-                Kind::Persistent => match start_greq(status) {
+                VirtualHandle::Persistent => match start_greq(status) {
                     Ok((greq, _)) => {
                         // SAFETY: our own generalized request.
                         unsafe { real::Grequest_complete(greq) };
@@ -267,7 +268,7 @@ fn bind(seq: u64, handle: Request, cx: Option<cd_core::ThreadCx<'_>>) {
             let mut inner = abi::predefined().request_null;
             let rc = match kind {
                 // SAFETY: the re-executed receive's own arguments.
-                Kind::Greq(_) => unsafe {
+                VirtualHandle::Greq(_) => unsafe {
                     real::Irecv(
                         dest.buf.cast_mut(),
                         dest.count,
@@ -278,7 +279,7 @@ fn bind(seq: u64, handle: Request, cx: Option<cd_core::ThreadCx<'_>>) {
                         &mut inner,
                     )
                 },
-                Kind::Persistent => {
+                VirtualHandle::Persistent => {
                     inner = handle;
                     // SAFETY: the application's inactive persistent receive.
                     unsafe { real::Start(&mut inner) }
@@ -290,7 +291,7 @@ fn bind(seq: u64, handle: Request, cx: Option<cd_core::ThreadCx<'_>>) {
                     crate::traffic::receive_posted(inner, dest.comm);
                 }
                 track(inner, Tracked::new(seq, delivery.clone(), cx));
-                if matches!(kind, Kind::Persistent) {
+                if matches!(kind, VirtualHandle::Persistent) {
                     // Live again under its own handle: nothing stands in for it.
                     STATE.with(|s| s.borrow_mut().virtuals.remove(&handle));
                     return;
@@ -313,12 +314,12 @@ fn bind(seq: u64, handle: Request, cx: Option<cd_core::ThreadCx<'_>>) {
                 s.live.iter().find(|(_, t)| t.seq == seq).map(|(h, _)| *h)
             });
             match (original, kind) {
-                (_, Kind::Persistent) => {
+                (_, VirtualHandle::Persistent) => {
                     STATE.with(|s| s.borrow_mut().virtuals.remove(&handle));
                     return;
                 }
-                (Some(inner), Kind::Greq(_)) => Bound::Live(inner),
-                (None, Kind::Greq(_)) => {
+                (Some(inner), VirtualHandle::Greq(_)) => Bound::Live(inner),
+                (None, VirtualHandle::Greq(_)) => {
                     // SAFETY: completing our own generalized request.
                     unsafe { real::Grequest_complete(handle) };
                     Bound::Done
@@ -326,7 +327,7 @@ fn bind(seq: u64, handle: Request, cx: Option<cd_core::ThreadCx<'_>>) {
             }
         }
     };
-    if matches!((bound, kind), (Bound::Done, Kind::Persistent)) {
+    if matches!((bound, kind), (Bound::Done, VirtualHandle::Persistent)) {
         STATE.with(|s| s.borrow_mut().virtuals.remove(&handle));
         return;
     }
