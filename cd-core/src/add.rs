@@ -15,17 +15,18 @@
 //! a tiny add (a scalar) is then one insert into one map, which is most of what it costs.
 
 use crate::access;
+use crate::active;
 use crate::advance::settle;
 use crate::callback;
+use crate::copy;
 use crate::error::{CdError, Result};
-use crate::handle;
 use crate::ids::CdRef;
 use crate::interval::Probe;
 use crate::node::{resolve_through, AddRecord, Entry, How, Node, State};
 use crate::regen::Regen;
 use crate::space::{self, Location};
 use crate::stats::Stats;
-use crate::store::{self, Buffer, Segment, INLINE};
+use crate::store::{Buffer, Segment, INLINE};
 use crate::types::{validate_specs, AddrSpec, Small};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, MutexGuard};
@@ -84,7 +85,7 @@ unsafe fn add_entries(cd: CdRef, specs: &[AddrSpec], how: How) -> Result<()> {
         let (s, e) = spec.bounds()?;
         access::check_new(&how, specs)?;
         let at = space::space_of(s, e)?;
-        let node = handle::resolve(cd)?;
+        let node = active::resolve(cd)?;
         let mut state = lock_for_add(&node, &[(s, e)], &how)?;
         // A few bytes to copy live in the entry (read in `add_uncovered`): such an entry
         // merges with no neighbour, which `probe` must know.
@@ -120,7 +121,7 @@ unsafe fn add_entries(cd: CdRef, specs: &[AddrSpec], how: How) -> Result<()> {
         .iter()
         .map(|&(s, e)| space::space_of(s, e))
         .collect::<Result<Small<Location>>>()?;
-    let node = handle::resolve(cd)?;
+    let node = active::resolve(cd)?;
     let state = lock_for_add(&node, &bounds, &how)?;
     let uncovered = bounds
         .iter()
@@ -219,7 +220,7 @@ unsafe fn add_locked(
             for &(s, e) in list {
                 let dst = &mut buffer.as_mut_slice()[offset..offset + (e - s)];
                 // SAFETY: `s .. e` is part of a range the caller vouched for.
-                unsafe { store::read_app(dst, s, at.space)? };
+                unsafe { copy::read_app(dst, s, at.space)? };
                 offset += e - s;
             }
         }
@@ -233,7 +234,7 @@ unsafe fn add_locked(
             .expect("one gap");
         let mut bytes = [0; INLINE];
         // SAFETY: as above.
-        unsafe { store::read_app(&mut bytes[..e - s], s, spaces[i].space)? };
+        unsafe { copy::read_app(&mut bytes[..e - s], s, spaces[i].space)? };
         Some(Staged::Inline(bytes))
     } else {
         None
@@ -315,12 +316,12 @@ unsafe fn add_uncovered(
     let segment = if let Some(bytes) = &mut entry.inline {
         // A few bytes: kept in the entry, no buffer, no data segment.
         // SAFETY: `start .. end` is the range the caller vouched for.
-        unsafe { store::read_app(&mut bytes[..len], start, at.space)? };
+        unsafe { copy::read_app(&mut bytes[..len], start, at.space)? };
         None
     } else if copied > 0 {
         let mut buffer = Buffer::new(len)?;
         // SAFETY: as above.
-        unsafe { store::read_app(buffer.as_mut_slice(), start, at.space)? };
+        unsafe { copy::read_app(buffer.as_mut_slice(), start, at.space)? };
         Some(Segment::new(Arc::new(buffer), 0))
     } else {
         None
@@ -387,7 +388,7 @@ pub fn delete_from_cd(cd: impl Into<CdRef>, specs: &[AddrSpec]) -> Result<()> {
     let _span = debug_span!("delete_from_cd", ?cd, ranges = specs.len()).entered();
     callback::check()?;
     let bounds = validate_specs(specs)?;
-    let node = handle::resolve(cd)?;
+    let node = active::resolve(cd)?;
     settle(&node, true)?;
     let mut state = node.lock_live()?;
     for &(s, e) in &bounds {

@@ -34,15 +34,16 @@
 //!   flag for the whole call.
 
 use crate::access;
+use crate::active;
 use crate::callback;
+use crate::copy;
 use crate::error::{CdError, Result};
-use crate::handle;
 use crate::ids::CdRef;
 use crate::merge::{check_merge, merge_into_parent};
 use crate::node::{feed_mark, file_offsets, Exclusive, How, Node, Pending, State};
 use crate::space::SpaceId;
 use crate::stats::Stats;
-use crate::store::{self, Buffer, Segment};
+use crate::store::{Buffer, Segment};
 use crate::types::Access;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, MutexGuard};
@@ -72,7 +73,7 @@ pub unsafe fn advance_cd_point_in_time(cd: impl Into<CdRef>) -> Result<AdvanceRe
     let cd = cd.into();
     let _span = debug_span!("advance_cd_point_in_time", ?cd).entered();
     callback::check()?;
-    let node = handle::resolve(cd)?;
+    let node = active::resolve(cd)?;
     settle(&node, true)?;
     let _busy = node.begin(Exclusive::Advance)?;
     // Where a replay feeding this CD stands at its new point in time (before any lock: the
@@ -166,7 +167,7 @@ unsafe fn stage(targets: &[(usize, usize, SpaceId)]) -> Result<Option<Arc<Buffer
     for &(s, e, space) in targets {
         let dst = &mut buffer.as_mut_slice()[offset..offset + (e - s)];
         // SAFETY: forwarded from the caller.
-        unsafe { store::read_app(dst, s, space)? };
+        unsafe { copy::read_app(dst, s, space)? };
         offset += e - s;
     }
     Ok(Some(Arc::new(buffer)))

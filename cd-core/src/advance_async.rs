@@ -40,16 +40,17 @@
 //! an advance with nothing to copy, advances synchronously: [`AsyncAdvance::in_flight`] says
 //! which happened. The spec's `advance_cd_point_in_time` is unchanged.
 
+use crate::active;
 use crate::advance::{
     advance_targets, check_advance, lock_pair, settle, targets_unchanged, AdvanceReport,
 };
 use crate::callback;
+use crate::copy;
 use crate::error::{CdError, Result};
-use crate::handle;
 use crate::ids::CdRef;
 use crate::node::{feed_mark, file_offsets, Exclusive, Node, Pending};
 use crate::space::{self, DrainCopy, SpaceId, HOST};
-use crate::store::{self, Buffer};
+use crate::store::Buffer;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use tracing::debug_span;
@@ -84,7 +85,7 @@ pub unsafe fn advance_cd_point_in_time_async(
     let cd = cd.into();
     let _span = debug_span!("cd_advance_async", ?cd).entered();
     callback::check()?;
-    let node = handle::resolve(cd)?;
+    let node = active::resolve(cd)?;
     settle(&node, true)?;
     // SAFETY: forwarded from the caller.
     let started = unsafe { begin(&node, stream)? };
@@ -170,7 +171,7 @@ unsafe fn start(
         if space == HOST {
             let dst = &mut buffer.as_mut_slice()[offset..offset + (e - s)];
             // SAFETY: a range of the CD, which the caller vouched for.
-            unsafe { store::read_app(dst, s, HOST)? };
+            unsafe { copy::read_app(dst, s, HOST)? };
         } else {
             copies.push((
                 space,
@@ -230,7 +231,7 @@ unsafe fn start(
 /// returned as its error, and the CD stays at its previous point.
 pub fn advance_test(cd: impl Into<CdRef>) -> Result<bool> {
     callback::check()?;
-    settle(&handle::resolve(cd.into())?, false)
+    settle(&active::resolve(cd.into())?, false)
 }
 
 /// Waits for the CD's advance in flight, if any, and makes its point current
@@ -238,5 +239,5 @@ pub fn advance_test(cd: impl Into<CdRef>) -> Result<bool> {
 /// previous point.
 pub fn advance_wait(cd: impl Into<CdRef>) -> Result<()> {
     callback::check()?;
-    settle(&handle::resolve(cd.into())?, true).map(drop)
+    settle(&active::resolve(cd.into())?, true).map(drop)
 }

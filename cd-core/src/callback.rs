@@ -7,17 +7,17 @@
 //! MPI layer's restore hook and the closure that writes a log record; only `log_mode`, which
 //! takes no lock, skips the check (the MPI wrappers call it from inside them).
 
+use crate::active;
 use crate::error::{CdError, Result};
-use crate::handle;
 use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-// The mark itself lives in `handle`'s thread-local, next to the active-CD cache, so that the
+// The mark itself lives in `active`'s thread-local, next to the active-CD cache, so that the
 // log append reads both in one access.
 
 /// Fails with [`CdError::Reentrant`] when called from inside a callback.
 pub(crate) fn check() -> Result<()> {
-    if handle::with_mark(Cell::get).unwrap_or(false) {
+    if active::with_mark(Cell::get).unwrap_or(false) {
         Err(CdError::Reentrant)
     } else {
         Ok(())
@@ -29,14 +29,14 @@ struct Unmark;
 
 impl Drop for Unmark {
     fn drop(&mut self) {
-        handle::with_mark(|c| c.set(false));
+        active::with_mark(|c| c.set(false));
     }
 }
 
 /// Runs `f` marked as a callback; a panic unwinds on (the runtime's state is consistent at
 /// every call of this).
 pub(crate) fn marked<R>(f: impl FnOnce() -> R) -> R {
-    handle::with_mark(|c| c.set(true));
+    active::with_mark(|c| c.set(true));
     let _unmark = Unmark;
     f()
 }

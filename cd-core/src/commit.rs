@@ -1,13 +1,14 @@
 //! `commit_cd`: a root is discarded; a child is merged into its parent by the rules of
 //! `merge` and discarded.
 
+use crate::active;
 use crate::advance::settle;
 use crate::callback;
 use crate::error::{Fate, Result};
-use crate::handle;
 use crate::ids::CdRef;
 use crate::merge::{check_merge, merge_into_parent};
 use crate::node::Exclusive;
+use crate::registry;
 use crate::stats::Stats;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -18,14 +19,14 @@ use tracing::debug_span;
 /// committed. If the CD is the calling thread's active CD, the one below becomes active.
 ///
 /// A commit that would merge MPI log records into a parent whose log is being replayed fails
-/// with [`CdError::LogReplaying`](crate::CdError::LogReplaying) and changes nothing: the records would land in the middle of
-/// the replay. It does not happen when the MPI layer follows [`crate::log_mode`] (a CD that a
+/// with [`CdError::LogReplaying`](crate::CdError::LogReplaying) and changes nothing: the
+/// records would land in the middle of the replay. It does not happen when the MPI layer follows [`crate::log_mode`] (a CD that a
 /// replay feeds logs nothing); it means that records were added to the child explicitly.
 pub fn commit_cd(cd: impl Into<CdRef>) -> Result<()> {
     let cd = cd.into();
     let _span = debug_span!("commit_cd", ?cd).entered();
     callback::check()?;
-    let node = handle::resolve(cd)?;
+    let node = active::resolve(cd)?;
     settle(&node, true)?;
     let _busy = node.begin(Exclusive::Commit)?;
     let mut parent_state = match &node.parent {
@@ -45,11 +46,11 @@ pub fn commit_cd(cd: impl Into<CdRef>) -> Result<()> {
     drop(parent_state);
     if node.parent.is_none() {
         if let Some(name) = &node.root_name {
-            handle::release_root_name(name);
+            registry::release_root_name(name);
         }
     }
-    handle::retire(node.handle, Fate::Committed);
-    handle::pop_active(node.handle);
+    registry::retire(node.handle, Fate::Committed);
+    active::pop_active(node.handle);
     Stats {
         commits: 1,
         ..Stats::default()

@@ -5,14 +5,15 @@
 //! hook fails, the fresh root is discarded again (through `commit`), so the call changes
 //! nothing.
 
+use crate::active;
 use crate::advance::settle;
 use crate::callback;
 use crate::commit::commit_cd;
 use crate::error::{CdError, Result};
-use crate::handle;
 use crate::ids::{CdHandle, CdRef};
 use crate::merge;
 use crate::node::{feed_mark, Node};
+use crate::registry;
 use crate::stats::Stats;
 use crate::storage_info::StorageInfo;
 use crate::types::LoggingMode;
@@ -37,12 +38,12 @@ pub fn create_cd(
     let handle = match parent {
         None => create_root(storage_info, logging, name)?,
         Some(parent) => {
-            let parent = handle::resolve(parent)?;
+            let parent = active::resolve(parent)?;
             settle(&parent, true)?;
             create_child(parent, storage_info, logging, name)?
         }
     };
-    handle::push_active(handle);
+    active::push_active(handle);
     Stats {
         creates: 1,
         ..Stats::default()
@@ -78,15 +79,15 @@ fn create_root(
         None => None,
     };
     if let Some(name) = &name {
-        handle::claim_root_name(name)?;
+        registry::claim_root_name(name)?;
     }
-    let handle = handle::register(|handle| {
+    let handle = registry::register(|handle| {
         Arc::new(Node::new(handle, None, name, 0, 0, logging, storage, false))
     });
     if let Some(hooks) = hooks {
         match (hooks.created)(handle) {
             Ok(recovered) => {
-                handle::lookup(handle)?.lock().recovered = recovered;
+                registry::lookup(handle)?.lock().recovered = recovered;
             }
             Err(e) => {
                 // discarding a fresh root cannot fail; the error to report is the hook's
@@ -139,7 +140,7 @@ fn create_child(
     for sibling in &state.children {
         sibling.had_siblings.store(true, Ordering::Relaxed);
     }
-    let handle = handle::register(|handle| {
+    let handle = registry::register(|handle| {
         Arc::new(Node::new(
             handle,
             Some(Arc::clone(&parent)),
@@ -151,7 +152,7 @@ fn create_child(
             had_siblings,
         ))
     });
-    let node = handle::lookup(handle).expect("just registered");
+    let node = registry::lookup(handle).expect("just registered");
     if logging {
         let mut child = node.lock();
         if merge::log_goes_up(had_siblings) {

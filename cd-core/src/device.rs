@@ -10,7 +10,7 @@
 use crate::advance::settle_or_drop;
 use crate::callback;
 use crate::error::{CdError, Result};
-use crate::handle;
+use crate::registry;
 use crate::space::{self, Location, SpaceId, HOST};
 use std::sync::atomic::Ordering;
 
@@ -26,7 +26,7 @@ pub fn unmap_device_region(address: usize) -> Result<()> {
     let (end, space) = space::region_at(address)?;
     // No CD lock is taken while the space table is locked (restore holds CD locks and then
     // reads the table), so the CDs are checked first, one at a time.
-    for node in handle::live_nodes() {
+    for node in registry::live_nodes() {
         let state = node.lock();
         let held = state
             .entries
@@ -45,7 +45,8 @@ pub fn unmap_device_region(address: usize) -> Result<()> {
 /// Tells the runtime that the application reset the device (`cudaDeviceReset`, a `cd_`
 /// extension). Every advance in flight is dropped (its drain cannot complete: the CD stays at
 /// its previous complete point), and every space forgets the streams, events, staging buffers
-/// and host registrations the reset destroyed ([`DeviceMemory::device_reset`](crate::DeviceMemory::device_reset)).
+/// and host registrations the reset destroyed
+/// ([`DeviceMemory::device_reset`](crate::DeviceMemory::device_reset)).
 ///
 /// Call it after the reset and after re-creating the application's allocations, before
 /// [`remap_device_region`] or [`restore_cd`](crate::restore_cd). Two recipes:
@@ -61,7 +62,7 @@ pub fn unmap_device_region(address: usize) -> Result<()> {
 /// process. Recovery then needs CDs persisted to storage (`storage_info` with `dir`), which a
 /// new process restores after a restart.
 pub fn device_reset() {
-    for node in handle::live_nodes() {
+    for node in registry::live_nodes() {
         let mut state = node.lock();
         state.pending = None;
         node.draining.store(false, Ordering::Release);
@@ -108,7 +109,7 @@ pub fn remap_device_region(from: usize, to: usize, length: usize) -> Result<()> 
             length,
         });
     };
-    let nodes = handle::live_nodes();
+    let nodes = registry::live_nodes();
     for node in &nodes {
         settle_or_drop(node);
     }

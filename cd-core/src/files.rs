@@ -1,10 +1,10 @@
 //! Monitored files: `add_file_to_cd` and `delete_file_from_cd`. The `lseek` that reads a
 //! descriptor's offset is `node::file_offset`, below both this module and `advance`.
 
+use crate::active;
 use crate::advance::settle;
 use crate::callback;
 use crate::error::{CdError, Result};
-use crate::handle;
 use crate::ids::CdRef;
 use crate::node::file_offset;
 use tracing::debug_span;
@@ -16,7 +16,7 @@ pub fn add_file_to_cd(cd: impl Into<CdRef>, fd: i32) -> Result<()> {
     let _span = debug_span!("add_file_to_cd", ?cd, fd).entered();
     callback::check()?;
     let offset = file_offset(fd)?;
-    let node = handle::resolve(cd)?;
+    let node = active::resolve(cd)?;
     settle(&node, true)?;
     node.lock_live()?.files.entry(fd).or_insert(offset);
     Ok(())
@@ -27,7 +27,7 @@ pub fn delete_file_from_cd(cd: impl Into<CdRef>, fd: i32) -> Result<()> {
     let cd = cd.into();
     let _span = debug_span!("delete_file_from_cd", ?cd, fd).entered();
     callback::check()?;
-    let node = handle::resolve(cd)?;
+    let node = active::resolve(cd)?;
     settle(&node, true)?;
     let mut state = node.lock_live()?;
     state

@@ -1,13 +1,13 @@
 //! The names of CDs: [`CdHandle`] and [`CdRef`], plain values at the bottom of the crate.
 //!
-//! They sit apart from the registry that resolves them (`handle`) so that the error type can
+//! They sit apart from the registry that resolves them (`registry`) so that the error type can
 //! name a CD without importing the registry, and the registry can hold `Arc<Node>` while each
 //! node names itself by handle: without this module those three formed one import circle.
 
 /// Names one CD. Cheap to copy; validated on every use.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub struct CdHandle {
-    /// The registry slot (see `handle`).
+    /// The registry slot (see `registry`).
     pub(crate) index: u32,
     /// The slot's generation when the CD was registered; never 0.
     pub(crate) generation: u32,

@@ -1,16 +1,37 @@
 //! Queries that change nothing: [`cd_info`], [`cd_entries`], [`cd_files`],
-//! [`cd_saved_bytes`], and the process rank used in CD identities.
+//! [`cd_saved_bytes`], [`global_stats`], and the process rank used in CD identities.
 
+use crate::active;
 use crate::advance::settle;
 use crate::callback;
 use crate::error::{CdError, Result};
-use crate::handle;
 use crate::ids::{CdHandle, CdRef};
+use crate::memory;
+use crate::registry;
 use crate::space::SpaceId;
 use crate::stats::Stats;
 use crate::storage_info::StorageInfo;
 use crate::types::{validate_specs, Access, AddrSpec, Restoration, Scope};
 use std::sync::atomic::{AtomicU32, Ordering};
+
+/// A snapshot of the process-wide counters, and of the memory the runtime holds.
+///
+/// Log entries are counted when a CD's log folds them in (see `log`), so the live CDs' logs
+/// are folded first; a CD locked by another thread at that moment is skipped (its records are
+/// counted when that thread's operation folds them).
+pub fn global_stats() -> Stats {
+    for node in registry::live_nodes() {
+        node.try_fold_log();
+    }
+    let held = memory::memory_held();
+    Stats {
+        store_bytes: held.stores,
+        pool_bytes: held.pool,
+        log_bytes: held.logs,
+        peak_bytes: held.peak,
+        ..Stats::counters()
+    }
+}
 
 static RANK: AtomicU32 = AtomicU32::new(0);
 
@@ -70,7 +91,7 @@ pub struct CdInfo {
 /// Describes a CD.
 pub fn cd_info(cd: impl Into<CdRef>) -> Result<CdInfo> {
     callback::check()?;
-    let node = handle::resolve(cd.into())?;
+    let node = active::resolve(cd.into())?;
     settle(&node, false)?;
     let state = node.lock_live()?;
     Ok(CdInfo {
@@ -116,7 +137,7 @@ pub struct EntryInfo {
 /// The entries of a CD, merged, in address order.
 pub fn cd_entries(cd: impl Into<CdRef>) -> Result<Vec<EntryInfo>> {
     callback::check()?;
-    let node = handle::resolve(cd.into())?;
+    let node = active::resolve(cd.into())?;
     settle(&node, false)?;
     let state = node.lock_live()?;
     Ok(state
@@ -135,7 +156,7 @@ pub fn cd_entries(cd: impl Into<CdRef>) -> Result<Vec<EntryInfo>> {
 /// The saved offsets of the files a CD monitors, by descriptor.
 pub fn cd_files(cd: impl Into<CdRef>) -> Result<Vec<(i32, i64)>> {
     callback::check()?;
-    let node = handle::resolve(cd.into())?;
+    let node = active::resolve(cd.into())?;
     settle(&node, false)?;
     let state = node.lock_live()?;
     Ok(state.files.iter().map(|(&fd, &off)| (fd, off)).collect())
@@ -154,7 +175,7 @@ pub fn cd_saved_bytes(cd: impl Into<CdRef>, address: usize, length: usize) -> Re
         Access::ReadOnly,
         Scope::Global,
     )])?[0];
-    let node = handle::resolve(cd.into())?;
+    let node = active::resolve(cd.into())?;
     settle(&node, false)?;
     let state = node.lock_live()?;
     if let Some((address, end)) = state.unsaved(start, end) {

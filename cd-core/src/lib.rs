@@ -6,9 +6,11 @@
 //! of CDs, their entries and stores, file positions and MPI log FIFOs. The C library
 //! (`cd-ffi`) and the PMPI layer (`cd-mpi-intercept`) sit on top of it.
 //!
-//! The modules form layers with no import circle (ids and errors at the bottom, then store,
-//! node, the handle registry, then one module per operation); `cd-core/ARCHITECTURE.md` draws
-//! them and maps each spec rule to the one module that owns it.
+//! The modules form layers with no import circle: ids, errors, counters and the MPI log at the
+//! bottom, then memory spaces, the store, one CD (`node`), the registry, each thread's state
+//! (active CDs, cached MPI mode, the callback mark), the copies to and from application memory,
+//! then one module per operation. `cd-core/ARCHITECTURE.md` draws them, says why each seam is
+//! where it is, and maps each spec rule to the one module that owns it.
 //!
 //! # Brief overview
 //! - [`create_cd`] makes a root or child CD and pushes it on the calling thread's stack of
@@ -73,17 +75,18 @@
 //! ```
 
 mod access;
+mod active;
 mod add;
 mod advance;
 mod advance_async;
 mod callback;
 mod commit;
+mod copy;
 mod create;
 mod device;
 mod error;
 pub mod fault;
 mod files;
-mod handle;
 mod ids;
 mod info;
 pub mod interval;
@@ -95,6 +98,7 @@ mod node;
 mod persist;
 mod primitive;
 mod regen;
+mod registry;
 mod restore;
 mod space;
 mod stats;
@@ -102,6 +106,7 @@ mod storage_info;
 mod store;
 mod types;
 
+pub use active::current_cd;
 pub use add::{add_to_cd_via_copy, add_to_cd_via_parent, add_to_cd_via_regen, delete_from_cd};
 pub use advance::{advance_cd_point_in_time, AdvanceReport};
 pub use advance_async::{advance_cd_point_in_time_async, advance_test, advance_wait, AsyncAdvance};
@@ -110,9 +115,10 @@ pub use create::create_cd;
 pub use device::{device_reset, remap_device_region, unmap_device_region};
 pub use error::{CdError, ErrorCode, Fate, Result};
 pub use files::{add_file_to_cd, delete_file_from_cd};
-pub use handle::current_cd;
 pub use ids::{CdHandle, CdRef};
-pub use info::{cd_entries, cd_files, cd_info, cd_saved_bytes, rank, set_rank, CdInfo, EntryInfo};
+pub use info::{
+    cd_entries, cd_files, cd_info, cd_saved_bytes, global_stats, rank, set_rank, CdInfo, EntryInfo,
+};
 pub use log::{
     log_spill_bytes, log_spilled_total, set_log_spill_bytes, set_log_spill_dir, LogEntry,
     LogPayload, DEFAULT_LOG_SPILL, LOG_DIR_ENV, LOG_SPILL_ENV,
@@ -136,7 +142,7 @@ pub use space::{
     map_device_region, register_memory_space, register_recognising_space, DeviceMemory, Drain,
     DrainCopy, SpaceId, HOST,
 };
-pub use stats::{global_stats, Stats};
+pub use stats::Stats;
 pub use storage_info::{
     FlushSettings, PersistScheme, PersistSettings, StorageInfo, KNOWN_KEYS, STORAGE_INFO_ENV,
 };

@@ -5,7 +5,7 @@
 //! The spec's functions (`add_MPI_log_to_cd` and friends) name a CD explicitly. A PMPI wrapper
 //! has no handle at hand and runs on every MPI call, so these work on the calling thread's
 //! active CD, and the decision of what to do ([`log_mode`]) is read from a per-thread cache
-//! (see `handle`) without a lock.
+//! (see `active`) without a lock.
 //!
 //! # Replay across CDs
 //! After `restore_cd(P)` the rank re-executes P. A CD created during that re-execution must
@@ -28,12 +28,13 @@
 //! recover alone while the others go on live needs a CD tree of its own (a root CD per
 //! thread, as `tests/mpi/threads.c` has).
 
+use crate::active::{self, Cached, Fast, Writer};
 use crate::callback;
 use crate::error::{CdError, Result};
-use crate::handle::{self, Cached, Fast, Writer};
 use crate::ids::{CdHandle, CdRef};
 use crate::log::LogEntry;
 use crate::node::outermost_replaying;
+use crate::registry;
 use crate::types::LogMode;
 use std::cell::{Cell, RefCell};
 use std::sync::RwLock;
@@ -49,7 +50,7 @@ pub fn log_mode() -> LogMode {
     if crate::node::none_logging() {
         return LogMode::Off;
     }
-    handle::mode()
+    active::mode()
 }
 
 /// Whether some CD in the process logs communication: while none does, every thread's mode is
@@ -66,7 +67,7 @@ pub fn logging_anywhere() -> bool {
 /// the append). Not `Send`: it names one thread's state.
 #[derive(Clone, Copy)]
 pub struct ThreadCx<'t> {
-    active: &'t handle::Active,
+    active: &'t active::Active,
 }
 
 /// The calling thread's [`ThreadCx`]; `None` while the thread's locals are being destroyed.
@@ -77,7 +78,7 @@ pub struct ThreadCx<'t> {
 #[inline(always)]
 pub unsafe fn thread_cx<'t>() -> Option<ThreadCx<'t>> {
     // SAFETY: the caller's contract is `active`'s.
-    unsafe { handle::active() }.map(|active| ThreadCx { active })
+    unsafe { active::active() }.map(|active| ThreadCx { active })
 }
 
 impl<'t> ThreadCx<'t> {
@@ -132,7 +133,7 @@ impl<'t> ThreadCx<'t> {
 /// retired by another thread.
 #[inline]
 pub fn log_append_with(len: usize, fill: impl FnOnce(&mut [u8])) -> Result<()> {
-    match handle::fast_append(len, fill) {
+    match active::fast_append(len, fill) {
         Fast::Done => Ok(()),
         Fast::Slow(fill) => log_append_slow(len, fill),
         Fast::Orphaned(bytes) => log_append_slow(len, |b| b.copy_from_slice(&bytes)),
@@ -145,7 +146,7 @@ pub fn log_append_with(len: usize, fill: impl FnOnce(&mut [u8])) -> Result<()> {
 fn log_append_slow(len: usize, fill: impl FnOnce(&mut [u8])) -> Result<()> {
     // Marked for the whole append, checked and set in the thread-local access that reads the
     // cache and the writer.
-    handle::with_cached_marked(|cached, writer| append_checked(cached, writer, len, fill))
+    active::with_cached_marked(|cached, writer| append_checked(cached, writer, len, fill))
 }
 
 /// The slow append on the validated cache (`None` without an active CD): the errors of
@@ -208,7 +209,7 @@ pub fn log_append(parts: &[&[u8]]) -> Result<()> {
 /// log), [`CdError::Reentrant`], a stale handle.
 pub fn log_next() -> Result<Option<LogEntry>> {
     callback::check()?;
-    let cached = handle::with_cached(|c| c.cloned().ok_or(CdError::NoActiveCd))?;
+    let cached = active::with_cached(|c| c.cloned().ok_or(CdError::NoActiveCd))?;
     if cached.mode == LogMode::Off {
         return Err(CdError::LoggingDisabled);
     }
@@ -239,7 +240,7 @@ pub fn log_next() -> Result<Option<LogEntry>> {
 /// `Ok(())` without doing anything when the mode is [`LogMode::Off`].
 pub fn log_mark_unreplayable(call: &'static str) -> Result<()> {
     callback::check()?;
-    handle::with_cached(|cached| match cached {
+    active::with_cached(|cached| match cached {
         Some(cached) if cached.mode != LogMode::Off => {
             cached.node.lock_live()?.log.mark_unreplayable(call);
             Ok(())
@@ -260,7 +261,7 @@ pub fn log_mark_unreplayable(call: &'static str) -> Result<()> {
 /// Errors: a stale or invalid handle, [`CdError::Reentrant`] (from a CD callback).
 pub fn mark_log_unreplayable(cd: impl Into<CdRef>, call: &'static str) -> Result<()> {
     callback::check()?;
-    let node = handle::resolve(cd.into())?;
+    let node = active::resolve(cd.into())?;
     node.lock_live()?.log.mark_unreplayable(call);
     Ok(())
 }
@@ -291,7 +292,7 @@ pub fn set_restore_hook(hook: RestoreHook) {
 /// tell the requests of a live ancestor of the restored CD (left in flight) from those of CDs
 /// that ended.
 pub fn cd_is_live(cd: CdHandle) -> bool {
-    handle::lookup(cd).is_ok()
+    registry::lookup(cd).is_ok()
 }
 
 /// Calls the restore hook, if one is set.
@@ -314,7 +315,7 @@ pub fn add_mpi_log_to_cd(cd: impl Into<CdRef>, entry: LogEntry) -> Result<()> {
     let cd = cd.into();
     let _span = debug_span!("add_MPI_log_to_cd", ?cd, len = entry.bytes().len()).entered();
     callback::check()?;
-    let node = handle::resolve(cd)?;
+    let node = active::resolve(cd)?;
     if !node.logging {
         return Err(CdError::LoggingDisabled);
     }
@@ -331,7 +332,7 @@ pub fn get_mpi_log_from_cd(cd: impl Into<CdRef>) -> Result<Option<LogEntry>> {
     let cd = cd.into();
     let _span = debug_span!("get_MPI_log_from_cd", ?cd).entered();
     callback::check()?;
-    let node = handle::resolve(cd)?;
+    let node = active::resolve(cd)?;
     let mut state = node.lock_live()?;
     let entry = state.log.next();
     node.sync_replay(&state);
@@ -344,7 +345,7 @@ pub fn delete_mpi_log_from_cd(cd: impl Into<CdRef>) -> Result<()> {
     let cd = cd.into();
     let _span = debug_span!("delete_MPI_log_from_cd", ?cd).entered();
     callback::check()?;
-    let node = handle::resolve(cd)?;
+    let node = active::resolve(cd)?;
     let mut state = node.lock_live()?;
     state.log.clear();
     node.sync_replay(&state);

@@ -336,7 +336,7 @@ impl Drop for BusyGuard<'_> {
     }
 }
 
-/// What a CD publishes to the threads' lock-free caches of their MPI mode (see `handle`,
+/// What a CD publishes to the threads' lock-free caches of their MPI mode (see `active`,
 /// "Validating the cache"): whether it is retired, whether its own log is being replayed,
 /// and the epoch that guards both. Writers change a flag, then bump the epoch (release);
 /// readers load the epoch (acquire), then the flags. A type of its own so that the loom
@@ -555,7 +555,7 @@ impl Node {
         self.published.set_replaying(state.log.is_replaying());
     }
 
-    /// Marks the CD retired; call with its state locked, then [`crate::handle::retire`].
+    /// Marks the CD retired; call with its state locked, then [`crate::registry::retire`].
     pub(crate) fn mark_retired(&self, state: &mut State, fate: Fate) {
         state.entries.clear();
         state.data.clear();

@@ -14,11 +14,12 @@
 //! ([`SavedEntry`]), and a restart matches the persisted entries to the new CD's by that
 //! order, their restoration kind and their length ([`load_saved_entries`]).
 
+use crate::active;
 use crate::callback;
 use crate::error::{CdError, Result};
-use crate::handle;
 use crate::ids::{CdHandle, CdRef};
 use crate::node::AddRecord;
+use crate::registry;
 use crate::store::{Buffer, Segment};
 use crate::types::Restoration;
 use std::sync::{Arc, RwLock};
@@ -71,7 +72,7 @@ pub struct SavedEntry<'a> {
 /// held (so `f` may not call the CD API: it gets [`CdError::Reentrant`]).
 pub fn with_saved_entries<R>(cd: CdHandle, f: impl FnOnce(&[SavedEntry<'_>]) -> R) -> Result<R> {
     callback::check()?;
-    let node = handle::lookup(cd)?;
+    let node = registry::lookup(cd)?;
     let state = node.lock_live()?;
     let mut entries = Vec::with_capacity(state.adds.len());
     for (i, add) in state.adds.iter().enumerate() {
@@ -113,7 +114,7 @@ pub fn load_saved_entries(
     mut fill: impl FnMut(usize, &mut [u8]) -> std::result::Result<(), String>,
 ) -> Result<()> {
     callback::check()?;
-    let node = handle::lookup(cd)?;
+    let node = registry::lookup(cd)?;
     let mut state = node.lock_live()?;
     let adds = state.adds.clone();
     if adds.len() != persisted.len() {
@@ -165,7 +166,7 @@ pub fn load_saved_entries(
 /// back. `None` for a CD that started fresh, and for a CD that is not persistent.
 pub fn recovered_version(cd: impl Into<CdRef>) -> Result<Option<u64>> {
     callback::check()?;
-    let node = handle::resolve(cd.into())?;
+    let node = active::resolve(cd.into())?;
     let state = node.lock_live()?;
     Ok(state.recovered)
 }

@@ -2,9 +2,10 @@
 //! normal builds, loom's under `--cfg loom`, so that the loom models (`tests/loom.rs`, built
 //! into this module as unit tests: they need crate-private types) run the real code. The
 //! primitives: a CD's busy flag (`node::BusyFlag`), a log lane's handshake state
-//! (`log::LaneState`), and what a CD publishes to the threads' caches of their MPI mode
-//! (`node::Published`, read by `handle::Cached`). Each is a small type of its own because loom's atomics are not `const`
-//! and cannot live in a static; the real code calls exactly the methods the models call.
+//! (`log::lane::LaneState`), and what a CD publishes to the threads' caches of their MPI mode
+//! (`node::Published`, read by `active::Cached`). Each is a small type of its own because
+//! loom's atomics are not `const` and cannot live in a static; the real code calls exactly the
+//! methods the models call.
 //!
 //! Under `--cfg loom` the log's thread token (a lane's owner) is loom's thread-local, and lanes
 //! are always lock-free, so that the writer models run `Lane::try_append` and its seal.

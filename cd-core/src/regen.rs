@@ -1,4 +1,7 @@
 //! Regen functions: how `add_to_cd_via_regen` entries get their data back.
+//!
+//! Only the value lives here; `restore` calls it, as a guarded callback. So this module stays
+//! in the vocabulary layer, below the per-thread state that guarding a callback needs.
 
 use crate::types::AddrSpec;
 use std::sync::Arc;
@@ -17,7 +20,8 @@ type RegenFn = Arc<dyn Fn(&[AddrSpec]) -> i32 + Send + Sync>;
 #[derive(Clone)]
 pub struct Regen {
     id: usize,
-    f: RegenFn,
+    /// Called only by `restore`, as a guarded callback (`callback::regen`).
+    pub(crate) f: RegenFn,
 }
 
 impl Regen {
@@ -39,11 +43,6 @@ impl Regen {
     /// The identity of this function.
     pub fn id(&self) -> usize {
         self.id
-    }
-
-    /// Calls the function, as a guarded callback.
-    pub(crate) fn call(&self, ranges: &[AddrSpec]) -> i32 {
-        crate::callback::regen(|| (self.f)(ranges))
     }
 }
 

@@ -51,16 +51,18 @@
 //!   writes after it (the parent's bytes, the oldest, win), or, if the parent's restore locked
 //!   the child first, the child's restore finds it discarded.
 
+use crate::active;
 use crate::callback;
+use crate::copy;
 use crate::error::{CdError, Fate, Result};
-use crate::handle;
 use crate::ids::{CdHandle, CdRef};
 use crate::merge;
 use crate::mpi;
 use crate::node::{resolve_through, Exclusive, How, Node, State};
+use crate::registry;
 use crate::space::{self, SpaceId, HOST};
 use crate::stats::Stats;
-use crate::store::{self, Saved};
+use crate::store::Saved;
 use crate::types::{Access, AddrSpec};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, MutexGuard};
@@ -140,7 +142,7 @@ pub unsafe fn restore_cd(cd: impl Into<CdRef>) -> Result<RestoreReport> {
     let cd = cd.into();
     let _span = debug_span!("restore_cd", ?cd).entered();
     callback::check()?;
-    let node = handle::resolve(cd)?;
+    let node = active::resolve(cd)?;
     if node.persistent {
         if let Some(hooks) = crate::persist::hooks() {
             (hooks.before_restore)(node.handle)?;
@@ -209,7 +211,7 @@ pub unsafe fn restore_cd(cd: impl Into<CdRef>) -> Result<RestoreReport> {
             ancestor_states[at].log.rewind(generation, cursor);
             feeder.sync_replay(&ancestor_states[at]);
             // Every CD below it, on every branch, is fed by it again.
-            handle::bump_below(feeder);
+            registry::bump_below(feeder);
         }
         drop(ancestor_states);
         report.discarded = tree.nodes.len() - 1;
@@ -225,8 +227,8 @@ pub unsafe fn restore_cd(cd: impl Into<CdRef>) -> Result<RestoreReport> {
         stats.publish();
         drop(states);
         for discarded in &tree.nodes[1..] {
-            handle::retire(discarded.handle, Fate::DiscardedByRestore);
-            handle::pop_active(discarded.handle);
+            registry::retire(discarded.handle, Fate::DiscardedByRestore);
+            active::pop_active(discarded.handle);
         }
         return Ok(report);
     }
@@ -401,7 +403,7 @@ unsafe fn restore_one(
     for piece in from_above {
         let len = piece.end - piece.start;
         // SAFETY: the piece lies in a PARENT range of the CD, which the caller vouched for.
-        unsafe { store::write_app(piece.start, piece.segment.bytes(len), piece.space)? };
+        unsafe { copy::write_app(piece.start, piece.segment.bytes(len), piece.space)? };
         report.bytes_restored += len;
     }
     let mut calls: Vec<(&crate::Regen, Vec<AddrSpec>)> = Vec::new();
@@ -415,7 +417,7 @@ unsafe fn restore_one(
         }
     }
     for (k, (regen, specs)) in calls.iter().enumerate() {
-        let status = regen.call(specs);
+        let status = callback::regen(|| (regen.f)(specs));
         report.regen_calls += 1;
         if status != 0 {
             // This call's ranges and those of the calls after it are not restored; the
@@ -452,7 +454,7 @@ unsafe fn write_saved(state: &State, s: usize, e: usize, space: SpaceId) -> Resu
     for (ps, pe, piece) in state.saved(s, e) {
         let (ds, de) = (ps.max(s), pe.min(e));
         // SAFETY: `ds .. de` lies in a range of the CD, which the caller vouched for.
-        unsafe { store::write_app(ds, &piece[ds - ps..de - ps], space)? };
+        unsafe { copy::write_app(ds, &piece[ds - ps..de - ps], space)? };
         written += de - ds;
     }
     Ok(written)
@@ -507,7 +509,7 @@ mod tests {
         let top = create_cd(None, None, LoggingMode::Disabled, Some("restore-frees")).unwrap();
         let kid = create_cd(Some(top.into()), None, LoggingMode::Inherit, None).unwrap();
         let grandkid = create_cd(Some(kid.into()), None, LoggingMode::Inherit, None).unwrap();
-        let nodes = [kid, grandkid].map(|h| Arc::downgrade(&handle::lookup(h).unwrap()));
+        let nodes = [kid, grandkid].map(|h| Arc::downgrade(&registry::lookup(h).unwrap()));
         // SAFETY: the CDs hold no memory.
         unsafe { restore_cd(top).unwrap() };
         assert!(

@@ -5,6 +5,9 @@
 //! MPI layer prints at `MPI_Finalize` on request. The process-wide snapshot also reports the
 //! memory the runtime holds (see `memory`).
 //!
+//! The public snapshot, [`global_stats`](crate::global_stats), is `info`'s: it walks the live
+//! CDs, and this module sits below the registry so that every CD can hold its counters.
+//!
 //! MPI log entries are not counted one by one as they are appended (that would put an atomic
 //! read-modify-write on every logged MPI call): a CD counts the records its log gained each time
 //! it folds them in (`Node::lock`), and adds them to the process's counter then.
@@ -34,15 +37,17 @@ pub struct Stats {
     pub regen_calls: u64,
     /// MPI log entries added.
     pub log_entries: u64,
-    /// Bytes held in CD store buffers now (process-wide: [`global_stats`] only; 0 in a CD's
-    /// own counters, whose saved bytes are `CdInfo::stored_bytes`).
+    /// Bytes held in CD store buffers now (process-wide: [`global_stats`](crate::global_stats)
+    /// only; 0 in a CD's own counters, whose saved bytes are `CdInfo::stored_bytes`).
     pub store_bytes: u64,
-    /// Bytes held in the pool of freed store mappings now ([`global_stats`] only).
+    /// Bytes held in the pool of freed store mappings now
+    /// ([`global_stats`](crate::global_stats) only).
     pub pool_bytes: u64,
     /// Bytes held in MPI logs now: heap chunks, spare blocks, handed-over entries
-    /// ([`global_stats`] only).
+    /// ([`global_stats`](crate::global_stats) only).
     pub log_bytes: u64,
-    /// The most the runtime held in stores, pool and logs together ([`global_stats`] only).
+    /// The most the runtime held in stores, pool and logs together
+    /// ([`global_stats`](crate::global_stats) only).
     pub peak_bytes: u64,
 }
 
@@ -65,24 +70,14 @@ macro_rules! global_counters {
             pub(crate) fn absorb(&mut self, other: &Stats) {
                 $(self.$field += other.$field;)*
             }
-        }
 
-        /// A snapshot of the process-wide counters, and of the memory the runtime holds.
-        ///
-        /// Log entries are counted when a CD's log folds them in (see `log`), so the live
-        /// CDs' logs are folded first; a CD locked by another thread at that moment is
-        /// skipped (its records are counted when that thread's operation folds them).
-        pub fn global_stats() -> Stats {
-            for node in crate::handle::live_nodes() {
-                node.try_fold_log();
-            }
-            let held = crate::memory::memory_held();
-            Stats {
-                $($field: GLOBAL.$field.load(Ordering::Relaxed),)*
-                store_bytes: held.stores,
-                pool_bytes: held.pool,
-                log_bytes: held.logs,
-                peak_bytes: held.peak,
+            /// The process-wide counters as they are now; the memory fields are 0 (the public
+            /// snapshot, `global_stats`, folds the live logs first and adds them).
+            pub(crate) fn counters() -> Stats {
+                Stats {
+                    $($field: GLOBAL.$field.load(Ordering::Relaxed),)*
+                    ..Stats::default()
+                }
             }
         }
     };

@@ -1,5 +1,5 @@
-//! The CD store in memory: buffers of saved bytes, the segments that point into them, and the
-//! one place where bytes move between application memory and the store.
+//! The CD store in memory: buffers of saved bytes and the segments that point into them (the
+//! copies between application memory and a buffer are `copy`'s).
 //!
 //! Saved bytes are immutable once written. An advance never overwrites a buffer in place: it
 //! copies the READ_WRITE ranges into a fresh buffer and swaps the segments only when every copy
@@ -12,28 +12,22 @@
 //! pool for the next buffer of about the same size: within a budget any mapping, past it a
 //! spare for each live buffer's next advance, so an advance loop reuses its buffers whatever
 //! their sizes (`POOL`; the budget, and how the pool yields to `CD_MEMORY_LIMIT`, are
-//! `memory`'s: the one pool policy). Large copies are split across
-//! threads (`CD_COPY_THREADS`, default: the available cores, at most 8): one core does not
-//! saturate the memory bus. Every buffer is counted in `memory` while it lives; one that would
-//! pass `CD_MEMORY_LIMIT` is refused before anything is allocated.
+//! `memory`'s: the one pool policy). Every buffer is counted in `memory` while it lives; one
+//! that would pass `CD_MEMORY_LIMIT` is refused before anything is allocated.
 
 use crate::error::{CdError, Result};
 use crate::fault;
 use crate::interval::Piece;
 use crate::memory::{self, Kind};
-use crate::space::{self, SpaceId, HOST};
+use crate::space;
 use std::collections::BTreeMap;
 use std::ptr::NonNull;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 /// Buffers at least this large are mapped with huge pages instead of coming from the heap.
 const MAP_THRESHOLD: usize = 2 << 20;
 /// Huge page size used to align mapped buffers.
 const HUGE_PAGE: usize = 2 << 20;
-/// Copies at least this large are split across threads.
-const PARALLEL_THRESHOLD: usize = 8 << 20;
-/// No thread gets less than this much of a parallel copy.
-const MIN_PART: usize = 4 << 20;
 
 /// A fixed-size byte buffer of initialised (but unspecified) bytes, from the heap or, when
 /// large, from a mapping with huge pages that returns to the pool when dropped.
@@ -443,134 +437,6 @@ impl Saved {
     }
 }
 
-/// How many threads a large copy may use.
-fn copy_threads() -> usize {
-    static THREADS: OnceLock<usize> = OnceLock::new();
-    *THREADS.get_or_init(|| {
-        std::env::var("CD_COPY_THREADS")
-            .ok()
-            .and_then(|v| v.parse::<usize>().ok())
-            .filter(|&n| n >= 1)
-            .unwrap_or_else(|| {
-                std::thread::available_parallelism()
-                    .map(|n| n.get())
-                    .unwrap_or(1)
-                    .min(8)
-            })
-    })
-}
-
-/// Copies `len` bytes from `src` to `dst`, split across threads when large.
-///
-/// # Safety
-/// - `src .. src + len` is readable and `dst .. dst + len` writable for the whole call;
-/// - the two ranges do not overlap, and nothing else writes either during the call.
-#[allow(clippy::disallowed_methods)] // the one place raw copies are made
-unsafe fn copy_bytes(dst: *mut u8, src: *const u8, len: usize) {
-    let threads = copy_threads().min(len / MIN_PART).max(1);
-    if len < PARALLEL_THRESHOLD || threads == 1 {
-        // SAFETY: guaranteed by the caller.
-        unsafe { std::ptr::copy_nonoverlapping(src, dst, len) };
-        return;
-    }
-    let part = len.div_ceil(threads);
-    // Addresses cross to the copy threads as integers (raw pointers are not `Send`), taken
-    // back with the provenance exposed here.
-    let (dst, src) = (dst.expose_provenance(), src.expose_provenance());
-    std::thread::scope(|scope| {
-        for i in 1..threads {
-            let start = i * part;
-            let n = part.min(len - start);
-            scope.spawn(move || {
-                // SAFETY: `start .. start + n` is a sub-range of the caller's ranges, disjoint
-                // from every other thread's part; the scope outlives no borrow.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(
-                        std::ptr::with_exposed_provenance::<u8>(src + start),
-                        std::ptr::with_exposed_provenance_mut::<u8>(dst + start),
-                        n,
-                    )
-                };
-            });
-        }
-        // SAFETY: the first part, disjoint from the spawned threads' parts.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                std::ptr::with_exposed_provenance::<u8>(src),
-                std::ptr::with_exposed_provenance_mut::<u8>(dst),
-                part,
-            )
-        };
-    });
-}
-
-/// Copies application memory at `address` (in `space`) into `dst`.
-///
-/// # Safety
-/// For host memory, `address .. address + dst.len()` must be readable and not written by
-/// anyone during the call.
-pub(crate) unsafe fn read_app(dst: &mut [u8], address: usize, space: SpaceId) -> Result<()> {
-    let limit = fault::copy_limit(dst.len());
-    let (dst, failed) = if limit < dst.len() {
-        (&mut dst[..limit], true)
-    } else {
-        (dst, false)
-    };
-    if space == HOST {
-        // SAFETY: the source is guaranteed by the caller; `dst` is a unique slice, and a
-        // store buffer never overlaps application memory.
-        // The address came from the application as an integer whose provenance it exposed
-        // (`AddrSpec::of`, the C API's `void *`).
-        unsafe {
-            copy_bytes(
-                dst.as_mut_ptr(),
-                std::ptr::with_exposed_provenance::<u8>(address),
-                dst.len(),
-            )
-        };
-    } else {
-        let device = space::device(space)?;
-        crate::callback::guard(|| device.copy_to_host(dst, address)).map_err(|message| {
-            CdError::DeviceCopy {
-                space: device.name().to_owned(),
-                message,
-            }
-        })?;
-    }
-    if failed {
-        return Err(CdError::InjectedFault("copy failed half-way"));
-    }
-    Ok(())
-}
-
-/// Copies `src` into application memory at `address` (in `space`).
-///
-/// # Safety
-/// For host memory, `address .. address + src.len()` must be writable and not accessed by
-/// anyone else during the call.
-pub(crate) unsafe fn write_app(address: usize, src: &[u8], space: SpaceId) -> Result<()> {
-    if space == HOST {
-        // SAFETY: the destination is guaranteed by the caller; `src` is a store buffer, which
-        // never overlaps application memory.
-        // The address's provenance was exposed by the application (see `read_app`).
-        unsafe {
-            copy_bytes(
-                std::ptr::with_exposed_provenance_mut::<u8>(address),
-                src.as_ptr(),
-                src.len(),
-            )
-        };
-        return Ok(());
-    }
-    let device = space::device(space)?;
-    crate::callback::guard(|| device.copy_to_device(address, src)).map_err(|message| {
-        CdError::DeviceCopy {
-            space: device.name().to_owned(),
-            message,
-        }
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -592,16 +458,6 @@ mod tests {
             address,
             "the freed mapping came back"
         );
-    }
-
-    #[test]
-    fn parallel_copy_copies_every_byte() {
-        let len = PARALLEL_THRESHOLD * 2 + 12345;
-        let src: Vec<u8> = (0..len).map(|i| (i * 31 % 251) as u8).collect();
-        let mut dst = Buffer::new(len).unwrap();
-        // SAFETY: `src` is a live vector of `len` bytes, nobody writes it.
-        unsafe { read_app(dst.as_mut_slice(), src.as_ptr().expose_provenance(), HOST).unwrap() };
-        assert!(dst.as_slice() == &src[..]);
     }
 
     #[test]

@@ -10,16 +10,17 @@
 //! `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p cd-core --release --lib loom_models`
 //!
 //! What they cannot check: `membarrier`. The sealer's `membarrier` with the owner's compiler
-//! fence is modelled as a `SeqCst` fence on each side (see `log::process_fence`), so the models
-//! check the handshake given that equivalence, not the system call or the compiler fence.
+//! fence is modelled as a `SeqCst` fence on each side (see `log::lane::process_fence`), so the
+//! models check the handshake given that equivalence, not the system call or the compiler
+//! fence.
 //! The cache models check the validation against one change at a time, made the way each
 //! writer makes it; that every writer bumps the epochs its change needs is argued in
-//! `handle`'s module docs, not modelled. In the writer models the CD's lock is std's (the
+//! `active`'s module docs, not modelled. In the writer models the CD's lock is std's (the
 //! change alone takes it while the owner appends), and the lane's owner is the model thread
-//! that made it (`log::thread_token` is loom's thread-local under `--cfg loom`).
+//! that made it (`log::lane::thread_token` is loom's thread-local under `--cfg loom`).
 
+use crate::active::Cached;
 use crate::error::{CdError, Fate as Retirement};
-use crate::handle::Cached;
 use crate::ids::CdHandle;
 use crate::log::{Attempt, LaneState, Log, LogEntry};
 use crate::merge::{check_merge, merge_into_parent};
@@ -315,7 +316,7 @@ fn cache_sees_the_feeders_replay_end() {
 
 /// A restore below the root rewinds the root's replay (what `restore_cd` does with a feed
 /// mark: the feeder's replay published, then it and every CD below it bumped,
-/// `handle::bump_below`): the active CD, below it (on the restored CD's path or on another
+/// `registry::bump_below`): the active CD, below it (on the restored CD's path or on another
 /// branch), is not the feeder of its cached answer, and its own epoch carries the change.
 #[test]
 fn cache_sees_an_ancestors_replay_rewound() {
@@ -334,7 +335,7 @@ fn cache_sees_an_ancestors_replay_rewound() {
 /// rewound CD (and the path down to the restored CD, not modelled here) but not the CDs on
 /// the other branches. The reader's active CD is one of those (the restored CD's sibling),
 /// recording: its answer passes every validation after the rewind, while a fresh look says
-/// that the root's replay feeds it. `handle::bump_below` bumps it too (the
+/// that the root's replay feeds it. `registry::bump_below` bumps it too (the
 /// [`cache_sees_an_ancestors_replay_rewound`] change, from the reader's side).
 #[test]
 #[should_panic(expected = "stale mode accepted")]
@@ -416,7 +417,7 @@ fn served(log: &mut Log) -> Vec<u8> {
         .collect()
 }
 
-/// The writer argument (`handle`, "The lock-free append"), on the real code: a root CD and
+/// The writer argument (`active`, "The lock-free append"), on the real code: a root CD and
 /// its child, both logging; the model's main thread is the child's *owner* (its active CD is
 /// the child). It takes its writer the way `mpi::append_locked` does (record 1 appended under
 /// the child's lock, then [`Log::writer_lane`]) after `prepare` set the child's log up (its

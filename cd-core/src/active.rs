@@ -1,13 +1,9 @@
-//! Handles, the registry of live CDs, and each thread's stack of active CDs.
+//! Each thread's state: its stack of active CDs, the cached answer of what its MPI calls do,
+//! its writer into the active CD's log, and the callback mark.
 //!
-//! A handle is a slot index plus a generation. Retiring a CD (commit, or discard by an
-//! ancestor's restore) bumps its slot's generation, so an old handle can never reach a new CD:
-//! it is reported as stale, with what happened to it. Made-up handles fail the same lookup.
-//! Generation 0 is never issued, so no handle's bit pattern is below 2^32: the C API's NULL
-//! and `CURRENT_CD` (1) can never collide with one.
-//!
-//! The active CD is per thread, managed last in, first out: `create_cd` pushes, and a handle
-//! that is no longer live is popped when `CURRENT_CD` next looks at the stack.
+//! Handles and the registry they index are `registry`'s. The active CD is per thread, managed
+//! last in, first out: `create_cd` pushes, and a handle that is no longer live is popped when
+//! `CURRENT_CD` next looks at the stack.
 //!
 //! Next to the stack, each thread caches what the MPI layer needs on every call: the active
 //! CD, whether it logs, and which CD's replay feeds it ([`LogMode`]). Asking then costs no lock
@@ -21,17 +17,16 @@
 //! `replaying` flag of it and of each ancestor (the rest, `logging` and the parent, never
 //! changes). Each CD publishes these flags with an epoch (`node::Published`), and the
 //! protocol is a pair of orders, each checked by a loom model (`tests/loom.rs`):
-//! - A writer changes a flag, then bumps an epoch (a release read-modify-write, under the
-//!   CD's lock): the CD's own for its retirement and its replay starting or ending, and for a
-//!   change in an ancestor, the epochs of the CDs whose cached answers it changes (a restore
-//!   retires the restored CD's descendants and bumps the CD; a restore that rewinds an
-//!   ancestor's replay bumps that ancestor and every live CD below it, on every branch
-//!   ([`bump_below`]); a replay ending bumps only the replaying CD, which the answers it fed
-//!   keep as their feeder). The rewind's walk is over all branches because the replay feeds
-//!   every CD below the ancestor, not only the restored CD's path: with another thread's
-//!   active CD a sibling of the restored one, that thread's `Record` answer (taken after the
-//!   ancestor's replay had ended) would otherwise pass every validation while a fresh look
-//!   says `Replay`, until its stack changed (the unit test
+//! - A writer changes a flag, then bumps an epoch (a release read-modify-write, under the CD's
+//!   lock): the CD's own for its retirement and its replay starting or ending, and for a change in
+//!   an ancestor, the epochs of the CDs whose cached answers it changes (a restore retires the
+//!   restored CD's descendants and bumps the CD; a restore that rewinds an ancestor's replay bumps
+//!   that ancestor and every live CD below it, on every branch (`registry::bump_below`); a replay
+//!   ending bumps only the replaying CD, which the answers it fed keep as their feeder). The
+//!   rewind's walk is over all branches because the replay feeds every CD below the ancestor, not
+//!   only the restored CD's path: with another thread's active CD a sibling of the restored one,
+//!   that thread's `Record` answer (taken after the ancestor's replay had ended) would otherwise
+//!   pass every validation while a fresh look says `Replay`, until its stack changed (the unit test
 //!   `a_rewind_reaches_every_thread_below_the_rewound_cd` is that case).
 //! - A reader ([`Cached::compute`]) loads an epoch (acquire), then the flags it guards: the
 //!   active CD's epoch, then its retirement, then for the CD and each ancestor its epoch, then
@@ -76,12 +71,12 @@
 //! - a replay starting on the CD's log or rewound, by any thread, this one included
 //!   (`Log::start_replay`, `Log::rewind`): the lane is closed, sealed;
 //! - the log merged into the parent's by another thread, or its lane replaced: sealed;
-//! - an ancestor's replay rewound, which makes the CD's threads replay: nothing seals the
-//!   CD's lane, whose log is not replayed, but the rewind bumps the CD ([`bump_below`]), so
-//!   the next call's route refuses the cached answer, and computing it again drops the
-//!   writer. A record appended meanwhile (the rewind concurrent with the call) goes into the
-//!   CD's own log, not the replayed one, which it could reach only by a merge, and a merge
-//!   into a log being replayed is refused (`merge::check_merge`).
+//! - an ancestor's replay rewound, which makes the CD's threads replay: nothing seals the CD's
+//!   lane, whose log is not replayed, but the rewind bumps the CD (`registry::bump_below`), so the
+//!   next call's route refuses the cached answer, and computing it again drops the writer. A record
+//!   appended meanwhile (the rewind concurrent with the call) goes into the CD's own log, not the
+//!   replayed one, which it could reach only by a merge, and a merge into a log being replayed is
+//!   refused (`merge::check_merge`).
 //!
 //! A sealed lane refuses the record (`closed` seen before writing) or orphans it (the seal
 //! handshake), and the record goes to the slow path, which validates the cache and fails or
@@ -95,147 +90,14 @@
 //! replayed, discarded with it), or is refused or orphaned and the slow path fails or appends
 //! it to a log that records.
 
-use crate::error::{CdError, Fate, Result};
+use crate::error::{CdError, Result};
 use crate::ids::{CdHandle, CdRef};
 use crate::log::{Attempt, Lane};
 use crate::node::Node;
+use crate::registry::lookup;
 use crate::types::LogMode;
 use std::cell::{Cell, RefCell};
-use std::collections::BTreeSet;
-use std::sync::{Arc, RwLock};
-
-struct Slot {
-    generation: u32,
-    node: Option<Arc<Node>>,
-    /// What happened to the previous generation.
-    retired: Option<Fate>,
-}
-
-struct Registry {
-    slots: Vec<Slot>,
-    free: Vec<u32>,
-    root_names: BTreeSet<Arc<str>>,
-}
-
-static REGISTRY: RwLock<Registry> = RwLock::new(Registry {
-    slots: Vec::new(),
-    free: Vec::new(),
-    root_names: BTreeSet::new(),
-});
-
-fn registry_read() -> std::sync::RwLockReadGuard<'static, Registry> {
-    REGISTRY.read().unwrap_or_else(|e| e.into_inner())
-}
-
-fn registry_write() -> std::sync::RwLockWriteGuard<'static, Registry> {
-    REGISTRY.write().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Registers a node built by `make` for its new handle.
-pub(crate) fn register(make: impl FnOnce(CdHandle) -> Arc<Node>) -> CdHandle {
-    let mut reg = registry_write();
-    let index = match reg.free.pop() {
-        Some(index) => index,
-        None => {
-            reg.slots.push(Slot {
-                generation: 1,
-                node: None,
-                retired: None,
-            });
-            u32::try_from(reg.slots.len() - 1).expect("fewer than 2^32 CDs at once")
-        }
-    };
-    let slot = &mut reg.slots[index as usize];
-    let handle = CdHandle {
-        index,
-        generation: slot.generation,
-    };
-    slot.node = Some(make(handle));
-    handle
-}
-
-/// The live node a handle names.
-pub(crate) fn lookup(handle: CdHandle) -> Result<Arc<Node>> {
-    let reg = registry_read();
-    let slot = reg
-        .slots
-        .get(handle.index as usize)
-        .ok_or(CdError::InvalidHandle(handle))?;
-    match &slot.node {
-        Some(node) if slot.generation == handle.generation => Ok(Arc::clone(node)),
-        // Generations only grow (wrapping after 2^32 reuses of one slot), so an older one was
-        // issued and has been retired; the fate is recorded for the latest retirement only.
-        _ if handle.generation != 0 && handle.generation < slot.generation => {
-            let latest = next_generation(handle.generation) == slot.generation;
-            Err(CdError::StaleHandle {
-                handle,
-                fate: match slot.retired {
-                    Some(fate) if latest => fate,
-                    _ => Fate::Gone,
-                },
-            })
-        }
-        _ => Err(CdError::InvalidHandle(handle)),
-    }
-}
-
-fn next_generation(generation: u32) -> u32 {
-    generation.checked_add(1).unwrap_or(1)
-}
-
-/// Every live CD, in no particular order.
-pub(crate) fn live_nodes() -> Vec<Arc<Node>> {
-    registry_read()
-        .slots
-        .iter()
-        .filter_map(|slot| slot.node.clone())
-        .collect()
-}
-
-/// Bumps the epoch of `ancestor` and of every live CD below it, on every branch: after a
-/// restore rewound `ancestor`'s replay, which then feeds every one of them (see "Validating
-/// the cache" in the module docs). Call it after publishing the replay. One walk of the
-/// registry, paid by the rewind only.
-pub(crate) fn bump_below(ancestor: &Arc<Node>) {
-    ancestor.bump();
-    for node in live_nodes() {
-        let mut up = node.parent.as_ref();
-        while let Some(n) = up {
-            if Arc::ptr_eq(n, ancestor) {
-                node.bump();
-                break;
-            }
-            up = n.parent.as_ref();
-        }
-    }
-}
-
-/// Removes a CD from the registry; its handle becomes stale.
-pub(crate) fn retire(handle: CdHandle, fate: Fate) {
-    let mut reg = registry_write();
-    let slot = &mut reg.slots[handle.index as usize];
-    if slot.generation != handle.generation || slot.node.is_none() {
-        return;
-    }
-    slot.node = None;
-    slot.retired = Some(fate);
-    slot.generation = next_generation(slot.generation);
-    reg.free.push(handle.index);
-}
-
-/// Reserves a root name; fails if a live root CD already has it.
-pub(crate) fn claim_root_name(name: &Arc<str>) -> Result<()> {
-    if registry_write().root_names.insert(Arc::clone(name)) {
-        Ok(())
-    } else {
-        Err(CdError::DuplicateName(name.to_string()))
-    }
-}
-
-/// Frees a root name.
-pub(crate) fn release_root_name(name: &str) {
-    registry_write().root_names.remove(name);
-}
+use std::sync::Arc;
 
 /// A thread's stack of active CDs, and what its MPI calls do now.
 pub(crate) struct Active {
