@@ -454,6 +454,21 @@ impl Drop for Unmark<'_> {
     }
 }
 
+/// Runs `f` marked as a callback (see `callback`): the mark is set, and cleared after, also
+/// when `f` panics (which unwinds on: the runtime's state is consistent at every call of
+/// this). While the thread's locals are being destroyed there is no mark to set.
+pub(crate) fn marked<R>(f: impl FnOnce() -> R) -> R {
+    let mut f = Some(f);
+    let mut run = || f.take().expect("runs once")();
+    ACTIVE
+        .try_with(|a| {
+            a.marked.set(true);
+            let _unmark = Unmark(&a.marked);
+            run()
+        })
+        .unwrap_or_else(|_| run())
+}
+
 /// Runs `f` on the calling thread's callback mark (see `callback`); `None` while the thread's
 /// locals are being destroyed.
 pub(crate) fn with_mark<R>(f: impl FnOnce(&Cell<bool>) -> R) -> Option<R> {

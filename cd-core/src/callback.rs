@@ -24,22 +24,7 @@ pub(crate) fn check() -> Result<()> {
     }
 }
 
-/// Clears the callback mark when dropped.
-struct Unmark;
-
-impl Drop for Unmark {
-    fn drop(&mut self) {
-        active::with_mark(|c| c.set(false));
-    }
-}
-
-/// Runs `f` marked as a callback; a panic unwinds on (the runtime's state is consistent at
-/// every call of this).
-pub(crate) fn marked<R>(f: impl FnOnce() -> R) -> R {
-    active::with_mark(|c| c.set(true));
-    let _unmark = Unmark;
-    f()
-}
+pub(crate) use active::marked;
 
 /// Runs `f` marked as a callback; `None` if it panicked.
 fn run<R>(f: impl FnOnce() -> R) -> Option<R> {

@@ -331,14 +331,26 @@ impl ErrorCode {
     }
 }
 
-/// A `&'static CStr` from a string literal known at compile time.
-macro_rules! c_str {
-    ($s:expr) => {
-        match CStr::from_bytes_with_nul(concat!($s, "\0").as_bytes()) {
-            Ok(c) => c,
-            Err(_) => panic!("a C string literal holds a NUL byte"),
-        }
-    };
+/// The text of a panic payload (a `&str` or `String` message), for the layers that catch
+/// panics at a boundary (the C API, the MPI wrappers) and report them.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic with a non-string payload".to_owned()
+    }
+}
+
+/// The C string of `with_nul` (a literal ending in its one NUL byte), checked at compile
+/// time where it is used in a constant: the tables of C names and descriptions ([`ErrorCode`],
+/// and cd-ffi's own codes) are built with it.
+pub const fn c_str(with_nul: &'static str) -> &'static CStr {
+    match CStr::from_bytes_with_nul(with_nul.as_bytes()) {
+        Ok(c) => c,
+        Err(_) => panic!("a C string literal must end in its only NUL byte"),
+    }
 }
 
 /// The one table of error codes: each line is the C constant, its number, the variant(s) it
@@ -363,8 +375,8 @@ macro_rules! error_codes {
             pub const CODES: &'static [ErrorCode] = &[
                 $( ErrorCode {
                     code: $code,
-                    name: c_str!(stringify!($name)),
-                    description: c_str!($description),
+                    name: c_str(concat!(stringify!($name), "\0")),
+                    description: c_str(concat!($description, "\0")),
                 }, )*
             ];
         }

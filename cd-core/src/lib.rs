@@ -113,7 +113,7 @@ pub use advance_async::{advance_cd_point_in_time_async, advance_test, advance_wa
 pub use commit::commit_cd;
 pub use create::create_cd;
 pub use device::{device_reset, remap_device_region, unmap_device_region};
-pub use error::{CdError, ErrorCode, Fate, Result};
+pub use error::{c_str, panic_message, CdError, ErrorCode, Fate, Result};
 pub use files::{add_file_to_cd, delete_file_from_cd};
 pub use ids::{CdHandle, CdRef};
 pub use info::{

@@ -762,8 +762,8 @@ int cd_advance_wait(cd_handle cd);
  * memory, `cd_device_reset()`, `restore_cd`. (2) Other arrays (`cudaMalloc`) come back at an
  * address the driver chooses, the old one or another: reset, allocate,
  * `cd_device_reset()`, `cd_remap_device_region(old, new, length)` per array (also when
- * `new == old`), `restore_cd`. A sticky error (an illegal address) leaves the process unable to use the GPU
- * at all: recovery then needs persisted CDs (`storage_info` `dir=`), restored by a new
+ * `new == old`), `restore_cd`. A sticky error (an illegal address) leaves the process unable to
+ * use the GPU at all: recovery then needs persisted CDs (`storage_info` `dir=`), restored by a new
  * process.
  *
  * Returns 0.

@@ -7,19 +7,9 @@
 //! with [`try_mut!`] and [`try_slice!`] before they are dereferenced.
 
 use crate::error::{record, Error};
+use cd_core::panic_message;
 use std::ffi::c_int;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-
-/// The text of a panic payload.
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "a panic with a non-string payload".to_owned()
-    }
-}
 
 /// Runs `f` behind the panic boundary and returns its C status (0 or an error code).
 pub(crate) fn run_int(f: impl FnOnce() -> Result<(), Error>) -> c_int {

@@ -30,16 +30,6 @@ pub struct CodeInfo {
     pub description: &'static CStr,
 }
 
-/// A `&'static CStr` from a string literal known at compile time.
-macro_rules! c_str {
-    ($s:expr) => {
-        match CStr::from_bytes_with_nul(concat!($s, "\0").as_bytes()) {
-            Ok(c) => c,
-            Err(_) => panic!("a C string literal holds a NUL byte"),
-        }
-    };
-}
-
 /// This layer's own codes: each line writes the Rust constant and its table line, from which
 /// the header test writes the `#define`s of `cd.h` and the Fortran `parameter`s.
 macro_rules! own_codes {
@@ -50,8 +40,8 @@ macro_rules! own_codes {
         const OWN: &[CodeInfo] = &[
             $( CodeInfo {
                 code: $name,
-                name: c_str!(stringify!($name)),
-                description: c_str!($description),
+                name: cd_core::c_str(concat!(stringify!($name), "\0")),
+                description: cd_core::c_str(concat!($description, "\0")),
             }, )*
         ];
     };

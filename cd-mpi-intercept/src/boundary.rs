@@ -50,11 +50,7 @@ fn catch_panics(name: &'static str, body: impl FnOnce() -> c_int) -> c_int {
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(code) => code,
         Err(payload) => {
-            let message = payload
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_owned())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a panic".to_owned());
+            let message = cd_core::panic_message(&*payload);
             tracing::error!(call = name, %message, "panic inside the MPI interposer");
             abi::ERR_INTERN
         }
