@@ -58,7 +58,7 @@ const UNLIMITED: u64 = u64::MAX;
 
 /// What a counted byte is used for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Kind {
+pub(crate) enum Use {
     Store = 0,
     Pool = 1,
     Logs = 2,
@@ -88,11 +88,11 @@ pub struct MemoryHeld {
 
 /// What the runtime holds now (see the module docs for what is counted).
 pub fn memory_held() -> MemoryHeld {
-    let load = |k: Kind| HELD[k as usize].load(Ordering::Relaxed);
+    let load = |k: Use| HELD[k as usize].load(Ordering::Relaxed);
     MemoryHeld {
-        stores: load(Kind::Store),
-        pool: load(Kind::Pool),
-        logs: load(Kind::Logs),
+        stores: load(Use::Store),
+        pool: load(Use::Pool),
+        logs: load(Use::Logs),
         peak: PEAK.load(Ordering::Relaxed),
         mappings_made: MAPPINGS.load(Ordering::Relaxed),
     }
@@ -128,7 +128,7 @@ pub fn set_memory_limit(limit: Option<u64>) {
 }
 
 /// Counts `bytes` more of `kind` if that keeps the total within the cap.
-pub(crate) fn reserve(kind: Kind, bytes: usize) -> Result<()> {
+pub(crate) fn reserve(kind: Use, bytes: usize) -> Result<()> {
     let bytes = bytes as u64;
     let limit = limit_cell().load(Ordering::Relaxed);
     let mut held = TOTAL.load(Ordering::Relaxed);
@@ -153,20 +153,20 @@ pub(crate) fn reserve(kind: Kind, bytes: usize) -> Result<()> {
 }
 
 /// Counts `bytes` more of `kind`, whatever the cap.
-pub(crate) fn charge(kind: Kind, bytes: usize) {
+pub(crate) fn charge(kind: Use, bytes: usize) {
     let total = TOTAL.fetch_add(bytes as u64, Ordering::Relaxed) + bytes as u64;
     HELD[kind as usize].fetch_add(bytes as u64, Ordering::Relaxed);
     PEAK.fetch_max(total, Ordering::Relaxed);
 }
 
 /// Counts `bytes` of `kind` as freed.
-pub(crate) fn release(kind: Kind, bytes: usize) {
+pub(crate) fn release(kind: Use, bytes: usize) {
     TOTAL.fetch_sub(bytes as u64, Ordering::Relaxed);
     HELD[kind as usize].fetch_sub(bytes as u64, Ordering::Relaxed);
 }
 
 /// Counts `bytes` as moved from one kind to another (a mapping entering or leaving the pool).
-pub(crate) fn moved(from: Kind, to: Kind, bytes: usize) {
+pub(crate) fn moved(from: Use, to: Use, bytes: usize) {
     HELD[to as usize].fetch_add(bytes as u64, Ordering::Relaxed);
     HELD[from as usize].fetch_sub(bytes as u64, Ordering::Relaxed);
 }

@@ -18,7 +18,7 @@
 use crate::error::{CdError, Result};
 use crate::fault;
 use crate::interval::Piece;
-use crate::memory::{self, Kind};
+use crate::memory::{self, Use};
 use crate::space;
 use std::collections::BTreeMap;
 use std::ptr::NonNull;
@@ -87,7 +87,7 @@ static POOL: Mutex<Pool> = Mutex::new(Pool {
     live_bytes: 0,
 });
 
-/// The pool's state (see [`POOL`]); every mapping in it is counted as `Kind::Pool`.
+/// The pool's state (see [`POOL`]); every mapping in it is counted as `Use::Pool`.
 struct Pool {
     /// Mappings within the budget, oldest first.
     kept: Vec<Mapping>,
@@ -152,7 +152,7 @@ impl Pool {
     /// Takes back the mapping lent to a buffer of `len` bytes: kept within the budget, else a
     /// spare if a live buffer of its class may need it; the mappings to unmap (with the kind
     /// they were counted as) are pushed to `unmap`, to be unmapped once the lock is released.
-    fn give_back(&mut self, mapping: Mapping, len: usize, unmap: &mut Vec<(Mapping, Kind)>) {
+    fn give_back(&mut self, mapping: Mapping, len: usize, unmap: &mut Vec<(Mapping, Use)>) {
         let class = class(len);
         self.live_bytes -= mapping.capacity;
         let live = match self.live.get_mut(&class) {
@@ -167,32 +167,32 @@ impl Pool {
         };
         let budget = usize::try_from(memory::pool_budget()).unwrap_or(usize::MAX);
         if budget == 0 {
-            unmap.push((mapping, Kind::Store));
+            unmap.push((mapping, Use::Store));
         } else if self.kept_bytes.saturating_add(mapping.capacity) <= budget {
-            memory::moved(Kind::Store, Kind::Pool, mapping.capacity);
+            memory::moved(Use::Store, Use::Pool, mapping.capacity);
             self.kept_bytes += mapping.capacity;
             self.kept.push(mapping);
         } else if self.spares_of(class) < live
             && self.spare_bytes + mapping.capacity <= self.live_bytes
         {
-            memory::moved(Kind::Store, Kind::Pool, mapping.capacity);
+            memory::moved(Use::Store, Use::Pool, mapping.capacity);
             self.spare_bytes += mapping.capacity;
             self.spares.push((class, mapping));
         } else {
-            unmap.push((mapping, Kind::Store));
+            unmap.push((mapping, Use::Store));
         }
         // The buffer gone may leave spares that no live buffer needs: the oldest go.
         for _ in live..self.spares_of(class) {
             if let Some(i) = self.spares.iter().position(|(c, _)| *c == class) {
                 let (_, spare) = self.spares.remove(i);
                 self.spare_bytes -= spare.capacity;
-                unmap.push((spare, Kind::Pool));
+                unmap.push((spare, Use::Pool));
             }
         }
         while self.spare_bytes > self.live_bytes && !self.spares.is_empty() {
             let (_, spare) = self.spares.remove(0);
             self.spare_bytes -= spare.capacity;
-            unmap.push((spare, Kind::Pool));
+            unmap.push((spare, Use::Pool));
         }
     }
 
@@ -261,7 +261,7 @@ impl Mapping {
             let mapping = pool.take(len);
             if let Some(m) = &mapping {
                 pool.lend(len, m.capacity);
-                memory::moved(Kind::Pool, Kind::Store, m.capacity);
+                memory::moved(Use::Pool, Use::Store, m.capacity);
             }
             mapping
         };
@@ -272,19 +272,19 @@ impl Mapping {
             .checked_next_multiple_of(HUGE_PAGE)
             .ok_or(CdError::OutOfMemory { bytes: len })?;
         loop {
-            match memory::reserve(Kind::Store, capacity) {
+            match memory::reserve(Use::Store, capacity) {
                 Ok(()) => break,
                 Err(e) => {
                     let victim = POOL.lock().unwrap_or_else(|e| e.into_inner()).evict_one();
                     match victim {
-                        Some(m) => m.unmap(Kind::Pool),
+                        Some(m) => m.unmap(Use::Pool),
                         None => return Err(e),
                     }
                 }
             }
         }
         let Some(mapping) = Mapping::new(capacity) else {
-            memory::release(Kind::Store, capacity);
+            memory::release(Use::Store, capacity);
             return Err(CdError::OutOfMemory { bytes: capacity });
         };
         POOL.lock()
@@ -294,7 +294,7 @@ impl Mapping {
     }
 
     /// Unmaps the mapping, counted as `kind` until now.
-    fn unmap(self, kind: Kind) {
+    fn unmap(self, kind: Use) {
         space::host_buffer_unmapped(self.ptr.as_ptr().expose_provenance(), self.capacity);
         memory::release(kind, self.capacity);
         // SAFETY: `base`/`map_len` are exactly the mapping made in `new`, unmapped once; no
@@ -331,10 +331,10 @@ impl Buffer {
                 origin: Origin::Mapped(mapping),
             });
         }
-        memory::reserve(Kind::Store, len)?;
+        memory::reserve(Use::Store, len)?;
         let mut bytes = Vec::new();
         if bytes.try_reserve_exact(len).is_err() {
-            memory::release(Kind::Store, len);
+            memory::release(Use::Store, len);
             return Err(oom);
         }
         bytes.resize(len, 0);
@@ -373,7 +373,7 @@ impl Drop for Buffer {
                         self.len,
                     )));
                 }
-                memory::release(Kind::Store, self.len);
+                memory::release(Use::Store, self.len);
             }
             Origin::Mapped(mapping) => mapping.release(self.len),
         }

@@ -77,7 +77,7 @@ impl Chunk {
         let ptr = NonNull::new(raw).ok_or(CdError::OutOfMemory { bytes: cap })?;
         let cap = words * ALIGN;
         // Counted until freed; a spare block (see `put_spare`) stays counted.
-        memory::charge(memory::Kind::Logs, cap);
+        memory::charge(memory::Use::Logs, cap);
         Ok(Chunk {
             ptr,
             cap,
@@ -154,7 +154,7 @@ impl Drop for Chunk {
             // the global allocator (the layout a `Box<[u64]>` of that length has), whose last
             // reference this is.
             drop(unsafe { Box::from_raw(words) });
-            memory::release(memory::Kind::Logs, self.cap);
+            memory::release(memory::Use::Logs, self.cap);
         }
     }
 }

@@ -55,7 +55,7 @@ impl LogEntry {
     /// points into it.
     pub fn new(payload: impl LogPayload + 'static) -> Self {
         let len = payload.bytes().len();
-        memory::charge(memory::Kind::Logs, len);
+        memory::charge(memory::Use::Logs, len);
         LogEntry(Repr::Payload(Arc::new(Counted { payload, len })))
     }
 
@@ -85,7 +85,7 @@ impl<P: LogPayload> LogPayload for Counted<P> {
 
 impl<P> Drop for Counted<P> {
     fn drop(&mut self) {
-        memory::release(memory::Kind::Logs, self.len);
+        memory::release(memory::Use::Logs, self.len);
     }
 }
 

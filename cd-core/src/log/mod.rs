@@ -60,10 +60,11 @@ const RELEASE_STEP: usize = 1 << 20;
 struct Segment {
     start: usize,
     end: usize,
-    kind: Kind,
+    backing: Backing,
 }
 
-enum Kind {
+/// Where a segment's records are: in a chunk of the log's arena, or in one entry of their own.
+enum Backing {
     Arena(Arc<Chunk>),
     Entry(LogEntry),
 }
@@ -118,7 +119,7 @@ impl Log {
         self.segments.push(Segment {
             start: 0,
             end: 1,
-            kind: Kind::Entry(entry),
+            backing: Backing::Entry(entry),
         });
         self.records += 1;
         self.uncounted += 1;
@@ -307,7 +308,7 @@ impl Log {
     /// the last one.
     fn push_arena(&mut self, chunk: &Arc<Chunk>, start: usize, end: usize) {
         if let Some(last) = self.segments.last_mut() {
-            if let Kind::Arena(c) = &last.kind {
+            if let Backing::Arena(c) = &last.backing {
                 if Arc::ptr_eq(c, chunk) && last.end == start {
                     last.end = end;
                     return;
@@ -317,7 +318,7 @@ impl Log {
         self.segments.push(Segment {
             start,
             end,
-            kind: Kind::Arena(Arc::clone(chunk)),
+            backing: Backing::Arena(Arc::clone(chunk)),
         });
     }
 
@@ -327,9 +328,9 @@ impl Log {
         let mut cur = self.cursor?;
         while let Some(seg) = self.segments.get(cur.seg) {
             if cur.off < seg.end {
-                let entry = match &seg.kind {
-                    Kind::Entry(entry) => Some((entry.clone(), seg.end)),
-                    Kind::Arena(chunk) => {
+                let entry = match &seg.backing {
+                    Backing::Entry(entry) => Some((entry.clone(), seg.end)),
+                    Backing::Arena(chunk) => {
                         let mut header = [0; HEADER];
                         // SAFETY: a segment's range holds whole records, written before they
                         // were added to it; `cur.off` is the start of one of them.
@@ -346,7 +347,7 @@ impl Log {
                     }
                 };
                 if let Some((entry, next)) = entry {
-                    if let Kind::Arena(chunk) = &seg.kind {
+                    if let Backing::Arena(chunk) = &seg.backing {
                         // What lies before this record, each time a step boundary is crossed
                         // (pages already dropped cost the kernel next to nothing).
                         if next / RELEASE_STEP > cur.off / RELEASE_STEP {
@@ -358,7 +359,7 @@ impl Log {
                     return Some(entry);
                 }
             }
-            if let Kind::Arena(chunk) = &seg.kind {
+            if let Backing::Arena(chunk) = &seg.backing {
                 chunk.release(seg.start, seg.end);
             }
             cur.seg += 1;
@@ -421,9 +422,9 @@ impl Log {
         // record handed out, is only released).
         let recycled = std::mem::take(&mut self.segments)
             .into_iter()
-            .filter_map(|segment| match segment.kind {
-                Kind::Arena(chunk) => Arc::try_unwrap(chunk).ok(),
-                Kind::Entry(_) => None,
+            .filter_map(|segment| match segment.backing {
+                Backing::Arena(chunk) => Arc::try_unwrap(chunk).ok(),
+                Backing::Entry(_) => None,
             })
             .filter(|chunk| !chunk.is_spilled())
             .collect();
@@ -471,9 +472,9 @@ impl Log {
         }
         let mut segments = std::mem::take(&mut later.segments).into_iter();
         if let Some(first) = segments.next() {
-            match first.kind {
-                Kind::Arena(chunk) => self.push_arena(&chunk, first.start, first.end),
-                kind => self.segments.push(Segment { kind, ..first }),
+            match first.backing {
+                Backing::Arena(chunk) => self.push_arena(&chunk, first.start, first.end),
+                backing => self.segments.push(Segment { backing, ..first }),
             }
         }
         self.segments.extend(segments);
@@ -582,9 +583,9 @@ mod tests {
             let mut chunks: Vec<*const Chunk> = child
                 .segments
                 .iter()
-                .filter_map(|s| match &s.kind {
-                    Kind::Arena(c) => Some(Arc::as_ptr(c)),
-                    Kind::Entry(_) => None,
+                .filter_map(|s| match &s.backing {
+                    Backing::Arena(c) => Some(Arc::as_ptr(c)),
+                    Backing::Entry(_) => None,
                 })
                 .collect();
             chunks.dedup();
@@ -647,8 +648,8 @@ mod tests {
         let used: Vec<usize> = log
             .segments
             .iter()
-            .filter_map(|s| match &s.kind {
-                Kind::Arena(c)
+            .filter_map(|s| match &s.backing {
+                Backing::Arena(c)
                     if !log
                         .open
                         .as_ref()
@@ -676,9 +677,9 @@ mod tests {
             log.recycled.len() < kept.len(),
             "recycled chunks were reused"
         );
-        let reused = log.segments.iter().any(|s| match &s.kind {
-            Kind::Arena(c) => kept.contains(&c.ptr.as_ptr().addr()),
-            Kind::Entry(_) => false,
+        let reused = log.segments.iter().any(|s| match &s.backing {
+            Backing::Arena(c) => kept.contains(&c.ptr.as_ptr().addr()),
+            Backing::Entry(_) => false,
         });
         assert!(reused);
         let records = replay(&mut log);
