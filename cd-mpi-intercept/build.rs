@@ -45,6 +45,8 @@ const PREDEFINED: &[(&str, &str, &str)] = &[
     ("MPI_GROUP_NULL", "MPI_Group", "group_null"),
     ("MPI_INFO_NULL", "MPI_Info", "info_null"),
     ("MPI_OP_NULL", "MPI_Op", "op_null"),
+    ("MPI_ERRORS_ARE_FATAL", "MPI_Errhandler", "errors_are_fatal"),
+    ("MPI_ERRORS_RETURN", "MPI_Errhandler", "errors_return"),
 ];
 
 /// Integer constants: (C macro, Rust name).
@@ -164,7 +166,7 @@ fn mpi_version(abi: &str) -> i32 {
 /// Compiles and runs a program that prints the ABI as Rust source.
 fn probe(mpicc: &str, out: &Path) -> String {
     let mut c = String::from(
-        "#define _GNU_SOURCE\n#include <mpi.h>\n#include <stdio.h>\n#include <stddef.h>\n#include <stdint.h>\n\
+        "#define _GNU_SOURCE\n#include <mpi.h>\n#if defined(OPEN_MPI) && defined(__has_include)\n#if __has_include(<mpi-ext.h>)\n#include <mpi-ext.h>\n#endif\n#endif\n#include <stdio.h>\n#include <stddef.h>\n#include <stdint.h>\n\
          #include <dlfcn.h>\n#include <link.h>\n\
          #define KIND(x) (__builtin_classify_type(x) == 5 ? \"usize\" : \"i32\")\n\
          /* The loaded object that defines PMPI_Init: the MPI library. */\n\
@@ -212,6 +214,13 @@ fn probe(mpicc: &str, out: &Path) -> String {
         )
         .unwrap();
     }
+    // ULFM's error classes, where the family's headers declare them (Open MPI 5's
+    // `mpi-ext.h`; MPICH's `mpi.h`): `abi::ULFM`.
+    c.push_str(
+        "#if defined(MPIX_ERR_PROC_FAILED) && defined(MPIX_ERR_PROC_FAILED_PENDING) && defined(MPIX_ERR_REVOKED)\n\
+         printf(\"/// ULFM's error classes in this family's headers.\\npub const ULFM: Option<UlfmClasses> = Some(UlfmClasses { proc_failed: %d, proc_failed_pending: %d, revoked: %d });\\n\", MPIX_ERR_PROC_FAILED, MPIX_ERR_PROC_FAILED_PENDING, MPIX_ERR_REVOKED);\n\
+         #else\n  printf(\"/// ULFM's error classes in this family's headers: none.\\npub const ULFM: Option<UlfmClasses> = None;\\n\");\n#endif\n",
+    );
     c.push_str(
         "#if defined(OPEN_MPI)\n  printf(\"/// The MPI family this build is for.\\npub const FAMILY: &str = \\\"Open MPI %d.%d.%d\\\";\\n\", OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION, OMPI_RELEASE_VERSION);\n\
          #elif defined(MPICH_VERSION)\n  printf(\"/// The MPI family this build is for.\\npub const FAMILY: &str = \\\"MPICH %s\\\";\\n\", MPICH_VERSION);\n\

@@ -3,8 +3,9 @@
 //!
 //! When the library is loaded, [`HOOKS`] go to the interposer: at `MPI_Init` they hand
 //! cd-core the persistence hooks (a persistent `create_cd` before `MPI_Init` is refused
-//! with cd-core's clear error), at `MPI_Finalize` they complete the background flushes, and
-//! they add persistence's counters to `CD_MPI_STATS`. Each hook runs cd-persist's collective
+//! with cd-core's clear error), at `MPI_Finalize` they complete the background flushes, they
+//! add persistence's counters to `CD_MPI_STATS`, and they say what a relaunch restores when
+//! a process loss ends a ULFM job. Each hook runs cd-persist's collective
 //! steps as the runtime's own MPI traffic ([`untraced`]), never logged or replayed.
 
 use cd_mpi_intercept::{untraced, Hooks, MessageCounts};
@@ -25,6 +26,7 @@ const HOOKS: Hooks = Hooks {
     // a persistent CD's last background flush completes while MPI still works
     before_finalize: cd_persist::finalize,
     statistics: cd_persist::stats::totals,
+    persisted: cd_persist::describe,
 };
 
 /// The interposer's message counts, as the persist's consistency check takes them.

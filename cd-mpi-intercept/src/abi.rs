@@ -12,6 +12,17 @@ use std::sync::OnceLock;
 
 include!(concat!(env!("OUT_DIR"), "/abi.rs"));
 
+/// The error classes of ULFM (User-Level Failure Mitigation) in a family that declares them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UlfmClasses {
+    /// `MPIX_ERR_PROC_FAILED`: a process failure prevents the operation.
+    pub proc_failed: c_int,
+    /// `MPIX_ERR_PROC_FAILED_PENDING`: a wildcard receive's potential sender failed.
+    pub proc_failed_pending: c_int,
+    /// `MPIX_ERR_REVOKED`: the communicator was revoked.
+    pub revoked: c_int,
+}
+
 macro_rules! handles {
     ($($name:ident($raw:ident): $doc:literal;)*) => {$(
         #[doc = $doc]

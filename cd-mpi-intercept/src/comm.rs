@@ -614,6 +614,7 @@ pub(crate) unsafe fn comm_free(comm: *mut Comm) -> c_int {
     // SAFETY: the application's handle.
     let handle = unsafe { *comm };
     let header = Header::plain(Call::Comm_free, handle);
+    crate::errors::forget(handle);
     release_ready();
     match engine::route(Call::Comm_free) {
         Route::Direct => {

@@ -21,10 +21,10 @@
 //! with libcd; MPICH's constants are plain integers, so this holds for the MPICH build (Open
 //! MPI's predefined handles are the library's globals, which rsmpi references).
 
-#[cfg(mpi4)]
-use crate::abi::Errhandler;
-use crate::abi::{Comm, Datatype, File, Group, Info, Message, Op, Request, Status, Win};
-use crate::pmpi::{mpi_table, real, Aints, Buf, BufMut, Call, Ints, Types};
+use crate::abi::{
+    Comm, Datatype, Errhandler, File, Group, Info, Message, Op, Request, Status, Win,
+};
+use crate::pmpi::{mpi_table, real, Aints, Buf, BufMut, Call, ErrhandlerFn, Ints, Types};
 use std::ffi::{c_char, c_int};
 
 /// The shims' expansion of the table: `called` functions are not exported.

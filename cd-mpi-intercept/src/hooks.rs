@@ -14,6 +14,10 @@ pub struct Hooks {
     pub before_finalize: fn(),
     /// `key value` pairs added to the per-rank statistics (`CD_MPI_STATS`).
     pub statistics: fn() -> Vec<(String, u64)>,
+    /// What a relaunch of the job restores (the persisted versions of this rank's persistent
+    /// CDs, in words), for the line a rank writes when a process loss ends a ULFM job;
+    /// `None` when nothing is persisted.
+    pub persisted: fn() -> Option<String>,
 }
 
 static HOOKS: OnceLock<Hooks> = OnceLock::new();

@@ -11,7 +11,7 @@
 use crate::abi;
 use crate::boundary::{untraced, Guard};
 use crate::pmpi::{real, safe, Call};
-use crate::{engine, hooks, stats, traffic};
+use crate::{engine, errors, hooks, stats, traffic};
 use std::ffi::{c_char, c_int};
 
 fn after_init() {
@@ -21,6 +21,12 @@ fn after_init() {
     let rank = safe::world_rank();
     cd_core::set_rank(rank.max(0) as u32);
     cd_core::set_restore_hook(engine::drain_in_flight);
+    errors::init();
+    if errors::ulfm_mode() {
+        // every call reaches its handler, so that MPI_Comm_free forgets the handler the
+        // application chose for the communicator
+        crate::intercept();
+    }
     if let Some(hooks) = hooks::hooks() {
         (hooks.after_init)();
     }

@@ -71,10 +71,12 @@ mod coll;
 mod comm;
 mod copy;
 mod engine;
+mod errors;
 pub mod exports;
 mod hooks;
 mod init;
 mod large;
+mod loss;
 #[cfg(mpi4)]
 mod mpi4;
 mod p2p;
@@ -89,6 +91,7 @@ mod wait;
 
 pub use boundary::untraced;
 pub use hooks::{set_hooks, Hooks};
+pub use loss::LOST_EXIT_CODE;
 #[cfg(fuzzing)]
 pub use record::fuzz_read as fuzz_read_record;
 pub use stats::STATS_ENV;

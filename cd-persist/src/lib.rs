@@ -428,6 +428,38 @@ fn protect_and_commit(
     agree(comm, marked)
 }
 
+/// What a relaunch of the job restores, in words, for the line a rank writes when a process
+/// loss ends the job: each persistent CD of this process with the newest complete version on
+/// this rank's disk and its scheme; `None` when this process has no persistent CD.
+pub fn describe() -> Option<String> {
+    let parts: Vec<String> = with_cds(|cds| {
+        cds.values()
+            .map(|p| {
+                let name = p.base.file_name().map_or_else(
+                    || p.base.display().to_string(),
+                    |n| n.to_string_lossy().into_owned(),
+                );
+                let scheme = match p.settings.scheme {
+                    PersistScheme::Single => "single".to_owned(),
+                    PersistScheme::Partner { replicas } => format!("partner, {replicas} copies"),
+                    PersistScheme::Xor => "xor".to_owned(),
+                    PersistScheme::Rs { checksums } => format!("rs, {checksums} checksums"),
+                };
+                let newest = local_versions(&p.base)
+                    .into_iter()
+                    .filter(|&(_, marked)| marked)
+                    .map(|(v, _)| v)
+                    .max();
+                match newest {
+                    Some(v) => format!("CD \"{name}\" from version {v} ({scheme})"),
+                    None => format!("CD \"{name}\" from its start (no version complete yet)"),
+                }
+            })
+            .collect()
+    });
+    (!parts.is_empty()).then(|| parts.join(", "))
+}
+
 /// Completes every background flush still under way (collective over the job): called in
 /// `MPI_Finalize`, before the MPI library finalizes. Without it the version the last persist
 /// started flushing would never be marked, and a restart could not fetch it. Every rank

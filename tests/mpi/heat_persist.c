@@ -1,7 +1,8 @@
 /* 1-D heat equation (Jacobi sweeps with a halo exchange) under a persistent root CD that
  * advances, and so persists, every INTERVAL steps. HEAT_CACHE names the base of the simulated
  * nodes' cache directories (dir=$HEAT_CACHE/node{rank}); HEAT_STORAGE_INFO replaces the whole
- * storage_info. With HEAT_KILL_AT=S every rank kills itself (SIGKILL) after step S. A restart
+ * storage_info. With HEAT_KILL_AT=S every rank kills itself (SIGKILL) after step S (only rank
+ * R with HEAT_KILL_RANK=R: a lost node, which a ULFM job survives or reports). A restart
  * finds the persisted version (cd_recovered_version), restores it and goes on from there.
  * HEAT_ORDER=swapped adds the ranges in the other order, HEAT_SHORT=1 adds a shorter array.
  * With HEAT_PERSIST_ERRORS=continue a failed advance prints its error and the run goes on.
@@ -38,6 +39,7 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int left = (rank + size - 1) % size, right = (rank + 1) % size;
     int kill_at = getenv("HEAT_KILL_AT") ? atoi(getenv("HEAT_KILL_AT")) : -1;
+    int kill_rank = getenv("HEAT_KILL_RANK") ? atoi(getenv("HEAT_KILL_RANK")) : -1;
 
     static double u[N + 2], v[N + 2];
     for (int i = 0; i < N + 2; i++) u[i] = (rank * 31 + i * 7) % 101;
@@ -93,7 +95,7 @@ int main(int argc, char **argv) {
             /* an advance demotes the ranges to READ_ONLY: promote them again */
             if (add_to_cd_via_copy(cd, state, 2)) return report_cd_error("add_to_cd_via_copy");
         }
-        if (step == kill_at) raise(SIGKILL);
+        if (step == kill_at && (kill_rank < 0 || kill_rank == rank)) raise(SIGKILL);
     }
 
     /* in RESULT_PARTS lines of PART values: a line longer than stdout's buffer (1 KiB on

@@ -8,12 +8,13 @@
 
 pub mod safe;
 mod table;
+pub mod ulfm;
 
 pub(crate) use table::mpi_table;
 
-#[cfg(mpi4)]
-use crate::abi::Errhandler;
-use crate::abi::{Comm, Datatype, File, Group, Info, Message, Op, Request, Status, Win};
+use crate::abi::{
+    Comm, Datatype, Errhandler, File, Group, Info, Message, Op, Request, Status, Win,
+};
 use std::ffi::{c_char, c_int, c_void};
 
 /// `MPI_Grequest_query_function`.
@@ -22,6 +23,10 @@ pub type QueryFn = unsafe extern "C" fn(*mut c_void, *mut Status) -> c_int;
 pub type FreeFn = unsafe extern "C" fn(*mut c_void) -> c_int;
 /// `MPI_Grequest_cancel_function`.
 pub type CancelFn = unsafe extern "C" fn(*mut c_void, c_int) -> c_int;
+
+/// `MPI_Comm_errhandler_function`: called with the communicator and the error code (C passes
+/// no further arguments; the prototype is variadic for historical reasons).
+pub type ErrhandlerFn = unsafe extern "C" fn(*mut Comm, *mut c_int, ...);
 
 /// A send buffer (`const void *`).
 pub(crate) type Buf = *const c_void;

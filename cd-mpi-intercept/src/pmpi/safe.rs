@@ -232,3 +232,25 @@ pub(crate) fn comm_free(mut comm: Comm) -> Result<(), Code> {
     let rc = unsafe { real::Comm_free(&mut comm) };
     checked(rc, ())
 }
+
+/// The error class of an error code (`code` itself if MPI cannot say).
+pub(crate) fn error_class(code: c_int) -> c_int {
+    let mut class = code;
+    // SAFETY: writes one int.
+    unsafe { real::Error_class(code, &mut class) };
+    class
+}
+
+/// MPI's description of an error code.
+pub(crate) fn error_string(code: c_int) -> String {
+    let len = usize::try_from(abi::MAX_ERROR_STRING).unwrap_or(256);
+    let mut text = vec![0u8; len + 1];
+    let mut used: c_int = 0;
+    // SAFETY: MPI writes at most MPI_MAX_ERROR_STRING bytes and the length.
+    let rc = unsafe { real::Error_string(code, text.as_mut_ptr().cast(), &mut used) };
+    if rc != abi::SUCCESS {
+        return format!("MPI error {code}");
+    }
+    text.truncate(usize::try_from(used).unwrap_or(0).min(len));
+    String::from_utf8_lossy(&text).into_owned()
+}

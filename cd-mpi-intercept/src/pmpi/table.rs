@@ -35,6 +35,9 @@ macro_rules! mpi_table {
                 Rsend_init(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request) => p2p::rsend_init;
                 Recv_init(buf: BufMut, count: c_int, datatype: Datatype, source: c_int, tag: c_int, comm: Comm, request: *mut Request) => p2p::recv_init;
                 Request_free(request: *mut Request) => wait::request_free;
+                Comm_create_errhandler(function: ErrhandlerFn, errhandler: *mut Errhandler) => errors::comm_create_errhandler;
+                Comm_set_errhandler(comm: Comm, errhandler: Errhandler) => errors::comm_set_errhandler;
+                Comm_get_errhandler(comm: Comm, errhandler: *mut Errhandler) => errors::comm_get_errhandler;
             }
             // With no CD logging on the thread and no statistics, these go straight to MPI.
             wrapped {
@@ -375,6 +378,9 @@ macro_rules! mpi_table {
                 Graph_neighbors_count(comm: Comm, rank: c_int, nneighbors: *mut c_int);
                 Dist_graph_neighbors_count(comm: Comm, indegree: *mut c_int, outdegree: *mut c_int, weighted: *mut c_int);
                 Comm_call_errhandler(comm: Comm, errorcode: c_int);
+                Error_class(errorcode: c_int, errorclass: *mut c_int);
+                Error_string(errorcode: c_int, string: *mut c_char, resultlen: *mut c_int);
+                Abort(comm: Comm, errorcode: c_int);
                 Add_error_class(errorclass: *mut c_int);
                 Add_error_code(errorclass: c_int, errorcode: *mut c_int);
                 Add_error_string(errorcode: c_int, string: *const c_char);

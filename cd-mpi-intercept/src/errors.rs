@@ -1,0 +1,201 @@
+//! Error handlers in a ULFM job: the runtime's own on `MPI_COMM_WORLD`, the application's
+//! kept aside.
+//!
+//! A job launched with ULFM (`mpirun --with-ft ulfm`, which sets `OMPI_MCA_mpi_ft_enable=1`
+//! in every rank's environment) against a family whose headers declare ULFM's error classes
+//! ([`abi::ULFM`]) is in *ULFM mode*: at `MPI_Init` the runtime sets an error handler of its
+//! own on `MPI_COMM_WORLD`, which every communicator made from it inherits. A process failure
+//! reported through it (`MPIX_ERR_PROC_FAILED`, `MPIX_ERR_PROC_FAILED_PENDING`,
+//! `MPIX_ERR_REVOKED`) is the runtime's to handle ([`crate::loss`]); any other error goes to
+//! the handler the application chose, as MPI would have: `MPI_ERRORS_RETURN` returns the
+//! code, `MPI_ERRORS_ARE_FATAL` (the default) prints MPI's description and aborts the job, a
+//! handler of the application's is called. The application's `MPI_Comm_set_errhandler` and
+//! `MPI_Comm_get_errhandler` see its own choice: the one it set on that communicator, else
+//! the one it set on `MPI_COMM_WORLD`, else `MPI_ERRORS_ARE_FATAL`. (MPI itself would have a
+//! new communicator inherit its parent's; the runtime does not follow communicator
+//! construction for this, so a handler set on a derived communicator is not inherited by the
+//! communicators made from it.)
+//!
+//! Outside ULFM mode the wrappers pass straight through and nothing is installed.
+
+use crate::abi::{self, Comm, Errhandler};
+use crate::pmpi::{real, safe, Call, ErrhandlerFn};
+use crate::stats;
+use std::collections::HashMap;
+use std::ffi::c_int;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+/// The environment variable Open MPI's `mpirun --with-ft ulfm` sets in every rank.
+pub(crate) const FT_ENABLE_ENV: &str = "OMPI_MCA_mpi_ft_enable";
+
+/// Whether this process runs in ULFM mode (set once at `MPI_Init`).
+static ULFM_MODE: AtomicBool = AtomicBool::new(false);
+
+/// The handlers the application set, by communicator.
+static CHOSEN: Mutex<Option<HashMap<u64, Errhandler>>> = Mutex::new(None);
+
+/// The functions of the error handlers the application created, by handler.
+static FUNCTIONS: Mutex<Option<HashMap<u64, ErrhandlerFn>>> = Mutex::new(None);
+
+/// Whether this process runs in ULFM mode.
+pub(crate) fn ulfm_mode() -> bool {
+    ULFM_MODE.load(Ordering::Relaxed)
+}
+
+/// At `MPI_Init`: enters ULFM mode if the job and the library have it, and installs the
+/// runtime's handler on `MPI_COMM_WORLD`.
+pub(crate) fn init() {
+    let launched_with_ft = std::env::var(FT_ENABLE_ENV).is_ok_and(|v| v == "1" || v == "true");
+    if abi::ULFM.is_none() || !launched_with_ft {
+        return;
+    }
+    let function: unsafe extern "C" fn(*mut Comm, *mut c_int) = on_error;
+    // SAFETY: MPI calls the handler with the communicator and the code and nothing more on
+    // x86-64 and aarch64, where a variadic caller and a fixed-argument callee agree on the
+    // first two arguments; the handler reads only those.
+    let function: ErrhandlerFn = unsafe { std::mem::transmute(function) };
+    let mut ours = abi::predefined().errors_are_fatal;
+    // SAFETY: writes one handle.
+    let rc = unsafe { real::Comm_create_errhandler(function, &mut ours) };
+    // SAFETY: no pointer is passed.
+    if rc != abi::SUCCESS
+        || unsafe { real::Comm_set_errhandler(abi::predefined().comm_world, ours) } != abi::SUCCESS
+    {
+        tracing::warn!(rc, "ULFM job: cannot install the runtime's error handler");
+        return;
+    }
+    ULFM_MODE.store(true, Ordering::Relaxed);
+    tracing::debug!("ULFM job: process failures are the runtime's to handle");
+}
+
+/// The handler the application has chosen for `comm` (see the module docs).
+fn chosen(comm: Comm) -> Errhandler {
+    let chosen = CHOSEN.lock().unwrap_or_else(|e| e.into_inner());
+    let world = abi::predefined().comm_world;
+    chosen
+        .as_ref()
+        .and_then(|c| c.get(&comm.bits()).or_else(|| c.get(&world.bits())))
+        .copied()
+        .unwrap_or(abi::predefined().errors_are_fatal)
+}
+
+/// Forgets the application's choice for a communicator it frees (its handle may come back).
+pub(crate) fn forget(comm: Comm) {
+    if ulfm_mode() {
+        if let Some(chosen) = CHOSEN.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+            chosen.remove(&comm.bits());
+        }
+    }
+}
+
+/// `MPI_Comm_create_errhandler`: the function is remembered, so that the runtime's handler
+/// can call it.
+///
+/// # Safety
+/// The MPI function's contract.
+pub(crate) unsafe fn comm_create_errhandler(
+    function: ErrhandlerFn,
+    errhandler: *mut Errhandler,
+) -> c_int {
+    stats::count(Call::Comm_create_errhandler);
+    // SAFETY: forwarded.
+    let rc = unsafe { real::Comm_create_errhandler(function, errhandler) };
+    if rc == abi::SUCCESS {
+        // SAFETY: MPI wrote the handle.
+        let handle = unsafe { *errhandler };
+        FUNCTIONS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert_with(HashMap::new)
+            .insert(handle.bits(), function);
+    }
+    rc
+}
+
+/// `MPI_Comm_set_errhandler`: in ULFM mode the choice is kept aside (the runtime's handler
+/// stays on the communicator and calls it for errors that are not process failures).
+///
+/// # Safety
+/// The MPI function's contract.
+pub(crate) unsafe fn comm_set_errhandler(comm: Comm, errhandler: Errhandler) -> c_int {
+    stats::count(Call::Comm_set_errhandler);
+    if !ulfm_mode() {
+        // SAFETY: forwarded.
+        return unsafe { real::Comm_set_errhandler(comm, errhandler) };
+    }
+    CHOSEN
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get_or_insert_with(HashMap::new)
+        .insert(comm.bits(), errhandler);
+    abi::SUCCESS
+}
+
+/// `MPI_Comm_get_errhandler`: in ULFM mode, the application's own choice.
+///
+/// # Safety
+/// The MPI function's contract.
+pub(crate) unsafe fn comm_get_errhandler(comm: Comm, errhandler: *mut Errhandler) -> c_int {
+    stats::count(Call::Comm_get_errhandler);
+    if !ulfm_mode() {
+        // SAFETY: forwarded.
+        return unsafe { real::Comm_get_errhandler(comm, errhandler) };
+    }
+    if errhandler.is_null() {
+        return abi::ERR_ARG;
+    }
+    // SAFETY: a non-null out-parameter, writable by the caller's contract.
+    unsafe { errhandler.write(chosen(comm)) };
+    abi::SUCCESS
+}
+
+/// Whether `class` is one of ULFM's process-failure classes.
+fn is_process_failure(class: c_int) -> bool {
+    abi::ULFM.is_some_and(|u| {
+        class == u.proc_failed || class == u.proc_failed_pending || class == u.revoked
+    })
+}
+
+/// The runtime's error handler (see the module docs). No panic leaves it.
+extern "C" fn on_error(comm: *mut Comm, code: *mut c_int) {
+    let _ = std::panic::catch_unwind(|| {
+        if comm.is_null() || code.is_null() {
+            return;
+        }
+        if crate::loss::ending() {
+            // the runtime's own calls on revoked communicators, while it ends the job
+            return;
+        }
+        // SAFETY: MPI passes its own communicator and code, valid for the call.
+        let (mut handle, mut error) = unsafe { (*comm, *code) };
+        if is_process_failure(safe::error_class(error)) {
+            crate::loss::process_lost(handle);
+        }
+        let chosen = chosen(handle);
+        let predefined = abi::predefined();
+        if chosen == predefined.errors_return {
+            return;
+        }
+        let function = FUNCTIONS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .and_then(|f| f.get(&chosen.bits()).copied());
+        match function {
+            // SAFETY: the application's handler, called as MPI would call it.
+            Some(f) => unsafe { f(&mut handle, &mut error) },
+            None => {
+                let line = format!(
+                    "libcd: rank {}: MPI error on a communicator whose handler is \
+                     MPI_ERRORS_ARE_FATAL: {}\n",
+                    safe::world_rank(),
+                    safe::error_string(error)
+                );
+                let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
+                // SAFETY: no pointer is passed; the job ends.
+                unsafe { real::Abort(handle, error) };
+            }
+        }
+    });
+}

@@ -1,0 +1,143 @@
+//! A process lost in a ULFM job (see [`crate::errors`]).
+//!
+//! In-job recovery (a replacement rank rebuilt from the survivors' redundancy, re-executing
+//! alone) is not built yet, so a lost process ends the job, clearly. Every surviving rank, in
+//! the first call where MPI reports the failure to it:
+//! 1. revokes `MPI_COMM_WORLD` and the communicator the failure was reported on, so that the
+//!    other survivors' calls there fail at once instead of waiting on the dead rank;
+//! 2. shrinks `MPI_COMM_WORLD` with the other survivors (`MPIX_Comm_shrink`; Open MPI 5.0
+//!    has no `MPIX_Comm_ishrink`): the ranks missing from the result are the lost ones, the
+//!    same set on every survivor;
+//! 3. writes one line naming them and what a relaunch restores (from the linking library's
+//!    [`crate::Hooks::persisted`]), then waits in a barrier of the survivors so that every
+//!    line is out before any rank exits (`mpirun` ends the job when the first one does);
+//! 4. exits with [`LOST_EXIT_CODE`] (`exit`, which runs the C library's exit handlers, so the
+//!    application's buffered output is written; not `MPI_Abort`, which would kill the other
+//!    survivors before they have said anything).
+//!
+//! Steps 2 and 3 are bounded by a watchdog thread (it makes no MPI call): a survivor that
+//! never enters MPI again (or is blocked on a communicator that neither holds the lost rank
+//! nor was revoked) cannot hold the others past [`SURVIVORS_WAIT`]; the watchdog then writes
+//! the line with the lost ranks this rank's own failure detector knew, and ends the process
+//! at once (`_exit`).
+
+use crate::abi::{self, Comm};
+use crate::pmpi::{real, safe, ulfm};
+use std::ffi::c_int;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// The exit status of a rank that ends the job after a process loss (`EX_TEMPFAIL`: try
+/// again, that is, relaunch).
+pub const LOST_EXIT_CODE: c_int = 75;
+
+/// How long a survivor waits for the others to shrink with it and to write their lines.
+const SURVIVORS_WAIT: Duration = Duration::from_secs(30);
+
+/// Set once this process is ending after a loss: errors reported meanwhile (the runtime's own
+/// calls on revoked communicators) are not losses of their own.
+static ENDING: AtomicBool = AtomicBool::new(false);
+
+/// Whether this process is ending after a loss.
+pub(crate) fn ending() -> bool {
+    ENDING.load(Ordering::Relaxed)
+}
+
+/// Ends this process after a process failure reported on `comm` (see the module docs).
+pub(crate) fn process_lost(comm: Comm) -> ! {
+    ENDING.store(true, Ordering::Relaxed);
+    let world = abi::predefined().comm_world;
+    ulfm::revoke(world);
+    if comm != world {
+        ulfm::revoke(comm);
+    }
+    let persisted = crate::hooks::hooks()
+        .and_then(|h| (h.persisted)())
+        .unwrap_or_else(|| "nothing: no persistent CD (storage_info dir=)".to_owned());
+    let line = move |lost: &[c_int]| {
+        format!(
+            "libcd: rank {rank}: lost {lost} in a ULFM job; containing a lost rank in the job \
+             is not available in this build, so the job ends (exit status {LOST_EXIT_CODE}): \
+             relaunch it to restore {persisted}\n",
+            rank = safe::world_rank(),
+            lost = describe(lost),
+        )
+    };
+    static WRITTEN: AtomicBool = AtomicBool::new(false);
+    let fallback = line(&known_failed(world, comm));
+    std::thread::spawn(move || {
+        std::thread::sleep(SURVIVORS_WAIT);
+        if !WRITTEN.swap(true, Ordering::SeqCst) {
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), fallback.as_bytes());
+        }
+        // SAFETY: ends the process without running exit handlers (the main thread is blocked
+        // inside MPI, which they could wait on).
+        unsafe { libc::_exit(LOST_EXIT_CODE) }
+    });
+    let survivors = ulfm::shrink(world);
+    let lost = match survivors {
+        Some(shrunk) => missing(world, shrunk),
+        None => known_failed(world, comm),
+    };
+    let line = line(&lost);
+    if !WRITTEN.swap(true, Ordering::SeqCst) {
+        let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
+    }
+    tracing::error!(?lost, "process lost in a ULFM job: ending the job");
+    if let Some(shrunk) = survivors {
+        // every survivor's line is out before any exits
+        // SAFETY: no pointer is passed.
+        unsafe { real::Barrier(shrunk) };
+    }
+    // SAFETY: ends the process; the C library flushes the application's buffered streams.
+    unsafe { libc::exit(LOST_EXIT_CODE) }
+}
+
+/// "rank 2", "ranks 1, 2", or that none is named.
+fn describe(lost: &[c_int]) -> String {
+    match lost {
+        [] => "a rank that this rank's failure detector has not named".to_owned(),
+        [one] => format!("rank {one}"),
+        many => {
+            let ranks: Vec<String> = many.iter().map(ToString::to_string).collect();
+            format!("ranks {}", ranks.join(", "))
+        }
+    }
+}
+
+/// The ranks of `world` missing from `shrunk`: the lost ones, agreed by the shrink.
+fn missing(world: Comm, shrunk: Comm) -> Vec<c_int> {
+    let (all, alive) = (safe::comm_group(world), safe::comm_group(shrunk));
+    let ranks: Vec<c_int> = (0..safe::group_size(alive).max(0)).collect();
+    let alive_in_world = safe::group_translate_ranks(alive, &ranks, all);
+    safe::group_free(alive);
+    safe::group_free(all);
+    (0..safe::world_size())
+        .filter(|r| !alive_in_world.contains(r))
+        .collect()
+}
+
+/// The world ranks this process's failure detector knows to have failed, in `world` or
+/// `comm`.
+fn known_failed(world: Comm, comm: Comm) -> Vec<c_int> {
+    let mut lost = failed_in_world(world, world);
+    if comm != world {
+        lost.extend(failed_in_world(comm, world));
+    }
+    lost.sort_unstable();
+    lost.dedup();
+    lost
+}
+
+/// The failed processes `comm`'s failure detector knows, as ranks of `world`.
+fn failed_in_world(comm: Comm, world: Comm) -> Vec<c_int> {
+    let Some(failed) = ulfm::failed_group(comm) else {
+        return Vec::new();
+    };
+    let ranks: Vec<c_int> = (0..safe::group_size(failed).max(0)).collect();
+    let world_group = safe::comm_group(world);
+    let lost = safe::group_translate_ranks(failed, &ranks, world_group);
+    safe::group_free(world_group);
+    safe::group_free(failed);
+    lost.into_iter().filter(|&r| r >= 0).collect()
+}
