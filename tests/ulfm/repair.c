@@ -225,10 +225,6 @@ int main(int argc, char **argv) {
             MPI_Group_size(known, &nknown);
             MPI_Group_free(&known);
         }
-        if (getenv("REPAIR_ACK")) {
-            int acked = 0;
-            CHECK(MPIX_Comm_ack_failed(MPI_COMM_WORLD, size, &acked));
-        }
         int mask = 0;
         for (int i = 0; i < nfailed; i++) mask |= 1 << lost[1 + i];
         int agreed = mask;
