@@ -43,7 +43,10 @@ const KILLS: &[&str] = &["HEAT_KILL_AT", "CD_PERSIST_CRASH_AT", "PI_KILL_AT"];
 fn mpirun(env: &[(&str, &str)]) -> Mpirun {
     let launcher = std::env::var("MPIRUN").unwrap_or_else(|_| "mpirun".to_owned());
     let mut words: Vec<String> = launcher.split_whitespace().map(str::to_owned).collect();
-    if env.iter().any(|(name, _)| KILLS.contains(name)) {
+    // (a launch that kills one rank, `HEAT_KILL_RANK`, is the lost node a ULFM job handles)
+    let kills_every_rank = env.iter().any(|(name, _)| KILLS.contains(name))
+        && !env.iter().any(|(name, _)| *name == "HEAT_KILL_RANK");
+    if kills_every_rank {
         if let Some(at) = words.iter().position(|w| w == "--with-ft") {
             words.drain(at..(at + 2).min(words.len()));
         }
