@@ -3,7 +3,8 @@
 //! at new addresses. `tests/mpi/heat_device.c` keeps its array in device memory: a simulated GPU
 //! registered as a memory space, or the built-in CUDA space over the stand-in driver.
 
-use super::{fresh_cache, heat_lines, heat_run, HEAT_RESULT_PARTS, RANKS};
+use super::persist::{fresh_cache, heat_lines, heat_run, HEAT_RESULT_PARTS};
+use super::RANKS;
 use crate::util::cuda_standin;
 
 /// Killed at step 55 with a persist every 10 steps, node 1's cache lost, restarted: every rank

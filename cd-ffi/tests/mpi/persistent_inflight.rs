@@ -4,7 +4,8 @@
 //! as the newest complete one; the next persist succeeds. `tests/mpi/persist_inflight.c`
 //! makes the traffic around its advances (see its header).
 
-use super::{compile, fresh_cache, mpirun, RANKS};
+use super::persist::fresh_cache;
+use super::{compile, mpirun, RANKS};
 use crate::util::work_dir;
 use std::collections::BTreeMap;
 use std::path::Path;

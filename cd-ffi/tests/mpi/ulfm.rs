@@ -6,9 +6,8 @@
 //! - libcd in a ULFM job: a lost rank ends the job with one line per survivor, and the
 //!   relaunch restores from the persisted version.
 
-use super::{
-    compile, family, fresh_cache, heat_lines, heat_restart_resumes, mpicc, mpirun, RANKS,
-};
+use super::persist::{fresh_cache, heat_lines, heat_restart_resumes};
+use super::{compile, family, mpicc, mpirun, RANKS};
 use crate::util::{check, work_dir, workspace};
 use std::process::Command;
 
@@ -125,5 +124,9 @@ fn a_lost_rank_ends_a_ulfm_job_clearly_and_the_relaunch_restores() {
     );
     std::fs::remove_dir_all(cache.join("node2")).expect("lose node 2's cache");
     std::fs::create_dir(cache.join("node2")).expect("an empty cache");
-    heat_restart_resumes(&cache, &[(50, 5)], "the relaunch after a loss in a ULFM job");
+    heat_restart_resumes(
+        &cache,
+        &[(50, 5)],
+        "the relaunch after a loss in a ULFM job",
+    );
 }
