@@ -16,6 +16,9 @@ use std::process::{Command, Output};
 /// Runs `cmake ARGS` and returns its output (checked by the caller).
 fn cmake(args: &[OsString]) -> Output {
     Command::new("cmake")
+        // the run-time library path (another family's libraries, under scripts/test.sh) is no
+        // business of the compilers and linker cmake runs
+        .env_remove("LD_LIBRARY_PATH")
         .args(args)
         .output()
         .expect("cmake is installed (Debian's cmake package)")
@@ -93,6 +96,10 @@ mod mpi {
     #[test]
     fn an_mpi_cxx_program_links_libcd_before_the_mpi_library() {
         let family = Family::of_libcd();
+        if !family.has_cxx_bindings() {
+            eprintln!("skipped: {} has no MPI C++ bindings", family.mpicxx());
+            return;
+        }
         let installed = super::configure_build_install(
             "mpi",
             &[
