@@ -60,3 +60,25 @@ fn a_waitall_re_executed_with_its_requests_swapped_is_a_clear_error() {
     );
     assert_eq!(run.stats[1]["replay.mismatches"], 1);
 }
+
+/// `errhandlers.c`: the application's error handlers behave as MPI defines them under every
+/// family, also in a ULFM job, where libcd's own handler sits on `MPI_COMM_WORLD` and the
+/// application's are kept aside (`MPI_ERRORS_RETURN` returns the code, a created handler is
+/// called with the communicator and the code, `MPI_Comm_get_errhandler` returns the choice).
+#[test]
+fn the_applications_error_handlers_behave_as_mpi_defines_them() {
+    let run = launch(
+        &compile("errhandlers"),
+        "errhandlers",
+        "errhandlers rank",
+        &[],
+    );
+    for rank in 0..super::RANKS {
+        assert_eq!(
+            run.lines.get(&rank).map(String::as_str),
+            Some(format!("errhandlers rank {rank} ok 2").as_str()),
+            "{}",
+            run.stdout
+        );
+    }
+}
