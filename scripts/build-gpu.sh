@@ -6,6 +6,10 @@
 # (see DEVELOPERS.md, "When a session has a GPU"). Check the lot against the stand-in here
 # first: `CD_CUDA_LIBRARY=$PWD/.gpu/libcuda_standin.so scripts/test-gpu.sh`.
 #
+# CD_GPU_PROFILE=dev builds the debug profile instead of release: what scripts/test.sh runs
+# against the stand-in, reusing the suite's debug build (the figures of a debug build mean
+# nothing; the GPU machine gets the release build).
+#
 # Usage: scripts/build-gpu.sh [DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,12 +19,14 @@ mkdir -p "$(dirname "$exclude")"
 grep -qxF "/$dir/" "$exclude" 2>/dev/null || echo "/$dir/" >> "$exclude"
 
 target="${CARGO_TARGET_DIR:-target}"
-cargo build --release -p cd-ffi                                   # libcd.so
-cargo build --release -p cd-cuda --example gpu_copies --example gpu_checks
-cargo build --release --example cuda_kernel_loop
+profile="${CD_GPU_PROFILE:-release}"
+built="$target/$([ "$profile" = dev ] && echo debug || echo "$profile")"
+cargo build --profile "$profile" -p cd-ffi                                   # libcd.so
+cargo build --profile "$profile" -p cd-cuda --example gpu_copies --example gpu_checks
+cargo build --profile "$profile" --example cuda_kernel_loop
 mkdir -p "$dir"
-cp "$target/release/libcd.so" "$target/release/examples/gpu_copies" \
-   "$target/release/examples/gpu_checks" "$target/release/examples/cuda_kernel_loop" "$dir/"
+cp "$built/libcd.so" "$built/examples/gpu_copies" \
+   "$built/examples/gpu_checks" "$built/examples/cuda_kernel_loop" "$dir/"
 cc -O2 -Icd-ffi/include examples/c/simple_cuda.c -L"$dir" -lcd -ldl -Wl,-rpath,'$ORIGIN' \
    -o "$dir/simple_cuda"
 # the stand-in, for the check here (the GPU machine uses its real driver)

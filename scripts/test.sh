@@ -58,6 +58,13 @@ echo "== cd-redset and the MPI interposer: multi-rank tests against Open MPI 5 w
     cargo test -p cd-ffi --test tests -- mpi::
     echo "Open MPI 5 section: $((SECONDS - start)) s"
 )
+echo "== the GPU suite (scripts/test-gpu.sh) end to end against the stand-in CUDA driver"
+# the debug build the tests made (CD_GPU_PROFILE=dev), in a folder of its own; a GPU machine
+# runs the release build of scripts/build-gpu.sh (DEVELOPERS.md)
+gpu_dir="${CARGO_TARGET_DIR:-target}/gpu-standin"
+CD_GPU_PROFILE=dev scripts/build-gpu.sh "$gpu_dir"
+CD_CUDA_LIBRARY="$(realpath "$gpu_dir")/libcuda_standin.so" OUT="$gpu_dir/results" \
+    scripts/test-gpu.sh "$gpu_dir"
 echo "== cd-erasure with SIMD turned off (CD_REDSET_KERNEL=portable)"
 CD_REDSET_KERNEL=portable cargo test -p cd-erasure
 if [ "$(uname -m)" = x86_64 ]; then
