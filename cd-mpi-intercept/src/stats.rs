@@ -8,8 +8,9 @@
 //! `log.failures`, `handles.held`, `handles.released`, `handles.freed_early` (communicators
 //! and persistent requests freed while logging, held until no log can replay them, freed
 //! since, and of those the ones freed past `CD_MPI_HELD_MAX`), and `bytes.spilled` (log
-//! bytes written to spill files, from cd-core),
-//! and what the linking library's [`crate::Hooks::statistics`] adds (libcd: persistence's
+//! bytes written to spill files, from cd-core), the advice on when to advance of every CD
+//! level the rank used (cd-core's `advice`: `advice.<root name>.<depth>.interval_s` and the
+//! inputs, see [`advice_lines`]), and what the linking library's [`crate::Hooks::statistics`] adds (libcd: persistence's
 //! counters, `persist.*`, `recover.*`, ...; see cd-persist's `stats`). Nothing is counted here (not
 //! even calls) unless the variable is set, so the counters cost one relaxed load when off;
 //! persistence counts once per collective persist step, which writes files anyway.
@@ -146,6 +147,7 @@ pub(crate) fn write(rank: i32) {
         text.push_str(&format!("{key} {}\n", counter.load(Ordering::Relaxed)));
     }
     text.push_str(&format!("bytes.spilled {}\n", cd_core::log_spilled_total()));
+    text.push_str(&advice_lines(&cd_core::all_advice()));
     if let Some(hooks) = crate::hooks::hooks() {
         for (key, value) in (hooks.statistics)() {
             text.push_str(&format!("{key} {value}\n"));
@@ -157,4 +159,74 @@ pub(crate) fn write(rank: i32) {
     }
 }
 
+/// The advice lines, per level (the root's name, `unnamed` for unnamed roots, with blanks
+/// as `_`; the depth): `advice.<name>.<depth>.<key> <value>`, for `interval_s` (Daly's),
+/// `young_interval_s`, `advance_cost_s`, `restore_cost_s`, `mtbf_s` (seconds, or `unknown`),
+/// `mtbf_source` (`given`, `observed` or `unknown`), `advances` and `restores`.
+pub(crate) fn advice_lines(levels: &[(Option<String>, u32, cd_core::Advice)]) -> String {
+    let seconds = |v: Option<f64>| v.map_or_else(|| "unknown".to_owned(), |s| format!("{s:.9}"));
+    let mut text = String::new();
+    for (name, depth, a) in levels {
+        let name: String = name
+            .as_deref()
+            .unwrap_or("unnamed")
+            .chars()
+            .map(|c| if c.is_whitespace() { '_' } else { c })
+            .collect();
+        let source = match a.mtbf_source {
+            cd_core::MtbfSource::Given => "given",
+            cd_core::MtbfSource::Observed => "observed",
+            cd_core::MtbfSource::Unknown => "unknown",
+        };
+        let lines = [
+            ("interval_s", seconds(a.interval_s)),
+            ("young_interval_s", seconds(a.young_interval_s)),
+            ("advance_cost_s", seconds(a.advance_cost_s)),
+            ("restore_cost_s", seconds(a.restore_cost_s)),
+            ("mtbf_s", seconds(a.mtbf_s)),
+            ("mtbf_source", source.to_owned()),
+            ("advances", a.advances.to_string()),
+            ("restores", a.restores.to_string()),
+        ];
+        for (key, value) in lines {
+            text.push_str(&format!("advice.{name}.{depth}.{key} {value}\n"));
+        }
+    }
+    text
+}
+
 const _: () = assert!(Call::ALL.len() <= CALLS);
+
+#[cfg(test)]
+mod tests {
+    use super::advice_lines;
+    use cd_core::{Advice, Measured};
+
+    #[test]
+    fn advice_lines_say_unknown_and_give_the_interval() {
+        let measured = Measured {
+            advances: 4,
+            advance_ns: 8_000_000,
+            restores: 0,
+            restore_ns: 0,
+            observed_s: 10.0,
+        };
+        let unknown = Advice::from_measured(measured, None);
+        let given = Advice::from_measured(measured, Some(100.0));
+        let text = advice_lines(&[(Some("heat solver".into()), 0, unknown), (None, 1, given)]);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 16);
+        assert_eq!(lines[0], "advice.heat_solver.0.interval_s unknown");
+        assert_eq!(lines[2], "advice.heat_solver.0.advance_cost_s 0.002000000");
+        assert_eq!(lines[5], "advice.heat_solver.0.mtbf_source unknown");
+        assert_eq!(lines[6], "advice.heat_solver.0.advances 4");
+        let interval = cd_core::daly_interval(0.002, 100.0);
+        assert_eq!(
+            lines[8],
+            format!("advice.unnamed.1.interval_s {interval:.9}")
+        );
+        assert_eq!(lines[9], "advice.unnamed.1.young_interval_s 0.632455532");
+        assert_eq!(lines[12], "advice.unnamed.1.mtbf_s 100.000000000");
+        assert_eq!(lines[13], "advice.unnamed.1.mtbf_source given");
+    }
+}
