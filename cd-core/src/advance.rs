@@ -70,7 +70,7 @@ pub struct AdvanceReport {
 /// # Safety
 /// Every COPY range of the CD must be readable (host memory) and not written during the call.
 pub unsafe fn advance_cd_point_in_time(cd: impl Into<CdRef>) -> Result<AdvanceReport> {
-    let started = crate::advice::now_ns();
+    let started = crate::advice::advance_started();
     let cd = cd.into();
     let _span = debug_span!("advance_cd_point_in_time", ?cd).entered();
     callback::check()?;
@@ -113,7 +113,7 @@ pub unsafe fn advance_cd_point_in_time(cd: impl Into<CdRef>) -> Result<AdvanceRe
             staged,
             offsets,
             mark,
-            started: Some(started),
+            started,
         };
         let report = apply_advance(&node, parent_state.as_deref_mut(), &mut state, point);
         drop(parent_state);
@@ -202,8 +202,8 @@ pub(crate) struct NewPoint {
     pub(crate) offsets: Vec<(i32, i64)>,
     /// Where a replay feeding the CD stood.
     pub(crate) mark: Option<crate::node::FeedMark>,
-    /// When a synchronous advance was called (`advice::now_ns`), to time it; `None` for an
-    /// asynchronous one (not timed: its copy overlaps the work).
+    /// When a timed synchronous advance was called (`advice::advance_started`); `None` for
+    /// an untimed one (asynchronous ones are never timed: their copy overlaps the work).
     pub(crate) started: Option<u64>,
 }
 
@@ -241,6 +241,7 @@ pub(crate) fn apply_advance(
     };
     if let Some(started) = point.started {
         let ended = crate::advice::now_ns();
+        stats.timed_advances = 1;
         stats.advance_ns = ended - started;
         crate::advice::record_advance(&node.root_name, node.depth, started, ended);
     }

@@ -2,13 +2,19 @@
 //! from the measured cost of an advance and the mean time between faults.
 //!
 //! # What is measured
-//! Every synchronous advance is timed from its call to its new point in time being current,
-//! every restore from its call to memory restored (two monotonic clock reads each; an advance
-//! also takes two locks, allocates or reuses a buffer and copies, so the reads are a small part
-//! of even the smallest advance, see `cd-core/BENCHMARKS.md`). An asynchronous advance is not
-//! timed: its copy overlaps the work, so its cost is not one an interval trades against.
+//! A synchronous advance is timed from its call to its new point in time being current, every
+//! restore from its call to memory restored: two monotonic clock reads, about 75 ns together
+//! on our VMs (`cd-core/BENCHMARKS.md`). That is nothing next to an advance that copies
+//! megabytes, but 10% of the smallest advances (a promotion of a few bytes, ~0.8 us). So a
+//! thread whose last timed advance took under [`CHEAP_NS`] times only one advance in
+//! [`CHEAP_SAMPLE`] after it (the others cost one thread-local decrement); the mean advance
+//! cost is taken over the timed advances, which are then a sample of that thread's advances
+//! chosen by the cost of the one before, not by their own. Restores are rare: all are timed.
+//! An asynchronous advance is not timed: its copy overlaps the work, so its cost is not one an
+//! interval trades against.
 //!
-//! The measurements go to the CD's own [`Stats`](crate::Stats) (`advance_ns`, `restore_ns`)
+//! The measurements go to the CD's own [`Stats`](crate::Stats) (`timed_advances`,
+//! `advance_ns`, `restore_ns`)
 //! and to its *level*: the CDs at the same depth of trees whose roots have the same name.
 //! Advice is per level, so a child CD created and committed every iteration gets what its
 //! predecessors measured, and the levels outlive their CDs (the MPI layer's `CD_MPI_STATS`
@@ -48,6 +54,34 @@ use std::time::Instant;
 /// The environment variable giving the mean time between faults, in seconds.
 pub const MTBF_ENV: &str = "CD_MTBF";
 
+/// An advance that took less than this (nanoseconds) is cheap: the thread then times only
+/// one advance in [`CHEAP_SAMPLE`] until a timed one is not cheap (module docs).
+pub const CHEAP_NS: u64 = 20_000;
+
+/// How many advances a thread skips timing after a cheap one, plus one.
+pub const CHEAP_SAMPLE: u32 = 32;
+
+thread_local! {
+    /// Advances this thread still leaves untimed (see [`CHEAP_NS`]).
+    static UNTIMED: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// When a synchronous advance starts: `Some(now_ns())` if this one is timed.
+#[inline]
+pub(crate) fn advance_started() -> Option<u64> {
+    let skip = UNTIMED.try_with(|u| {
+        let left = u.get();
+        if left > 0 {
+            u.set(left - 1);
+        }
+        left > 0
+    });
+    match skip {
+        Ok(true) => None,
+        _ => Some(now_ns()),
+    }
+}
+
 /// Where the mean time between faults of an [`Advice`] came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MtbfSource {
@@ -68,7 +102,8 @@ pub struct Advice {
     pub interval_s: Option<f64>,
     /// Young's first-order interval `sqrt(2 C M)`, in seconds; `None` when `interval_s` is.
     pub young_interval_s: Option<f64>,
-    /// The mean time of one synchronous advance, in seconds; `None` before the first.
+    /// The mean time of one synchronous advance (over the timed ones), in seconds; `None`
+    /// before the first.
     pub advance_cost_s: Option<f64>,
     /// The mean time of one restore, in seconds; `None` before the first.
     pub restore_cost_s: Option<f64>,
@@ -76,7 +111,7 @@ pub struct Advice {
     pub mtbf_s: Option<f64>,
     /// Where `mtbf_s` came from.
     pub mtbf_source: MtbfSource,
-    /// Synchronous advances measured.
+    /// Synchronous advances timed (all of them, but one in [`CHEAP_SAMPLE`] of the cheap).
     pub advances: u64,
     /// Restores seen.
     pub restores: u64,
@@ -251,9 +286,12 @@ fn level(name: &Option<Arc<str>>, depth: u32) -> &'static Level {
     level
 }
 
-/// Records a synchronous advance of a CD at (`name`, `depth`) that began at `started`
-/// ([`now_ns`]) and ended at `ended`.
+/// Records a timed synchronous advance of a CD at (`name`, `depth`) that began at `started`
+/// ([`advance_started`]) and ended at `ended`.
 pub(crate) fn record_advance(name: &Option<Arc<str>>, depth: u32, started: u64, ended: u64) {
+    if ended.saturating_sub(started) < CHEAP_NS {
+        let _ = UNTIMED.try_with(|u| u.set(CHEAP_SAMPLE - 1));
+    }
     let level = level(name, depth);
     level.start(started);
     level.advances.fetch_add(1, Ordering::Relaxed);
@@ -415,12 +453,15 @@ mod tests {
         }
         let info = cd_info(cd).unwrap();
         assert_eq!(info.stats.advances, 3);
+        // The first is timed; cheap ones make the thread skip the next ones.
+        let timed = info.stats.timed_advances;
+        assert!((1..=3).contains(&timed), "{:?}", info.stats);
         assert!(info.stats.advance_ns > 0, "{:?}", info.stats);
         let a = cd_advice(cd).unwrap();
-        assert_eq!((a.advances, a.restores), (3, 0));
+        assert_eq!((a.advances, a.restores), (timed, 0));
         let cost = a.advance_cost_s.unwrap();
         assert!(
-            close(cost, info.stats.advance_ns as f64 / 3.0 / 1e9),
+            close(cost, info.stats.advance_ns as f64 / timed as f64 / 1e9),
             "{cost}"
         );
         assert_eq!(a.restore_cost_s, None);
@@ -449,9 +490,31 @@ mod tests {
         commit_cd(cd).unwrap();
         // The level outlives its CDs.
         let after = level_advice(Some(name), 0);
-        assert_eq!((after.advances, after.restores), (3, 1));
+        assert_eq!((after.advances, after.restores), (timed, 1));
         assert!(all_advice()
             .iter()
-            .any(|(n, d, a)| n.as_deref() == Some(name) && *d == 0 && a.advances == 3));
+            .any(|(n, d, a)| n.as_deref() == Some(name) && *d == 0 && a.advances == timed));
+    }
+
+    #[test]
+    fn cheap_advances_are_sampled() {
+        // A fresh thread (nothing left untimed); a CD with nothing to copy advances in a few
+        // microseconds: one in CHEAP_SAMPLE is timed.
+        std::thread::spawn(|| {
+            let cd = create_cd(None, None, LoggingMode::Disabled, Some("advice-cheap")).unwrap();
+            let n = 4 * u64::from(CHEAP_SAMPLE);
+            for _ in 0..n {
+                // SAFETY: the CD holds no memory.
+                unsafe { advance_cd_point_in_time(cd).unwrap() };
+            }
+            let stats = cd_info(cd).unwrap().stats;
+            assert_eq!(stats.advances, n);
+            // 4 if none took CHEAP_NS; a preempted one makes the next one timed too.
+            assert!((4..=12).contains(&stats.timed_advances), "{stats:?}");
+            assert_eq!(cd_advice(cd).unwrap().advances, stats.timed_advances);
+            commit_cd(cd).unwrap();
+        })
+        .join()
+        .unwrap();
     }
 }

@@ -115,7 +115,7 @@ pub use advance::{advance_cd_point_in_time, AdvanceReport};
 pub use advance_async::{advance_cd_point_in_time_async, advance_test, advance_wait, AsyncAdvance};
 pub use advice::{
     all_advice, cd_advice, daly_interval, given_mtbf, level_advice, young_interval, Advice,
-    Measured, MtbfSource, MTBF_ENV,
+    Measured, MtbfSource, CHEAP_NS, CHEAP_SAMPLE, MTBF_ENV,
 };
 pub use commit::commit_cd;
 pub use create::create_cd;

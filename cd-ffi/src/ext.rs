@@ -327,7 +327,7 @@ pub extern "C" fn cd_validate_handle(cd: cd_handle) -> c_int {
 pub const CD_ADVICE_INTERVAL: c_int = 0;
 /// `cd_get_advice`: Young's first-order interval, `sqrt(2 * advance cost * MTBF)`.
 pub const CD_ADVICE_YOUNG_INTERVAL: c_int = 1;
-/// `cd_get_advice`: the mean time of one synchronous advance.
+/// `cd_get_advice`: the mean time of one synchronous advance (of the timed ones).
 pub const CD_ADVICE_ADVANCE_COST: c_int = 2;
 /// `cd_get_advice`: the mean time of one restore.
 pub const CD_ADVICE_RESTORE_COST: c_int = 3;
@@ -336,7 +336,8 @@ pub const CD_ADVICE_RESTORE_COST: c_int = 3;
 pub const CD_ADVICE_MTBF: c_int = 4;
 /// `cd_get_advice`: where the MTBF came from, a `CD_MTBF_*` value (always known).
 pub const CD_ADVICE_MTBF_SOURCE: c_int = 5;
-/// `cd_get_advice`: synchronous advances measured (always known).
+/// `cd_get_advice`: synchronous advances timed (always known): all, but after one under
+/// 20 us a thread times only one advance in 32.
 pub const CD_ADVICE_ADVANCES: c_int = 6;
 /// `cd_get_advice`: restores seen (always known).
 pub const CD_ADVICE_RESTORES: c_int = 7;

@@ -39,7 +39,10 @@ int main(void) {
         CHECK(advance_cd_point_in_time(cd) == SUCCESS);
     }
     /* (Each advance demotes the range to READ_ONLY: only the first one copied it.) */
-    CHECK(advice(cd, CD_ADVICE_ADVANCES, &known) == 4 && known);
+    /* The first advance (1 MiB) is timed; the next ones copy nothing, and after a cheap one
+     * a thread times one advance in 32: 1 to 4 are timed. */
+    uint64_t timed = advice(cd, CD_ADVICE_ADVANCES, &known);
+    CHECK(timed >= 1 && timed <= 4 && known);
     uint64_t cost = advice(cd, CD_ADVICE_ADVANCE_COST, &known);
     CHECK(known && cost > 0);
     struct cd_stats st;
@@ -85,7 +88,7 @@ int main(void) {
     EXPECT(CD_ERR_INVALID_ENUM, cd_get_advice(cd, -1, &value, &known));
     EXPECT(CD_ERR_NULL_HANDLE, cd_get_advice(NULL, CD_ADVICE_INTERVAL, &value, &known));
     OK(cd_get_advice(CURRENT_CD, CD_ADVICE_ADVANCES, &value, &known));
-    CHECK(value == 4);
+    CHECK(value == timed);
     OK(commit_cd(cd));
     EXPECT(CD_ERR_STALE_HANDLE, cd_get_advice(cd, CD_ADVICE_INTERVAL, &value, &known));
     printf("advice: ok\n");
