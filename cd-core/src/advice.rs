@@ -25,7 +25,8 @@
 //! # The mean time between faults
 //! `CD_MTBF=<seconds>` when set (a positive number), else the level's observed mean time
 //! between restores: the time from its first timed advance or restore to now, divided by its
-//! restores. With neither (no `CD_MTBF`, no restore yet) it is unknown, and so is the
+//! restores. That window counts time when no CD of the level was live, so a program that runs
+//! a level, pauses long, then runs it again should set `CD_MTBF`. With neither (no `CD_MTBF`, no restore yet) it is unknown, and so is the
 //! interval: [`Advice::interval_s`] is `None`, never a made-up number. The advance cost is
 //! unknown until a synchronous advance of the level completed.
 //!
@@ -179,13 +180,17 @@ impl Advice {
     }
 }
 
-/// `CD_MTBF` in seconds: `None` when unset, or when not a positive finite number (warned).
+/// `CD_MTBF` in seconds: `None` when unset, or when not a positive finite number (warned
+/// once per process). Read at every query, so a program may set it as it runs.
 pub fn given_mtbf() -> Option<f64> {
+    static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     let text = std::env::var(MTBF_ENV).ok()?;
     match text.trim().parse::<f64>() {
         Ok(m) if m.is_finite() && m > 0.0 => Some(m),
         _ => {
-            tracing::warn!(value = %text, "{MTBF_ENV} is not a positive number of seconds: ignored");
+            if !WARNED.swap(true, Ordering::Relaxed) {
+                tracing::warn!(value = %text, "{MTBF_ENV} is not a positive number of seconds: ignored");
+            }
             None
         }
     }
