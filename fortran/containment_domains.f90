@@ -65,6 +65,18 @@ module Containment_Domains
   integer(c_int), parameter :: CD_RESTORE_COPY = 0
   integer(c_int), parameter :: CD_RESTORE_PARENT = 1
   integer(c_int), parameter :: CD_RESTORE_REGEN = 2
+  ! what of cd_get_advice (times in nanoseconds), and its CD_ADVICE_MTBF_SOURCE values
+  integer(c_int), parameter :: CD_ADVICE_INTERVAL = 0
+  integer(c_int), parameter :: CD_ADVICE_YOUNG_INTERVAL = 1
+  integer(c_int), parameter :: CD_ADVICE_ADVANCE_COST = 2
+  integer(c_int), parameter :: CD_ADVICE_RESTORE_COST = 3
+  integer(c_int), parameter :: CD_ADVICE_MTBF = 4
+  integer(c_int), parameter :: CD_ADVICE_MTBF_SOURCE = 5
+  integer(c_int), parameter :: CD_ADVICE_ADVANCES = 6
+  integer(c_int), parameter :: CD_ADVICE_RESTORES = 7
+  integer(c_int), parameter :: CD_MTBF_UNKNOWN = 0
+  integer(c_int), parameter :: CD_MTBF_OBSERVED = 1
+  integer(c_int), parameter :: CD_MTBF_GIVEN = 2
 
   ! Results
   ! BEGIN result codes: generated from the library's table by cd-ffi/tests/header.rs
@@ -319,6 +331,16 @@ module Containment_Domains
       integer(c_int) :: cd_validate_handle
       type(c_ptr), value :: cd
     end function cd_validate_handle
+
+    ! One value of the advice on when to advance (known = 0: not known yet, value 0).
+    function cd_get_advice(cd, what, value, known) bind(C)
+      import :: c_ptr, c_int, c_int64_t
+      integer(c_int) :: cd_get_advice
+      type(c_ptr), value :: cd
+      integer(c_int), value :: what
+      integer(c_int64_t), intent(out) :: value
+      integer(c_int), intent(out) :: known
+    end function cd_get_advice
 
     function cd_set_rank(rank) bind(C)
       import :: c_int

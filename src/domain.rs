@@ -343,6 +343,14 @@ macro_rules! level_methods {
             Ok(cd_info(self.own())?)
         }
 
+        /// When to advance: the interval of work between advances that minimises expected
+        /// time for this CD's level (the CDs at its depth under roots of its root's name),
+        /// from the measured advance cost and the observed or given (`CD_MTBF`) mean time
+        /// between faults; unknown values are `None` ([`cd_core::cd_advice`]).
+        pub fn advice(&self) -> Result<cd_core::Advice> {
+            Ok(cd_core::cd_advice(self.own())?)
+        }
+
         /// Moves `data` into the tree and saves it in this CD now, READ_ONLY.
         ///
         /// An empty vector, or one of a zero-sized type, is kept but not added (a CD holds no

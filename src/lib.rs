@@ -68,7 +68,7 @@ mod tree;
 
 pub use advance_async::PendingAdvance;
 pub use cd_core::{
-    AdvanceReport, CdError, CdHandle, CdInfo, DeviceMemory, Fate, LogEntry, LoggingMode,
+    AdvanceReport, Advice, CdError, CdHandle, CdInfo, DeviceMemory, Fate, LogEntry, LoggingMode,
     RestoreReport, SpaceId, Stats, StorageInfo, HOST,
 };
 pub use cd_cuda::{enable as enable_cuda, status as cuda_status, CudaMemory, DeviceBuffer};
@@ -114,6 +114,11 @@ pub mod raw {
     pub use cd_core::{
         cd_entries, cd_files, cd_info, cd_saved_bytes, global_stats, rank, recovered_version,
         set_rank, CdInfo, EntryInfo, Stats,
+    };
+    // Extensions: advice on when to advance (Young/Daly, from measured costs and CD_MTBF).
+    pub use cd_core::{
+        all_advice, cd_advice, daly_interval, given_mtbf, level_advice, young_interval, Advice,
+        Measured, MtbfSource, MTBF_ENV,
     };
     // Extensions: the memory the runtime holds, and where MPI logs spill.
     pub use cd_core::{

@@ -70,6 +70,7 @@ pub struct AdvanceReport {
 /// # Safety
 /// Every COPY range of the CD must be readable (host memory) and not written during the call.
 pub unsafe fn advance_cd_point_in_time(cd: impl Into<CdRef>) -> Result<AdvanceReport> {
+    let started = crate::advice::advance_started();
     let cd = cd.into();
     let _span = debug_span!("advance_cd_point_in_time", ?cd).entered();
     callback::check()?;
@@ -112,6 +113,7 @@ pub unsafe fn advance_cd_point_in_time(cd: impl Into<CdRef>) -> Result<AdvanceRe
             staged,
             offsets,
             mark,
+            started,
         };
         let report = apply_advance(&node, parent_state.as_deref_mut(), &mut state, point);
         drop(parent_state);
@@ -200,6 +202,9 @@ pub(crate) struct NewPoint {
     pub(crate) offsets: Vec<(i32, i64)>,
     /// Where a replay feeding the CD stood.
     pub(crate) mark: Option<crate::node::FeedMark>,
+    /// When a timed synchronous advance was called (`advice::advance_started`); `None` for
+    /// an untimed one (asynchronous ones are never timed: their copy overlaps the work).
+    pub(crate) started: Option<u64>,
 }
 
 /// Makes `point` the CD's current point in time: the implicit commit into the parent, the
@@ -229,11 +234,17 @@ pub(crate) fn apply_advance(
     node.sync_replay(state);
     state.feed_mark = point.mark;
 
-    let stats = Stats {
+    let mut stats = Stats {
         advances: 1,
         bytes_advanced: total as u64,
         ..Stats::default()
     };
+    if let Some(started) = point.started {
+        let ended = crate::advice::now_ns();
+        stats.timed_advances = 1;
+        stats.advance_ns = ended - started;
+        crate::advice::record_advance(&node.root_name, node.depth, started, ended);
+    }
     state.stats.absorb(&stats);
     stats.publish();
     AdvanceReport {
@@ -315,6 +326,7 @@ pub(crate) fn settle(node: &Arc<Node>, block: bool) -> Result<bool> {
         staged: Some(Arc::new(buffer)),
         offsets,
         mark,
+        started: None,
     };
     apply_advance(node, parent_state.as_deref_mut(), &mut state, point);
     access::replay(&mut state.entries, &relabels);

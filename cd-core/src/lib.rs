@@ -38,6 +38,8 @@
 //!   stores, the pool and MPI logs, the cap `CD_MEMORY_LIMIT` puts on them (an add or advance
 //!   past it fails with [`CdError::MemoryLimit`] and changes nothing), and the pool's share of
 //!   the node (`CD_POOL_BYTES`).
+//! - [`cd_advice`]: when to advance, per CD level, from the measured advance cost and the
+//!   observed (or `CD_MTBF`) mean time between faults (Young/Daly; see [`Advice`]).
 //! - [`register_memory_space`] and [`map_device_region`] let GPU codes protect device memory
 //!   with their own copy functions; [`advance_cd_point_in_time_async`] drains device ranges
 //!   in the background, and [`remap_device_region`] follows allocations that a GPU reset
@@ -79,6 +81,7 @@ mod active;
 mod add;
 mod advance;
 mod advance_async;
+mod advice;
 mod callback;
 mod commit;
 mod copy;
@@ -110,6 +113,10 @@ pub use active::current_cd;
 pub use add::{add_to_cd_via_copy, add_to_cd_via_parent, add_to_cd_via_regen, delete_from_cd};
 pub use advance::{advance_cd_point_in_time, AdvanceReport};
 pub use advance_async::{advance_cd_point_in_time_async, advance_test, advance_wait, AsyncAdvance};
+pub use advice::{
+    all_advice, cd_advice, daly_interval, given_mtbf, level_advice, young_interval, Advice,
+    Measured, MtbfSource, CHEAP_NS, CHEAP_SAMPLE, MTBF_ENV,
+};
 pub use commit::commit_cd;
 pub use create::create_cd;
 pub use device::{device_reset, remap_device_region, unmap_device_region};

@@ -139,6 +139,7 @@ impl Subtree {
 /// Every range in the CD and its descendants must be allocated and writable, and no other
 /// thread may access those ranges during the call: restore overwrites them.
 pub unsafe fn restore_cd(cd: impl Into<CdRef>) -> Result<RestoreReport> {
+    let started = crate::advice::now_ns();
     let cd = cd.into();
     let _span = debug_span!("restore_cd", ?cd).entered();
     callback::check()?;
@@ -217,12 +218,15 @@ pub unsafe fn restore_cd(cd: impl Into<CdRef>) -> Result<RestoreReport> {
         report.discarded = tree.nodes.len() - 1;
         finish(&tree, &mut states);
         report.log_entries = states[0].log.len();
+        let ended = crate::advice::now_ns();
         let stats = Stats {
             restores: 1,
             bytes_restored: report.bytes_restored as u64,
             regen_calls: report.regen_calls as u64,
+            restore_ns: ended - started,
             ..Stats::default()
         };
+        crate::advice::record_restore(&node.root_name, node.depth, started, ended);
         states[0].stats.absorb(&stats);
         stats.publish();
         drop(states);

@@ -37,6 +37,15 @@ pub struct Stats {
     pub regen_calls: u64,
     /// MPI log entries added.
     pub log_entries: u64,
+    /// Synchronous advances timed: all, except that after a cheap one (under
+    /// [`CHEAP_NS`](crate::CHEAP_NS)) a thread times one in [`CHEAP_SAMPLE`](crate::CHEAP_SAMPLE);
+    /// asynchronous advances are not timed (see [`cd_advice`](crate::cd_advice)).
+    pub timed_advances: u64,
+    /// Nanoseconds spent in the timed advances, from the call to the new point in time being
+    /// current.
+    pub advance_ns: u64,
+    /// Nanoseconds spent in restores, from the call to memory restored.
+    pub restore_ns: u64,
     /// Bytes held in CD store buffers now (process-wide: [`global_stats`](crate::global_stats)
     /// only; 0 in a CD's own counters, whose saved bytes are `CdInfo::stored_bytes`).
     pub store_bytes: u64,
@@ -94,6 +103,9 @@ global_counters!(
     bytes_restored,
     regen_calls,
     log_entries,
+    timed_advances,
+    advance_ns,
+    restore_ns,
 );
 
 impl std::fmt::Display for Stats {
@@ -102,8 +114,8 @@ impl std::fmt::Display for Stats {
         write!(
             f,
             "{} created, {} committed, {} adds ({} B copied), {} advances ({} B copied), \
-             {} restores ({} B restored, {} regen calls), {} log entries; memory held: {} B \
-             in stores, {} B pooled, {} B in logs, peak {} B",
+             {} restores ({} B restored, {} regen calls), {} log entries; {} ns in {} timed \
+             advances, {} ns restoring; memory held: {} B in stores, {} B pooled, {} B in logs, peak {} B",
             self.creates,
             self.commits,
             self.adds,
@@ -114,6 +126,9 @@ impl std::fmt::Display for Stats {
             self.bytes_restored,
             self.regen_calls,
             self.log_entries,
+            self.advance_ns,
+            self.timed_advances,
+            self.restore_ns,
             self.store_bytes,
             self.pool_bytes,
             self.log_bytes,
@@ -139,6 +154,9 @@ mod tests {
             bytes_restored: 8,
             regen_calls: 9,
             log_entries: 10,
+            timed_advances: 17,
+            advance_ns: 15,
+            restore_ns: 16,
             store_bytes: 11,
             pool_bytes: 12,
             log_bytes: 13,
@@ -147,8 +165,8 @@ mod tests {
         assert_eq!(
             s.to_string(),
             "1 created, 2 committed, 5 adds (6 B copied), 4 advances (7 B copied), \
-             3 restores (8 B restored, 9 regen calls), 10 log entries; memory held: 11 B \
-             in stores, 12 B pooled, 13 B in logs, peak 14 B"
+             3 restores (8 B restored, 9 regen calls), 10 log entries; 15 ns in 17 timed \
+             advances, 16 ns restoring; memory held: 11 B in stores, 12 B pooled, 13 B in logs, peak 14 B"
         );
     }
 }

@@ -233,6 +233,65 @@
 #define CD_VERSION_PATCH 0
 
 /**
+ * `cd_get_advice`: the interval of work between advances that minimises expected time
+ * (Daly's higher-order estimate from the advance cost and the mean time between faults).
+ */
+#define CD_ADVICE_INTERVAL 0
+
+/**
+ * `cd_get_advice`: Young's first-order interval, `sqrt(2 * advance cost * MTBF)`.
+ */
+#define CD_ADVICE_YOUNG_INTERVAL 1
+
+/**
+ * `cd_get_advice`: the mean time of one synchronous advance (of the timed ones).
+ */
+#define CD_ADVICE_ADVANCE_COST 2
+
+/**
+ * `cd_get_advice`: the mean time of one restore.
+ */
+#define CD_ADVICE_RESTORE_COST 3
+
+/**
+ * `cd_get_advice`: the mean time between faults used (`CD_MTBF` in seconds when set, else
+ * observed).
+ */
+#define CD_ADVICE_MTBF 4
+
+/**
+ * `cd_get_advice`: where the MTBF came from, a `CD_MTBF_*` value (always known).
+ */
+#define CD_ADVICE_MTBF_SOURCE 5
+
+/**
+ * `cd_get_advice`: synchronous advances timed (always known): all, but after one under
+ * 20 us a thread times only one advance in 32.
+ */
+#define CD_ADVICE_ADVANCES 6
+
+/**
+ * `cd_get_advice`: restores seen (always known).
+ */
+#define CD_ADVICE_RESTORES 7
+
+/**
+ * `CD_ADVICE_MTBF_SOURCE`: neither `CD_MTBF` nor a restore yet (unknown, and so is the
+ * interval).
+ */
+#define CD_MTBF_UNKNOWN 0
+
+/**
+ * `CD_ADVICE_MTBF_SOURCE`: observed, the time the CD's level ran divided by its restores.
+ */
+#define CD_MTBF_OBSERVED 1
+
+/**
+ * `CD_ADVICE_MTBF_SOURCE`: given by the `CD_MTBF` environment variable (seconds).
+ */
+#define CD_MTBF_GIVEN 2
+
+/**
  * The spec's alias of `COMM_LOGGING_DISABLED` (its use cases spell both).
  */
 #define MPI_LOGGING_DISABLED 0
@@ -912,6 +971,25 @@ cd_handle cd_current(void);
  * return (`CD_ERR_STALE_HANDLE`, `CD_ERR_INVALID_HANDLE`, `CD_ERR_NULL_HANDLE`, ...).
  */
 int cd_validate_handle(cd_handle cd);
+
+/**
+ * One value of the advice on when to advance `cd` (`CURRENT_CD` works): `what` is a
+ * `CD_ADVICE_*` value. Stores it in `*value` and 1 in `*known`, or, when it is not known yet,
+ * 0 in both: the advance cost before the first synchronous advance, the restore cost before
+ * the first restore, the MTBF with neither `CD_MTBF` nor a restore, and the intervals
+ * without both the advance cost and the MTBF. An unknown value is never estimated.
+ *
+ * The advice is per level: the CDs at the CD's depth under roots of its root's name share
+ * their measurements (a child created every iteration gets its predecessors'). See the
+ * README's "When to advance" section for the formula.
+ *
+ * Returns 0 or an error code (`CD_ERR_INVALID_ENUM` for an unknown `what`,
+ * `CD_ERR_NULL_POINTER`, or the handle's).
+ *
+ * # Safety
+ * `value` and `known` must be NULL or writable.
+ */
+int cd_get_advice(cd_handle cd, int what, uint64_t *value, int *known);
 
 /**
  * Sets the rank used in CD identities (the MPI layer does this at `MPI_Init`; a program

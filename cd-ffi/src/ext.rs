@@ -1,10 +1,11 @@
 //! Extensions for what the spec leaves out and users need, all prefixed `cd_`: the version,
-//! statistics, a CD's description and entries, its saved bytes, and the active CD.
+//! statistics, a CD's description and entries, its saved bytes, the active CD, and advice on
+//! when to advance.
 
 use crate::boundary::{ffi_int, try_mut};
 use crate::error::Error;
 use crate::types::{cd_addrspec, cd_handle, cd_ref, cd_restoration, scope_to_c, to_c};
-use cd_core::{Access, Restoration, Stats};
+use cd_core::{Access, MtbfSource, Restoration, Stats};
 use std::ffi::{c_char, c_int, c_void};
 
 /// The library's major version.
@@ -316,6 +317,88 @@ pub extern "C" fn cd_current() -> cd_handle {
 pub extern "C" fn cd_validate_handle(cd: cd_handle) -> c_int {
     ffi_int!({
         cd_core::cd_info(cd_ref(cd)?)?;
+        Ok(())
+    })
+}
+
+// What `cd_get_advice` reports (its `what`). Times are in nanoseconds.
+/// `cd_get_advice`: the interval of work between advances that minimises expected time
+/// (Daly's higher-order estimate from the advance cost and the mean time between faults).
+pub const CD_ADVICE_INTERVAL: c_int = 0;
+/// `cd_get_advice`: Young's first-order interval, `sqrt(2 * advance cost * MTBF)`.
+pub const CD_ADVICE_YOUNG_INTERVAL: c_int = 1;
+/// `cd_get_advice`: the mean time of one synchronous advance (of the timed ones).
+pub const CD_ADVICE_ADVANCE_COST: c_int = 2;
+/// `cd_get_advice`: the mean time of one restore.
+pub const CD_ADVICE_RESTORE_COST: c_int = 3;
+/// `cd_get_advice`: the mean time between faults used (`CD_MTBF` in seconds when set, else
+/// observed).
+pub const CD_ADVICE_MTBF: c_int = 4;
+/// `cd_get_advice`: where the MTBF came from, a `CD_MTBF_*` value (always known).
+pub const CD_ADVICE_MTBF_SOURCE: c_int = 5;
+/// `cd_get_advice`: synchronous advances timed (always known): all, but after one under
+/// 20 us a thread times only one advance in 32.
+pub const CD_ADVICE_ADVANCES: c_int = 6;
+/// `cd_get_advice`: restores seen (always known).
+pub const CD_ADVICE_RESTORES: c_int = 7;
+
+/// `CD_ADVICE_MTBF_SOURCE`: neither `CD_MTBF` nor a restore yet (unknown, and so is the
+/// interval).
+pub const CD_MTBF_UNKNOWN: c_int = 0;
+/// `CD_ADVICE_MTBF_SOURCE`: observed, the time the CD's level ran divided by its restores.
+pub const CD_MTBF_OBSERVED: c_int = 1;
+/// `CD_ADVICE_MTBF_SOURCE`: given by the `CD_MTBF` environment variable (seconds).
+pub const CD_MTBF_GIVEN: c_int = 2;
+
+/// One value of the advice on when to advance `cd` (`CURRENT_CD` works): `what` is a
+/// `CD_ADVICE_*` value. Stores it in `*value` and 1 in `*known`, or, when it is not known yet,
+/// 0 in both: the advance cost before the first synchronous advance, the restore cost before
+/// the first restore, the MTBF with neither `CD_MTBF` nor a restore, and the intervals
+/// without both the advance cost and the MTBF. An unknown value is never estimated.
+///
+/// The advice is per level: the CDs at the CD's depth under roots of its root's name share
+/// their measurements (a child created every iteration gets its predecessors'). See the
+/// README's "When to advance" section for the formula.
+///
+/// Returns 0 or an error code (`CD_ERR_INVALID_ENUM` for an unknown `what`,
+/// `CD_ERR_NULL_POINTER`, or the handle's).
+///
+/// # Safety
+/// `value` and `known` must be NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn cd_get_advice(
+    cd: cd_handle,
+    what: c_int,
+    value: *mut u64,
+    known: *mut c_int,
+) -> c_int {
+    ffi_int!({
+        let cd = cd_ref(cd)?;
+        let value = try_mut!(value, "value");
+        let known = try_mut!(known, "known");
+        let a = cd_core::cd_advice(cd)?;
+        let ns = |s: Option<f64>| s.map(|s| (s * 1e9).round() as u64);
+        let v = match what {
+            CD_ADVICE_INTERVAL => ns(a.interval_s),
+            CD_ADVICE_YOUNG_INTERVAL => ns(a.young_interval_s),
+            CD_ADVICE_ADVANCE_COST => ns(a.advance_cost_s),
+            CD_ADVICE_RESTORE_COST => ns(a.restore_cost_s),
+            CD_ADVICE_MTBF => ns(a.mtbf_s),
+            CD_ADVICE_MTBF_SOURCE => Some(
+                match a.mtbf_source {
+                    MtbfSource::Unknown => CD_MTBF_UNKNOWN,
+                    MtbfSource::Observed => CD_MTBF_OBSERVED,
+                    MtbfSource::Given => CD_MTBF_GIVEN,
+                }
+                .unsigned_abs()
+                .into(),
+            ),
+            CD_ADVICE_ADVANCES => Some(a.advances),
+            CD_ADVICE_RESTORES => Some(a.restores),
+            _ => return Err(Error::InvalidEnum("what", what)),
+        };
+        *value = v.unwrap_or(0);
+        *known = c_int::from(v.is_some());
         Ok(())
     })
 }

@@ -78,6 +78,7 @@ c_tests!(
     device,
     cycles,
     memory_limit,
+    advice,
 );
 
 /// The same program linked with the static library `libcd.a` (`pkg-config --static`).

@@ -8,8 +8,9 @@
 //! `log.failures`, `handles.held`, `handles.released`, `handles.freed_early` (communicators
 //! and persistent requests freed while logging, held until no log can replay them, freed
 //! since, and of those the ones freed past `CD_MPI_HELD_MAX`), and `bytes.spilled` (log
-//! bytes written to spill files, from cd-core),
-//! and what the linking library's [`crate::Hooks::statistics`] adds (libcd: persistence's
+//! bytes written to spill files, from cd-core), the advice on when to advance of every CD
+//! level the rank used (cd-core's `advice`: `advice.<root name>.<depth>.interval_ns` and the
+//! inputs, see [`advice_lines`]), and what the linking library's [`crate::Hooks::statistics`] adds (libcd: persistence's
 //! counters, `persist.*`, `recover.*`, ...; see cd-persist's `stats`). Nothing is counted here (not
 //! even calls) unless the variable is set, so the counters cost one relaxed load when off;
 //! persistence counts once per collective persist step, which writes files anyway.
@@ -146,6 +147,7 @@ pub(crate) fn write(rank: i32) {
         text.push_str(&format!("{key} {}\n", counter.load(Ordering::Relaxed)));
     }
     text.push_str(&format!("bytes.spilled {}\n", cd_core::log_spilled_total()));
+    text.push_str(&advice_lines(&cd_core::all_advice()));
     if let Some(hooks) = crate::hooks::hooks() {
         for (key, value) in (hooks.statistics)() {
             text.push_str(&format!("{key} {value}\n"));
@@ -157,4 +159,90 @@ pub(crate) fn write(rank: i32) {
     }
 }
 
+/// The advice lines, per level (the root's name, `unnamed` for unnamed roots, with blanks
+/// as `_`; the depth), `advice.<name>.<depth>.<key> <value>` with integer values as every line
+/// of the file: `interval_known` (1 or 0), then, only when known, `interval_ns` (Daly's),
+/// `young_interval_ns`, `advance_cost_ns`, `restore_cost_ns` and `mtbf_ns`, then
+/// `mtbf_source` (0 unknown, 1 observed, 2 given by `CD_MTBF`: cd.h's `CD_MTBF_*`),
+/// `advances` (timed) and `restores`. A value that is not known has no line: never a guess.
+pub(crate) fn advice_lines(levels: &[(Option<String>, u32, cd_core::Advice)]) -> String {
+    let mut text = String::new();
+    for (name, depth, a) in levels {
+        let name: String = name
+            .as_deref()
+            .unwrap_or("unnamed")
+            .chars()
+            .map(|c| if c.is_whitespace() { '_' } else { c })
+            .collect();
+        let mut line = |key: &str, value: u64| {
+            text.push_str(&format!("advice.{name}.{depth}.{key} {value}\n"));
+        };
+        line("interval_known", u64::from(a.interval_s.is_some()));
+        let times = [
+            ("interval_ns", a.interval_s),
+            ("young_interval_ns", a.young_interval_s),
+            ("advance_cost_ns", a.advance_cost_s),
+            ("restore_cost_ns", a.restore_cost_s),
+            ("mtbf_ns", a.mtbf_s),
+        ];
+        for (key, seconds) in times {
+            if let Some(s) = seconds {
+                line(key, (s * 1e9).round() as u64);
+            }
+        }
+        let source = match a.mtbf_source {
+            cd_core::MtbfSource::Unknown => 0,
+            cd_core::MtbfSource::Observed => 1,
+            cd_core::MtbfSource::Given => 2,
+        };
+        line("mtbf_source", source);
+        line("advances", a.advances);
+        line("restores", a.restores);
+    }
+    text
+}
+
 const _: () = assert!(Call::ALL.len() <= CALLS);
+
+#[cfg(test)]
+mod tests {
+    use super::advice_lines;
+    use cd_core::{Advice, Measured};
+
+    #[test]
+    fn advice_lines_leave_out_the_unknown_and_give_the_interval() {
+        let measured = Measured {
+            advances: 4,
+            advance_ns: 8_000_000,
+            restores: 0,
+            restore_ns: 0,
+            observed_s: 10.0,
+        };
+        let unknown = Advice::from_measured(measured, None);
+        let given = Advice::from_measured(measured, Some(100.0));
+        let text = advice_lines(&[(Some("heat solver".into()), 0, unknown), (None, 1, given)]);
+        let lines: Vec<&str> = text.lines().collect();
+        let interval = (cd_core::daly_interval(0.002, 100.0) * 1e9).round() as u64;
+        let expected = [
+            "advice.heat_solver.0.interval_known 0".to_owned(),
+            "advice.heat_solver.0.advance_cost_ns 2000000".to_owned(),
+            "advice.heat_solver.0.mtbf_source 0".to_owned(),
+            "advice.heat_solver.0.advances 4".to_owned(),
+            "advice.heat_solver.0.restores 0".to_owned(),
+            "advice.unnamed.1.interval_known 1".to_owned(),
+            format!("advice.unnamed.1.interval_ns {interval}"),
+            "advice.unnamed.1.young_interval_ns 632455532".to_owned(),
+            "advice.unnamed.1.advance_cost_ns 2000000".to_owned(),
+            "advice.unnamed.1.mtbf_ns 100000000000".to_owned(),
+            "advice.unnamed.1.mtbf_source 2".to_owned(),
+            "advice.unnamed.1.advances 4".to_owned(),
+            "advice.unnamed.1.restores 0".to_owned(),
+        ];
+        assert_eq!(lines, expected);
+        // Every value is an integer, as the file's other lines (readers parse them so).
+        for l in &lines {
+            let (_, v) = l.split_once(' ').unwrap();
+            v.parse::<u64>().unwrap();
+        }
+    }
+}
