@@ -13,6 +13,7 @@ mod mpi4;
 mod persist_device;
 mod persistent_inflight;
 mod rewinds;
+mod timeline;
 mod trace;
 
 use crate::mpi_launch::{is_open_mpi, Mpirun};

@@ -1,0 +1,192 @@
+//! `cd-timeline-merge`: merges the per-rank files of `CD_TIMELINE` into one Chrome trace with
+//! a process per rank.
+//!
+//! ```text
+//! cd-timeline-merge <prefix> [-o <output>]
+//! cd-timeline-merge <file>... -o <output>
+//! ```
+//!
+//! With a prefix, the files are `<prefix>.<rank>.json` (as libcd names them) and the output
+//! defaults to `<prefix>.json`. Each rank's events get the rank as their process (`pid`; the
+//! layer writes `1`), a process named `rank N`, and their times shifted so that all ranks
+//! share one clock: each file's `timeline start` event holds the wall-clock time at which
+//! that rank's clock read 0. A file cut short (a rank killed before exit left no closing `]`)
+//! is read up to its last whole event. Open the output in <https://ui.perfetto.dev> or
+//! `chrome://tracing`.
+//!
+//! Why a binary of cd-ffi rather than a script: it is built with libcd by the step the README
+//! gives (`cargo build -p cd-ffi`), reads JSON with the `serde_json` libcd already links (for
+//! `tracing-chrome`), and needs no `jq` or Python on the machine.
+
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+const USAGE: &str = "usage: cd-timeline-merge <prefix> [-o <output>]\n       \
+                     cd-timeline-merge <file>... -o <output>";
+
+fn main() -> ExitCode {
+    match run(std::env::args().skip(1).collect()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(problem) => {
+            eprintln!("cd-timeline-merge: {problem}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: Vec<String>) -> Result<(), String> {
+    let mut inputs = Vec::new();
+    let mut output = None;
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                return Ok(());
+            }
+            "-o" => output = Some(PathBuf::from(args.next().ok_or("-o needs a path")?)),
+            _ => inputs.push(arg),
+        }
+    }
+    let (files, output) = match (inputs.as_slice(), output) {
+        ([], _) => return Err(USAGE.to_owned()),
+        ([prefix], output) if !Path::new(prefix).is_file() => {
+            let files = rank_files(prefix)?;
+            (
+                files,
+                output.unwrap_or_else(|| format!("{prefix}.json").into()),
+            )
+        }
+        (_, Some(output)) => {
+            let files = inputs
+                .iter()
+                .map(|f| Ok((rank_of(f)?, PathBuf::from(f))))
+                .collect::<Result<Vec<_>, String>>()?;
+            (files, output)
+        }
+        (_, None) => return Err(format!("several files need -o <output>\n{USAGE}")),
+    };
+    let mut ranks = Vec::new();
+    for (rank, path) in files {
+        let text =
+            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let events = parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        ranks.push((rank, events));
+    }
+    let merged = merge(ranks);
+    let text = serde_json::to_string(&merged).map_err(|e| e.to_string())?;
+    std::fs::write(&output, text).map_err(|e| format!("{}: {e}", output.display()))?;
+    println!("{}", output.display());
+    Ok(())
+}
+
+/// The files `<prefix>.<rank>.json`, by rank.
+fn rank_files(prefix: &str) -> Result<Vec<(u64, PathBuf)>, String> {
+    let prefix = Path::new(prefix);
+    let dir = match prefix.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let stem = prefix
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or("the prefix names no file")?;
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))? {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        let rank = name
+            .strip_prefix(stem)
+            .and_then(|r| r.strip_prefix('.'))
+            .and_then(|r| r.strip_suffix(".json"))
+            .and_then(|r| r.parse().ok());
+        if let Some(rank) = rank {
+            files.push((rank, path));
+        }
+    }
+    if files.is_empty() {
+        return Err(format!("no {}.<rank>.json", prefix.display()));
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// The rank of a file named `<prefix>.<rank>.json`.
+fn rank_of(file: &str) -> Result<u64, String> {
+    file.strip_suffix(".json")
+        .and_then(|f| f.rsplit('.').next())
+        .and_then(|r| r.parse().ok())
+        .ok_or_else(|| format!("{file}: not named <prefix>.<rank>.json"))
+}
+
+/// A file's events: a JSON array, or one cut short (no closing `]`, maybe half an event).
+fn parse(text: &str) -> Result<Vec<Value>, String> {
+    if let Ok(Value::Array(events)) = serde_json::from_str(text) {
+        return Ok(events);
+    }
+    // Cut short: keep the whole events (the layer writes one per line).
+    let mut kept = String::from("[");
+    for line in text.lines().skip(1) {
+        let event = line.trim_end_matches(',');
+        if event.starts_with('{') && serde_json::from_str::<Value>(event).is_ok() {
+            if kept.len() > 1 {
+                kept.push(',');
+            }
+            kept.push_str(event);
+        }
+    }
+    kept.push(']');
+    match serde_json::from_str(&kept) {
+        Ok(Value::Array(events)) => Ok(events),
+        _ => Err("not a Chrome trace-event array".to_owned()),
+    }
+}
+
+/// The wall-clock microseconds at which a rank's clock read 0 (its `timeline start` event).
+fn start_of(events: &[Value]) -> Option<f64> {
+    events.iter().find_map(|e| {
+        let args = e.get("args")?;
+        (args.get("message")?.as_str()? == "timeline start")
+            .then(|| {
+                let unix = args.get("unix_us")?;
+                unix.as_f64().or_else(|| unix.as_str()?.parse().ok())
+            })?
+            .map(|unix| unix - e.get("ts").and_then(Value::as_f64).unwrap_or(0.0))
+    })
+}
+
+/// One trace: each rank a process, on one clock.
+fn merge(ranks: Vec<(u64, Vec<Value>)>) -> Value {
+    let starts: Vec<Option<f64>> = ranks.iter().map(|(_, e)| start_of(e)).collect();
+    let first = starts
+        .iter()
+        .flatten()
+        .copied()
+        .fold(f64::INFINITY, f64::min);
+    let mut out = Vec::new();
+    for ((rank, events), start) in ranks.into_iter().zip(starts) {
+        let shift = match start {
+            Some(start) if first.is_finite() => start - first,
+            _ => 0.0,
+        };
+        out.push(
+            json!({"ph": "M", "pid": rank, "tid": 0, "name": "process_name",
+                        "args": {"name": format!("rank {rank}")}}),
+        );
+        out.push(
+            json!({"ph": "M", "pid": rank, "tid": 0, "name": "process_sort_index",
+                        "args": {"sort_index": rank}}),
+        );
+        for mut event in events {
+            event["pid"] = json!(rank);
+            if let Some(ts) = event.get("ts").and_then(Value::as_f64) {
+                event["ts"] = json!(ts + shift);
+            }
+            out.push(event);
+        }
+    }
+    json!({"traceEvents": out, "displayTimeUnit": "ns"})
+}
