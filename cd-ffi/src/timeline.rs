@@ -16,10 +16,17 @@
 //!   `replayed` (served from the log after `restore_cd`), `dropped send` (a send the log
 //!   says was made before the fault: not sent again) or `runtime` (the runtime's own traffic);
 //!   the `replay` span inside a replayed call;
-//! - persistence and cd-redset's phases (`redset_apply`, `rebuild`, `redset_recover`, ...),
+//! - a `recovery` slice around a restored rank's replay: opened at the first call the log
+//!   serves, closed after the call that goes live (`calls`: how many it holds); the
+//!   `restore_cd` slice is just before it (a `tracing` span cannot begin inside one call and
+//!   end in a later one that runs in another span without breaking the slices' nesting);
+//! - cd-persist's phases (`persist`, `recover`, `fetch`, `flush`, `flush_wait`,
+//!   `flush_copy`) and cd-redset's (`redset_apply`, `encode`, `rebuild`, `redset_recover`),
 //!   and events (warnings, a replay going live) as instants;
-//! - one track per thread: work the runtime does on a thread of its own (asynchronous
-//!   drains) is on that thread's track.
+//! - one track per thread: work on a thread of the runtime's own (the background flush's
+//!   `flush_copy`) is on that thread's track. GPU copies and the asynchronous advance's drain
+//!   have no spans of their own yet (cd-cuda and cd-core's `advance_async` open none), so they
+//!   show only as the time of the CD call that made them.
 //!
 //! # Which layer crate, and why
 //! `tracing-chrome` (0.7, MIT, Thoren Paulson): a `tracing-subscriber` `Layer`, so it sits
@@ -40,8 +47,10 @@
 //! notes the rank in `MPI_COMM_WORLD` when the span of `MPI_Init` or `MPI_Init_thread`
 //! closes (MPI is initialised then; `PMPI_Comm_rank`, straight to the library), and at exit
 //! (an `atexit` handler registered at load, after `MPI_Finalize` and its span closed) the
-//! file is completed and renamed to `<prefix>.<rank>.json`. A process that never initialises
-//! MPI (or whose `MPI_Init` the wrappers do not see) keeps the pid's name; one that dies
+//! file is completed and renamed to `<prefix>.<rank>.json`. Where the wrappers did not see
+//! `MPI_Init` (a Fortran `MPI_INIT` that MPICH sends to `PMPI_Init`), the rank the launcher
+//! gave (`PMI_RANK` of MPICH's Hydra and Slurm's PMI, `OMPI_COMM_WORLD_RANK`, `PMIX_RANK`)
+//! names it. A process with neither (no MPI, no launcher) keeps the pid's name; one that dies
 //! without `exit` (killed, `_exit`, `MPI_Abort`) leaves the pid's file without its closing
 //! `]`, which the trace-event format allows and both viewers accept.
 //!
@@ -216,6 +225,13 @@ fn world_rank() -> c_int {
     rank
 }
 
+/// The rank the launcher set in the environment, if any (see the module docs).
+fn launcher_rank() -> Option<c_int> {
+    ["PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK"]
+        .into_iter()
+        .find_map(|name| std::env::var(name).ok()?.parse().ok())
+}
+
 /// At exit: completes the file (the guard's drop writes the closing `]` and joins the writer
 /// thread) and renames it by rank when the rank is known.
 extern "C" fn finish() {
@@ -224,10 +240,13 @@ extern "C" fn finish() {
             return;
         };
         drop(open.guard);
-        let rank = RANK.load(Ordering::Relaxed);
-        if rank < 0 {
-            return;
-        }
+        let rank = match RANK.load(Ordering::Relaxed) {
+            rank if rank >= 0 => rank,
+            _ => match launcher_rank() {
+                Some(rank) => rank,
+                None => return,
+            },
+        };
         let mut renamed = open.prefix;
         renamed.push(format!(".{rank}.json"));
         if let Err(e) = std::fs::rename(&open.path, &renamed) {
