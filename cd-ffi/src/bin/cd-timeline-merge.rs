@@ -127,6 +127,9 @@ fn parse(text: &str) -> Result<Vec<Value>, String> {
     if let Ok(Value::Array(events)) = serde_json::from_str(text) {
         return Ok(events);
     }
+    if !text.trim_start().starts_with('[') {
+        return Err("not a Chrome trace-event array".to_owned());
+    }
     // Cut short: keep the whole events (the layer writes one per line).
     let mut kept = String::from("[");
     for line in text.lines().skip(1) {
@@ -189,4 +192,49 @@ fn merge(ranks: Vec<(u64, Vec<Value>)>) -> Value {
         }
     }
     json!({"traceEvents": out, "displayTimeUnit": "ns"})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_cut_short_is_read_up_to_its_last_whole_event() {
+        let whole = "[\n{\"ph\":\"B\",\"ts\":1.0},\n{\"ph\":\"E\",\"ts\":2.0}\n]";
+        assert_eq!(parse(whole).expect("whole").len(), 2);
+        let cut = "[\n{\"ph\":\"B\",\"ts\":1.0},\n{\"ph\":\"E\",\"ts\":2.0},\n{\"ph\":\"B\",\"t";
+        assert_eq!(parse(cut).expect("cut").len(), 2);
+        assert!(parse("not json").is_err());
+    }
+
+    #[test]
+    fn files_are_named_by_rank() {
+        assert_eq!(rank_of("/tmp/run.a.3.json"), Ok(3));
+        assert!(rank_of("/tmp/run.json").is_err());
+    }
+
+    #[test]
+    fn each_rank_is_a_process_on_one_clock() {
+        let start = |unix: &str, ts: f64| {
+            json!({"ph": "i", "pid": 1, "ts": ts,
+                   "args": {"message": "timeline start", "unix_us": unix}})
+        };
+        let slice = |ts: f64| json!({"ph": "B", "pid": 1, "ts": ts, "name": "x"});
+        let merged = merge(vec![
+            (0, vec![start("1000", 10.0), slice(50.0)]),
+            (1, vec![start("1030", 10.0), slice(50.0)]),
+        ]);
+        let events = merged["traceEvents"].as_array().expect("events");
+        assert_eq!(events.len(), 8, "two events and two metadata per rank");
+        let slices: Vec<(u64, f64)> = events
+            .iter()
+            .filter(|e| e["ph"] == "B")
+            .map(|e| (e["pid"].as_u64().unwrap(), e["ts"].as_f64().unwrap()))
+            .collect();
+        // Rank 1's clock started 30 us after rank 0's.
+        assert_eq!(slices, vec![(0, 50.0), (1, 80.0)]);
+        assert!(events.iter().any(|e| e["name"] == "process_name"
+            && e["pid"] == 1
+            && e["args"]["name"] == "rank 1"));
+    }
 }
