@@ -19,7 +19,9 @@
 //! - a `recovery` slice around a restored rank's replay: opened at the first call the log
 //!   serves, closed after the call that goes live (`calls`: how many it holds); the
 //!   `restore_cd` slice is just before it (a `tracing` span cannot begin inside one call and
-//!   end in a later one that runs in another span without breaking the slices' nesting);
+//!   end in a later one that runs in another span without breaking the slices' nesting), and
+//!   `cd-timeline-merge` moves the recovery's begin to the restore's, so that in the merged
+//!   trace the restore and its replay are one slice;
 //! - cd-persist's phases (`persist`, `recover`, `fetch`, `flush`, `flush_wait`,
 //!   `flush_copy`) and cd-redset's (`redset_apply`, `encode`, `rebuild`, `redset_recover`),
 //!   and events (warnings, a replay going live) as instants;

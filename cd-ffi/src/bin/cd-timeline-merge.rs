@@ -10,7 +10,8 @@
 //! defaults to `<prefix>.json`. Each rank's events get the rank as their process (`pid`; the
 //! layer writes `1`), a process named `rank N`, and their times shifted so that all ranks
 //! share one clock: each file's `timeline start` event holds the wall-clock time at which
-//! that rank's clock read 0. A file cut short (a rank killed before exit left no closing `]`)
+//! that rank's clock read 0. Each `recovery` slice begins with the `restore_cd` that started
+//! it (see [`enclose_restores`]). A file cut short (a rank killed before exit left no closing `]`)
 //! is read up to its last whole event. Open the output in <https://ui.perfetto.dev> or
 //! `chrome://tracing`.
 //!
@@ -161,6 +162,74 @@ fn start_of(events: &[Value]) -> Option<f64> {
     })
 }
 
+/// Makes each `recovery` slice begin with the `restore_cd` before it, so that the restore and
+/// the replay it started are one slice: the layer's `recovery` opens at the first call the log
+/// serves, since a span cannot begin inside `restore_cd`'s and outlive it; here its begin moves
+/// to just before that `restore_cd`'s, on the same thread and at the same depth (what ran on
+/// that thread between the two then nests inside it).
+fn enclose_restores(events: Vec<Value>) -> Vec<Value> {
+    use std::collections::HashMap;
+    // Per thread: the open slices' begin indices, and the last restore_cd closed (its depth
+    // and its begin's index) while nothing at a lower depth closed since.
+    let mut open: HashMap<u64, Vec<usize>> = HashMap::new();
+    let mut restored: HashMap<u64, (usize, usize)> = HashMap::new();
+    let mut moves: HashMap<usize, usize> = HashMap::new(); // recovery begin -> restore begin
+    for (i, event) in events.iter().enumerate() {
+        let tid = event.get("tid").and_then(Value::as_u64).unwrap_or(0);
+        let stack = open.entry(tid).or_default();
+        match event.get("ph").and_then(Value::as_str) {
+            Some("B") => {
+                if event["name"] == "recovery" {
+                    if let Some(&(depth, at)) = restored.get(&tid) {
+                        if depth == stack.len() {
+                            moves.insert(i, at);
+                            restored.remove(&tid);
+                        }
+                    }
+                }
+                stack.push(i);
+            }
+            Some("E") => {
+                let began = stack.pop();
+                if restored
+                    .get(&tid)
+                    .is_some_and(|&(depth, _)| stack.len() < depth)
+                {
+                    restored.remove(&tid);
+                }
+                if let (Some(began), true) = (began, event["name"] == "restore_cd") {
+                    restored.insert(tid, (stack.len(), began));
+                }
+            }
+            _ => {}
+        }
+    }
+    if moves.is_empty() {
+        return events;
+    }
+    let before: HashMap<usize, usize> = moves.iter().map(|(&from, &to)| (to, from)).collect();
+    let mut events: Vec<Option<Value>> = events.into_iter().map(Some).collect();
+    let mut out = Vec::with_capacity(events.len());
+    for i in 0..events.len() {
+        if moves.contains_key(&i) {
+            continue;
+        }
+        if let Some(&from) = before.get(&i) {
+            if let Some(mut recovery) = events[from].take() {
+                let ts = events[i].as_ref().and_then(|e| e.get("ts")?.as_f64());
+                if let Some(ts) = ts {
+                    recovery["ts"] = json!(ts - 0.001);
+                }
+                out.push(recovery);
+            }
+        }
+        if let Some(event) = events[i].take() {
+            out.push(event);
+        }
+    }
+    out
+}
+
 /// One trace: each rank a process, on one clock.
 fn merge(ranks: Vec<(u64, Vec<Value>)>) -> Value {
     let starts: Vec<Option<f64>> = ranks.iter().map(|(_, e)| start_of(e)).collect();
@@ -183,7 +252,7 @@ fn merge(ranks: Vec<(u64, Vec<Value>)>) -> Value {
             json!({"ph": "M", "pid": rank, "tid": 0, "name": "process_sort_index",
                         "args": {"sort_index": rank}}),
         );
-        for mut event in events {
+        for mut event in enclose_restores(events) {
             event["pid"] = json!(rank);
             if let Some(ts) = event.get("ts").and_then(Value::as_f64) {
                 event["ts"] = json!(ts + shift);
@@ -205,6 +274,41 @@ mod tests {
         let cut = "[\n{\"ph\":\"B\",\"ts\":1.0},\n{\"ph\":\"E\",\"ts\":2.0},\n{\"ph\":\"B\",\"t";
         assert_eq!(parse(cut).expect("cut").len(), 2);
         assert!(parse("not json").is_err());
+    }
+
+    #[test]
+    fn a_recovery_begins_with_its_restore() {
+        let ev =
+            |ph: &str, name: &str, ts: f64| json!({"ph": ph, "tid": 0, "name": name, "ts": ts});
+        let events = vec![
+            ev("B", "restore_cd", 1.0),
+            ev("E", "restore_cd", 2.0),
+            ev("B", "add_to_cd_via_copy", 3.0),
+            ev("E", "add_to_cd_via_copy", 4.0),
+            ev("B", "recovery", 5.0),
+            ev("B", "MPI_Irecv", 5.5),
+            ev("E", "MPI_Irecv", 6.0),
+            ev("E", "recovery", 7.0),
+        ];
+        let out = enclose_restores(events);
+        let order: Vec<(&str, &str)> = out
+            .iter()
+            .map(|e| (e["ph"].as_str().unwrap(), e["name"].as_str().unwrap()))
+            .collect();
+        assert_eq!(order[0], ("B", "recovery"));
+        assert_eq!(order[1], ("B", "restore_cd"));
+        assert_eq!(out.len(), 8);
+        assert!(out[0]["ts"].as_f64().unwrap() < 1.0);
+        // A recovery at another depth than the restore stays where it was.
+        let nested = vec![
+            ev("B", "outer", 0.0),
+            ev("B", "restore_cd", 1.0),
+            ev("E", "restore_cd", 2.0),
+            ev("E", "outer", 3.0),
+            ev("B", "recovery", 5.0),
+            ev("E", "recovery", 7.0),
+        ];
+        assert_eq!(enclose_restores(nested.clone()), nested);
     }
 
     #[test]

@@ -236,6 +236,28 @@ fn cd_timeline_writes_a_chrome_trace_per_rank_with_the_faulty_rank_s_replay_and_
             .count()
     };
     assert!(replayed_in(2) > 0, "the merge lost rank 2's replay");
+    // Each rank's slices still nest; rank 2's recovery now begins with its restore.
+    for rank in 0..RANKS as u64 {
+        let mine: Vec<Value> = events
+            .iter()
+            .filter(|e| e["pid"] == rank)
+            .cloned()
+            .collect();
+        let slices = closed_slices(&merged_path, &mine);
+        let began = |name: &str| {
+            mine.iter()
+                .find(|e| e["ph"] == "B" && e["name"] == name)
+                .and_then(|e| e["ts"].as_f64())
+        };
+        if rank == 2 {
+            let (recovery, restore) = (began("recovery"), began("restore_cd"));
+            assert!(
+                recovery.is_some() && recovery < restore,
+                "the merged recovery does not enclose the restore: {recovery:?} {restore:?}"
+            );
+            assert_eq!(slices.iter().filter(|e| e["name"] == "recovery").count(), 1);
+        }
+    }
     assert_eq!(replayed_in(0) + replayed_in(1) + replayed_in(3), 0);
     let total: usize = expected
         .iter()
