@@ -1,7 +1,8 @@
 //! `CD_TIMELINE` (cd-ffi/src/timeline.rs): one Chrome trace-event file per rank, named by the
 //! rank, that parses, closes every slice it opens, shows the faulty rank's replayed calls and
 //! dropped sends and no replay on the other ranks; set together with `CD_TRACE`, both are
-//! written; and `cd-timeline-merge` makes one trace with a process per rank.
+//! written; `cd-timeline-merge` makes one trace with a process per rank; and a prefix that
+//! cannot be written is refused in one line per rank without stopping the program.
 
 use super::{assert_isolated, compile, launch, RANKS};
 use crate::util::work_dir;
@@ -272,4 +273,37 @@ fn cd_timeline_writes_a_chrome_trace_per_rank_with_the_faulty_rank_s_replay_and_
         total + 2 * RANKS,
         "every event, and two per process"
     );
+}
+
+#[test]
+fn cd_timeline_that_cannot_be_written_says_so_once_per_rank_and_the_program_runs() {
+    let exe = compile("halo");
+    let clean = launch(&exe, "timeline-bad-clean", "halo rank", &[]);
+    let prefix = work_dir().join("no-such-directory/timeline");
+    let prefix = prefix.to_str().expect("a UTF-8 path");
+    let out = super::mpirun(&[("CD_TIMELINE", prefix)])
+        .arg("-np")
+        .arg(RANKS.to_string())
+        .env(
+            "MPIEXEC_TIMEOUT",
+            std::env::var("MPIEXEC_TIMEOUT").unwrap_or_else(|_| "280".to_owned()),
+        )
+        .arg(&exe)
+        .current_dir(work_dir())
+        .output()
+        .expect("run mpirun");
+    crate::util::check(&out, "mpirun halo with an unwritable CD_TIMELINE");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for rank in 0..RANKS {
+        assert!(
+            stdout.contains(&clean.lines[&rank]),
+            "rank {rank}'s result changed:\n{stdout}"
+        );
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let said: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("libcd: CD_TIMELINE ignored: cannot create "))
+        .collect();
+    assert_eq!(said.len(), RANKS, "one line per rank:\n{stderr}");
 }
