@@ -61,6 +61,15 @@
 //! relaxed load of `tracing`'s maximum level (and a wrapped MPI call on its fast path loads
 //! nothing more: the `mpi` span is opened only on the traced path). Set, every MPI call takes
 //! its handler and opens its span (as `CD_TRACE=cd_mpi_intercept=trace` does).
+//!
+//! Measured unset (2026-11-27, release builds of `743c8c2` and of this layer, MPICH 4.0.2,
+//! instructions counted by callgrind, which the load of a shared 2-core machine does not
+//! move): per iteration of a loop of one `MPI_Allreduce` passed straight through, one logged
+//! and one `add_to_cd_via_copy` and `advance_cd_point_in_time`, the two `MPI_Allreduce`
+//! took 1569 instructions in both builds, the add 2587 and 2589, the advance 4587 and 4584;
+//! `objdump` shows the exported `MPI_Send`, `MPI_Isend`, `MPI_Irecv`, `MPI_Waitall` and
+//! `MPI_Allreduce` identical but for addresses. Timing it (`mpi_overhead --bench pingpong`)
+//! here gave ratios of 0.6 to 1.4 between runs of one build at a load of 5 to 7: no figure.
 
 use std::ffi::{c_int, OsString};
 use std::path::PathBuf;
