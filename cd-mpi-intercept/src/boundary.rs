@@ -51,12 +51,35 @@ fn traced(name: &'static str, body: impl FnOnce() -> c_int) -> c_int {
         begin_recovery();
     }
     span.record("route", tracing::field::display(route));
-    let code = {
-        let _entered = span.entered();
-        catch_panics(name, body)
-    };
+    let entered = span.entered();
+    let code = catch_panics(name, body);
+    if route == "replayed" {
+        // Served from the log if the CD still replays; else the log ran out at this call,
+        // which went live.
+        let served = if traced_route() != "replayed" {
+            "logged"
+        } else if is_send(name) {
+            "dropped send"
+        } else {
+            "replayed"
+        };
+        entered.record("route", tracing::field::display(served));
+    }
+    drop(entered);
     end_recovery_if_live();
     code
+}
+
+/// Whether a call is a plain send (`MPI_Send`, `MPI_Isend`, `MPI_Ssend`, `MPI_Ibsend_c`,
+/// ...), which a replay drops: sent before the fault, not sent again. `MPI_Sendrecv` is not
+/// (its receive is served from the log).
+fn is_send(name: &str) -> bool {
+    let name = name.strip_prefix("MPI_").unwrap_or(name);
+    let name = name.strip_suffix("_c").unwrap_or(name);
+    matches!(
+        name,
+        "Send" | "Isend" | "Ssend" | "Issend" | "Bsend" | "Ibsend" | "Rsend" | "Irsend"
+    )
 }
 
 thread_local! {
@@ -100,9 +123,10 @@ fn end_recovery_if_live() {
 
 /// What a call about to be routed will do, for the `route` field of its `mpi` span (only
 /// while the wrappers' spans are traced): `live` (straight to MPI), `logged` (to MPI and
-/// into the log), `replayed` (from the log; the handler's route then says `replayed` or
-/// `dropped send`, or `logged` where the replay ends at this call) or `runtime` (the
-/// runtime's own traffic). Read as the handler's route reads it, without routing.
+/// into the log), `replayed` (while the CD replays: [`traced`] then says `replayed`, or
+/// `dropped send` for a send, or `logged` where the log ran out at this call) or `runtime`
+/// (the runtime's own traffic). Read as the handler's route reads it, without routing, and
+/// only on the traced path: a call whose span is off, replayed or not, does none of this.
 #[cold]
 fn traced_route() -> &'static str {
     if !cd_core::logging_anywhere() {

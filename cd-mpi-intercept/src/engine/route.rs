@@ -63,50 +63,27 @@ pub(crate) fn counted(route: &Route) -> bool {
 
 #[cold]
 fn begin_replay(call: Call, guard: Guard) -> Route {
-    // The call's `mpi` span, when it is traced (`boundary::traced`): a replayed call's route.
-    let call_span = tracing::Span::current();
     let _span = tracing::debug_span!("replay", call = call.name()).entered();
     match cd_core::log_next() {
         Ok(Some(entry)) => match Reader::new(entry) {
             Ok(reader) => {
                 stats::replayed();
-                let replayed = if is_send(call.name()) {
-                    "dropped send"
-                } else {
-                    "replayed"
-                };
-                call_span.record("route", tracing::field::display(replayed));
                 Route::Replay(guard, reader)
             }
             Err(Corrupt) => {
                 tracing::error!(call = call.name(), "unreadable MPI log record; going live");
-                call_span.record("route", tracing::field::display("logged"));
                 Route::Record(guard)
             }
         },
         Ok(None) => {
             replay_ended(guard.cx());
-            call_span.record("route", tracing::field::display("logged"));
             Route::Record(guard)
         }
         Err(error) => {
             tracing::warn!(call = call.name(), %error, "no replay log; going live");
-            call_span.record("route", tracing::field::display("logged"));
             Route::Record(guard)
         }
     }
-}
-
-/// Whether a call is a plain send (`MPI_Send`, `MPI_Isend`, `MPI_Ssend`, `MPI_Ibsend_c`,
-/// ...), whose replay drops it: sent before the fault, not sent again. `MPI_Sendrecv` is not
-/// (its receive is replayed).
-fn is_send(name: &str) -> bool {
-    let name = name.strip_prefix("MPI_").unwrap_or(name);
-    let name = name.strip_suffix("_c").unwrap_or(name);
-    matches!(
-        name,
-        "Send" | "Isend" | "Ssend" | "Issend" | "Bsend" | "Ibsend" | "Rsend" | "Irsend"
-    )
 }
 
 /// Appends a record, reporting a failure through `tracing` (the call itself succeeded): for
