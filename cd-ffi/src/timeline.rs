@@ -104,6 +104,8 @@ struct Open {
     path: PathBuf,
     /// `<prefix>`.
     prefix: OsString,
+    /// The process that opened it: a child forked from it has no writer thread to join.
+    pid: u32,
 }
 
 /// The open timeline, taken by [`finish`].
@@ -132,6 +134,7 @@ pub(crate) fn layer(
         guard,
         path,
         prefix,
+        pid: std::process::id(),
     });
     // SAFETY: `finish` is an `extern "C" fn()` that catches its panics.
     if unsafe { libc::atexit(finish) } != 0 {
@@ -250,6 +253,12 @@ extern "C" fn finish() {
         let Some(open) = OPEN.lock().unwrap_or_else(|e| e.into_inner()).take() else {
             return;
         };
+        if open.pid != std::process::id() {
+            // A forked child exiting: the writer thread is its parent's (joining it here
+            // would wait forever), and so is the file.
+            std::mem::forget(open);
+            return;
+        }
         drop(open.guard);
         let rank = match RANK.load(Ordering::Relaxed) {
             rank if rank >= 0 => rank,
