@@ -48,7 +48,10 @@ CD_FAULT_STEP=none CD_VERIFY="$work/reference" CD_MPI_STATS="$work/clean." \
 
 echo
 echo "== the same run with a fault: rank ${CD_FAULT_RANK:-2} corrupts its field at step ${CD_FAULT_STEP:-53}"
-CD_VERIFY="$work/reference" CD_MPI_STATS="$work/fault." mpirun -np $np "$work/heat_mpi"
+timeline="${TMPDIR:-/tmp}/cd-demo-timeline"   # CD_TIMELINE: kept after the demo
+rm -f "$timeline".*.json "$timeline.json"
+CD_VERIFY="$work/reference" CD_MPI_STATS="$work/fault." CD_TIMELINE="$timeline" \
+    mpirun -np $np "$work/heat_mpi"
 
 echo
 echo "== MPI statistics per rank (libcd's interposer, CD_MPI_STATS)"
@@ -64,6 +67,12 @@ for ((r = 0; r < np; r++)); do
     printf '%4d  %22d  %22d  %16d  %13d  %s\n' "$r" "$(calls "$clean")" "$(calls "$fault")" \
         "$(value "$fault" records.replayed)" "$(value "$fault" sends.dropped)" "$same"
 done
+
+"$lib/cd-timeline-merge" "$timeline" > /dev/null
+echo
+echo "== timeline of the run with a fault (CD_TIMELINE): $timeline.<rank>.json, merged into $timeline.json"
+echo "   open it in https://ui.perfetto.dev (Open trace file) or chrome://tracing: one process per rank,"
+echo "   rank ${CD_FAULT_RANK:-2}'s restore_cd and its recovery (the calls replayed, the sends dropped)"
 
 # Persistence: the same job, its CD persisted at every advance to simulated nodes.
 kill_step="${CD_KILL_STEP:-130}" lost="${CD_LOST_NODE:-1}"

@@ -45,7 +45,13 @@ use tracing::debug_span;
 /// requires. Ranges in registered device regions are read with the device's copy function.
 pub unsafe fn add_to_cd_via_copy(cd: impl Into<CdRef>, specs: &[AddrSpec]) -> Result<()> {
     let cd = cd.into();
-    let _span = debug_span!("add_to_cd_via_copy", ?cd, ranges = specs.len()).entered();
+    let _span = debug_span!(
+        "add_to_cd_via_copy",
+        ?cd,
+        ranges = specs.len(),
+        bytes = bytes(specs)
+    )
+    .entered();
     // SAFETY: forwarded from the caller.
     unsafe { add_entries(cd, specs, How::Copy) }
 }
@@ -57,7 +63,13 @@ pub unsafe fn add_to_cd_via_copy(cd: impl Into<CdRef>, specs: &[AddrSpec]) -> Re
 /// regenerate it (directly or through its own parent entries).
 pub fn add_to_cd_via_parent(cd: impl Into<CdRef>, specs: &[AddrSpec]) -> Result<()> {
     let cd = cd.into();
-    let _span = debug_span!("add_to_cd_via_parent", ?cd, ranges = specs.len()).entered();
+    let _span = debug_span!(
+        "add_to_cd_via_parent",
+        ?cd,
+        ranges = specs.len(),
+        bytes = bytes(specs)
+    )
+    .entered();
     // SAFETY: parent entries read no application memory when added.
     unsafe { add_entries(cd, specs, How::Parent) }
 }
@@ -67,9 +79,20 @@ pub fn add_to_cd_via_parent(cd: impl Into<CdRef>, specs: &[AddrSpec]) -> Result<
 /// Regen entries must be READ_ONLY: advance never updates them.
 pub fn add_to_cd_via_regen(cd: impl Into<CdRef>, specs: &[AddrSpec], regen: Regen) -> Result<()> {
     let cd = cd.into();
-    let _span = debug_span!("add_to_cd_via_regen", ?cd, ranges = specs.len()).entered();
+    let _span = debug_span!(
+        "add_to_cd_via_regen",
+        ?cd,
+        ranges = specs.len(),
+        bytes = bytes(specs)
+    )
+    .entered();
     // SAFETY: regen entries read no application memory when added.
     unsafe { add_entries(cd, specs, How::Regen(regen)) }
+}
+
+/// The bytes the ranges of an add cover, for its span (evaluated only when the span is on).
+fn bytes(specs: &[AddrSpec]) -> usize {
+    specs.iter().map(|s| s.length).sum()
 }
 
 /// The shared body of the three add functions.

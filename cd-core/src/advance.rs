@@ -47,7 +47,7 @@ use crate::store::{Buffer, Segment};
 use crate::types::Access;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, MutexGuard};
-use tracing::debug_span;
+use tracing::{debug_span, field::Empty};
 
 /// What an advance did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,9 +72,13 @@ pub struct AdvanceReport {
 pub unsafe fn advance_cd_point_in_time(cd: impl Into<CdRef>) -> Result<AdvanceReport> {
     let started = crate::advice::advance_started();
     let cd = cd.into();
-    let _span = debug_span!("advance_cd_point_in_time", ?cd).entered();
+    let span = debug_span!("advance_cd_point_in_time", ?cd, name = Empty, bytes = Empty);
+    let _span = span.enter();
     callback::check()?;
     let node = active::resolve(cd)?;
+    if !span.is_disabled() {
+        span.record("name", node.root_name.as_deref());
+    }
     settle(&node, true)?;
     let _busy = node.begin(Exclusive::Advance)?;
     // Where a replay feeding this CD stands at its new point in time (before any lock: the
@@ -120,6 +124,9 @@ pub unsafe fn advance_cd_point_in_time(cd: impl Into<CdRef>) -> Result<AdvanceRe
         drop(state);
         drop(_busy);
         advanced_hook(&node)?;
+        if !span.is_disabled() {
+            span.record("bytes", report.bytes_copied);
+        }
         return Ok(report);
     }
 }

@@ -12,7 +12,7 @@ use crate::registry;
 use crate::stats::Stats;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use tracing::debug_span;
+use tracing::{debug_span, field::Empty};
 
 /// Commits a CD (`commit_cd`): a root is discarded; a child is merged into its parent by the
 /// spec's rules (see `merge`) and discarded. A CD with live children cannot be
@@ -24,9 +24,13 @@ use tracing::debug_span;
 /// replay feeds logs nothing); it means that records were added to the child explicitly.
 pub fn commit_cd(cd: impl Into<CdRef>) -> Result<()> {
     let cd = cd.into();
-    let _span = debug_span!("commit_cd", ?cd).entered();
+    let span = debug_span!("commit_cd", ?cd, name = Empty);
+    let _span = span.enter();
     callback::check()?;
     let node = active::resolve(cd)?;
+    if !span.is_disabled() {
+        span.record("name", node.root_name.as_deref());
+    }
     settle(&node, true)?;
     let _busy = node.begin(Exclusive::Commit)?;
     let mut parent_state = match &node.parent {

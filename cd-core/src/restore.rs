@@ -66,7 +66,7 @@ use crate::store::Saved;
 use crate::types::{Access, AddrSpec};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, MutexGuard};
-use tracing::debug_span;
+use tracing::{debug_span, field::Empty};
 
 /// What a restore did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -141,9 +141,19 @@ impl Subtree {
 pub unsafe fn restore_cd(cd: impl Into<CdRef>) -> Result<RestoreReport> {
     let started = crate::advice::now_ns();
     let cd = cd.into();
-    let _span = debug_span!("restore_cd", ?cd).entered();
+    let span = debug_span!(
+        "restore_cd",
+        ?cd,
+        name = Empty,
+        bytes = Empty,
+        log_entries = Empty
+    );
+    let _span = span.enter();
     callback::check()?;
     let node = active::resolve(cd)?;
+    if !span.is_disabled() {
+        span.record("name", node.root_name.as_deref());
+    }
     if node.persistent {
         if let Some(hooks) = crate::persist::hooks() {
             (hooks.before_restore)(node.handle)?;
@@ -233,6 +243,10 @@ pub unsafe fn restore_cd(cd: impl Into<CdRef>) -> Result<RestoreReport> {
         for discarded in &tree.nodes[1..] {
             registry::retire(discarded.handle, Fate::DiscardedByRestore);
             active::pop_active(discarded.handle);
+        }
+        if !span.is_disabled() {
+            span.record("bytes", report.bytes_restored);
+            span.record("log_entries", report.log_entries);
         }
         return Ok(report);
     }

@@ -55,6 +55,7 @@ compile_error!("libcd hands out 64-bit CD handles as pointers: it needs a 64-bit
 
 mod boundary;
 mod persist;
+mod timeline;
 mod trace;
 
 /// The MPI wrappers (`MPI_X` and `PMPI_X`) that libcd exports, from cd-mpi-intercept.

@@ -16,6 +16,7 @@ mod persist;
 mod persist_device;
 mod persistent_inflight;
 mod rewinds;
+mod timeline;
 mod trace;
 mod ulfm;
 

@@ -36,12 +36,114 @@ pub(crate) fn catch(name: &'static str, body: impl FnOnce() -> c_int) -> c_int {
     catch_panics(name, body)
 }
 
-/// [`catch`] in the call's span.
+/// [`catch`] in the call's span, whose `route` says what became of the call (see
+/// [`traced_route`]).
 #[cold]
 #[inline(never)]
 fn traced(name: &'static str, body: impl FnOnce() -> c_int) -> c_int {
-    let _span = tracing::trace_span!("mpi", call = name).entered();
-    catch_panics(name, body)
+    let span = tracing::trace_span!("mpi", call = name, route = tracing::field::Empty);
+    if span.is_disabled() {
+        let _entered = span.entered();
+        return catch_panics(name, body);
+    }
+    let route = traced_route();
+    if route == "replayed" {
+        begin_recovery();
+    }
+    span.record("route", tracing::field::display(route));
+    let entered = span.entered();
+    let code = catch_panics(name, body);
+    if route == "replayed" {
+        // Served from the log if the CD still replays; else the log ran out at this call,
+        // which went live.
+        let served = if traced_route() != "replayed" {
+            "logged"
+        } else if is_send(name) {
+            "dropped send"
+        } else {
+            "replayed"
+        };
+        entered.record("route", tracing::field::display(served));
+    }
+    drop(entered);
+    end_recovery_if_live();
+    code
+}
+
+/// Whether a call is a plain send (`MPI_Send`, `MPI_Isend`, `MPI_Ssend`, `MPI_Ibsend_c`,
+/// ...), which a replay drops: sent before the fault, not sent again. `MPI_Sendrecv` is not
+/// (its receive is served from the log).
+fn is_send(name: &str) -> bool {
+    let name = name.strip_prefix("MPI_").unwrap_or(name);
+    let name = name.strip_suffix("_c").unwrap_or(name);
+    matches!(
+        name,
+        "Send" | "Isend" | "Ssend" | "Issend" | "Bsend" | "Ibsend" | "Rsend" | "Irsend"
+    )
+}
+
+thread_local! {
+    /// The `recovery` span open on this thread, and the calls made in it: only on the traced
+    /// path ([`traced`]), so a call whose span is off never reaches it.
+    static RECOVERY: std::cell::RefCell<Option<(tracing::span::EnteredSpan, u64)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Opens the thread's `recovery` span at a call made while its CD replays, unless one is
+/// open: the replay after a `restore_cd` as one span (entered, so the calls replayed are
+/// inside it), from the first call the log serves to the call that goes live.
+fn begin_recovery() {
+    let _ = RECOVERY.try_with(|open| {
+        let mut open = open.borrow_mut();
+        let (_, calls) = open.get_or_insert_with(|| {
+            let span = tracing::info_span!("recovery", calls = tracing::field::Empty);
+            (span.entered(), 0)
+        });
+        *calls += 1;
+    });
+}
+
+/// Closes the thread's `recovery` span once its CD no longer replays (this call went live, or
+/// the replay was discarded), with the number of calls made in it.
+fn end_recovery_if_live() {
+    let _ = RECOVERY.try_with(|open| {
+        let mut open = open.borrow_mut();
+        let Some((_, calls)) = open.as_mut() else {
+            return;
+        };
+        if traced_route() == "replayed" {
+            return;
+        }
+        *calls += 1;
+        if let Some((span, calls)) = open.take() {
+            span.record("calls", calls);
+        }
+    });
+}
+
+/// What a call about to be routed will do, for the `route` field of its `mpi` span (only
+/// while the wrappers' spans are traced): `live` (straight to MPI), `logged` (to MPI and
+/// into the log), `replayed` (while the CD replays: [`traced`] then says `replayed`, or
+/// `dropped send` for a send, or `logged` where the log ran out at this call) or `runtime`
+/// (the runtime's own traffic). Read as the handler's route reads it, without routing, and
+/// only on the traced path: a call whose span is off, replayed or not, does none of this.
+#[cold]
+fn traced_route() -> &'static str {
+    if !cd_core::logging_anywhere() {
+        return "live";
+    }
+    // SAFETY: used at once, within this call.
+    let Some(cx) = (unsafe { cd_core::thread_cx() }) else {
+        return "live";
+    };
+    if cx.layer_flag().get() {
+        return "runtime";
+    }
+    match cx.mode() {
+        cd_core::LogMode::Off => "live",
+        cd_core::LogMode::Replay => "replayed",
+        _ => "logged",
+    }
 }
 
 /// Runs `body`, turning a panic into `MPI_ERR_INTERN`.

@@ -75,6 +75,7 @@ pub(crate) fn copy_durable(from: &Path, to: &Path) -> Result<u64, String> {
 /// This rank's part of flushing `version`: its data file copied into the global directory
 /// (run on the background thread, or by the advance itself). Returns the bytes copied.
 pub(crate) fn copy_rank(local_vdir: &Path, global: &Path, version: u64) -> Result<u64, String> {
+    let _span = tracing::debug_span!("flush_copy", version).entered();
     let gdir = version_dir(global, version);
     std::fs::create_dir_all(&gdir).map_err(|e| format!("cannot create {}: {e}", gdir.display()))?;
     let from = crate::data_file(local_vdir);

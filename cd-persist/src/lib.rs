@@ -533,6 +533,7 @@ fn finish_flush(
 /// if they show an application message in flight, the persist is refused on every rank with
 /// [`CdError::PersistInFlight`] and nothing is written (see the crate docs).
 pub fn advanced(cd: CdHandle, traffic: fn() -> Traffic) -> cd_core::Result<()> {
+    let _span = tracing::debug_span!("persist", ?cd).entered();
     let (base, global, settings) = with_cds(|cds| {
         cds.get_mut(&cd).map(|p| {
             p.pending = None;

@@ -76,6 +76,16 @@ pub(crate) fn add_bytes(op: Op, bytes: u64) {
 
 /// Runs `f` as one `op`, counted when it succeeds.
 pub(crate) fn timed<T: Bytes, E>(op: Op, f: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
+    // A span of the phase (CD_TRACE, CD_TIMELINE): one callsite per operation, named by it.
+    let _span = match op {
+        Op::Persist => tracing::debug_span!("persist"),
+        Op::Recover => tracing::debug_span!("recover"),
+        Op::Fetch => tracing::debug_span!("fetch"),
+        Op::Flush => tracing::debug_span!("flush"),
+        Op::FlushWait => tracing::debug_span!("flush_wait"),
+        Op::Check => tracing::debug_span!("check"),
+    }
+    .entered();
     let start = std::time::Instant::now();
     let out = f();
     if let Ok(v) = &out {
