@@ -176,14 +176,22 @@ fn a_mapped_region_moves_over_its_old_place() {
             "plain"
         }
         fn copy_to_host(&self, dst: &mut [u8], src: usize) -> Result<(), String> {
-            // SAFETY: `src` lies in the test's buffer below (a mapped region).
-            let from = unsafe { std::slice::from_raw_parts(src as *const u8, dst.len()) };
+            // SAFETY: `src` lies in the test's buffer below (a mapped region), whose
+            // provenance the test exposed when it handed the address over.
+            let from = unsafe {
+                std::slice::from_raw_parts(std::ptr::with_exposed_provenance::<u8>(src), dst.len())
+            };
             dst.copy_from_slice(from);
             Ok(())
         }
         fn copy_to_device(&self, dst: usize, src: &[u8]) -> Result<(), String> {
             // SAFETY: as above; nothing else touches the buffer during the copy.
-            let to = unsafe { std::slice::from_raw_parts_mut(dst as *mut u8, src.len()) };
+            let to = unsafe {
+                std::slice::from_raw_parts_mut(
+                    std::ptr::with_exposed_provenance_mut::<u8>(dst),
+                    src.len(),
+                )
+            };
             to.copy_from_slice(src);
             Ok(())
         }
@@ -191,7 +199,8 @@ fn a_mapped_region_moves_over_its_old_place() {
     let (_s, _guard) = standin();
     const N: usize = 4096;
     let mut memory = vec![0u8; 2 * N];
-    let base = memory.as_mut_ptr().addr();
+    // exposed: the space's copy functions turn the address back into a pointer
+    let base = memory.as_mut_ptr().expose_provenance();
     let space = register_memory_space(std::sync::Arc::new(Plain));
     map_device_region(space, base, N).unwrap();
     memory[..N].copy_from_slice(&pattern(N, 4));
