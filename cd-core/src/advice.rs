@@ -26,8 +26,8 @@
 //! `CD_MTBF=<seconds>` when set (a positive number), else the level's observed mean time
 //! between restores: the time from its first timed advance or restore to now, divided by its
 //! restores. That window counts time when no CD of the level was live, so a program that runs
-//! a level, pauses long, then runs it again should set `CD_MTBF`. With neither (no `CD_MTBF`, no restore yet) it is unknown, and so is the
-//! interval: [`Advice::interval_s`] is `None`, never a made-up number. The advance cost is
+//! a level, pauses long, then runs it again should set `CD_MTBF`. With neither (no `CD_MTBF`,
+//! no restore yet) it is unknown, and so is the interval: [`Advice::interval_s`] is `None`, never a made-up number. The advance cost is
 //! unknown until a synchronous advance of the level completed.
 //!
 //! # The formula
@@ -42,6 +42,11 @@
 //! interval would exceed the time to the next fault. Both are reported
 //! ([`Advice::young_interval_s`]). The interval is compute time between advances, the
 //! advance's own cost not included.
+//!
+//! # Where it shows
+//! [`cd_advice`] (the facade's `advice()`, C's `cd_get_advice`), the MPI layer's
+//! `CD_MPI_STATS`, and, when a subscriber wants `DEBUG` events (libcd's `CD_TIMELINE` and
+//! `CD_TRACE=cd_core=debug`), an event after every timed advance with the advice as it stands.
 
 use crate::active;
 use crate::callback;
@@ -303,6 +308,18 @@ pub(crate) fn record_advance(name: &Option<Arc<str>>, depth: u32, started: u64, 
     level
         .advance_ns
         .fetch_add(ended.saturating_sub(started), Ordering::Relaxed);
+    // the advice as it stands, for a timeline or trace that wants it (computed only then)
+    if tracing::enabled!(tracing::Level::DEBUG) {
+        let advice = level_advice(name.as_deref(), depth);
+        tracing::debug!(
+            cd = name.as_deref().unwrap_or(""),
+            depth,
+            interval_s = advice.interval_s.unwrap_or(f64::NAN),
+            advance_cost_s = advice.advance_cost_s.unwrap_or(f64::NAN),
+            mtbf_s = advice.mtbf_s.unwrap_or(f64::NAN),
+            "advice on when to advance (NaN: not known yet)"
+        );
+    }
 }
 
 /// Records a restore, as [`record_advance`].

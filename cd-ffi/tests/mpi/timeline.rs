@@ -132,6 +132,15 @@ fn cd_timeline_writes_a_chrome_trace_per_rank_with_the_faulty_rank_s_replay_and_
         ] {
             assert!(named(name).count() > 0, "{}: no {name}", path.display());
         }
+        // The advice on when to advance, after the timed advances.
+        assert!(
+            events.iter().any(|e| e["ph"] == "i"
+                && e["args"]["message"]
+                    .as_str()
+                    .is_some_and(|m| m.starts_with("advice on when to advance"))),
+            "{}: no advice event",
+            path.display()
+        );
         // Every MPI call says what became of it.
         let routes: BTreeMap<&str, usize> = slices
             .iter()
