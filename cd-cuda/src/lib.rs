@@ -532,11 +532,13 @@ impl cd_core::DeviceMemory for CudaSpace {
     }
 
     fn copy_to_host(&self, dst: &mut [u8], src: usize) -> Result<(), String> {
+        let _span = tracing::debug_span!("gpu_copy", to = "host", bytes = dst.len()).entered();
         let pinned = self.pinned(dst.as_ptr(), dst.len());
         self.with_device(src, |d, device| device_to_host(d, device, dst, src, pinned))
     }
 
     fn copy_to_device(&self, dst: usize, src: &[u8]) -> Result<(), String> {
+        let _span = tracing::debug_span!("gpu_copy", to = "device", bytes = src.len()).entered();
         let pinned = self.pinned(src.as_ptr(), src.len());
         self.with_device(dst, |d, device| {
             if pinned {

@@ -26,9 +26,10 @@
 //!   `flush_copy`) and cd-redset's (`redset_apply`, `encode`, `rebuild`, `redset_recover`),
 //!   and events (warnings, a replay going live) as instants;
 //! - one track per thread: work on a thread of the runtime's own (the background flush's
-//!   `flush_copy`) is on that thread's track. GPU copies and the asynchronous advance's drain
-//!   have no spans of their own yet (cd-cuda and cd-core's `advance_async` open none), so they
-//!   show only as the time of the CD call that made them.
+//!   `flush_copy`) is on that thread's track. The built-in CUDA space's synchronous copies
+//!   are `gpu_copy` slices (`to`, `bytes`) inside the CD call that made them; the
+//!   asynchronous advance's drain, which the device runs between calls, has no span yet and
+//!   shows only as the time of the calls that wait for it.
 //!
 //! # Which layer crate, and why
 //! `tracing-chrome` (0.7, MIT, Thoren Paulson): a `tracing-subscriber` `Layer`, so it sits
