@@ -1,9 +1,10 @@
 //! Sibling CDs on T threads: each thread advances, then restores, its own child CD of S bytes
 //! under one parent (re-adding it READ_WRITE first, a promotion that copies nothing, so that
 //! every advance copies it whole); against T threads each copying the same bytes with a plain
-//! `memcpy` (`copy_from_slice`) into, then out of, a reused huge-page buffer. The two run interleaved
-//! (A B A B) in one process; each sample is the wall time of all T threads (started together
-//! at a barrier), reported as aggregate throughput (2 x S x T bytes moved), median and range.
+//! `memcpy` (`copy_from_slice`) into, then out of, a reused huge-page buffer. The two run
+//! interleaved (A B A B) in one process; each sample is the wall time of all T threads (started
+//! together at a barrier), reported as aggregate throughput (2 x S x T bytes moved), median and
+//! range.
 //!
 //! `cargo bench -p cd-core --bench siblings` (uses only the spec's API, so the same file
 //! measures any version of cd-core). `CD_BENCH_SAMPLES` sets the samples per cell (default

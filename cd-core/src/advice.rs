@@ -27,8 +27,8 @@
 //! between restores: the time from its first timed advance or restore to now, divided by its
 //! restores. That window counts time when no CD of the level was live, so a program that runs
 //! a level, pauses long, then runs it again should set `CD_MTBF`. With neither (no `CD_MTBF`,
-//! no restore yet) it is unknown, and so is the interval: [`Advice::interval_s`] is `None`, never a made-up number. The advance cost is
-//! unknown until a synchronous advance of the level completed.
+//! no restore yet) it is unknown, and so is the interval: [`Advice::interval_s`] is `None`, never a
+//! made-up number. The advance cost is unknown until a synchronous advance of the level completed.
 //!
 //! # The formula
 //! Young's first-order optimum is `sqrt(2 C M)` (C the cost of one advance, M the mean time

@@ -20,8 +20,9 @@ use tracing::{debug_span, field::Empty};
 ///
 /// A commit that would merge MPI log records into a parent whose log is being replayed fails
 /// with [`CdError::LogReplaying`](crate::CdError::LogReplaying) and changes nothing: the
-/// records would land in the middle of the replay. It does not happen when the MPI layer follows [`crate::log_mode`] (a CD that a
-/// replay feeds logs nothing); it means that records were added to the child explicitly.
+/// records would land in the middle of the replay. It does not happen when the MPI layer follows
+/// [`crate::log_mode`] (a CD that a replay feeds logs nothing); it means that records were added to
+/// the child explicitly.
 pub fn commit_cd(cd: impl Into<CdRef>) -> Result<()> {
     let cd = cd.into();
     let span = debug_span!("commit_cd", ?cd, name = Empty);

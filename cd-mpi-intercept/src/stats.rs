@@ -10,10 +10,11 @@
 //! since, and of those the ones freed past `CD_MPI_HELD_MAX`), and `bytes.spilled` (log
 //! bytes written to spill files, from cd-core), the advice on when to advance of every CD
 //! level the rank used (cd-core's `advice`: `advice.<root name>.<depth>.interval_ns` and the
-//! inputs, see [`advice_lines`]), and what the linking library's [`crate::Hooks::statistics`] adds (libcd: persistence's
-//! counters, `persist.*`, `recover.*`, ...; see cd-persist's `stats`). Nothing is counted here (not
-//! even calls) unless the variable is set, so the counters cost one relaxed load when off;
-//! persistence counts once per collective persist step, which writes files anyway.
+//! inputs, see [`advice_lines`]), and what the linking library's [`crate::Hooks::statistics`] adds
+//! (libcd: persistence's counters, `persist.*`, `recover.*`, ...; see cd-persist's `stats`).
+//! Nothing is counted here (not even calls) unless the variable is set, so the counters cost one
+//! relaxed load when off; persistence counts once per collective persist step, which writes files
+//! anyway.
 
 use crate::pmpi::Call;
 use std::io::Write as _;

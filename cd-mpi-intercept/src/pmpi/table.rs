@@ -197,8 +197,9 @@ macro_rules! mpi_table {
                 Comm_spawn(command: *const c_char, argv: *mut *mut c_char, maxprocs: c_int, info: Info, root: c_int, comm: Comm, intercomm: *mut Comm, array_of_errcodes: *mut c_int);
             }
             // MPI-4 (MPICH 4): exported only by a build against a library with `MPI_VERSION >= 4`
-            // (build.rs sets `cfg(mpi4)`), so that no wrapper of a function the library lacks exists.
-            // Persistent collectives are made in every mode, like the point-to-point `_init` calls.
+            // (build.rs sets `cfg(mpi4)`), so that no wrapper of a function the library lacks
+            // exists. Persistent collectives are made in every mode, like the point-to-point
+            // `_init` calls.
             mpi4_lifecycle {
                 Barrier_init(comm: Comm, info: Info, request: *mut Request) => coll::barrier_init;
                 Bcast_init(buffer: BufMut, count: c_int, datatype: Datatype, root: c_int, comm: Comm, info: Info, request: *mut Request) => coll::bcast_init;
@@ -256,9 +257,9 @@ macro_rules! mpi_table {
                 Comm_idup_with_info(comm: Comm, info: Info, newcomm: *mut Comm, request: *mut Request) => comm::comm_idup_with_info;
                 Comm_create_from_group(group: Group, stringtag: *const c_char, info: Info, errhandler: Errhandler, newcomm: *mut Comm) => comm::comm_create_from_group;
                 Intercomm_create_from_groups(local_group: Group, local_leader: c_int, remote_group: Group, remote_leader: c_int, stringtag: *const c_char, info: Info, errhandler: Errhandler, newintercomm: *mut Comm) => comm::intercomm_create_from_groups;
-                // The large-count (`MPI_Count`) forms of every wrapped call: logged and replayed as their
-                // int forms when their counts fit in an `int`, else passed through as unreplayable
-                // (see `large`).
+                // The large-count (`MPI_Count`) forms of every wrapped call: logged and replayed as
+                // their int forms when their counts fit in an `int`, else passed through as
+                // unreplayable (see `large`).
                 Allgather_c(sendbuf: Buf, sendcount: i64, sendtype: Datatype, recvbuf: BufMut, recvcount: i64, recvtype: Datatype, comm: Comm) => coll::allgather_c;
                 Allgatherv_c(sendbuf: Buf, sendcount: i64, sendtype: Datatype, recvbuf: BufMut, recvcounts: *const i64, displs: Aints, recvtype: Datatype, comm: Comm) => coll::allgatherv_c;
                 Allreduce_c(sendbuf: Buf, recvbuf: BufMut, count: i64, datatype: Datatype, op: Op, comm: Comm) => coll::allreduce_c;
@@ -340,7 +341,8 @@ macro_rules! mpi_table {
                 Win_allocate_c(size: i64, disp_unit: i64, info: Info, comm: Comm, baseptr: BufMut, win: *mut Win);
                 Win_allocate_shared_c(size: i64, disp_unit: i64, info: Info, comm: Comm, baseptr: BufMut, win: *mut Win);
                 Win_create_c(base: BufMut, size: i64, disp_unit: i64, info: Info, comm: Comm, win: *mut Win);
-                // The large-count forms of the MPI-IO reads and writes above (mpi4py 4 calls these).
+                // The large-count forms of the MPI-IO reads and writes above (mpi4py 4 calls
+                // these).
                 File_read_c(fh: File, buf: BufMut, count: i64, datatype: Datatype, status: *mut Status);
                 File_write_c(fh: File, buf: Buf, count: i64, datatype: Datatype, status: *mut Status);
                 File_read_at_c(fh: File, offset: i64, buf: BufMut, count: i64, datatype: Datatype, status: *mut Status);
