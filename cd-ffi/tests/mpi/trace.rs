@@ -88,11 +88,17 @@ fn cd_trace_writes_every_rank_s_mpi_and_cd_calls_as_spans_without_changing_the_r
     assert_eq!(restored, 1, "only the faulty rank restores");
 }
 
-#[test]
-fn cd_trace_with_a_bad_filter_says_so_once_and_the_program_runs_untraced() {
+/// Runs `halo.c` with `env` (a setting libcd refuses), checks that every rank's result is the
+/// clean run's, and returns the lines on standard error that start with `prefix` (one per
+/// rank expected).
+pub(super) fn refused_setting_leaves_results_unchanged(
+    tag: &str,
+    env: (&str, &str),
+    prefix: &str,
+) -> Vec<String> {
     let exe = compile("halo");
-    let clean = launch(&exe, "trace-bad-clean", "halo rank", &[]);
-    let out = super::mpirun(&[("CD_TRACE", "cd_core=[[")])
+    let clean = launch(&exe, &format!("{tag}-clean"), "halo rank", &[]);
+    let out = super::mpirun(&[env])
         .arg("-np")
         .arg(RANKS.to_string())
         .env(
@@ -103,7 +109,7 @@ fn cd_trace_with_a_bad_filter_says_so_once_and_the_program_runs_untraced() {
         .current_dir(work_dir())
         .output()
         .expect("run mpirun");
-    crate::util::check(&out, "mpirun halo with a bad CD_TRACE");
+    crate::util::check(&out, &format!("mpirun halo with {}={}", env.0, env.1));
     let stdout = String::from_utf8_lossy(&out.stdout);
     for rank in 0..RANKS {
         assert!(
@@ -112,11 +118,22 @@ fn cd_trace_with_a_bad_filter_says_so_once_and_the_program_runs_untraced() {
         );
     }
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let said: Vec<&str> = stderr
+    let said: Vec<String> = stderr
         .lines()
-        .filter(|l| l.starts_with("libcd: CD_TRACE ignored: "))
+        .filter(|l| l.starts_with(prefix))
+        .map(str::to_owned)
         .collect();
     assert_eq!(said.len(), RANKS, "one line per rank:\n{stderr}");
+    said
+}
+
+#[test]
+fn cd_trace_with_a_bad_filter_says_so_once_and_the_program_runs_untraced() {
+    let said = refused_setting_leaves_results_unchanged(
+        "trace-bad",
+        ("CD_TRACE", "cd_core=[["),
+        "libcd: CD_TRACE ignored: ",
+    );
     assert!(
         said[0].contains("cd_core=[["),
         "the line names the filter: {}",
