@@ -7,6 +7,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 CD_SETUP_TEST_TOOLS=1 CD_SETUP_THIRD_PARTY=1 source scripts/setup.sh
 
+# The suite fills four target directories (MPICH, Open MPI 4.1, Open MPI 5, the GPU stand-in):
+# line tables instead of full debug info, and no incremental caches, keep them to a few GB (a
+# CI disk ran out with both); backtraces still name file and line.
+export CARGO_PROFILE_DEV_DEBUG="${CARGO_PROFILE_DEV_DEBUG:-line-tables-only}"
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+
 # Every mpirun launched by a test gives up after this many seconds (MPICH's hydra and Open
 # MPI's mpirun both read it); the longest launch takes under a minute here.
 export MPIEXEC_TIMEOUT="${MPIEXEC_TIMEOUT:-300}"
