@@ -4,8 +4,10 @@
 //! When the library is loaded, [`HOOKS`] go to the interposer: at `MPI_Init` they hand
 //! cd-core the persistence hooks (a persistent `create_cd` before `MPI_Init` is refused
 //! with cd-core's clear error), at `MPI_Finalize` they complete the background flushes, they
-//! add persistence's counters to `CD_MPI_STATS`, and they say what a relaunch restores when
-//! a process loss ends a ULFM job. Each hook runs cd-persist's collective
+//! add persistence's counters to `CD_MPI_STATS`, they say what a relaunch restores when
+//! a process loss ends a ULFM job, and they rebuild a replacement's files when the job
+//! contains the loss (each completed persist tells the interposer, whose journal for in-job
+//! recovery starts again from that version). Each hook runs cd-persist's collective
 //! steps as the runtime's own MPI traffic ([`untraced`]), never logged or replayed.
 
 use cd_mpi_intercept::{untraced, Hooks, MessageCounts};
@@ -19,7 +21,12 @@ const HOOKS: Hooks = Hooks {
                 cd_mpi_intercept::count_messages();
                 untraced(|| cd_persist::created(cd))
             },
-            advanced: |cd| untraced(|| cd_persist::advanced(cd, traffic)),
+            advanced: |cd| {
+                untraced(|| cd_persist::advanced(cd, traffic))?;
+                // the interposer's journal starts again from this version (in-job recovery)
+                cd_mpi_intercept::version_complete();
+                Ok(())
+            },
             before_restore: |cd| untraced(|| cd_persist::before_restore(cd)),
         })
     },
@@ -27,6 +34,8 @@ const HOOKS: Hooks = Hooks {
     before_finalize: cd_persist::finalize,
     statistics: cd_persist::stats::totals,
     persisted: cd_persist::describe,
+    description: cd_persist::replacement::description,
+    rebuild: |description| untraced(|| cd_persist::replacement::rebuild(description)).map(drop),
 };
 
 /// The interposer's message counts, as the persist's consistency check takes them.

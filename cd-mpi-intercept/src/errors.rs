@@ -23,7 +23,7 @@ use crate::pmpi::{real, safe, Call, ErrhandlerFn};
 use crate::stats;
 use std::collections::HashMap;
 use std::ffi::c_int;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 /// The environment variable Open MPI's `mpirun --with-ft ulfm` sets in every rank.
@@ -31,6 +31,9 @@ pub(crate) const FT_ENABLE_ENV: &str = "OMPI_MCA_mpi_ft_enable";
 
 /// Whether this process runs in ULFM mode (set once at `MPI_Init`).
 static ULFM_MODE: AtomicBool = AtomicBool::new(false);
+
+/// The runtime's handler, once made.
+static OURS: AtomicU64 = AtomicU64::new(0);
 
 /// The handlers the application set, by communicator.
 static CHOSEN: Mutex<Option<HashMap<u64, Errhandler>>> = Mutex::new(None);
@@ -58,15 +61,21 @@ pub(crate) fn init() {
     let mut ours = abi::predefined().errors_are_fatal;
     // SAFETY: writes one handle.
     let rc = unsafe { real::Comm_create_errhandler(function, &mut ours) };
-    // SAFETY: no pointer is passed.
-    if rc != abi::SUCCESS
-        || unsafe { real::Comm_set_errhandler(abi::predefined().comm_world, ours) } != abi::SUCCESS
-    {
+    OURS.store(ours.bits(), Ordering::Relaxed);
+    if rc != abi::SUCCESS || !install(abi::predefined().comm_world) {
         tracing::warn!(rc, "ULFM job: cannot install the runtime's error handler");
         return;
     }
     ULFM_MODE.store(true, Ordering::Relaxed);
     tracing::debug!("ULFM job: process failures are the runtime's to handle");
+}
+
+/// Puts the runtime's handler on `comm` (the world, a repaired world, a replacement's parent);
+/// `false` if MPI refuses.
+pub(crate) fn install(comm: Comm) -> bool {
+    let ours = Errhandler::from_bits(OURS.load(Ordering::Relaxed));
+    // SAFETY: no pointer is passed.
+    unsafe { real::Comm_set_errhandler(comm, ours) == abi::SUCCESS }
 }
 
 /// The handler the application has chosen for `comm` (see the module docs).
@@ -151,7 +160,7 @@ pub(crate) unsafe fn comm_get_errhandler(comm: Comm, errhandler: *mut Errhandler
 }
 
 /// Whether `class` is one of ULFM's process-failure classes.
-fn is_process_failure(class: c_int) -> bool {
+pub(crate) fn is_process_failure(class: c_int) -> bool {
     abi::ULFM.is_some_and(|u| {
         class == u.proc_failed || class == u.proc_failed_pending || class == u.revoked
     })
@@ -170,7 +179,11 @@ extern "C" fn on_error(comm: *mut Comm, code: *mut c_int) {
         // SAFETY: MPI passes its own communicator and code, valid for the call.
         let (mut handle, mut error) = unsafe { (*comm, *code) };
         if is_process_failure(safe::error_class(error)) {
-            crate::loss::process_lost(handle);
+            if crate::recovery::repair::in_covered_call() {
+                // the covered call sees the code and repairs the world
+                return;
+            }
+            crate::loss::process_lost(handle, crate::recovery::not_covered());
         }
         let chosen = chosen(handle);
         let predefined = abi::predefined();

@@ -20,11 +20,15 @@
 //! default) records no dependency on the MPI library, so a program without MPI links and runs
 //! with libcd; MPICH's constants are plain integers, so this holds for the MPICH build (Open
 //! MPI's predefined handles are the library's globals, which rsmpi references).
+//!
+//! Every shim first passes its arguments through [`world::inbound`]: after an in-job repair the
+//! handle `MPI_COMM_WORLD` means the repaired world (`crate::recovery`); before one, and for
+//! every argument that is not a communicator, nothing changes.
 
 use crate::abi::{
     Comm, Datatype, Errhandler, File, Group, Info, Message, Op, Request, Status, Win,
 };
-use crate::pmpi::{mpi_table, real, Aints, Buf, BufMut, Call, ErrhandlerFn, Ints, Types};
+use crate::pmpi::{mpi_table, real, world, Aints, Buf, BufMut, Call, ErrhandlerFn, Ints, Types};
 use std::ffi::{c_char, c_int};
 
 /// The shims' expansion of the table: `called` functions are not exported.
@@ -54,6 +58,7 @@ macro_rules! export {
         const _: () = {
             #[export_name = concat!("MPI_", stringify!($name))]
             unsafe extern "C" fn mpi($($a: $t),*) -> c_int {
+                $( let $a = world::inbound($a); )*
                 // SAFETY: the caller's arguments, forwarded unchanged.
                 unsafe { real::$name($($a),*) }
             }
@@ -63,6 +68,7 @@ macro_rules! export {
         const _: () = {
             #[export_name = concat!("MPI_", stringify!($name))]
             unsafe extern "C" fn mpi($($a: $t),*) -> c_int {
+                $( let $a = world::inbound($a); )*
                 crate::boundary::catch(concat!("MPI_", stringify!($name)), || {
                     // SAFETY: the application's arguments, forwarded unchanged.
                     crate::passthrough::unreplayable(Call::$name, || unsafe { real::$name($($a),*) })
@@ -79,6 +85,7 @@ macro_rules! export {
         const _: () = {
             #[export_name = concat!("MPI_", stringify!($name))]
             unsafe extern "C" fn mpi($($a: $t),*) -> c_int {
+                $( let $a = world::inbound($a); )*
                 crate::boundary::catch(concat!("MPI_", stringify!($name)), || {
                     // SAFETY: the application's arguments, with the MPI function's contract.
                     unsafe { $handler($($a),*) }
@@ -95,6 +102,7 @@ macro_rules! export {
         const _: () = {
             #[export_name = concat!("MPI_", stringify!($name))]
             unsafe extern "C" fn mpi($($a: $t),*) -> c_int {
+                $( let $a = world::inbound($a); )*
                 if crate::passes_through() {
                     // SAFETY: the application's arguments, forwarded unchanged.
                     return unsafe { real::$name($($a),*) };

@@ -18,6 +18,13 @@ pub struct Hooks {
     /// CDs, in words), for the line a rank writes when a process loss ends a ULFM job;
     /// `None` when nothing is persisted.
     pub persisted: fn() -> Option<String>,
+    /// This process's persistent CDs, described for a replacement of a lost rank (in-job
+    /// recovery in a ULFM job): the bytes [`Hooks::rebuild`] gets on the replacement.
+    pub description: fn() -> Vec<u8>,
+    /// Rebuilds the newest complete version of every persistent CD on every rank of the
+    /// repaired world (collective): `None` on a survivor, the survivors' description on a
+    /// replacement, whose application's `create_cd` then finds that version.
+    pub rebuild: fn(Option<&[u8]>) -> Result<(), String>,
 }
 
 static HOOKS: OnceLock<Hooks> = OnceLock::new();

@@ -6,20 +6,21 @@
 //! persistence there); at `MPI_Finalize` its `before_finalize` runs while MPI still works. Message
 //! counting (module `traffic`) starts here when `CD_STORAGE_INFO` sets `dir`, else at the first
 //! persistent `create_cd`. rsmpi programs call `MPI_Init_thread`, C programs usually `MPI_Init`:
-//! both are hooked.
+//! both are hooked. In a ULFM job, a process spawned to replace a lost rank joins the repaired
+//! world at the end of its `MPI_Init` (`recovery::join`), and after a repair `MPI_Finalize`
+//! first completes what the repair started (`recovery::repair::finalize`).
 
 use crate::abi;
 use crate::boundary::{untraced, Guard};
 use crate::pmpi::{real, safe, Call};
-use crate::{engine, errors, hooks, stats, traffic};
+use crate::{engine, errors, hooks, recovery, stats, traffic};
 use std::ffi::{c_char, c_int};
 
 fn after_init() {
     let _guard = Guard::enter();
     stats::init();
     traffic::init();
-    let rank = safe::world_rank();
-    cd_core::set_rank(rank.max(0) as u32);
+    cd_core::set_rank(safe::world_rank().max(0) as u32);
     cd_core::set_restore_hook(engine::drain_in_flight);
     errors::init();
     if errors::ulfm_mode() {
@@ -30,6 +31,11 @@ fn after_init() {
     if let Some(hooks) = hooks::hooks() {
         (hooks.after_init)();
     }
+    if errors::ulfm_mode() {
+        // a replacement joins the repaired world (its rank is the lost one's from here)
+        recovery::join::join_if_replacement();
+    }
+    let rank = safe::world_rank();
     tracing::debug!(rank, family = abi::FAMILY, "MPI interposer ready");
 }
 
@@ -76,6 +82,10 @@ pub(crate) unsafe fn finalize() -> c_int {
         untraced(hooks.before_finalize);
     }
     stats::write(safe::world_rank());
+    if recovery::repair::finalize() {
+        // a survivor of a repair: Open MPI 5.0's finalize would hang (see `recovery::repair`)
+        return abi::SUCCESS;
+    }
     // SAFETY: forwarded.
     unsafe { real::Finalize() }
 }

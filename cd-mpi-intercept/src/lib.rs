@@ -83,6 +83,7 @@ mod p2p;
 mod passthrough;
 pub mod pmpi;
 mod record;
+mod recovery;
 mod resolve;
 mod stats;
 mod traffic;
@@ -94,6 +95,7 @@ pub use hooks::{set_hooks, Hooks};
 pub use loss::LOST_EXIT_CODE;
 #[cfg(fuzzing)]
 pub use record::fuzz_read as fuzz_read_record;
+pub use recovery::version_complete;
 pub use stats::STATS_ENV;
 pub use traffic::{count_messages, message_counts, MessageCounts};
 

@@ -1,16 +1,18 @@
-//! A process lost in a ULFM job (see [`crate::errors`]).
+//! A process lost in a ULFM job that the job cannot contain (see [`crate::errors`] and
+//! [`crate::recovery`], which contains it where it can).
 //!
-//! In-job recovery (a replacement rank rebuilt from the survivors' redundancy, re-executing
-//! alone) is not built yet, so a lost process ends the job, clearly. Every surviving rank, in
-//! the first call where MPI reports the failure to it:
+//! Every surviving rank, in the first call where MPI reports the failure to it (or once the
+//! survivors found that the loss cannot be contained):
 //! 1. revokes `MPI_COMM_WORLD` and the communicator the failure was reported on, so that the
 //!    other survivors' calls there fail at once instead of waiting on the dead rank;
 //! 2. shrinks `MPI_COMM_WORLD` with the other survivors (`MPIX_Comm_shrink`; Open MPI 5.0
 //!    has no `MPIX_Comm_ishrink`): the ranks missing from the result are the lost ones, the
-//!    same set on every survivor;
-//! 3. writes one line naming them and what a relaunch restores (from the linking library's
-//!    [`crate::Hooks::persisted`]), then waits in a barrier of the survivors so that every
-//!    line is out before any rank exits (`mpirun` ends the job when the first one does);
+//!    same set on every survivor; then takes part in the survivors' agreement on whether the
+//!    loss can be contained (`MPIX_Comm_agree`), answering no;
+//! 3. writes one line naming the lost ranks, why the job cannot go on, and what a relaunch
+//!    restores (from the linking library's [`crate::Hooks::persisted`]), then waits in a
+//!    barrier of the survivors so that every line is out before any rank exits (`mpirun` ends
+//!    the job when the first one does);
 //! 4. exits with [`LOST_EXIT_CODE`] (`exit`, which runs the C library's exit handlers, so the
 //!    application's buffered output is written; not `MPI_Abort`, which would kill the other
 //!    survivors before they have said anything).
@@ -19,20 +21,22 @@
 //! never enters MPI again (or is blocked on a communicator that neither holds the lost rank
 //! nor was revoked) cannot hold the others past [`SURVIVORS_WAIT`]; the watchdog then writes
 //! the line with the lost ranks this rank's own failure detector knew, and ends the process
-//! at once (`_exit`).
+//! at once (`_exit`). The repair of `crate::recovery` runs under the same watchdog.
 
-use crate::abi::{self, Comm};
-use crate::pmpi::{real, safe, ulfm};
+use crate::abi::Comm;
+use crate::pmpi::{real, safe, ulfm, world};
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The exit status of a rank that ends the job after a process loss (`EX_TEMPFAIL`: try
 /// again, that is, relaunch).
 pub const LOST_EXIT_CODE: c_int = 75;
 
-/// How long a survivor waits for the others to shrink with it and to write their lines.
-const SURVIVORS_WAIT: Duration = Duration::from_secs(30);
+/// How long a survivor waits for the others to shrink with it, to repair the world and to
+/// write their lines.
+const SURVIVORS_WAIT: Duration = Duration::from_secs(60);
 
 /// Set once this process is ending after a loss: errors reported meanwhile (the runtime's own
 /// calls on revoked communicators) are not losses of their own.
@@ -43,51 +47,95 @@ pub(crate) fn ending() -> bool {
     ENDING.load(Ordering::Relaxed)
 }
 
-/// Ends this process after a process failure reported on `comm` (see the module docs).
-pub(crate) fn process_lost(comm: Comm) -> ! {
-    ENDING.store(true, Ordering::Relaxed);
-    let world = abi::predefined().comm_world;
+/// The survivors of a loss, as the shrink found them.
+pub(crate) struct Shrunk {
+    /// The lost ranks of the world.
+    pub(crate) lost: Vec<c_int>,
+    /// The survivors' communicator (`None` when the shrink failed).
+    pub(crate) survivors: Option<Comm>,
+}
+
+/// Steps 1 and 2 of the module docs: revokes the world (and `comm`), shrinks it.
+pub(crate) fn revoke_and_shrink(comm: Comm) -> Shrunk {
+    let world = world::current();
     ulfm::revoke(world);
     if comm != world {
         ulfm::revoke(comm);
     }
-    let persisted = crate::hooks::hooks()
-        .and_then(|h| (h.persisted)())
-        .unwrap_or_else(|| "nothing: no persistent CD (storage_info dir=)".to_owned());
-    let line = move |lost: &[c_int]| {
-        format!(
-            "libcd: rank {rank}: lost {lost} in a ULFM job; containing a lost rank in the job \
-             is not available in this build, so the job ends (exit status {LOST_EXIT_CODE}): \
-             relaunch it to restore {persisted}\n",
-            rank = safe::world_rank(),
-            lost = describe(lost),
-        )
-    };
-    static WRITTEN: AtomicBool = AtomicBool::new(false);
-    let fallback = line(&known_failed(world, comm));
-    std::thread::spawn(move || {
-        std::thread::sleep(SURVIVORS_WAIT);
-        if !WRITTEN.swap(true, Ordering::SeqCst) {
-            let _ = std::io::Write::write_all(&mut std::io::stderr(), fallback.as_bytes());
-        }
-        // SAFETY: ends the process without running exit handlers (the main thread is blocked
-        // inside MPI, which they could wait on).
-        unsafe { libc::_exit(LOST_EXIT_CODE) }
-    });
     let survivors = ulfm::shrink(world);
     let lost = match survivors {
         Some(shrunk) => missing(world, shrunk),
         None => known_failed(world, comm),
     };
-    let line = line(&lost);
-    if !WRITTEN.swap(true, Ordering::SeqCst) {
-        let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
+    Shrunk { lost, survivors }
+}
+
+/// A watchdog over the survivors' steps: unless [`Watchdog::done`] is called first, it writes
+/// `line` and ends the process after [`SURVIVORS_WAIT`].
+pub(crate) struct Watchdog(Arc<AtomicBool>);
+
+impl Watchdog {
+    pub(crate) fn start(line: String) -> Watchdog {
+        let done = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&done);
+        std::thread::spawn(move || {
+            std::thread::sleep(SURVIVORS_WAIT);
+            if !flag.swap(true, Ordering::SeqCst) {
+                let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
+                // SAFETY: ends the process without running exit handlers (the main thread is
+                // blocked inside MPI, which they could wait on).
+                unsafe { libc::_exit(LOST_EXIT_CODE) }
+            }
+        });
+        Watchdog(done)
     }
-    tracing::error!(?lost, "process lost in a ULFM job: ending the job");
-    if let Some(shrunk) = survivors {
-        // every survivor's line is out before any exits
+
+    /// The steps finished in time: the watchdog does nothing; `false` if it already fired.
+    pub(crate) fn done(&self) -> bool {
+        !self.0.swap(true, Ordering::SeqCst)
+    }
+}
+
+/// The line a survivor writes when the job ends: the lost ranks, `why`, what a relaunch
+/// restores.
+pub(crate) fn line(lost: &[c_int], why: &str) -> String {
+    let persisted = crate::hooks::hooks()
+        .and_then(|h| (h.persisted)())
+        .unwrap_or_else(|| "nothing: no persistent CD (storage_info dir=)".to_owned());
+    format!(
+        "libcd: rank {rank}: lost {lost} in a ULFM job; {why}, so the job ends (exit status \
+         {LOST_EXIT_CODE}): relaunch it to restore {persisted}\n",
+        rank = safe::world_rank(),
+        lost = describe(lost),
+    )
+}
+
+/// Ends this process after a process failure reported on `comm` that this rank cannot
+/// contain (see the module docs): `why` says so in the line.
+pub(crate) fn process_lost(comm: Comm, why: &str) -> ! {
+    ENDING.store(true, Ordering::Relaxed);
+    let watchdog = Watchdog::start(line(&known_failed(world::current(), comm), why));
+    let shrunk = revoke_and_shrink(comm);
+    if let Some(survivors) = shrunk.survivors {
+        // the survivors that could contain the loss learn that this one cannot
+        ulfm::agree(survivors, 0);
+    }
+    end(&shrunk, why, watchdog)
+}
+
+/// Steps 3 and 4 of the module docs, after the shrink.
+pub(crate) fn end(shrunk: &Shrunk, why: &str, watchdog: Watchdog) -> ! {
+    ENDING.store(true, Ordering::Relaxed);
+    if watchdog.done() {
+        let _ =
+            std::io::Write::write_all(&mut std::io::stderr(), line(&shrunk.lost, why).as_bytes());
+    }
+    tracing::error!(lost = ?shrunk.lost, why, "process lost in a ULFM job: ending the job");
+    if let Some(survivors) = shrunk.survivors {
+        // every survivor's line is out before any exits; bounded by a second watchdog
+        let _late = Watchdog::start(String::new());
         // SAFETY: no pointer is passed.
-        unsafe { real::Barrier(shrunk) };
+        unsafe { real::Barrier(survivors) };
     }
     // SAFETY: ends the process; the C library flushes the application's buffered streams.
     unsafe { libc::exit(LOST_EXIT_CODE) }

@@ -149,6 +149,11 @@ pub(crate) fn write(rank: i32) {
     }
     text.push_str(&format!("bytes.spilled {}\n", cd_core::log_spilled_total()));
     text.push_str(&advice_lines(&cd_core::all_advice()));
+    if crate::errors::ulfm_mode() {
+        for (key, value) in crate::recovery::repair::statistics() {
+            text.push_str(&format!("{key} {value}\n"));
+        }
+    }
     if let Some(hooks) = crate::hooks::hooks() {
         for (key, value) in (hooks.statistics)() {
             text.push_str(&format!("{key} {value}\n"));

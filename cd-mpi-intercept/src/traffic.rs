@@ -165,7 +165,7 @@ impl Peers {
 /// The world ranks of a group's members, in group order (`-1` for one not in the world).
 fn to_world(group: Group) -> Box<[c_int]> {
     let ranks: Vec<c_int> = (0..safe::group_size(group).max(0)).collect();
-    let world_group = safe::comm_group(abi::predefined().comm_world);
+    let world_group = safe::comm_group(crate::pmpi::world::current());
     let out = safe::group_translate_ranks(group, &ranks, world_group);
     safe::group_free(world_group);
     out.into_iter()
@@ -288,6 +288,23 @@ fn fold(retired: &mut Vec<Arc<Peers>>) {
         p.add_to(totals);
         false
     });
+}
+
+/// Adds counts that this process did not make itself (per world rank): a replacement takes
+/// over the lost rank's counts at the version it restores (`crate::recovery`), so that the
+/// next persist's check compares it with its peers as if it had never been lost.
+pub(crate) fn preset(sent: &[u64], received: &[u64], collectives: &[u64]) {
+    let mut folded = FOLDED.lock().unwrap_or_else(|e| e.into_inner());
+    let totals = folded.get_or_insert_with(|| Totals::sized(world_size()));
+    for (sum, part) in [
+        (&mut totals.sent, sent),
+        (&mut totals.received, received),
+        (&mut totals.collectives, collectives),
+    ] {
+        for (s, p) in sum.iter_mut().zip(part) {
+            *s += p;
+        }
+    }
 }
 
 fn world_size() -> usize {

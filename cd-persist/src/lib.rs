@@ -80,6 +80,7 @@ mod format;
 pub mod inject;
 pub mod inspect;
 mod mpi_util;
+pub mod replacement;
 pub mod stats;
 
 pub use consistency::Traffic;
@@ -108,6 +109,8 @@ struct Persisted {
     /// `<global_dir>/<name>`, when the CD flushes.
     global: Option<PathBuf>,
     settings: PersistSettings,
+    /// The `storage_info` the CD was created with (a replacement is told it: [`rebuild`]).
+    storage_info: String,
     /// A recovered version not yet loaded by `restore_cd`.
     pending: Option<u64>,
     /// The background flush the next persist completes.
@@ -258,6 +261,11 @@ pub fn created(cd: CdHandle) -> cd_core::Result<Option<u64>> {
         .storage_info
         .persist()?
         .ok_or_else(|| err("the CD is not persistent"))?;
+    if let Some(name) = &info.name {
+        if let Some(v) = replacement::take_prepared(name) {
+            return replacement::created(cd, name, settings, info.storage_info.to_string(), v);
+        }
+    }
     let comm = world();
     let local = (|| {
         inject::check()?;
@@ -339,6 +347,7 @@ pub fn created(cd: CdHandle) -> cd_core::Result<Option<u64>> {
                 base,
                 global,
                 settings,
+                storage_info: info.storage_info.to_string(),
                 pending: recovered,
                 flushing: None,
             },

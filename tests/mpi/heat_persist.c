@@ -1,14 +1,19 @@
 /* 1-D heat equation (Jacobi sweeps with a halo exchange) under a persistent root CD that
- * advances, and so persists, every INTERVAL steps. HEAT_CACHE names the base of the simulated
- * nodes' cache directories (dir=$HEAT_CACHE/node{rank}); HEAT_STORAGE_INFO replaces the whole
- * storage_info. With HEAT_KILL_AT=S every rank kills itself (SIGKILL) after step S (only rank
- * R with HEAT_KILL_RANK=R: a lost node, which a ULFM job survives or reports). A restart
- * finds the persisted version (cd_recovered_version), restores it and goes on from there.
- * HEAT_ORDER=swapped adds the ranges in the other order, HEAT_SHORT=1 adds a shorter array.
- * With HEAT_PERSIST_ERRORS=continue a failed advance prints its error and the run goes on.
- * Prints "heat rank R resumed S version V" after a restore, "heat rank R error CODE MESSAGE"
- * when a CD call fails (and exits cleanly), and "heat rank R result STEPS PART HEX" at the end (the
- * final array's bits in hex, in three parts). */
+ * advances, and so persists, every INTERVAL steps (HEAT_INTERVAL, default 10) of STEPS
+ * (HEAT_STEPS, default 100). HEAT_CACHE names the base of the simulated nodes' cache
+ * directories (dir=$HEAT_CACHE/node{rank}); HEAT_STORAGE_INFO replaces the whole storage_info.
+ * With HEAT_KILL_AT=S every rank kills itself (SIGKILL) after step S (only rank R with
+ * HEAT_KILL_RANK=R: a lost node, which a ULFM job survives or reports); HEAT_KILL_ONCE=PATH
+ * kills only while PATH does not exist (it is made first: a replacement re-executing the step
+ * goes on), HEAT_KILL_WIPE=1 removes the rank's node cache directory first (the node's disk is
+ * lost with it). HEAT_REDUCE=1 adds an MPI_Allreduce of the array's sum every step, folded into
+ * the state. A restart finds the persisted version (cd_recovered_version), restores it and
+ * goes on from there. HEAT_ORDER=swapped adds the ranges in the other order, HEAT_SHORT=1 adds
+ * a shorter array. With HEAT_PERSIST_ERRORS=continue a failed advance prints its error and the
+ * run goes on. Prints "heat rank R resumed S version V" after a restore, "heat rank R error
+ * CODE MESSAGE" when a CD call fails (and exits cleanly), "heat rank R result STEPS PART HEX"
+ * at the end (the final array's bits in hex, in three parts), then "heat rank R executed N"
+ * (the steps this process computed). */
 #include <cd.h>
 #include <mpi.h>
 #include <signal.h>
@@ -21,12 +26,27 @@
 #include "support.h"
 
 #define N 64
-#define STEPS 100
-#define INTERVAL 10
 #define RESULT_PARTS 3
 #define PART ((N + 2) / RESULT_PARTS)
 
 static int rank;
+
+/* Raises SIGKILL (see HEAT_KILL_ONCE and HEAT_KILL_WIPE above). */
+static void kill_self(void) {
+    const char *once = getenv("HEAT_KILL_ONCE");
+    if (once) {
+        FILE *f = fopen(once, "wx");
+        if (!f) return; /* killed before: this is the replacement */
+        fclose(f);
+    }
+    if (env_int("HEAT_KILL_WIPE", 0) && getenv("HEAT_CACHE")) {
+        char cmd[1200];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s/node%d'", getenv("HEAT_CACHE"), rank);
+        if (system(cmd) != 0) return;
+    }
+    fflush(stdout);
+    raise(SIGKILL);
+}
 
 int main(int argc, char **argv) {
     /* each line leaves in one write at its fflush (Open MPI's pseudo-terminals give stdout a
@@ -40,6 +60,9 @@ int main(int argc, char **argv) {
     int left = (rank + size - 1) % size, right = (rank + 1) % size;
     int kill_at = getenv("HEAT_KILL_AT") ? atoi(getenv("HEAT_KILL_AT")) : -1;
     int kill_rank = getenv("HEAT_KILL_RANK") ? atoi(getenv("HEAT_KILL_RANK")) : -1;
+    const int STEPS = env_int("HEAT_STEPS", 100), INTERVAL = env_int("HEAT_INTERVAL", 10);
+    const int reduce = env_int("HEAT_REDUCE", 0);
+    int executed = 0;
 
     static double u[N + 2], v[N + 2];
     for (int i = 0; i < N + 2; i++) u[i] = (rank * 31 + i * 7) % 101;
@@ -79,7 +102,14 @@ int main(int argc, char **argv) {
                      MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         for (int i = 1; i <= N; i++) v[i] = u[i] + 0.25 * (u[i - 1] - 2 * u[i] + u[i + 1]);
         memcpy(&u[1], &v[1], N * sizeof(double));
+        if (reduce) {
+            double local = 0, total = 0;
+            for (int i = 1; i <= N; i++) local += u[i];
+            MPI_Allreduce(&local, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+            u[1] += total * 1e-6;
+        }
         step++;
+        executed++;
         if (step % INTERVAL == 0) {
             if (advance_cd_point_in_time(cd) != 0) {
                 if (!getenv("HEAT_PERSIST_ERRORS") ||
@@ -95,7 +125,7 @@ int main(int argc, char **argv) {
             /* an advance demotes the ranges to READ_ONLY: promote them again */
             if (add_to_cd_via_copy(cd, state, 2)) return report_cd_error("add_to_cd_via_copy");
         }
-        if (step == kill_at && (kill_rank < 0 || kill_rank == rank)) raise(SIGKILL);
+        if (step == kill_at && (kill_rank < 0 || kill_rank == rank)) kill_self();
     }
 
     /* in RESULT_PARTS lines of PART values: a line longer than stdout's buffer (1 KiB on
@@ -110,6 +140,8 @@ int main(int argc, char **argv) {
         printf("heat rank %d result %d %d %s\n", rank, step, p, hex);
         fflush(stdout);
     }
+    printf("heat rank %d executed %d\n", rank, executed);
+    fflush(stdout);
     commit_cd(cd);
     MPI_Finalize();
     return 0;

@@ -9,6 +9,7 @@
 pub mod safe;
 mod table;
 pub mod ulfm;
+pub(crate) mod world;
 
 pub(crate) use table::mpi_table;
 

@@ -57,14 +57,15 @@ pub(crate) fn comm_test_inter(comm: Comm) -> bool {
     inter != 0
 }
 
-/// This process's rank in `MPI_COMM_WORLD`.
+/// This process's rank in the application's `MPI_COMM_WORLD` (the repaired one after a
+/// repair: [`super::world`]).
 pub(crate) fn world_rank() -> c_int {
-    comm_rank(abi::predefined().comm_world)
+    comm_rank(super::world::current())
 }
 
-/// The size of `MPI_COMM_WORLD`.
+/// The size of the application's `MPI_COMM_WORLD`.
 pub(crate) fn world_size() -> c_int {
-    comm_size(abi::predefined().comm_world)
+    comm_size(super::world::current())
 }
 
 /// `comm`'s topology (`MPI_CART`, `MPI_GRAPH`, `MPI_DIST_GRAPH` or `MPI_UNDEFINED`).

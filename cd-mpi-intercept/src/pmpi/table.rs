@@ -38,21 +38,22 @@ macro_rules! mpi_table {
                 Comm_create_errhandler(function: ErrhandlerFn, errhandler: *mut Errhandler) => errors::comm_create_errhandler;
                 Comm_set_errhandler(comm: Comm, errhandler: Errhandler) => errors::comm_set_errhandler;
                 Comm_get_errhandler(comm: Comm, errhandler: *mut Errhandler) => errors::comm_get_errhandler;
+                Comm_get_parent(parent: *mut Comm) => recovery::comm_get_parent;
             }
             // With no CD logging on the thread and no statistics, these go straight to MPI.
             wrapped {
 
-                Send(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm) => p2p::send;
-                Ssend(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm) => p2p::ssend;
+                Send(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm) => recovery::send;
+                Ssend(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm) => recovery::ssend;
                 Bsend(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm) => p2p::bsend;
                 Rsend(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm) => p2p::rsend;
                 Isend(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request) => p2p::isend;
                 Issend(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request) => p2p::issend;
                 Ibsend(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request) => p2p::ibsend;
                 Irsend(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request) => p2p::irsend;
-                Recv(buf: BufMut, count: c_int, datatype: Datatype, source: c_int, tag: c_int, comm: Comm, status: *mut Status) => p2p::recv;
+                Recv(buf: BufMut, count: c_int, datatype: Datatype, source: c_int, tag: c_int, comm: Comm, status: *mut Status) => recovery::recv;
                 Irecv(buf: BufMut, count: c_int, datatype: Datatype, source: c_int, tag: c_int, comm: Comm, request: *mut Request) => p2p::irecv;
-                Sendrecv(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, dest: c_int, sendtag: c_int, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, source: c_int, recvtag: c_int, comm: Comm, status: *mut Status) => p2p::sendrecv;
+                Sendrecv(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, dest: c_int, sendtag: c_int, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, source: c_int, recvtag: c_int, comm: Comm, status: *mut Status) => recovery::sendrecv;
                 Sendrecv_replace(buf: BufMut, count: c_int, datatype: Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: Comm, status: *mut Status) => p2p::sendrecv_replace;
                 Probe(source: c_int, tag: c_int, comm: Comm, status: *mut Status) => p2p::probe;
                 Iprobe(source: c_int, tag: c_int, comm: Comm, flag: *mut c_int, status: *mut Status) => p2p::iprobe;
@@ -74,15 +75,15 @@ macro_rules! mpi_table {
                 Start(request: *mut Request) => wait::start;
                 Startall(count: c_int, requests: *mut Request) => wait::startall;
 
-                Barrier(comm: Comm) => coll::barrier;
-                Bcast(buffer: BufMut, count: c_int, datatype: Datatype, root: c_int, comm: Comm) => coll::bcast;
+                Barrier(comm: Comm) => recovery::barrier;
+                Bcast(buffer: BufMut, count: c_int, datatype: Datatype, root: c_int, comm: Comm) => recovery::bcast;
                 Reduce(sendbuf: Buf, recvbuf: BufMut, count: c_int, datatype: Datatype, op: Op, root: c_int, comm: Comm) => coll::reduce;
-                Allreduce(sendbuf: Buf, recvbuf: BufMut, count: c_int, datatype: Datatype, op: Op, comm: Comm) => coll::allreduce;
+                Allreduce(sendbuf: Buf, recvbuf: BufMut, count: c_int, datatype: Datatype, op: Op, comm: Comm) => recovery::allreduce;
                 Gather(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, root: c_int, comm: Comm) => coll::gather;
                 Gatherv(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, displs: Ints, recvtype: Datatype, root: c_int, comm: Comm) => coll::gatherv;
                 Scatter(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, root: c_int, comm: Comm) => coll::scatter;
                 Scatterv(sendbuf: Buf, sendcounts: Ints, displs: Ints, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, root: c_int, comm: Comm) => coll::scatterv;
-                Allgather(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, comm: Comm) => coll::allgather;
+                Allgather(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, comm: Comm) => recovery::allgather;
                 Allgatherv(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, displs: Ints, recvtype: Datatype, comm: Comm) => coll::allgatherv;
                 Alltoall(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, comm: Comm) => coll::alltoall;
                 Alltoallv(sendbuf: Buf, sendcounts: Ints, sdispls: Ints, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, rdispls: Ints, recvtype: Datatype, comm: Comm) => coll::alltoallv;
@@ -364,7 +365,6 @@ macro_rules! mpi_table {
                 Comm_rank(comm: Comm, rank: *mut c_int);
                 Comm_size(comm: Comm, size: *mut c_int);
                 Comm_test_inter(comm: Comm, flag: *mut c_int);
-                Comm_get_parent(parent: *mut Comm);
                 Comm_disconnect(comm: *mut Comm);
             }
 
@@ -396,6 +396,9 @@ macro_rules! mpi_table {
                 Test_cancelled(status: *const Status, flag: *mut c_int);
                 Grequest_start(query_fn: QueryFn, free_fn: FreeFn, cancel_fn: CancelFn, extra_state: BufMut, request: *mut Request);
                 Grequest_complete(request: Request);
+                Info_create(info: *mut Info);
+                Info_set(info: Info, key: *const c_char, value: *const c_char);
+                Info_free(info: *mut Info);
                 Initialized(flag: *mut c_int);
                 Finalized(flag: *mut c_int);
                 Query_thread(provided: *mut c_int);

@@ -1,6 +1,7 @@
-//! ULFM's calls (`MPIX_Comm_revoke`, `MPIX_Comm_get_failed`, `MPIX_Comm_shrink`), found at
-//! run time: only a library built with fault tolerance has them, and libcd neither exports
-//! nor wraps them, so they are looked up by their `MPIX_` names (no recursion is possible).
+//! ULFM's calls (`MPIX_Comm_revoke`, `MPIX_Comm_get_failed`, `MPIX_Comm_shrink`,
+//! `MPIX_Comm_agree`), found at run time: only a library built with fault tolerance has them,
+//! and libcd neither exports nor wraps them, so they are looked up by their `MPIX_` names (no
+//! recursion is possible).
 
 use crate::abi::{self, Comm, Group};
 use crate::resolve;
@@ -64,4 +65,20 @@ pub(crate) fn shrink(comm: Comm) -> Option<Comm> {
     let mut shrunk = abi::predefined().comm_null;
     // SAFETY: writes one handle.
     (unsafe { f(comm, &mut shrunk) } == abi::SUCCESS).then_some(shrunk)
+}
+
+/// The bitwise AND of `flag` over the live processes of `comm` (`MPIX_Comm_agree`, collective,
+/// fault tolerant); `None` when the library has no ULFM or the agreement failed (a process
+/// failed during it).
+pub(crate) fn agree(comm: Comm, flag: c_int) -> Option<c_int> {
+    static F: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
+    let f = lookup(&F, c"MPIX_Comm_agree");
+    if f.is_null() {
+        return None;
+    }
+    // SAFETY: the library's `MPIX_Comm_agree`, `int (MPI_Comm, int *)`.
+    let f: unsafe extern "C" fn(Comm, *mut c_int) -> c_int = unsafe { std::mem::transmute(f) };
+    let mut value = flag;
+    // SAFETY: reads and writes one int.
+    (unsafe { f(comm, &mut value) } == abi::SUCCESS).then_some(value)
 }

@@ -1,0 +1,464 @@
+//! The calls that survive a lost process: each keeps what the journal needs, and when MPI
+//! reports a failure (through the runtime's error handler, which returns the code while one of
+//! these is in MPI) it repairs the world and completes the call on the repaired one.
+//!
+//! Every function here is the table's handler for its call: it takes the call when recovery is
+//! on, the call is on `MPI_COMM_WORLD`, it is the application's own (not the runtime's), and no
+//! CD logs (a logging CD's record and replay stay with the ordinary handler, which it calls
+//! otherwise). How each completes after a repair:
+//! - a send was copied into the journal before it went out: after the repair, the resend of
+//!   what its receiver lacks delivers it, so the send is complete;
+//! - a receive that did not complete is posted again on the repaired world, where the
+//!   sender's resend (or its live send) matches it;
+//! - a collective: if another survivor completed it, its result is served; otherwise it runs
+//!   again on the repaired world with every rank (a replacement joins it when it gets there).
+//!
+//! A replacement still catching up drops the sends its peers already have and takes its
+//! collective results from what it was served ([`super::catchup`]).
+
+use super::{catchup, journal, repair};
+use crate::abi::{self, Comm, Datatype, Op, Status};
+use crate::pmpi::{real, world, Call};
+use crate::{stats, traffic};
+use std::ffi::{c_int, c_void};
+
+/// Whether this call on `comm` is one recovery takes (see the module docs).
+#[inline]
+fn covers(comm: Comm) -> bool {
+    super::on()
+        && !crate::boundary::inside()
+        && !cd_core::logging_anywhere()
+        && comm == world::current()
+}
+
+/// Counts the call and its message for the statistics and the persist's check.
+fn count_send(call: Call, dest: c_int) {
+    stats::count(call);
+    if traffic::on() && dest >= 0 {
+        traffic::sent(world::current(), dest);
+    }
+}
+
+fn count_receive(source: c_int) {
+    if source >= 0 {
+        journal::received(source);
+        if traffic::on() {
+            traffic::received(world::current(), source);
+        }
+    }
+}
+
+fn count_collective(call: Call) {
+    stats::count(call);
+    if traffic::on() {
+        traffic::collective(world::current());
+    }
+}
+
+/// A blocking send of the standard or synchronous mode.
+///
+/// # Safety
+/// The MPI function's contract.
+unsafe fn send_mode(
+    call: Call,
+    buf: *const c_void,
+    count: c_int,
+    datatype: Datatype,
+    dest: c_int,
+    tag: c_int,
+) -> c_int {
+    count_send(call, dest);
+    if dest < 0 {
+        // MPI_PROC_NULL: nothing to keep, nothing to fail
+        // SAFETY: forwarded.
+        return unsafe { real::Send(buf, count, datatype, dest, tag, world::current()) };
+    }
+    // SAFETY: the caller's buffer holds the message (its contract).
+    unsafe { journal::sent(dest, tag, buf, count, datatype) };
+    if catchup::drop_send(dest) {
+        stats::dropped();
+        return abi::SUCCESS;
+    }
+    let rc = repair::covered(|| {
+        let comm = world::current();
+        // SAFETY: forwarded.
+        unsafe {
+            match call {
+                Call::Ssend => real::Ssend(buf, count, datatype, dest, tag, comm),
+                _ => real::Send(buf, count, datatype, dest, tag, comm),
+            }
+        }
+    });
+    if repair::is_failure(rc) {
+        repair::repair(world::current());
+        // the resend of what the receiver lacks delivers it
+        return abi::SUCCESS;
+    }
+    rc
+}
+
+/// `MPI_Send`.
+///
+/// # Safety
+/// The MPI function's contract.
+pub(crate) unsafe fn send(
+    buf: *const c_void,
+    count: c_int,
+    datatype: Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: Comm,
+) -> c_int {
+    if !covers(comm) {
+        // SAFETY: forwarded.
+        return unsafe { crate::p2p::send(buf, count, datatype, dest, tag, comm) };
+    }
+    // SAFETY: forwarded.
+    unsafe { send_mode(Call::Send, buf, count, datatype, dest, tag) }
+}
+
+/// `MPI_Ssend`.
+///
+/// # Safety
+/// The MPI function's contract.
+pub(crate) unsafe fn ssend(
+    buf: *const c_void,
+    count: c_int,
+    datatype: Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: Comm,
+) -> c_int {
+    if !covers(comm) {
+        // SAFETY: forwarded.
+        return unsafe { crate::p2p::ssend(buf, count, datatype, dest, tag, comm) };
+    }
+    // SAFETY: forwarded.
+    unsafe { send_mode(Call::Ssend, buf, count, datatype, dest, tag) }
+}
+
+/// A receive on the world until it completes, through repairs; counts it.
+///
+/// # Safety
+/// The MPI function's contract; `status` is not `MPI_STATUS_IGNORE`.
+unsafe fn receive(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: Datatype,
+    source: c_int,
+    tag: c_int,
+    status: *mut Status,
+) -> c_int {
+    loop {
+        let rc = repair::covered(|| {
+            // SAFETY: forwarded.
+            unsafe { real::Recv(buf, count, datatype, source, tag, world::current(), status) }
+        });
+        if repair::is_failure(rc) {
+            repair::repair(world::current());
+            continue;
+        }
+        if rc == abi::SUCCESS {
+            // SAFETY: MPI wrote the status.
+            count_receive(unsafe { (*status).source() });
+        }
+        return rc;
+    }
+}
+
+/// `MPI_Recv`.
+///
+/// # Safety
+/// The MPI function's contract.
+pub(crate) unsafe fn recv(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: Comm,
+    status: *mut Status,
+) -> c_int {
+    if !covers(comm) {
+        // SAFETY: forwarded.
+        return unsafe { crate::p2p::recv(buf, count, datatype, source, tag, comm, status) };
+    }
+    stats::count(Call::Recv);
+    let mut own = Status::zeroed();
+    let status = if status.is_null() {
+        &mut own as *mut Status
+    } else {
+        status
+    };
+    // SAFETY: forwarded, with a status to read the source from.
+    unsafe { receive(buf, count, datatype, source, tag, status) }
+}
+
+/// `MPI_Sendrecv`: the send and the receive as two requests, so that after a failure the
+/// runtime knows whether the receive completed.
+///
+/// # Safety
+/// The MPI function's contract.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn sendrecv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: Datatype,
+    source: c_int,
+    recvtag: c_int,
+    comm: Comm,
+    status: *mut Status,
+) -> c_int {
+    if !covers(comm) {
+        // SAFETY: forwarded.
+        return unsafe {
+            crate::p2p::sendrecv(
+                sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
+                recvtag, comm, status,
+            )
+        };
+    }
+    count_send(Call::Sendrecv, dest);
+    let mut own = Status::zeroed();
+    let status = if status.is_null() {
+        &mut own as *mut Status
+    } else {
+        status
+    };
+    let send_live = dest >= 0 && {
+        // SAFETY: the caller's buffer holds the message.
+        unsafe { journal::sent(dest, sendtag, sendbuf, sendcount, sendtype) };
+        if catchup::drop_send(dest) {
+            stats::dropped();
+            false
+        } else {
+            true
+        }
+    };
+    let null = abi::predefined().request_null;
+    let mut requests = [null, null];
+    let mut statuses = [Status::zeroed(), Status::zeroed()];
+    let rc = repair::covered(|| {
+        let comm = world::current();
+        // SAFETY: forwarded; the requests are completed below, before the buffers are
+        // given back.
+        unsafe {
+            let rc = real::Irecv(
+                recvbuf,
+                recvcount,
+                recvtype,
+                source,
+                recvtag,
+                comm,
+                &mut requests[0],
+            );
+            if rc != abi::SUCCESS {
+                return rc;
+            }
+            if send_live {
+                let rc = real::Isend(
+                    sendbuf,
+                    sendcount,
+                    sendtype,
+                    dest,
+                    sendtag,
+                    comm,
+                    &mut requests[1],
+                );
+                if rc != abi::SUCCESS {
+                    return rc;
+                }
+            }
+            real::Waitall(2, requests.as_mut_ptr(), statuses.as_mut_ptr())
+        }
+    });
+    if rc == abi::SUCCESS {
+        // SAFETY: the caller's status (or ours).
+        unsafe { *status = statuses[0] };
+        count_receive(statuses[0].source());
+        return rc;
+    }
+    if !repair::is_failure(rc) && rc != abi::ERR_IN_STATUS {
+        return rc;
+    }
+    // which half completed: requests still active are released (they fail once the world is
+    // revoked)
+    let received = requests[0] == null && statuses[0].error() == abi::SUCCESS;
+    repair::covered(|| {
+        for r in requests.iter_mut().filter(|r| **r != null) {
+            let mut ignored = Status::zeroed();
+            // SAFETY: our own request; its buffer is the caller's, alive for this call.
+            unsafe { real::Wait(r, &mut ignored) };
+        }
+    });
+    let failed = !received
+        || statuses.iter().any(|s| repair::is_failure(s.error()))
+        || repair::is_failure(rc);
+    if !failed {
+        return rc;
+    }
+    repair::repair(world::current());
+    if received {
+        // SAFETY: the caller's status (or ours).
+        unsafe { *status = statuses[0] };
+        count_receive(statuses[0].source());
+        return abi::SUCCESS;
+    }
+    // SAFETY: forwarded.
+    unsafe { receive(recvbuf, recvcount, recvtype, source, recvtag, status) }
+}
+
+/// A collective whose result (`count` of `datatype` at `result`, on every rank the same) is
+/// served, journaled, or made by `run` on the world, through repairs. `saved` is what `run`
+/// reads from `result` (`MPI_IN_PLACE`), put back before a run again.
+///
+/// # Safety
+/// `result` holds `count` elements of `datatype` (the MPI call's contract).
+unsafe fn collective(
+    call: Call,
+    result: *mut c_void,
+    count: c_int,
+    datatype: Datatype,
+    in_place: bool,
+    run: impl Fn(Comm) -> c_int,
+) -> c_int {
+    count_collective(call);
+    let serve = |data: Vec<u8>| {
+        // SAFETY: the caller's result buffer (its contract).
+        if !unsafe { journal::unpack(&data, result, count, datatype) } {
+            return abi::ERR_TRUNCATE;
+        }
+        stats::replayed();
+        journal::collective(data);
+        abi::SUCCESS
+    };
+    if let Some(data) = catchup::next_collective() {
+        return serve(data);
+    }
+    // SAFETY: the caller's buffer (its contract).
+    let saved = in_place.then(|| unsafe { journal::pack(result, count, datatype) });
+    loop {
+        let rc = repair::covered(|| run(world::current()));
+        if rc == abi::SUCCESS {
+            // SAFETY: MPI wrote the result.
+            journal::collective(unsafe { journal::pack(result, count, datatype) });
+            return rc;
+        }
+        if !repair::is_failure(rc) {
+            return rc;
+        }
+        repair::repair(world::current());
+        if let Some(data) = catchup::next_collective() {
+            return serve(data);
+        }
+        if let Some(saved) = &saved {
+            // SAFETY: the caller's buffer, as it was on entry.
+            unsafe { journal::unpack(saved, result, count, datatype) };
+        }
+    }
+}
+
+/// `MPI_Barrier`.
+///
+/// # Safety
+/// The MPI function's contract.
+pub(crate) unsafe fn barrier(comm: Comm) -> c_int {
+    if !covers(comm) {
+        // SAFETY: forwarded.
+        return unsafe { crate::coll::barrier(comm) };
+    }
+    let byte = abi::predefined().byte;
+    // SAFETY: an empty result.
+    unsafe {
+        collective(Call::Barrier, std::ptr::null_mut(), 0, byte, false, |c| {
+            real::Barrier(c)
+        })
+    }
+}
+
+/// `MPI_Bcast`.
+///
+/// # Safety
+/// The MPI function's contract.
+pub(crate) unsafe fn bcast(
+    buffer: *mut c_void,
+    count: c_int,
+    datatype: Datatype,
+    root: c_int,
+    comm: Comm,
+) -> c_int {
+    if !covers(comm) {
+        // SAFETY: forwarded.
+        return unsafe { crate::coll::bcast(buffer, count, datatype, root, comm) };
+    }
+    // SAFETY: forwarded; the root's buffer is its input, kept for a run again.
+    unsafe {
+        collective(Call::Bcast, buffer, count, datatype, true, |c| {
+            real::Bcast(buffer, count, datatype, root, c)
+        })
+    }
+}
+
+/// `MPI_Allreduce`.
+///
+/// # Safety
+/// The MPI function's contract.
+pub(crate) unsafe fn allreduce(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: Datatype,
+    op: Op,
+    comm: Comm,
+) -> c_int {
+    if !covers(comm) {
+        // SAFETY: forwarded.
+        return unsafe { crate::coll::allreduce(sendbuf, recvbuf, count, datatype, op, comm) };
+    }
+    let in_place = sendbuf.addr() == abi::IN_PLACE;
+    // SAFETY: forwarded.
+    unsafe {
+        collective(Call::Allreduce, recvbuf, count, datatype, in_place, |c| {
+            real::Allreduce(sendbuf, recvbuf, count, datatype, op, c)
+        })
+    }
+}
+
+/// `MPI_Allgather`.
+///
+/// # Safety
+/// The MPI function's contract.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn allgather(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: Datatype,
+    comm: Comm,
+) -> c_int {
+    if !covers(comm) {
+        // SAFETY: forwarded.
+        return unsafe {
+            crate::coll::allgather(
+                sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+            )
+        };
+    }
+    let total = recvcount.saturating_mul(crate::pmpi::safe::world_size());
+    let in_place = sendbuf.addr() == abi::IN_PLACE;
+    // SAFETY: forwarded; the result is `size` blocks of `recvcount`.
+    unsafe {
+        collective(Call::Allgather, recvbuf, total, recvtype, in_place, |c| {
+            real::Allgather(
+                sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, c,
+            )
+        })
+    }
+}

@@ -1,0 +1,116 @@
+//! In-job recovery from a lost process (ULFM): a replacement takes the lost rank's place, its
+//! persisted CD is rebuilt from the survivors' redundancy, and it re-executes from that
+//! version alone, fed by its peers, while the survivors never roll back.
+//!
+//! # When it is on
+//! In ULFM mode ([`crate::errors`]) once the first version of a persistent CD completes
+//! ([`version_complete`], called by the linking library after each persist): a loss before
+//! that has nothing to restore the lost rank from and ends the job clearly
+//! ([`crate::loss`]). `CD_ULFM_REPAIR=0` keeps it off (every loss ends the job). Off, nothing
+//! here costs anything but one relaxed load in the wrappers it covers.
+//!
+//! # What each rank keeps ([`journal`])
+//! While on, every rank keeps, since the last complete version: a packed copy of every message
+//! it sent on the world, how many it received from each rank, and the result of every
+//! collective on the world; and its message counts at that version. The persist proved that
+//! no message crosses a version, so these are exactly what a rank restored to the version has
+//! not yet received.
+//!
+//! # The repair ([`repair`])
+//! A survivor whose call reports a process failure (or the revocation another survivor made)
+//! revokes the world, shrinks it, and agrees with the others that the loss can be contained;
+//! then spawns one replacement per lost rank (this executable, its arguments), merges, and
+//! reorders so that each replacement has the lost rank's number: that communicator is the
+//! world from now on ([`crate::pmpi::world`]). The replacement's `MPI_Init` joins the same
+//! steps ([`join`]). Then, on the repaired world, every rank exchanges its counts; the
+//! survivors' persisted files are used to rebuild the replacement's (the linking library's
+//! [`crate::Hooks::rebuild`]); a survivor serves the collective results the replacement (and
+//! any survivor whose own collective was interrupted) lacks; and every survivor resends, to
+//! every rank, what that rank had not received (to the replacement: everything since the
+//! version). Each survivor then completes the call it was in on the repaired world.
+//!
+//! # The replacement's catch-up ([`catchup`])
+//! Its application starts at `main`, finds the rebuilt version at `create_cd` and restores
+//! it. From there its sends are dropped while the survivors already have them (their receive
+//! counts since the version say how many), its receives are matched by the resent messages,
+//! and its collectives are served from the survivor's results; then it is live.
+//!
+//! # Covered, and not yet
+//! The calls that survive a loss are those of [`calls`]: blocking point-to-point (`Send`,
+//! `Ssend`, `Recv`, `Sendrecv`) and the collectives whose result is the same on every rank
+//! (`Barrier`, `Bcast`, `Allreduce`, `Allgather`), on `MPI_COMM_WORLD`, outside CDs that log.
+//! A loss seen in any other call (nonblocking requests, wildcard receives, derived
+//! communicators, a persist under way), or a second loss during a repair, ends the job with one
+//! line per rank as before, and a relaunch restores the persisted version.
+
+pub(crate) mod calls;
+pub(crate) mod catchup;
+pub(crate) mod join;
+pub(crate) mod journal;
+pub(crate) mod repair;
+
+pub(crate) use calls::{allgather, allreduce, barrier, bcast, recv, send, sendrecv, ssend};
+pub(crate) use join::comm_get_parent;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// The environment variable that turns in-job recovery off (`0`).
+pub(crate) const REPAIR_ENV: &str = "CD_ULFM_REPAIR";
+
+/// Whether a loss would be contained (and the journal kept).
+static ON: AtomicBool = AtomicBool::new(false);
+
+/// Persists completed since `MPI_Init` (every rank counts the same ones).
+static COMPLETED: AtomicU64 = AtomicU64::new(0);
+
+/// Whether in-job recovery is on (one relaxed load).
+#[inline(always)]
+pub(crate) fn on() -> bool {
+    ON.load(Ordering::Relaxed)
+}
+
+/// Turns recovery on (a replacement, once it joined).
+pub(crate) fn turn_on() {
+    ON.store(true, Ordering::Relaxed);
+}
+
+/// A persist completed on every rank: the journal starts again from this version, and in a
+/// ULFM job a loss can be contained from now on. Called by the linking library (libcd) after
+/// each successful persist of a persistent CD.
+pub fn version_complete() {
+    COMPLETED.fetch_add(1, Ordering::Relaxed);
+    if !crate::errors::ulfm_mode() || std::env::var(REPAIR_ENV).is_ok_and(|v| v == "0") {
+        return;
+    }
+    let counts = crate::traffic::message_counts();
+    journal::version_complete(journal::AtVersion {
+        sent: counts.sent,
+        received: counts.received,
+        collectives: counts.collectives,
+    });
+    if !ON.swap(true, Ordering::Relaxed) {
+        tracing::debug!("a loss in this ULFM job is contained from now on");
+    }
+}
+
+/// Why this rank cannot contain a loss it saw outside a covered call, for its line.
+pub(crate) fn not_covered() -> &'static str {
+    if std::env::var(REPAIR_ENV).is_ok_and(|v| v == "0") {
+        "in-job recovery is off (CD_ULFM_REPAIR=0)"
+    } else if !on() {
+        "no version of a persistent CD is complete yet to restore the lost rank from"
+    } else {
+        "it reached this rank in a call that in-job recovery does not cover (nonblocking, \
+         wildcard, on a derived communicator, inside a CD that logs, or the runtime's own)"
+    }
+}
+
+/// Persists completed since `MPI_Init` (a replacement takes the survivors' number).
+pub(crate) fn completed() -> u64 {
+    COMPLETED.load(Ordering::Relaxed)
+}
+
+/// Sets the number of completed persists (a replacement, from the survivors).
+pub(crate) fn set_completed(n: u64) {
+    COMPLETED.store(n, Ordering::Relaxed);
+}
