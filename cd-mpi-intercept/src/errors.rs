@@ -16,11 +16,16 @@
 //! construction for this, so a handler set on a derived communicator is not inherited by the
 //! communicators made from it.)
 //!
+//! A process failure seen inside a call that survives a loss ([`covered`]) returns its code to
+//! that call, which repairs the world (`crate::recovery`); seen anywhere else it ends the job
+//! (`crate::loss`), with the reason [`why_not_contained`] gives.
+//!
 //! Outside ULFM mode the wrappers pass straight through and nothing is installed.
 
 use crate::abi::{self, Comm, Errhandler};
 use crate::pmpi::{real, safe, Call, ErrhandlerFn};
 use crate::stats;
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -44,6 +49,62 @@ static FUNCTIONS: Mutex<Option<HashMap<u64, ErrhandlerFn>>> = Mutex::new(None);
 /// Whether this process runs in ULFM mode.
 pub(crate) fn ulfm_mode() -> bool {
     ULFM_MODE.load(Ordering::Relaxed)
+}
+
+/// The environment variable that turns in-job recovery off (`0`).
+pub(crate) const REPAIR_ENV: &str = "CD_ULFM_REPAIR";
+
+/// Whether a loss is contained (`crate::recovery`): in ULFM mode, from the first complete
+/// version of a persistent CD on, unless `CD_ULFM_REPAIR=0`.
+static CONTAINING: AtomicBool = AtomicBool::new(false);
+
+thread_local! {
+    /// Set while a call that survives a loss is in MPI: the handler then returns the code.
+    static COVERED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether a loss is contained now (one relaxed load).
+#[inline(always)]
+pub(crate) fn containing() -> bool {
+    CONTAINING.load(Ordering::Relaxed)
+}
+
+/// From now on a loss is contained, if ULFM mode is on and recovery not turned off; returns
+/// whether it is.
+pub(crate) fn start_containing() -> bool {
+    if !ulfm_mode() || std::env::var(REPAIR_ENV).is_ok_and(|v| v == "0") {
+        return false;
+    }
+    if !CONTAINING.swap(true, Ordering::Relaxed) {
+        tracing::debug!("a loss in this ULFM job is contained from now on");
+    }
+    true
+}
+
+/// Runs `f` (an MPI call of a call that survives a loss) so that a process failure returns
+/// its code instead of ending the job.
+pub(crate) fn covered<R>(f: impl FnOnce() -> R) -> R {
+    let was = COVERED.with(|c| c.replace(true));
+    let r = f();
+    COVERED.with(|c| c.set(was));
+    r
+}
+
+/// Whether a covered call is in MPI on this thread.
+fn in_covered_call() -> bool {
+    COVERED.with(Cell::get)
+}
+
+/// Why this rank cannot contain a loss it saw outside a covered call, for its line.
+pub(crate) fn why_not_contained() -> &'static str {
+    if std::env::var(REPAIR_ENV).is_ok_and(|v| v == "0") {
+        "in-job recovery is off (CD_ULFM_REPAIR=0)"
+    } else if !containing() {
+        "no version of a persistent CD is complete yet to restore the lost rank from"
+    } else {
+        "it reached this rank in a call that in-job recovery does not cover (nonblocking, \
+         wildcard, on a derived communicator, inside a CD that logs, or the runtime's own)"
+    }
 }
 
 /// At `MPI_Init`: enters ULFM mode if the job and the library have it, and installs the
@@ -179,11 +240,11 @@ extern "C" fn on_error(comm: *mut Comm, code: *mut c_int) {
         // SAFETY: MPI passes its own communicator and code, valid for the call.
         let (mut handle, mut error) = unsafe { (*comm, *code) };
         if is_process_failure(safe::error_class(error)) {
-            if crate::recovery::repair::in_covered_call() {
+            if in_covered_call() {
                 // the covered call sees the code and repairs the world
                 return;
             }
-            crate::loss::process_lost(handle, crate::recovery::not_covered());
+            crate::loss::process_lost(handle, why_not_contained());
         }
         let chosen = chosen(handle);
         let predefined = abi::predefined();

@@ -81,7 +81,12 @@ pub(crate) unsafe fn finalize() -> c_int {
     if let Some(hooks) = hooks::hooks() {
         untraced(hooks.before_finalize);
     }
-    stats::write(safe::world_rank());
+    let recovery_lines = if errors::ulfm_mode() {
+        recovery::repair::statistics()
+    } else {
+        Vec::new()
+    };
+    stats::write(safe::world_rank(), recovery_lines);
     if recovery::repair::finalize() {
         // a survivor of a repair: Open MPI 5.0's finalize would hang (see `recovery::repair`)
         return abi::SUCCESS;

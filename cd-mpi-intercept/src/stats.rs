@@ -130,8 +130,9 @@ pub(crate) fn log_failed() {
     add(&LOG_FAILURES, 1);
 }
 
-/// Writes the summary for `rank` (at `MPI_Finalize`); errors go to `tracing` only.
-pub(crate) fn write(rank: i32) {
+/// Writes the summary for `rank` (at `MPI_Finalize`), with `extra` lines of the layers above
+/// (in-job recovery's); errors go to `tracing` only.
+pub(crate) fn write(rank: i32, extra: Vec<(String, u64)>) {
     let Some(prefix) = std::env::var_os(STATS_ENV) else {
         return;
     };
@@ -149,10 +150,8 @@ pub(crate) fn write(rank: i32) {
     }
     text.push_str(&format!("bytes.spilled {}\n", cd_core::log_spilled_total()));
     text.push_str(&advice_lines(&cd_core::all_advice()));
-    if crate::errors::ulfm_mode() {
-        for (key, value) in crate::recovery::repair::statistics() {
-            text.push_str(&format!("{key} {value}\n"));
-        }
+    for (key, value) in extra {
+        text.push_str(&format!("{key} {value}\n"));
     }
     if let Some(hooks) = crate::hooks::hooks() {
         for (key, value) in (hooks.statistics)() {

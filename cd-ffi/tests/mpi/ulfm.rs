@@ -3,10 +3,14 @@
 //! - the ULFM repair prototype `tests/ulfm/repair.c` (no libcd): rank 2 is SIGKILLed, the
 //!   survivors detect it, revoke, shrink, agree, spawn a replacement, merge and reorder, and
 //!   all 4 ranks run an allreduce on the repaired world;
-//! - libcd in a ULFM job: a lost rank ends the job with one line per survivor, and the
-//!   relaunch restores from the persisted version.
+//! - libcd in a ULFM job: a lost rank is contained in the job (a replacement rebuilt from the
+//!   survivors' redundancy re-executes alone from the last version, the survivors never roll
+//!   back, every result is bitwise a fault-free run's); with in-job recovery off, or a loss
+//!   before the first version, the job ends with one line per survivor and the relaunch
+//!   restores from the persisted version.
 
-use super::persist::{fresh_cache, heat_lines, heat_restart_resumes};
+use super::persist::HEAT_RESULT_PARTS;
+use super::persist::{fresh_cache, heat, heat_lines, heat_restart_resumes};
 use super::{compile, family, mpicc, mpirun, RANKS};
 use crate::util::{check, work_dir, workspace};
 use std::process::Command;
@@ -68,10 +72,11 @@ fn a_lost_rank_is_replaced_in_the_job_with_ulfm() {
     }
 }
 
-/// A ULFM job of `heat_persist.c` with libcd in which rank 2 is lost at step 55 (its node's
-/// cache with it): every survivor writes one line naming rank 2 and the version a relaunch
-/// restores, and the job ends with libcd's status; the relaunch rebuilds rank 2's files and
-/// resumes every rank from that version, bitwise equal to a fault-free run.
+/// A ULFM job of `heat_persist.c` with libcd and in-job recovery off (`CD_ULFM_REPAIR=0`) in
+/// which rank 2 is lost at step 55 (its node's cache with it): every survivor writes one line
+/// naming rank 2, why, and the version a relaunch restores, and the job ends with libcd's
+/// status; the relaunch rebuilds rank 2's files and resumes every rank from that version,
+/// bitwise equal to a fault-free run.
 #[test]
 fn a_lost_rank_ends_a_ulfm_job_clearly_and_the_relaunch_restores() {
     if !family().ulfm {
@@ -89,6 +94,7 @@ fn a_lost_rank_ends_a_ulfm_job_clearly_and_the_relaunch_restores() {
         ("HEAT_CACHE", &cache_dir),
         ("HEAT_KILL_AT", "55"),
         ("HEAT_KILL_RANK", "2"),
+        ("CD_ULFM_REPAIR", "0"),
     ]);
     if !std::env::var("MPIRUN").is_ok_and(|m| m.contains("--with-ft")) {
         cmd.args(["--with-ft", "ulfm"]);
@@ -113,7 +119,8 @@ fn a_lost_rank_ends_a_ulfm_job_clearly_and_the_relaunch_restores() {
             .collect();
         assert_eq!(said.len(), 1, "one line from rank {rank}:\n{text}");
         assert!(
-            said[0].ends_with("relaunch it to restore CD \"heat\" from version 5 (xor)"),
+            said[0].contains("in-job recovery is off (CD_ULFM_REPAIR=0)")
+                && said[0].ends_with("relaunch it to restore CD \"heat\" from version 5 (xor)"),
             "{}",
             said[0]
         );
@@ -129,4 +136,142 @@ fn a_lost_rank_ends_a_ulfm_job_clearly_and_the_relaunch_restores() {
         &[(50, 5)],
         "the relaunch after a loss in a ULFM job",
     );
+}
+
+/// The heat program of the contained-loss tests: 200 steps, a version every 20, an
+/// `MPI_Allreduce` every step besides the halo exchange.
+const CONTAINED: [(&str, &str); 3] = [
+    ("HEAT_STEPS", "200"),
+    ("HEAT_INTERVAL", "20"),
+    ("HEAT_REDUCE", "1"),
+];
+
+/// Issue 23, test 1 (with the blocking halo exchange of `heat_persist.c`): the rank on a
+/// simulated node removes its node's cache and raises SIGKILL at step 130 (and rank 0 at step
+/// 137): the one launch finishes, every rank's result is bitwise a fault-free run's, the
+/// survivors computed every step exactly once and repaired once, the replacement resumed at
+/// step 120 (version 6) and computed only the 80 steps from there, its files rebuilt from the
+/// survivors' XOR redundancy, its sends to its neighbours dropped while they had them and its
+/// collectives served.
+#[test]
+fn a_lost_rank_is_contained_in_the_job() {
+    if !family().ulfm {
+        eprintln!(
+            "a_lost_rank_is_contained_in_the_job: skipped, {} is not Open MPI with ULFM",
+            mpicc()
+        );
+        return;
+    }
+    let clean_cache = fresh_cache("ulfm-contained-clean");
+    let (ok, clean) = heat(&clean_cache, &CONTAINED);
+    assert!(ok, "the fault-free run:\n{clean}");
+    let expected = heat_lines(&clean, " result ");
+    assert_eq!(expected.len(), RANKS * HEAT_RESULT_PARTS, "{clean}");
+    for (lost, step) in [(3usize, "130"), (0, "137")] {
+        let tag = format!("ulfm-contained-{lost}");
+        let cache = fresh_cache(&tag);
+        let once = work_dir().join(format!("{tag}.killed"));
+        let _ = std::fs::remove_file(&once);
+        let stats = work_dir().join(format!("{tag}.stats."));
+        let (once_s, stats_s) = (once.display().to_string(), stats.display().to_string());
+        let lost_s = lost.to_string();
+        let mut env = CONTAINED.to_vec();
+        env.extend([
+            ("HEAT_KILL_AT", step),
+            ("HEAT_KILL_RANK", lost_s.as_str()),
+            ("HEAT_KILL_ONCE", once_s.as_str()),
+            ("HEAT_KILL_WIPE", "1"),
+            ("CD_MPI_STATS", stats_s.as_str()),
+        ]);
+        let (ok, text) = heat(&cache, &env);
+        assert!(ok, "the launch that lost rank {lost} finishes:\n{text}");
+        assert!(once.exists(), "rank {lost} was killed:\n{text}");
+        assert_eq!(
+            heat_lines(&text, " result "),
+            expected,
+            "bitwise a fault-free run's (rank {lost} lost):\n{text}"
+        );
+        assert_eq!(
+            heat_lines(&text, " resumed "),
+            vec![format!("heat rank {lost} resumed 120 version 6")],
+            "only the replacement restored:\n{text}"
+        );
+        for rank in 0..RANKS {
+            let steps = if rank == lost { 80 } else { 200 };
+            assert_eq!(
+                heat_lines(&text, &format!("heat rank {rank} executed ")),
+                vec![format!("heat rank {rank} executed {steps}")],
+                "{text}"
+            );
+            let stats = read_stats(&format!("{stats_s}{rank}"));
+            let stat = |key: &str| {
+                stats
+                    .get(key)
+                    .copied()
+                    .unwrap_or_else(|| panic!("no {key}"))
+            };
+            if rank == lost {
+                assert_eq!(stat("recovery.repairs"), 0, "the replacement");
+                assert!(stat("recovery.sends_dropped") > 0, "rank {rank}: {stats:?}");
+                assert!(
+                    stat("recovery.collectives_taken") >= 10,
+                    "rank {rank}: {stats:?}"
+                );
+            } else {
+                assert_eq!(stat("recovery.repairs"), 1, "rank {rank}: {stats:?}");
+            }
+        }
+        let neighbours = [(lost + 1) % RANKS, (lost + RANKS - 1) % RANKS];
+        for rank in neighbours {
+            let stats = read_stats(&format!("{stats_s}{rank}"));
+            assert!(
+                stats["recovery.resent"] > 0,
+                "rank {rank} resent: {stats:?}"
+            );
+        }
+    }
+}
+
+/// Issue 23: a loss before the first version of the persistent CD completes cannot be
+/// contained (nothing to restore the lost rank from): every survivor says so, and the job
+/// ends with libcd's status.
+#[test]
+fn a_loss_before_the_first_version_ends_the_job_clearly() {
+    if !family().ulfm {
+        eprintln!(
+            "a_loss_before_the_first_version_ends_the_job_clearly: skipped, {} is not Open MPI \
+             with ULFM",
+            mpicc()
+        );
+        return;
+    }
+    let cache = fresh_cache("ulfm-too-early");
+    let mut env = CONTAINED.to_vec();
+    env.extend([("HEAT_KILL_AT", "15"), ("HEAT_KILL_RANK", "1")]);
+    let (ok, text) = heat(&cache, &env);
+    assert!(!ok, "{text}");
+    for rank in [0, 2, 3] {
+        let said: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with(&format!("libcd: rank {rank}: lost rank 1 in a ULFM job")))
+            .collect();
+        assert_eq!(said.len(), 1, "one line from rank {rank}:\n{text}");
+        assert!(
+            said[0].contains("no version of a persistent CD is complete yet")
+                && said[0].ends_with("from its start (no version complete yet)"),
+            "{}",
+            said[0]
+        );
+    }
+}
+
+/// A rank's `CD_MPI_STATS` file as key and value.
+fn read_stats(path: &str) -> std::collections::BTreeMap<String, u64> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    text.lines()
+        .filter_map(|l| {
+            let (k, v) = l.split_once(' ')?;
+            Some((k.to_owned(), v.parse().ok()?))
+        })
+        .collect()
 }

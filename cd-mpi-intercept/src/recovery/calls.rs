@@ -76,7 +76,6 @@ unsafe fn send_mode(
     // SAFETY: the caller's buffer holds the message (its contract).
     unsafe { journal::sent(dest, tag, buf, count, datatype) };
     if catchup::drop_send(dest) {
-        stats::dropped();
         return abi::SUCCESS;
     }
     let rc = repair::covered(|| {
@@ -233,12 +232,7 @@ pub(crate) unsafe fn sendrecv(
     let send_live = dest >= 0 && {
         // SAFETY: the caller's buffer holds the message.
         unsafe { journal::sent(dest, sendtag, sendbuf, sendcount, sendtype) };
-        if catchup::drop_send(dest) {
-            stats::dropped();
-            false
-        } else {
-            true
-        }
+        !catchup::drop_send(dest)
     };
     let null = abi::predefined().request_null;
     let mut requests = [null, null];
@@ -333,7 +327,6 @@ unsafe fn collective(
         if !unsafe { journal::unpack(&data, result, count, datatype) } {
             return abi::ERR_TRUNCATE;
         }
-        stats::replayed();
         journal::collective(data);
         abi::SUCCESS
     };

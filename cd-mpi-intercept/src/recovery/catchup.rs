@@ -5,7 +5,7 @@
 
 use std::collections::VecDeque;
 use std::ffi::c_int;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 #[derive(Default)]
@@ -19,6 +19,9 @@ struct Served {
 static SERVED: Mutex<Option<Served>> = Mutex::new(None);
 /// Whether anything is left to serve (one relaxed load on the live path).
 static ACTIVE: AtomicBool = AtomicBool::new(false);
+/// Sends dropped and collective results taken, for the statistics.
+pub(crate) static DROPPED: AtomicU64 = AtomicU64::new(0);
+pub(crate) static TAKEN: AtomicU64 = AtomicU64::new(0);
 
 fn with<R>(f: impl FnOnce(&mut Served) -> R) -> R {
     let mut guard = SERVED.lock().unwrap_or_else(|e| e.into_inner());
@@ -53,6 +56,7 @@ pub(crate) fn drop_send(dest: c_int) -> bool {
     with(|s| match s.drop.get_mut(dest) {
         Some(n) if *n > 0 => {
             *n -= 1;
+            DROPPED.fetch_add(1, Ordering::Relaxed);
             true
         }
         _ => false,
@@ -64,5 +68,9 @@ pub(crate) fn next_collective() -> Option<Vec<u8>> {
     if !ACTIVE.load(Ordering::Relaxed) {
         return None;
     }
-    with(|s| s.collectives.pop_front())
+    let next = with(|s| s.collectives.pop_front());
+    if next.is_some() {
+        TAKEN.fetch_add(1, Ordering::Relaxed);
+    }
+    next
 }

@@ -52,13 +52,7 @@ pub(crate) mod repair;
 pub(crate) use calls::{allgather, allreduce, barrier, bcast, recv, send, sendrecv, ssend};
 pub(crate) use join::comm_get_parent;
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-
-/// The environment variable that turns in-job recovery off (`0`).
-pub(crate) const REPAIR_ENV: &str = "CD_ULFM_REPAIR";
-
-/// Whether a loss would be contained (and the journal kept).
-static ON: AtomicBool = AtomicBool::new(false);
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Persists completed since `MPI_Init` (every rank counts the same ones).
 static COMPLETED: AtomicU64 = AtomicU64::new(0);
@@ -66,12 +60,7 @@ static COMPLETED: AtomicU64 = AtomicU64::new(0);
 /// Whether in-job recovery is on (one relaxed load).
 #[inline(always)]
 pub(crate) fn on() -> bool {
-    ON.load(Ordering::Relaxed)
-}
-
-/// Turns recovery on (a replacement, once it joined).
-pub(crate) fn turn_on() {
-    ON.store(true, Ordering::Relaxed);
+    crate::errors::containing()
 }
 
 /// A persist completed on every rank: the journal starts again from this version, and in a
@@ -79,7 +68,7 @@ pub(crate) fn turn_on() {
 /// each successful persist of a persistent CD.
 pub fn version_complete() {
     COMPLETED.fetch_add(1, Ordering::Relaxed);
-    if !crate::errors::ulfm_mode() || std::env::var(REPAIR_ENV).is_ok_and(|v| v == "0") {
+    if !crate::errors::start_containing() {
         return;
     }
     let counts = crate::traffic::message_counts();
@@ -88,21 +77,6 @@ pub fn version_complete() {
         received: counts.received,
         collectives: counts.collectives,
     });
-    if !ON.swap(true, Ordering::Relaxed) {
-        tracing::debug!("a loss in this ULFM job is contained from now on");
-    }
-}
-
-/// Why this rank cannot contain a loss it saw outside a covered call, for its line.
-pub(crate) fn not_covered() -> &'static str {
-    if std::env::var(REPAIR_ENV).is_ok_and(|v| v == "0") {
-        "in-job recovery is off (CD_ULFM_REPAIR=0)"
-    } else if !on() {
-        "no version of a persistent CD is complete yet to restore the lost rank from"
-    } else {
-        "it reached this rank in a call that in-job recovery does not cover (nonblocking, \
-         wildcard, on a derived communicator, inside a CD that logs, or the runtime's own)"
-    }
 }
 
 /// Persists completed since `MPI_Init` (a replacement takes the survivors' number).

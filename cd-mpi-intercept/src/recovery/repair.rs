@@ -10,7 +10,6 @@ use crate::abi::{self, Comm, Request, Status};
 use crate::boundary::Guard;
 use crate::loss::{self, Watchdog};
 use crate::pmpi::{real, safe, ulfm, world};
-use std::cell::Cell;
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -22,23 +21,7 @@ pub(crate) const REPLACEMENT_ENV: &str = "CD_ULFM_REPLACEMENT";
 /// Tag of the runtime's own messages on its duplicate of the repaired world.
 const TAG: c_int = 7001;
 
-thread_local! {
-    /// Set while a covered call is in MPI: the runtime's error handler then returns the code.
-    static COVERED: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Runs `f` (a covered call's MPI call) so that a process failure returns its code.
-pub(crate) fn covered<R>(f: impl FnOnce() -> R) -> R {
-    let was = COVERED.with(|c| c.replace(true));
-    let r = f();
-    COVERED.with(|c| c.set(was));
-    r
-}
-
-/// Whether a covered call is in MPI on this thread.
-pub(crate) fn in_covered_call() -> bool {
-    COVERED.with(Cell::get)
-}
+pub(crate) use crate::errors::covered;
 
 /// Whether `rc` reports a process failure or a revoked communicator.
 pub(crate) fn is_failure(rc: c_int) -> bool {
@@ -82,7 +65,7 @@ fn repair_now(comm: Comm) {
         let why = if mine == 1 {
             "another survivor cannot contain the loss (its line says why)"
         } else {
-            super::not_covered()
+            crate::errors::why_not_contained()
         };
         loss::end(&shrunk, why, watchdog);
     }
@@ -439,7 +422,7 @@ pub(crate) fn sync(repaired: Comm, replacement: bool) -> Result<(), String> {
         crate::traffic::preset(&at.sent, &at.received, &at.collectives);
         super::set_completed(completed);
         journal::version_complete(at);
-        super::turn_on();
+        crate::errors::start_containing();
     } else {
         resend(repaired, me, &theirs);
     }
@@ -485,8 +468,9 @@ fn resend(repaired: Comm, me: usize, theirs: &[Row]) {
 
 /// At `MPI_Finalize` after a repair: completes the resends and agrees with every rank of the
 /// repaired world that all are done, so that no rank leaves while another still needs it.
-/// Returns whether this process must not call the library's `MPI_Finalize` (a survivor:
-/// Open MPI 5.0's finalize hangs in a namespace that lost a process, tests/ulfm/README.md).
+/// Returns whether this process must not call the library's `MPI_Finalize`: a survivor,
+/// whose finalize would hang in Open MPI 5.0.11 (in the fence of the namespace that lost a
+/// process, tests/ulfm/README.md).
 pub(crate) fn finalize() -> bool {
     if !world::replaced() {
         return false;
@@ -500,27 +484,53 @@ pub(crate) fn finalize() -> bool {
         drop(data);
     }
     ulfm::agree(world::current(), 1);
-    !super::join::is_replacement()
+    if super::join::is_replacement() {
+        // Its finalize disconnects from every process of the dynamic communicators it still
+        // holds (`ompi_dpm_dyn_finalize`, when it holds more than one), which waits forever
+        // for survivors that have left: the parent and the repaired world are freed first.
+        super::join::free_parent();
+        let mut repaired = world::current();
+        // SAFETY: the runtime's own communicator; nothing uses it after the finalize.
+        unsafe { real::Comm_free(&mut repaired) };
+        return false;
+    }
+    // The library's exit handlers would wait on the namespace that lost a process too: the
+    // process ends when the application exits, with its status, before they run.
+    // SAFETY: registers a function that takes the status and an unused argument.
+    unsafe { on_exit(end_process, std::ptr::null_mut()) };
+    true
+}
+
+extern "C" {
+    /// glibc's `on_exit`: like `atexit`, with the exit status.
+    fn on_exit(function: extern "C" fn(c_int, *mut c_void), arg: *mut c_void) -> c_int;
+}
+
+/// Registered last, so run first at exit: flushes the C streams and ends the process with the
+/// application's status, skipping the handlers registered before (the MPI library's).
+extern "C" fn end_process(status: c_int, _: *mut c_void) {
+    // SAFETY: flushes every C stream (null: all); then ends the process.
+    unsafe {
+        libc::fflush(std::ptr::null_mut());
+        libc::_exit(status)
+    }
 }
 
 /// `key value` lines for `CD_MPI_STATS`.
 pub(crate) fn statistics() -> Vec<(String, u64)> {
     let (bytes, peak) = journal::bytes();
-    vec![
-        (
-            "recovery.repairs".to_owned(),
-            REPAIRS.load(Ordering::Relaxed),
-        ),
-        (
-            "recovery.repair_ns".to_owned(),
-            REPAIR_NS.load(Ordering::Relaxed),
-        ),
-        ("recovery.resent".to_owned(), RESENT.load(Ordering::Relaxed)),
-        (
-            "recovery.served_collectives".to_owned(),
-            SERVED.load(Ordering::Relaxed),
-        ),
-        ("recovery.journal_bytes".to_owned(), bytes),
-        ("recovery.journal_peak_bytes".to_owned(), peak),
+    let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
+    [
+        ("repairs", load(&REPAIRS)),
+        ("repair_ns", load(&REPAIR_NS)),
+        ("resent", load(&RESENT)),
+        ("served_collectives", load(&SERVED)),
+        ("sends_dropped", load(&catchup::DROPPED)),
+        ("collectives_taken", load(&catchup::TAKEN)),
+        ("journal_bytes", bytes),
+        ("journal_peak_bytes", peak),
     ]
+    .into_iter()
+    .map(|(key, value)| (format!("recovery.{key}"), value))
+    .collect()
 }
