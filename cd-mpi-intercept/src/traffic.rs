@@ -307,6 +307,21 @@ pub(crate) fn preset(sent: &[u64], received: &[u64], collectives: &[u64]) {
     }
 }
 
+/// Messages received on the communicators `comms`, by world rank (what the recovery of a
+/// lost rank compares with its peers' journals: only the world's traffic is resent).
+pub(crate) fn received_on(comms: &[Comm]) -> Vec<u64> {
+    let mut out = vec![0u64; world_size()];
+    let map = COMMS.read().unwrap_or_else(|e| e.into_inner());
+    for peers in comms.iter().filter_map(|c| map.get(&c.bits())) {
+        for (i, &w) in peers.peer_world.iter().enumerate() {
+            if let Some(slot) = usize::try_from(w).ok().and_then(|w| out.get_mut(w)) {
+                *slot += peers.received[i].load(Ordering::Relaxed);
+            }
+        }
+    }
+    out
+}
+
 fn world_size() -> usize {
     safe::world_size().max(0) as usize
 }

@@ -7,7 +7,8 @@
  * kills only while PATH does not exist (it is made first: a replacement re-executing the step
  * goes on), HEAT_KILL_WIPE=1 removes the rank's node cache directory first (the node's disk is
  * lost with it). HEAT_REDUCE=1 adds an MPI_Allreduce of the array's sum every step, folded into
- * the state. A restart finds the persisted version (cd_recovered_version), restores it and
+ * the state; HEAT_NONBLOCKING=1 exchanges the halo with MPI_Irecv, MPI_Isend and MPI_Waitall
+ * instead of MPI_Sendrecv. A restart finds the persisted version (cd_recovered_version), restores it and
  * goes on from there. HEAT_ORDER=swapped adds the ranges in the other order, HEAT_SHORT=1 adds
  * a shorter array. With HEAT_PERSIST_ERRORS=continue a failed advance prints its error and the
  * run goes on. Prints "heat rank R resumed S version V" after a restore, "heat rank R error
@@ -61,7 +62,7 @@ int main(int argc, char **argv) {
     int kill_at = getenv("HEAT_KILL_AT") ? atoi(getenv("HEAT_KILL_AT")) : -1;
     int kill_rank = getenv("HEAT_KILL_RANK") ? atoi(getenv("HEAT_KILL_RANK")) : -1;
     const int STEPS = env_int("HEAT_STEPS", 100), INTERVAL = env_int("HEAT_INTERVAL", 10);
-    const int reduce = env_int("HEAT_REDUCE", 0);
+    const int reduce = env_int("HEAT_REDUCE", 0), nonblocking = env_int("HEAT_NONBLOCKING", 0);
     int executed = 0;
 
     static double u[N + 2], v[N + 2];
@@ -96,10 +97,19 @@ int main(int argc, char **argv) {
     }
 
     while (step < STEPS) {
-        MPI_Sendrecv(&u[1], 1, MPI_DOUBLE, left, 0, &u[N + 1], 1, MPI_DOUBLE, right, 0,
-                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        MPI_Sendrecv(&u[N], 1, MPI_DOUBLE, right, 1, &u[0], 1, MPI_DOUBLE, left, 1,
-                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (nonblocking) {
+            MPI_Request r[4];
+            MPI_Irecv(&u[N + 1], 1, MPI_DOUBLE, right, 0, MPI_COMM_WORLD, &r[0]);
+            MPI_Irecv(&u[0], 1, MPI_DOUBLE, left, 1, MPI_COMM_WORLD, &r[1]);
+            MPI_Isend(&u[1], 1, MPI_DOUBLE, left, 0, MPI_COMM_WORLD, &r[2]);
+            MPI_Isend(&u[N], 1, MPI_DOUBLE, right, 1, MPI_COMM_WORLD, &r[3]);
+            MPI_Waitall(4, r, MPI_STATUSES_IGNORE);
+        } else {
+            MPI_Sendrecv(&u[1], 1, MPI_DOUBLE, left, 0, &u[N + 1], 1, MPI_DOUBLE, right, 0,
+                         MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Sendrecv(&u[N], 1, MPI_DOUBLE, right, 1, &u[0], 1, MPI_DOUBLE, left, 1,
+                         MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        }
         for (int i = 1; i <= N; i++) v[i] = u[i] + 0.25 * (u[i - 1] - 2 * u[i] + u[i + 1]);
         memcpy(&u[1], &v[1], N * sizeof(double));
         if (reduce) {

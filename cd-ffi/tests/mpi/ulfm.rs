@@ -146,9 +146,9 @@ const CONTAINED: [(&str, &str); 3] = [
     ("HEAT_REDUCE", "1"),
 ];
 
-/// Issue 23, test 1 (with the blocking halo exchange of `heat_persist.c`): the rank on a
-/// simulated node removes its node's cache and raises SIGKILL at step 130 (and rank 0 at step
-/// 137): the one launch finishes, every rank's result is bitwise a fault-free run's, the
+/// Issue 23, test 1: the rank on a simulated node removes its node's cache and raises SIGKILL
+/// at step 130 (rank 3, with the `MPI_Isend`/`MPI_Irecv`/`MPI_Waitall` halo exchange), and
+/// rank 0 at step 137 (with `MPI_Sendrecv`): the one launch finishes, every rank's result is bitwise a fault-free run's, the
 /// survivors computed every step exactly once and repaired once, the replacement resumed at
 /// step 120 (version 6) and computed only the 80 steps from there, its files rebuilt from the
 /// survivors' XOR redundancy, its sends to its neighbours dropped while they had them and its
@@ -167,7 +167,7 @@ fn a_lost_rank_is_contained_in_the_job() {
     assert!(ok, "the fault-free run:\n{clean}");
     let expected = heat_lines(&clean, " result ");
     assert_eq!(expected.len(), RANKS * HEAT_RESULT_PARTS, "{clean}");
-    for (lost, step) in [(3usize, "130"), (0, "137")] {
+    for (lost, step, nonblocking) in [(3usize, "130", "1"), (0, "137", "0")] {
         let tag = format!("ulfm-contained-{lost}");
         let cache = fresh_cache(&tag);
         let once = work_dir().join(format!("{tag}.killed"));
@@ -177,6 +177,7 @@ fn a_lost_rank_is_contained_in_the_job() {
         let lost_s = lost.to_string();
         let mut env = CONTAINED.to_vec();
         env.extend([
+            ("HEAT_NONBLOCKING", nonblocking),
             ("HEAT_KILL_AT", step),
             ("HEAT_KILL_RANK", lost_s.as_str()),
             ("HEAT_KILL_ONCE", once_s.as_str()),

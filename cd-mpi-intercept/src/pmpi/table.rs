@@ -47,12 +47,12 @@ macro_rules! mpi_table {
                 Ssend(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm) => recovery::ssend;
                 Bsend(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm) => p2p::bsend;
                 Rsend(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm) => p2p::rsend;
-                Isend(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request) => p2p::isend;
+                Isend(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request) => recovery::isend;
                 Issend(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request) => p2p::issend;
                 Ibsend(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request) => p2p::ibsend;
                 Irsend(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request) => p2p::irsend;
                 Recv(buf: BufMut, count: c_int, datatype: Datatype, source: c_int, tag: c_int, comm: Comm, status: *mut Status) => recovery::recv;
-                Irecv(buf: BufMut, count: c_int, datatype: Datatype, source: c_int, tag: c_int, comm: Comm, request: *mut Request) => p2p::irecv;
+                Irecv(buf: BufMut, count: c_int, datatype: Datatype, source: c_int, tag: c_int, comm: Comm, request: *mut Request) => recovery::irecv;
                 Sendrecv(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, dest: c_int, sendtag: c_int, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, source: c_int, recvtag: c_int, comm: Comm, status: *mut Status) => recovery::sendrecv;
                 Sendrecv_replace(buf: BufMut, count: c_int, datatype: Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: Comm, status: *mut Status) => p2p::sendrecv_replace;
                 Probe(source: c_int, tag: c_int, comm: Comm, status: *mut Status) => p2p::probe;
@@ -62,8 +62,8 @@ macro_rules! mpi_table {
                 Mrecv(buf: BufMut, count: c_int, datatype: Datatype, message: *mut Message, status: *mut Status) => p2p::mrecv;
                 Imrecv(buf: BufMut, count: c_int, datatype: Datatype, message: *mut Message, request: *mut Request) => p2p::imrecv;
 
-                Wait(request: *mut Request, status: *mut Status) => wait::wait;
-                Waitall(count: c_int, requests: *mut Request, statuses: *mut Status) => wait::waitall;
+                Wait(request: *mut Request, status: *mut Status) => recovery::wait;
+                Waitall(count: c_int, requests: *mut Request, statuses: *mut Status) => recovery::waitall;
                 Waitany(count: c_int, requests: *mut Request, index: *mut c_int, status: *mut Status) => wait::waitany;
                 Waitsome(incount: c_int, requests: *mut Request, outcount: *mut c_int, indices: *mut c_int, statuses: *mut Status) => wait::waitsome;
                 Test(request: *mut Request, flag: *mut c_int, status: *mut Status) => wait::test;

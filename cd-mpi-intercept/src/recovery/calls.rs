@@ -11,13 +11,16 @@
 //! - a receive that did not complete is posted again on the repaired world, where the
 //!   sender's resend (or its live send) matches it;
 //! - a collective: if another survivor completed it, its result is served; otherwise it runs
-//!   again on the repaired world with every rank (a replacement joins it when it gets there).
+//!   again on the repaired world with every rank (a replacement joins it when it gets there);
+//! - a nonblocking send or receive is finished by the repair ([`requests`]), and `MPI_Wait`
+//!   and `MPI_Waitall` complete it on the repaired world.
 //!
 //! A replacement still catching up drops the sends its peers already have and takes its
 //! collective results from what it was served ([`super::catchup`]).
 
+use super::requests::{self, Receive};
 use super::{catchup, journal, repair};
-use crate::abi::{self, Comm, Datatype, Op, Status};
+use crate::abi::{self, Comm, Datatype, Op, Request, Status};
 use crate::pmpi::{real, world, Call};
 use crate::{stats, traffic};
 use std::ffi::{c_int, c_void};
@@ -40,11 +43,8 @@ fn count_send(call: Call, dest: c_int) {
 }
 
 fn count_receive(source: c_int) {
-    if source >= 0 {
-        journal::received(source);
-        if traffic::on() {
-            traffic::received(world::current(), source);
-        }
+    if source >= 0 && traffic::on() {
+        traffic::received(world::current(), source);
     }
 }
 
@@ -454,4 +454,214 @@ pub(crate) unsafe fn allgather(
             )
         })
     }
+}
+
+/// A request that is already complete: a send to `MPI_PROC_NULL` (what a dropped or repaired
+/// nonblocking send gives the application).
+///
+/// # Safety
+/// `request` is writable.
+unsafe fn complete_request(tag: c_int, request: *mut Request) -> c_int {
+    let byte = abi::predefined().byte;
+    // SAFETY: no data moves to MPI_PROC_NULL; MPI writes the handle.
+    unsafe {
+        real::Isend(
+            std::ptr::null(),
+            0,
+            byte,
+            abi::PROC_NULL,
+            tag,
+            world::current(),
+            request,
+        )
+    }
+}
+
+/// `MPI_Isend`.
+///
+/// # Safety
+/// The MPI function's contract.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn isend(
+    buf: *const c_void,
+    count: c_int,
+    datatype: Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: Comm,
+    request: *mut Request,
+) -> c_int {
+    if !covers(comm) {
+        // SAFETY: forwarded.
+        return unsafe { crate::p2p::isend(buf, count, datatype, dest, tag, comm, request) };
+    }
+    count_send(Call::Isend, dest);
+    if dest < 0 {
+        // SAFETY: forwarded (MPI_PROC_NULL).
+        return unsafe { real::Isend(buf, count, datatype, dest, tag, world::current(), request) };
+    }
+    // SAFETY: the caller's buffer holds the message.
+    unsafe { journal::sent(dest, tag, buf, count, datatype) };
+    if catchup::drop_send(dest) {
+        // SAFETY: the caller's request.
+        return unsafe { complete_request(tag, request) };
+    }
+    let rc = repair::covered(|| {
+        // SAFETY: forwarded.
+        unsafe { real::Isend(buf, count, datatype, dest, tag, world::current(), request) }
+    });
+    if rc == abi::SUCCESS {
+        // SAFETY: MPI wrote the handle.
+        requests::posted_send(unsafe { *request });
+        return rc;
+    }
+    if repair::is_failure(rc) {
+        repair::repair(world::current());
+        // the resend delivers it
+        // SAFETY: the caller's request.
+        return unsafe { complete_request(tag, request) };
+    }
+    rc
+}
+
+/// `MPI_Irecv`.
+///
+/// # Safety
+/// The MPI function's contract.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn irecv(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: Comm,
+    request: *mut Request,
+) -> c_int {
+    if !covers(comm) || source == abi::PROC_NULL {
+        // SAFETY: forwarded.
+        return unsafe { crate::p2p::irecv(buf, count, datatype, source, tag, comm, request) };
+    }
+    stats::count(Call::Irecv);
+    loop {
+        let rc = repair::covered(|| {
+            // SAFETY: forwarded.
+            unsafe { real::Irecv(buf, count, datatype, source, tag, world::current(), request) }
+        });
+        if rc == abi::SUCCESS {
+            // SAFETY: MPI wrote the handle.
+            let posted = unsafe { *request };
+            let receive = Receive {
+                buf: buf.expose_provenance(),
+                count,
+                datatype,
+                source,
+                tag,
+            };
+            requests::posted_receive(posted, receive);
+            if traffic::on() {
+                traffic::receive_posted(posted, world::current());
+            }
+            return rc;
+        }
+        if !repair::is_failure(rc) {
+            return rc;
+        }
+        repair::repair(world::current());
+    }
+}
+
+/// `MPI_Wait`.
+///
+/// # Safety
+/// The MPI function's contract.
+pub(crate) unsafe fn wait(request: *mut Request, status: *mut Status) -> c_int {
+    if !super::on()
+        || !requests::tracked()
+        || crate::boundary::inside()
+        || cd_core::logging_anywhere()
+    {
+        // SAFETY: forwarded.
+        return unsafe { crate::wait::wait(request, status) };
+    }
+    stats::count(Call::Wait);
+    // SAFETY: one handle and one status (or MPI_STATUS_IGNORE), the caller's.
+    unsafe { complete_all(request, 1, status) }
+}
+
+/// `MPI_Waitall`.
+///
+/// # Safety
+/// The MPI function's contract.
+pub(crate) unsafe fn waitall(count: c_int, requests: *mut Request, statuses: *mut Status) -> c_int {
+    if !super::on()
+        || !requests::tracked()
+        || crate::boundary::inside()
+        || cd_core::logging_anywhere()
+    {
+        // SAFETY: forwarded.
+        return unsafe { crate::wait::waitall(count, requests, statuses) };
+    }
+    stats::count(Call::Waitall);
+    // SAFETY: `count` handles and statuses (or MPI_STATUSES_IGNORE), the caller's.
+    unsafe { complete_all(requests, count.max(0) as usize, statuses) }
+}
+
+/// Waits for all of `n` requests through repairs (see [`requests`]): counts the completed
+/// receives, forgets the completed requests, writes the statuses unless ignored.
+///
+/// # Safety
+/// `handles` points to `n` requests; `statuses` to `n` statuses or is null.
+unsafe fn complete_all(handles: *mut Request, n: usize, statuses: *mut Status) -> c_int {
+    if n == 0 {
+        return abi::SUCCESS;
+    }
+    // SAFETY: the caller's array of `n` handles.
+    let handles = unsafe { std::slice::from_raw_parts_mut(handles, n) };
+    let null = abi::predefined().request_null;
+    let mut out = vec![Status::zeroed(); n];
+    loop {
+        requests::substitute(handles);
+        let before = handles.to_vec();
+        let taken = traffic::take(&before);
+        let mut st = vec![Status::zeroed(); n];
+        let rc = repair::covered(|| {
+            // SAFETY: the application's requests (or their replacements) and our statuses.
+            unsafe { real::Waitall(n as c_int, handles.as_mut_ptr(), st.as_mut_ptr()) }
+        });
+        let done: Vec<usize> = (0..n)
+            .filter(|&i| before[i] != null && handles[i] == null)
+            .filter(|&i| rc == abi::SUCCESS || st[i].error() == abi::SUCCESS)
+            .collect();
+        traffic::settle(taken, &before, &done, &st);
+        let completed: Vec<Request> = done.iter().map(|&i| before[i]).collect();
+        requests::forget(&completed);
+        for &i in &done {
+            out[i] = st[i];
+        }
+        if rc == abi::SUCCESS {
+            break;
+        }
+        let failed: Vec<usize> = (0..n)
+            .filter(|&i| before[i] != null && !done.contains(&i))
+            .filter(|&i| handles[i] == null)
+            .collect();
+        let failure =
+            repair::is_failure(rc) || failed.iter().any(|&i| repair::is_failure(st[i].error()));
+        if !failure {
+            return rc;
+        }
+        // the failed ones are freed: their old handles stay keys of the repair's work
+        let freed: Vec<Request> = failed.iter().map(|&i| before[i]).collect();
+        requests::freed(&freed);
+        for &i in &failed {
+            handles[i] = before[i];
+        }
+        repair::repair(world::current());
+    }
+    if !statuses.is_null() {
+        // SAFETY: the caller's `n` statuses.
+        unsafe { std::ptr::copy_nonoverlapping(out.as_ptr(), statuses, n) };
+    }
+    abi::SUCCESS
 }

@@ -3,7 +3,8 @@
 //!
 //! A replacement re-executes from the version, and the messages it received since then died
 //! with the lost process: its peers resend them from here, and a survivor serves it the
-//! results of the collectives it re-executes. The journal is pruned when the next version
+//! results of the collectives it re-executes (what each rank received is counted by module
+//! `traffic`, through every completion call). The journal is pruned when the next version
 //! completes (the persist is collective, so every rank prunes at the same cut, and the
 //! persist's consistency check has proven that no message crosses it). Messages are packed
 //! (`MPI_Pack`), so a resend is one `MPI_PACKED` message whatever the datatype; the receiver
@@ -33,8 +34,8 @@ pub(crate) struct AtVersion {
 struct Journal {
     /// Messages sent to each world rank since the version, in order.
     sent: Vec<Vec<Sent>>,
-    /// Messages received from each world rank since the version.
-    received: Vec<u64>,
+    /// Messages received on the world from each world rank at the version.
+    received_at: Vec<u64>,
     /// Packed results of the world's collectives since the version, in order.
     collectives: Vec<Vec<u8>>,
     at_version: AtVersion,
@@ -141,13 +142,6 @@ pub(crate) unsafe fn sent(
     });
 }
 
-/// Counts a message received from world rank `source`.
-pub(crate) fn received(source: c_int) {
-    if let Ok(source) = usize::try_from(source) {
-        with(|j| *slot(&mut j.received, source) += 1);
-    }
-}
-
 /// Keeps the packed result of a collective on the world.
 pub(crate) fn collective(result: Vec<u8>) {
     with(|j| {
@@ -157,25 +151,29 @@ pub(crate) fn collective(result: Vec<u8>) {
     });
 }
 
-/// A version completed: the journal starts again from it, with these counts.
-pub(crate) fn version_complete(at: AtVersion) {
+/// A version completed: the journal starts again from it, with these counts (`received_at`:
+/// the messages received on the world, by world rank).
+pub(crate) fn version_complete(at: AtVersion, received_at: Vec<u64>) {
     with(|j| {
         *j = Journal {
             at_version: at,
+            received_at,
             peak: j.peak,
             ..Journal::default()
         };
     });
 }
 
-/// Per world rank: messages sent to it and received from it since the version.
-pub(crate) fn since(n: usize) -> (Vec<u64>, Vec<u64>) {
+/// Per world rank: messages sent to it since the version, and received from it since the
+/// version given `received_now` (on the world, by world rank).
+pub(crate) fn since(received_now: &[u64]) -> (Vec<u64>, Vec<u64>) {
     with(|j| {
+        let n = received_now.len();
         let sent = (0..n)
             .map(|p| j.sent.get(p).map_or(0, |s| s.len() as u64))
             .collect();
         let received = (0..n)
-            .map(|p| j.received.get(p).copied().unwrap_or(0))
+            .map(|p| received_now[p].saturating_sub(j.received_at.get(p).copied().unwrap_or(0)))
             .collect();
         (sent, received)
     })

@@ -48,8 +48,11 @@ pub(crate) mod catchup;
 pub(crate) mod join;
 pub(crate) mod journal;
 pub(crate) mod repair;
+pub(crate) mod requests;
 
-pub(crate) use calls::{allgather, allreduce, barrier, bcast, recv, send, sendrecv, ssend};
+pub(crate) use calls::{
+    allgather, allreduce, barrier, bcast, irecv, isend, recv, send, sendrecv, ssend, wait, waitall,
+};
 pub(crate) use join::comm_get_parent;
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -72,11 +75,40 @@ pub fn version_complete() {
         return;
     }
     let counts = crate::traffic::message_counts();
-    journal::version_complete(journal::AtVersion {
-        sent: counts.sent,
-        received: counts.received,
-        collectives: counts.collectives,
-    });
+    journal::version_complete(
+        journal::AtVersion {
+            sent: counts.sent,
+            received: counts.received,
+            collectives: counts.collectives,
+        },
+        crate::traffic::received_on(&worlds()),
+    );
+}
+
+/// Every communicator that has been the world in this process (the library's, then each
+/// repaired one): the world's traffic is counted on all of them.
+static WORLDS: std::sync::Mutex<Vec<u64>> = std::sync::Mutex::new(Vec::new());
+
+/// The communicators that have been the world.
+pub(crate) fn worlds() -> Vec<crate::abi::Comm> {
+    let mut worlds = WORLDS.lock().unwrap_or_else(|e| e.into_inner());
+    if worlds.is_empty() {
+        worlds.push(crate::abi::predefined().comm_world.bits());
+    }
+    worlds
+        .iter()
+        .map(|&b| crate::abi::Comm::from_bits(b))
+        .collect()
+}
+
+/// `comm` is the world from now on (after a repair).
+pub(crate) fn new_world(comm: crate::abi::Comm) {
+    worlds();
+    WORLDS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(comm.bits());
+    crate::pmpi::world::replace(comm);
 }
 
 /// Persists completed since `MPI_Init` (a replacement takes the survivors' number).

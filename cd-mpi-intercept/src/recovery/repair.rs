@@ -184,7 +184,7 @@ pub(crate) fn merge(
     // SAFETY: our own communicator, no longer needed.
     unsafe { real::Comm_free(&mut merged) };
     crate::errors::install(repaired);
-    world::replace(repaired);
+    super::new_world(repaired);
     cd_core::set_rank(identity.max(0) as u32);
     Ok(repaired)
 }
@@ -354,8 +354,20 @@ pub(crate) fn sync(repaired: Comm, replacement: bool) -> Result<(), String> {
         .ok_or("no survivor")?;
     let lacks = |p: usize| roles[p].replacement == 1 || roles[p].collectives < most;
 
+    // pending receives: those that completed count as received, the others go again
+    let mut received_now = if replacement {
+        vec![0; n]
+    } else {
+        crate::traffic::received_on(&super::worlds())
+    };
+    received_now.resize(n, 0);
+    for (p, extra) in super::requests::repost(repaired).into_iter().enumerate() {
+        if let Some(r) = received_now.get_mut(p) {
+            *r += extra;
+        }
+    }
     // the counts, pair by pair
-    let (sent, received) = journal::since(n);
+    let (sent, received) = journal::since(&received_now);
     let at = journal::at_version();
     let get = |v: &[u64], p: usize| v.get(p).copied().unwrap_or(0);
     let rows: Vec<Row> = (0..n)
@@ -421,7 +433,7 @@ pub(crate) fn sync(repaired: Comm, replacement: bool) -> Result<(), String> {
         };
         crate::traffic::preset(&at.sent, &at.received, &at.collectives);
         super::set_completed(completed);
-        journal::version_complete(at);
+        journal::version_complete(at, vec![0; n]);
         crate::errors::start_containing();
     } else {
         resend(repaired, me, &theirs);

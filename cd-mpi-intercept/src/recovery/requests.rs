@@ -1,0 +1,218 @@
+//! The application's nonblocking sends and receives on the world while a loss is contained:
+//! what each is, so that a repair can finish it on the repaired world.
+//!
+//! A repair revokes the world, and MPI completes every request still pending on it with an
+//! error. At the repair ([`repost`]), each receive that had completed (successfully, before
+//! the revoke) is left for the application's completion call and counted as received, so its
+//! sender does not resend it; every other receive is posted again on the repaired world, where
+//! the resend (or the sender's live send) matches it; every send is complete (the resend of
+//! what its receiver lacks delivers it). The application still holds the old handles: its next
+//! `MPI_Wait`/`MPI_Waitall` finds them here ([`substitute`]) and waits on the new receive, or
+//! on nothing for a send, and the old request is freed there. A repair's own handles never
+//! reach the application otherwise. Other completion calls (`Test*`, `Waitany`, `Waitsome`)
+//! are not covered: on a handle a repair replaced they get MPI's error, which ends the job.
+
+use crate::abi::{self, Comm, Datatype, Request, Status};
+use crate::pmpi::real;
+use std::collections::HashMap;
+use std::ffi::{c_int, c_void};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// A receive, as posted (the buffer's address, exposed: the request table is shared).
+#[derive(Clone, Copy)]
+pub(crate) struct Receive {
+    pub(crate) buf: usize,
+    pub(crate) count: c_int,
+    pub(crate) datatype: Datatype,
+    pub(crate) source: c_int,
+    pub(crate) tag: c_int,
+}
+
+#[derive(Clone, Copy)]
+enum State {
+    /// Pending in MPI under its handle (or complete there, not yet given back).
+    Posted,
+    /// A receive posted again on the repaired world under this handle.
+    Reposted(Request),
+    /// A send the repair completed.
+    Done,
+}
+
+#[derive(Clone, Copy)]
+struct Entry {
+    receive: Option<Receive>,
+    state: State,
+    /// MPI freed the request (it failed in a completion call): the handle is only a key.
+    freed: bool,
+}
+
+static TRACKED: Mutex<Option<HashMap<u64, Entry>>> = Mutex::new(None);
+/// How many entries [`TRACKED`] holds (completion calls look only when some are).
+static COUNT: AtomicUsize = AtomicUsize::new(0);
+
+fn with<R>(f: impl FnOnce(&mut HashMap<u64, Entry>) -> R) -> R {
+    let mut guard = TRACKED.lock().unwrap_or_else(|e| e.into_inner());
+    let map = guard.get_or_insert_with(HashMap::new);
+    let r = f(map);
+    COUNT.store(map.len(), Ordering::Relaxed);
+    r
+}
+
+/// Whether any request is tracked.
+#[inline]
+pub(crate) fn tracked() -> bool {
+    COUNT.load(Ordering::Relaxed) > 0
+}
+
+/// A send posted on the world.
+pub(crate) fn posted_send(request: Request) {
+    with(|t| {
+        t.insert(
+            request.bits(),
+            Entry {
+                receive: None,
+                state: State::Posted,
+                freed: false,
+            },
+        )
+    });
+}
+
+/// A receive posted on the world.
+pub(crate) fn posted_receive(request: Request, receive: Receive) {
+    with(|t| {
+        t.insert(
+            request.bits(),
+            Entry {
+                receive: Some(receive),
+                state: State::Posted,
+                freed: false,
+            },
+        )
+    });
+}
+
+/// The requests MPI freed when a completion call failed on them (their handles are only keys
+/// here now).
+pub(crate) fn freed(requests: &[Request]) {
+    with(|t| {
+        for r in requests {
+            if let Some(e) = t.get_mut(&r.bits()) {
+                e.freed = true;
+            }
+        }
+    });
+}
+
+/// Forgets requests that completed.
+pub(crate) fn forget(requests: &[Request]) {
+    with(|t| {
+        for r in requests {
+            t.remove(&r.bits());
+        }
+    });
+}
+
+/// At a repair, on the repaired world `world` (see the module docs): returns how many of the
+/// pending receives had completed, by source (world rank).
+pub(crate) fn repost(world: Comm) -> Vec<u64> {
+    let mut completed = Vec::new();
+    with(|t| {
+        for (&key, entry) in t.iter_mut() {
+            if matches!(entry.state, State::Reposted(_) | State::Done) {
+                continue;
+            }
+            let old = Request::from_bits(key);
+            let finished = if entry.freed { None } else { outcome(old) };
+            match (entry.receive, finished) {
+                (None, Some(Ok(_))) => {}
+                (None, _) => entry.state = State::Done,
+                (Some(_), Some(Ok(source))) => {
+                    if let Ok(p) = usize::try_from(source) {
+                        if completed.len() <= p {
+                            completed.resize(p + 1, 0);
+                        }
+                        completed[p] += 1;
+                    }
+                }
+                (Some(r), _) => {
+                    let mut new = abi::predefined().request_null;
+                    let buf = std::ptr::with_exposed_provenance_mut::<c_void>(r.buf);
+                    // SAFETY: the application's receive again, into its buffer, which stays
+                    // its own until it completes the request (MPI's contract for the original).
+                    let rc = unsafe {
+                        real::Irecv(buf, r.count, r.datatype, r.source, r.tag, world, &mut new)
+                    };
+                    if rc == abi::SUCCESS {
+                        // the traffic counts follow the receive to its new handle
+                        drop(crate::traffic::take(&[old]));
+                        crate::traffic::receive_posted(new, world);
+                        entry.state = State::Reposted(new);
+                    } else {
+                        tracing::error!(rc, "a pending receive could not be posted again");
+                    }
+                }
+            }
+        }
+    });
+    completed
+}
+
+/// `request` complete: `Ok(source)` when it succeeded, `Err(())` when it failed; `None`
+/// while pending (MPI keeps it allocated either way).
+fn outcome(request: Request) -> Option<Result<c_int, ()>> {
+    let mut flag: c_int = 0;
+    let mut status = Status::zeroed();
+    // SAFETY: a live request of the application's (not freed: its state is `Posted`); the
+    // call only reads it and writes the flag and the status.
+    let rc = unsafe { real::Request_get_status(request, &mut flag, &mut status) };
+    if rc != abi::SUCCESS {
+        return Some(Err(()));
+    }
+    match (flag != 0, status.error()) {
+        (false, _) => None,
+        (true, e) if e == abi::SUCCESS => Some(Ok(status.source())),
+        (true, _) => Some(Err(())),
+    }
+}
+
+/// Before a completion call on the application's `handles`: a handle a repair replaced is
+/// exchanged for the new receive, or for `MPI_REQUEST_NULL` (a completed send), and the old
+/// request is freed.
+pub(crate) fn substitute(handles: &mut [Request]) {
+    if !tracked() {
+        return;
+    }
+    with(|t| {
+        for h in handles.iter_mut() {
+            let Some(entry) = t.get(&h.bits()).copied() else {
+                continue;
+            };
+            let next = match entry.state {
+                State::Posted => continue,
+                State::Reposted(new) => new,
+                State::Done => abi::predefined().request_null,
+            };
+            t.remove(&h.bits());
+            if !entry.freed {
+                let mut old = *h;
+                // SAFETY: the application's request that a repair replaced: complete (with the
+                // revoke's error) or pending on a revoked world; freeing it is MPI's
+                // `MPI_Request_free`, after which it is never used again.
+                unsafe { real::Request_free(&mut old) };
+            }
+            if let (State::Reposted(new), Some(r)) = (entry.state, entry.receive) {
+                t.insert(
+                    new.bits(),
+                    Entry {
+                        receive: Some(r),
+                        state: State::Posted,
+                        freed: false,
+                    },
+                );
+            }
+            *h = next;
+        }
+    });
+}
