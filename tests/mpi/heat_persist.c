@@ -3,7 +3,8 @@
  * (HEAT_STEPS, default 100). HEAT_CACHE names the base of the simulated nodes' cache
  * directories (dir=$HEAT_CACHE/node{rank}); HEAT_STORAGE_INFO replaces the whole storage_info.
  * With HEAT_KILL_AT=S every rank kills itself (SIGKILL) after step S (only rank R with
- * HEAT_KILL_RANK=R: a lost node, which a ULFM job survives or reports); HEAT_KILL_ONCE=PATH
+ * HEAT_KILL_RANK=R: a lost node, which a ULFM job survives or reports), and with
+ * HEAT_KILL2=S:R rank R too after step S (a second loss); HEAT_KILL_ONCE=PATH
  * kills only while PATH does not exist (it is made first: a replacement re-executing the step
  * goes on), HEAT_KILL_WIPE=1 removes the rank's node cache directory first (the node's disk is
  * lost with it). HEAT_REDUCE=1 adds an MPI_Allreduce of the array's sum every step, folded into
@@ -32,11 +33,14 @@
 
 static int rank;
 
-/* Raises SIGKILL (see HEAT_KILL_ONCE and HEAT_KILL_WIPE above). */
-static void kill_self(void) {
+/* Raises SIGKILL (see HEAT_KILL_ONCE and HEAT_KILL_WIPE above; `suffix` is added to
+ * HEAT_KILL_ONCE's path: each kill has its own marker). */
+static void kill_self(const char *suffix) {
     const char *once = getenv("HEAT_KILL_ONCE");
     if (once) {
-        FILE *f = fopen(once, "wx");
+        char path[1100];
+        snprintf(path, sizeof path, "%s%s", once, suffix);
+        FILE *f = fopen(path, "wx");
         if (!f) return; /* killed before: this is the replacement */
         fclose(f);
     }
@@ -62,6 +66,9 @@ int main(int argc, char **argv) {
     int kill_at = getenv("HEAT_KILL_AT") ? atoi(getenv("HEAT_KILL_AT")) : -1;
     int kill_rank = getenv("HEAT_KILL_RANK") ? atoi(getenv("HEAT_KILL_RANK")) : -1;
     const int STEPS = env_int("HEAT_STEPS", 100), INTERVAL = env_int("HEAT_INTERVAL", 10);
+    int kill2_at = -1, kill2_rank = -1;
+    if (getenv("HEAT_KILL2") && sscanf(getenv("HEAT_KILL2"), "%d:%d", &kill2_at, &kill2_rank) != 2)
+        kill2_at = -1;
     const int reduce = env_int("HEAT_REDUCE", 0), nonblocking = env_int("HEAT_NONBLOCKING", 0);
     int executed = 0;
 
@@ -135,7 +142,8 @@ int main(int argc, char **argv) {
             /* an advance demotes the ranges to READ_ONLY: promote them again */
             if (add_to_cd_via_copy(cd, state, 2)) return report_cd_error("add_to_cd_via_copy");
         }
-        if (step == kill_at && (kill_rank < 0 || kill_rank == rank)) kill_self();
+        if (step == kill_at && (kill_rank < 0 || kill_rank == rank)) kill_self("");
+        if (step == kill2_at && kill2_rank == rank) kill_self(".2");
     }
 
     /* in RESULT_PARTS lines of PART values: a line longer than stdout's buffer (1 KiB on

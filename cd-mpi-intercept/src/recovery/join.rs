@@ -82,18 +82,6 @@ fn join(parent: Comm) -> Result<(), String> {
     repair::sync(repaired, true)
 }
 
-/// Frees the intercommunicator to the parent (at the replacement's `MPI_Finalize`).
-pub(crate) fn free_parent() {
-    let mut parent = abi::predefined().comm_null;
-    // SAFETY: writes one handle; then frees the runtime's own handle to the parent.
-    unsafe {
-        real::Comm_get_parent(&mut parent);
-        if parent != abi::predefined().comm_null {
-            real::Comm_free(&mut parent);
-        }
-    }
-}
-
 /// `MPI_Comm_get_parent`: a replacement's parent is the runtime's business, not the
 /// application's (`MPI_COMM_NULL`).
 ///

@@ -160,6 +160,17 @@ fn spawn_and_merge(survivors: Comm, lost: &[c_int]) -> Result<Comm, String> {
     merge(inter, false, |_| Ok(me))
 }
 
+/// The communicators of other jobs' processes a repair made (the spawn's intercommunicators,
+/// the repaired worlds): freed before a replacement's `MPI_Finalize` (see [`finalize`]).
+static DYNAMIC: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+
+fn dynamic(comm: Comm) {
+    DYNAMIC
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(comm.bits());
+}
+
 /// Merges the spawn's intercommunicator (survivors low, replacements high) and reorders by
 /// the identity `identity` gives from the rank in the merge: the repaired world, with the
 /// runtime's error handler, from now on `MPI_COMM_WORLD`.
@@ -184,6 +195,8 @@ pub(crate) fn merge(
     // SAFETY: our own communicator, no longer needed.
     unsafe { real::Comm_free(&mut merged) };
     crate::errors::install(repaired);
+    dynamic(inter);
+    dynamic(repaired);
     super::new_world(repaired);
     cd_core::set_rank(identity.max(0) as u32);
     Ok(repaired)
@@ -499,11 +512,15 @@ pub(crate) fn finalize() -> bool {
     if super::join::is_replacement() {
         // Its finalize disconnects from every process of the dynamic communicators it still
         // holds (`ompi_dpm_dyn_finalize`, when it holds more than one), which waits forever
-        // for survivors that have left: the parent and the repaired world are freed first.
-        super::join::free_parent();
-        let mut repaired = world::current();
-        // SAFETY: the runtime's own communicator; nothing uses it after the finalize.
-        unsafe { real::Comm_free(&mut repaired) };
+        // for survivors that have left: the parent, the repaired worlds and the spawns'
+        // intercommunicators are freed first.
+        let made = std::mem::take(&mut *DYNAMIC.lock().unwrap_or_else(|e| e.into_inner()));
+        for bits in made {
+            let mut comm = Comm::from_bits(bits);
+            // SAFETY: the runtime's own communicators (the parent among them); nothing uses
+            // them after the finalize.
+            unsafe { real::Comm_free(&mut comm) };
+        }
         return false;
     }
     // The library's exit handlers would wait on the namespace that lost a process too: the
