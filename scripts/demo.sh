@@ -8,11 +8,17 @@
 # job is killed mid-interval, one node's cache is lost, and the restarted job rebuilds it,
 # restores the newest persisted point in time and finishes with the same verified result.
 #
-# Usage: scripts/demo.sh [heat|gpu]
+# Usage: scripts/demo.sh [heat|ulfm|gpu]
 #   heat (default)  the MPI demo above. CD_FAULT_RANK (default 2) and CD_FAULT_STEP (default 53;
 #                   comma-separated steps, e.g. 53,57,130) choose the faults, CD_KILL_STEP
 #                   (default 130) when the persistent job is killed and CD_LOST_NODE (default
 #                   1) whose cache is lost; MPIEXEC_TIMEOUT (default 120) bounds each mpirun.
+#   ulfm            in-job recovery under Open MPI 5 with ULFM (mpirun --with-ft ulfm): the
+#                   heat program of tests/mpi/heat_persist.c persists its root CD every 20
+#                   steps; rank CD_LOST_RANK (default 2) loses its node (its cache removed,
+#                   SIGKILL) at step CD_KILL_STEP (default 130); the job goes on: a replacement
+#                   is spawned, its files rebuilt from the survivors' XOR, it catches up alone
+#                   from step 120, and the result is checked bitwise against a fault-free run.
 #   gpu             the earlier demo: a GPU-style kernel loop protected by a CD, with simulated
 #                   device faults (CD_FAULT_RATE, default 0.05; CD_SEED).
 set -euo pipefail
@@ -21,11 +27,12 @@ root="$(pwd)"
 
 case "${1:-heat}" in
     heat) ;;
+    ulfm) exec scripts/demo-ulfm.sh ;;
     gpu)
         source scripts/setup.sh
         exec cargo run --release --quiet --example gpu_kernel_loop ;;
-    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "demo.sh: unknown demo '$1' (heat or gpu)" >&2; exit 2 ;;
+    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "demo.sh: unknown demo '$1' (heat, ulfm or gpu)" >&2; exit 2 ;;
 esac
 
 source scripts/setup.sh

@@ -80,7 +80,12 @@ pub fn rebuild(description: Option<&[u8]>) -> Result<Vec<(String, u64)>, String>
                 .unwrap_or_else(|e| e.into_inner())
                 .push((name.clone(), v));
         }
-        tracing::info!(name, version = v, dir = %version_dir(&base, v).display(), "rebuilt");
+        let dir = version_dir(&base, v);
+        if description.is_some() {
+            tracing::info!(name, version = v, dir = %dir.display(), "rebuilt from the survivors' redundancy");
+        } else {
+            tracing::info!(name, version = v, "a survivor's files served the rebuild");
+        }
         done.push((name, v));
     }
     Ok(done)
