@@ -33,6 +33,11 @@
 //!   with `MPI_VERSION >= 4`, `cfg(mpi4)` set by build.rs), `large` (the large-count `MPI_X_c`
 //!   forms, narrowed to their int forms' handlers), `passthrough` (one-sided, I/O, spawn and
 //!   partitioned calls, which cannot be replayed), `init` (set-up and tear-down).
+//! - `errors` (ULFM mode: the runtime's error handler) and `loss` (a loss that ends the job)
+//!   below; `recovery` above the handlers: in a ULFM job a lost process is contained in the
+//!   job (the world repaired, a replacement rebuilt from the survivors' redundancy and fed
+//!   from their journals), its calls taking the covered calls and falling back to the
+//!   ordinary handlers.
 //! - [`exports`]: the exported `MPI_X` and `PMPI_X` symbols, the table expanded over the
 //!   handlers it names.
 //!
@@ -43,12 +48,16 @@
 //! logged and replayed, as are their large-count forms when the counts a record holds fit in
 //! an `int`; one-sided communication, MPI-IO, dynamic processes, partitioned communication and
 //! large-count calls beyond `INT_MAX` are passed through, counted, and refused at restore
-//! (`CD_ERR_UNREPLAYABLE`). Every other MPI function (Wtime, Comm_rank, Type_*, Group_*,
-//! Info_*, attributes, Session_*, ...) is not wrapped: it reaches MPI untouched. Not covered:
-//! MPICH's `MPIX_` fault-tolerance calls (Comm_agree, Comm_shrink, Comm_revoke), which pass
-//! through unseen: Debian's MPICH 4.0.2 (ch4) aborts in `MPIX_Comm_shrink` and
-//! `MPIX_Comm_agree` on a healthy communicator (an assertion at `ch4_comm.c:76`, seen without
-//! libcd), so no wrapper of them could be tested here.
+//! (`CD_ERR_UNREPLAYABLE`). Every other MPI function (Wtime, Type_*, Group_*, Info_*,
+//! attributes, Session_*, ...) is not wrapped: it reaches MPI untouched; those the runtime's
+//! own MPI code needs (Comm_rank, Comm_size, Comm_group, ...) are exported as they are, so that
+//! after an in-job repair their `MPI_COMM_WORLD` means the repaired world like every exported
+//! function's (one not exported gets the library's own world, on a replacement only itself).
+//! Not covered: MPICH's `MPIX_` fault-tolerance calls (Comm_agree, Comm_shrink, Comm_revoke),
+//! which pass through unseen (the runtime calls Open MPI 5's itself, in ULFM mode): Debian's
+//! MPICH 4.0.2 (ch4) aborts in `MPIX_Comm_shrink` and `MPIX_Comm_agree` on a healthy
+//! communicator (an assertion at `ch4_comm.c:76`, seen without libcd), so no wrapper of them
+//! could be tested here.
 //!
 //! # The rules (the spec's, and DESIGN.md's)
 //! - Only a thread whose active CD logs (`COMM_LOGGING_ENABLED`, or inherited) logs. Sends are

@@ -63,6 +63,11 @@
 //! is counted as unproven (`persist.unproven` in `CD_MPI_STATS`) and reported once through
 //! `tracing`.
 //!
+//! # A replacement in the job
+//! In a ULFM job the MPI interposer replaces a lost rank without a relaunch; the replacement's
+//! files are rebuilt by module [`replacement`], collectively with the survivors, before its
+//! application reaches `create_cd`, which then takes that version without a collective step.
+//!
 //! # Statistics
 //! [`stats`] counts persists, recovers, fetches and flushes (time and bytes) for
 //! `CD_MPI_STATS`.

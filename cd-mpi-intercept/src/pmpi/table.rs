@@ -365,12 +365,12 @@ macro_rules! mpi_table {
                 Comm_rank(comm: Comm, rank: *mut c_int);
                 Comm_size(comm: Comm, size: *mut c_int);
                 Comm_test_inter(comm: Comm, flag: *mut c_int);
+                Comm_group(comm: Comm, group: *mut Group);
                 Comm_disconnect(comm: *mut Comm);
             }
 
             called {
                 Comm_remote_size(comm: Comm, size: *mut c_int);
-                Comm_group(comm: Comm, group: *mut Group);
                 Comm_remote_group(comm: Comm, group: *mut Group);
                 Group_size(group: Group, size: *mut c_int);
                 Group_translate_ranks(group1: Group, n: c_int, ranks1: Ints, group2: Group, ranks2: *mut c_int);
