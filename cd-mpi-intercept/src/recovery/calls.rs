@@ -96,44 +96,33 @@ unsafe fn send_mode(
     rc
 }
 
-/// `MPI_Send`.
-///
-/// # Safety
-/// The MPI function's contract.
-pub(crate) unsafe fn send(
-    buf: *const c_void,
-    count: c_int,
-    datatype: Datatype,
-    dest: c_int,
-    tag: c_int,
-    comm: Comm,
-) -> c_int {
-    if !covers(comm) {
-        // SAFETY: forwarded.
-        return unsafe { crate::p2p::send(buf, count, datatype, dest, tag, comm) };
-    }
-    // SAFETY: forwarded.
-    unsafe { send_mode(Call::Send, buf, count, datatype, dest, tag) }
+macro_rules! covered_sends {
+    ($($fn:ident => $call:ident;)*) => {$(
+        #[doc = concat!("`MPI_", stringify!($call), "`.")]
+        ///
+        /// # Safety
+        /// The MPI function's contract.
+        pub(crate) unsafe fn $fn(
+            buf: *const c_void,
+            count: c_int,
+            datatype: Datatype,
+            dest: c_int,
+            tag: c_int,
+            comm: Comm,
+        ) -> c_int {
+            if !covers(comm) {
+                // SAFETY: forwarded.
+                return unsafe { crate::p2p::$fn(buf, count, datatype, dest, tag, comm) };
+            }
+            // SAFETY: forwarded.
+            unsafe { send_mode(Call::$call, buf, count, datatype, dest, tag) }
+        }
+    )*};
 }
 
-/// `MPI_Ssend`.
-///
-/// # Safety
-/// The MPI function's contract.
-pub(crate) unsafe fn ssend(
-    buf: *const c_void,
-    count: c_int,
-    datatype: Datatype,
-    dest: c_int,
-    tag: c_int,
-    comm: Comm,
-) -> c_int {
-    if !covers(comm) {
-        // SAFETY: forwarded.
-        return unsafe { crate::p2p::ssend(buf, count, datatype, dest, tag, comm) };
-    }
-    // SAFETY: forwarded.
-    unsafe { send_mode(Call::Ssend, buf, count, datatype, dest, tag) }
+covered_sends! {
+    send => Send;
+    ssend => Ssend;
 }
 
 /// A receive on the world until it completes, through repairs; counts it.

@@ -6,10 +6,10 @@
 //! ([`crate::loss::end`]), as it would have without recovery.
 
 use super::{catchup, journal};
-use crate::abi::{self, Comm, Request, Status};
+use crate::abi::{self, Comm, Datatype, Request, Status};
 use crate::boundary::Guard;
 use crate::loss::{self, Watchdog};
-use crate::pmpi::{real, safe, ulfm, world};
+use crate::pmpi::{real, safe, ulfm, world, Buf, BufMut};
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -210,35 +210,23 @@ fn check(rc: c_int, what: &str) -> Result<(), String> {
     }
 }
 
-/// Gathers one `T` from every rank of `comm`.
-fn allgather<T: bytemuck::Pod + Default>(comm: Comm, mine: T) -> Result<Vec<T>, String> {
-    let n = safe::comm_size(comm) as usize;
-    let mut all = vec![T::default(); n];
-    let size = std::mem::size_of::<T>() as c_int;
-    let byte = abi::predefined().byte;
-    // SAFETY: one `T` out, `n` in, as bytes.
-    let rc = unsafe {
-        real::Allgather(
-            std::ptr::from_ref(&mine).cast(),
-            size,
-            byte,
-            all.as_mut_ptr().cast(),
-            size,
-            byte,
-            comm,
-        )
-    };
-    check(rc, "exchanging the repair's counts").map(|_| all)
-}
+/// The signature `MPI_Allgather` and `MPI_Alltoall` share.
+type Exchange = unsafe fn(Buf, c_int, Datatype, BufMut, c_int, Datatype, Comm) -> c_int;
 
-/// One `T` to every rank of `comm`, one from each.
-fn alltoall<T: bytemuck::Pod + Default>(comm: Comm, mine: &[T]) -> Result<Vec<T>, String> {
-    let mut theirs = vec![T::default(); mine.len()];
+/// `exchange` (`real::Allgather` or `real::Alltoall`) of `mine`, one `T` per block, as bytes.
+fn exchange<T: bytemuck::Pod + Default>(
+    exchange: Exchange,
+    comm: Comm,
+    mine: &[T],
+    what: &str,
+) -> Result<Vec<T>, String> {
+    let n = safe::comm_size(comm) as usize;
+    let mut theirs = vec![T::default(); n];
     let size = std::mem::size_of::<T>() as c_int;
     let byte = abi::predefined().byte;
-    // SAFETY: `n` of `T` out and in, as bytes.
+    // SAFETY: `mine` holds one `T` (a gather) or `n` (an all-to-all), `theirs` `n`, as bytes.
     let rc = unsafe {
-        real::Alltoall(
+        exchange(
             mine.as_ptr().cast(),
             size,
             byte,
@@ -248,7 +236,7 @@ fn alltoall<T: bytemuck::Pod + Default>(comm: Comm, mine: &[T]) -> Result<Vec<T>
             comm,
         )
     };
-    check(rc, "exchanging the message counts").map(|_| theirs)
+    check(rc, what).map(|_| theirs)
 }
 
 /// Sends `data` to `dest` on the runtime's communicator, its length first.
@@ -338,13 +326,16 @@ pub(crate) fn sync(repaired: Comm, replacement: bool) -> Result<(), String> {
     let me = safe::comm_rank(repaired) as usize;
     let ctl = safe::comm_dup(repaired)
         .map_err(|rc| format!("MPI_Comm_dup: {}", safe::error_string(rc)))?;
-    let roles = allgather(
+    let role = Role {
+        replacement: u64::from(replacement),
+        completed: super::completed(),
+        collectives: journal::collectives(),
+    };
+    let roles = exchange(
+        real::Allgather,
         ctl,
-        Role {
-            replacement: u64::from(replacement),
-            completed: super::completed(),
-            collectives: journal::collectives(),
-        },
+        &[role],
+        "exchanging the repair's roles",
     )?;
     let survivors: Vec<usize> = (0..n).filter(|&p| roles[p].replacement == 0).collect();
     let first = *survivors.first().ok_or("no survivor")?;
@@ -398,7 +389,7 @@ pub(crate) fn sync(repaired: Comm, replacement: bool) -> Result<(), String> {
             }
         })
         .collect();
-    let theirs = alltoall(ctl, &rows)?;
+    let theirs = exchange(real::Alltoall, ctl, &rows, "exchanging the message counts")?;
 
     // collective results, and the persistent CDs' description, from the server
     let hooks = crate::hooks::hooks().ok_or("libcd's persistence hooks are not installed")?;
