@@ -305,3 +305,77 @@ fn read_stats(path: &str) -> std::collections::BTreeMap<String, u64> {
         })
         .collect()
 }
+
+/// Issue 23, test 3: ranks 1 and 2 lost at the same step, their nodes' caches with them. With
+/// Reed-Solomon `checksums=2` both are rebuilt and replaced in the job (bitwise a fault-free
+/// run's); with XOR (which rebuilds one member per set) every survivor says the repair failed
+/// and why, the replacements too, and the job ends with libcd's status.
+#[test]
+fn two_losses_at_once_are_contained_with_rs_and_end_clearly_with_xor() {
+    if !family().ulfm {
+        eprintln!(
+            "two_losses_at_once_are_contained_with_rs_and_end_clearly_with_xor: skipped, {} is \
+             not Open MPI with ULFM",
+            mpicc()
+        );
+        return;
+    }
+    let clean_cache = fresh_cache("ulfm-two-clean");
+    let (ok, clean) = heat(&clean_cache, &CONTAINED);
+    assert!(ok, "the fault-free run:\n{clean}");
+    for scheme in ["rs;checksums=2", "xor"] {
+        let tag = format!("ulfm-two-{}", &scheme[..2]);
+        let cache = fresh_cache(&tag);
+        let once = work_dir().join(format!("{tag}.killed"));
+        for suffix in ["", ".2"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", once.display()));
+        }
+        let info = format!(
+            "dir={}/node{{rank}};scheme={scheme};set_size=4;keep=2",
+            cache.display()
+        );
+        let once_s = once.display().to_string();
+        let mut env = CONTAINED.to_vec();
+        env.extend([
+            ("HEAT_NONBLOCKING", "1"),
+            ("HEAT_STORAGE_INFO", info.as_str()),
+            ("HEAT_KILL_AT", "130"),
+            ("HEAT_KILL_RANK", "1"),
+            ("HEAT_KILL2", "130:2"),
+            ("HEAT_KILL_ONCE", once_s.as_str()),
+            ("HEAT_KILL_WIPE", "1"),
+        ]);
+        let (ok, text) = heat(&cache, &env);
+        if scheme == "xor" {
+            assert!(!ok, "{text}");
+            for rank in [0, 3] {
+                let said: Vec<&str> = text
+                    .lines()
+                    .filter(|l| l.starts_with(&format!("libcd: rank {rank}: lost ranks 1, 2")))
+                    .collect();
+                assert_eq!(said.len(), 1, "one line from rank {rank}:\n{text}");
+                assert!(
+                    said[0].contains("the repair failed: CD \"heat\" version 6"),
+                    "{}",
+                    said[0]
+                );
+            }
+            assert!(heat_lines(&text, " result ").is_empty(), "{text}");
+        } else {
+            assert!(ok, "{text}");
+            assert_eq!(
+                heat_lines(&text, " result "),
+                heat_lines(&clean, " result "),
+                "{text}"
+            );
+            assert_eq!(
+                heat_lines(&text, " resumed "),
+                [
+                    "heat rank 1 resumed 120 version 6",
+                    "heat rank 2 resumed 120 version 6"
+                ],
+                "{text}"
+            );
+        }
+    }
+}
