@@ -101,9 +101,14 @@ pub(crate) fn why_not_contained() -> &'static str {
         "in-job recovery is off (CD_ULFM_REPAIR=0)"
     } else if !containing() {
         "no version of a persistent CD is complete yet to restore the lost rank from"
+    } else if cd_core::logging_anywhere() {
+        "a CD logs its MPI traffic, and in-job recovery does not cover logged calls"
+    } else if crate::boundary::inside() {
+        "it came during the runtime's own communication (a persist or a restore under way), \
+         which in-job recovery does not cover"
     } else {
-        "it reached this rank in a call that in-job recovery does not cover (nonblocking, \
-         wildcard, on a derived communicator, inside a CD that logs, or the runtime's own)"
+        "it reached this rank in a call that in-job recovery does not cover (on a derived \
+         communicator, a wildcard receive, Test/Waitany/Waitsome, another collective)"
     }
 }
 

@@ -379,3 +379,61 @@ fn two_losses_at_once_are_contained_with_rs_and_end_clearly_with_xor() {
         }
     }
 }
+
+/// Issue 23, test 3: rank 2 lost inside the persist of version 7 (after the redundancy was
+/// applied on every rank, `CD_PERSIST_CRASH_AT`): a loss during the runtime's own collective
+/// step is not contained, every survivor says so and names version 7 (complete: every rank's
+/// redundancy was in place), and the relaunch resumes every rank from it, bitwise equal to a
+/// fault-free run.
+#[test]
+fn a_loss_during_a_persist_ends_the_job_clearly_and_the_relaunch_restores() {
+    if !family().ulfm {
+        eprintln!(
+            "a_loss_during_a_persist_ends_the_job_clearly_and_the_relaunch_restores: skipped, {} \
+             is not Open MPI with ULFM",
+            mpicc()
+        );
+        return;
+    }
+    let clean_cache = fresh_cache("ulfm-persist-clean");
+    let (ok, clean) = heat(&clean_cache, &CONTAINED);
+    assert!(ok, "the fault-free run:\n{clean}");
+    let cache = fresh_cache("ulfm-persist-lost");
+    let mut env = CONTAINED.to_vec();
+    env.extend([
+        ("HEAT_NONBLOCKING", "1"),
+        ("CD_PERSIST_CRASH_AT", "redset-applied@7:2"),
+        // one rank is lost, not every rank: the launch keeps `--with-ft ulfm` (`mpirun`)
+        ("HEAT_KILL_RANK", "2"),
+    ]);
+    let (ok, text) = heat(&cache, &env);
+    assert!(!ok, "{text}");
+    for rank in [0, 1, 3] {
+        let said: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with(&format!("libcd: rank {rank}: lost rank 2 in a ULFM job")))
+            .collect();
+        assert_eq!(said.len(), 1, "one line from rank {rank}:\n{text}");
+        assert!(
+            said[0].contains("the runtime's own communication (a persist")
+                && said[0].ends_with("relaunch it to restore CD \"heat\" from version 7 (xor)"),
+            "{}",
+            said[0]
+        );
+    }
+    let (ok, relaunched) = heat(&cache, &CONTAINED);
+    assert!(ok, "the relaunch:\n{relaunched}");
+    let resumed: Vec<String> = (0..RANKS)
+        .map(|r| format!("heat rank {r} resumed 140 version 7"))
+        .collect();
+    assert_eq!(
+        heat_lines(&relaunched, " resumed "),
+        resumed,
+        "{relaunched}"
+    );
+    assert_eq!(
+        heat_lines(&relaunched, " result "),
+        heat_lines(&clean, " result "),
+        "{relaunched}"
+    );
+}
