@@ -127,12 +127,12 @@ pub use info::{
     cd_entries, cd_files, cd_info, cd_saved_bytes, global_stats, rank, set_rank, CdInfo, EntryInfo,
 };
 pub use log::{
-    log_spill_bytes, log_spilled_total, set_log_spill_bytes, set_log_spill_dir, LogEntry,
-    LogPayload, DEFAULT_LOG_SPILL, LOG_DIR_ENV, LOG_SPILL_ENV,
+    log_spill_bytes, log_spill_file, log_spilled_total, set_log_spill_bytes, set_log_spill_dir,
+    LogEntry, LogPayload, DEFAULT_LOG_SPILL, LOG_DIR_ENV, LOG_SPILL_ENV,
 };
 pub use memory::{
-    local_ranks, memory_held, memory_limit, pool_budget, set_memory_limit, MemoryHeld,
-    LOCAL_RANKS_ENV, MEMORY_LIMIT_ENV, POOL_BYTES_ENV,
+    charge_log_memory, local_ranks, memory_held, memory_limit, pool_budget, release_log_memory,
+    set_memory_limit, MemoryHeld, LOCAL_RANKS_ENV, MEMORY_LIMIT_ENV, POOL_BYTES_ENV,
 };
 pub use mpi::{
     add_mpi_log_to_cd, cd_is_live, delete_mpi_log_from_cd, get_mpi_log_from_cd, log_append,

@@ -159,6 +159,17 @@ pub(crate) fn charge(kind: Use, bytes: usize) {
     PEAK.fetch_max(total, Ordering::Relaxed);
 }
 
+/// Counts `bytes` of MPI log memory another layer holds (the MPI interposer's sender-side
+/// journal) in [`memory_held`]'s `logs`, and so in `cd_stats`' `log_bytes`.
+pub fn charge_log_memory(bytes: usize) {
+    charge(Use::Logs, bytes);
+}
+
+/// Counts `bytes` of [`charge_log_memory`]'s as freed.
+pub fn release_log_memory(bytes: usize) {
+    release(Use::Logs, bytes);
+}
+
 /// Counts `bytes` of `kind` as freed.
 pub(crate) fn release(kind: Use, bytes: usize) {
     TOTAL.fetch_sub(bytes as u64, Ordering::Relaxed);

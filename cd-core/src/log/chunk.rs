@@ -282,6 +282,12 @@ pub fn set_log_spill_dir(dir: Option<PathBuf>) {
     *SPILL_DIR.lock().unwrap_or_else(|e| e.into_inner()) = dir;
 }
 
+/// A new spill file, unnamed, in the spill directory (for another layer's log: the MPI
+/// interposer's sender-side journal).
+pub fn log_spill_file() -> io::Result<std::fs::File> {
+    tempfile::tempfile_in(spill_dir())
+}
+
 /// The directory where the next spill file goes.
 fn spill_dir() -> PathBuf {
     if let Some(dir) = SPILL_DIR.lock().unwrap_or_else(|e| e.into_inner()).clone() {

@@ -37,8 +37,8 @@ mod entry;
 mod lane;
 
 pub use chunk::{
-    log_spill_bytes, log_spilled_total, set_log_spill_bytes, set_log_spill_dir, DEFAULT_LOG_SPILL,
-    LOG_DIR_ENV, LOG_SPILL_ENV,
+    log_spill_bytes, log_spill_file, log_spilled_total, set_log_spill_bytes, set_log_spill_dir,
+    DEFAULT_LOG_SPILL, LOG_DIR_ENV, LOG_SPILL_ENV,
 };
 pub use entry::{LogEntry, LogPayload};
 #[cfg(all(test, loom))]

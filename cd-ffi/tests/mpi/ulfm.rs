@@ -196,6 +196,11 @@ fn a_lost_rank_is_contained_in_the_job() {
         if let Some((kill2, _)) = second {
             env.push(("HEAT_KILL2", kill2));
         }
+        // rank 0's case keeps the journal in files (`CD_MPI_LOG_SPILL=0`)
+        let spills = lost == 0;
+        if spills {
+            env.push(("CD_MPI_LOG_SPILL", "0"));
+        }
         let (ok, text) = heat(&cache, &env);
         assert!(ok, "the launch that lost rank {lost} finishes:\n{text}");
         assert!(once.exists(), "rank {lost} was killed:\n{text}");
@@ -238,6 +243,11 @@ fn a_lost_rank_is_contained_in_the_job() {
                     .unwrap_or_else(|| panic!("no {key}"))
             };
             let repairs = stat("recovery.repairs");
+            assert_eq!(
+                stat("recovery.journal_spilled_bytes") > 0,
+                spills,
+                "rank {rank}"
+            );
             if second_rank == Some(rank) || (rank == lost && second.is_none()) {
                 assert_eq!(repairs, 0, "a replacement: rank {rank}: {stats:?}");
                 assert!(stat("recovery.sends_dropped") > 0, "rank {rank}: {stats:?}");

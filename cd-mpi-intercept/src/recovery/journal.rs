@@ -15,10 +15,20 @@ use crate::pmpi::{real, world};
 use std::ffi::{c_int, c_void};
 use std::sync::Mutex;
 
+/// Where a message's packed bytes are.
+enum Payload {
+    Memory(Vec<u8>),
+    /// In the journal's spill file.
+    Spilled {
+        offset: u64,
+        len: usize,
+    },
+}
+
 /// One message sent since the version.
-pub(crate) struct Sent {
-    pub(crate) tag: c_int,
-    pub(crate) data: Vec<u8>,
+struct Sent {
+    tag: c_int,
+    payload: Payload,
 }
 
 /// The counts of one rank at the last complete version (cumulative, by world rank), as
@@ -39,10 +49,15 @@ struct Journal {
     /// Packed results of the world's collectives since the version, in order.
     collectives: Vec<Vec<u8>>,
     at_version: AtVersion,
-    /// Bytes held.
+    /// Bytes held in memory (messages and collective results).
     bytes: u64,
-    /// The most bytes held at once.
+    /// The most bytes held in memory at once.
     peak: u64,
+    /// Where messages go past the spill threshold, and its length.
+    spill: Option<std::fs::File>,
+    spilled: u64,
+    /// Bytes ever written to spill files.
+    spilled_total: u64,
 }
 
 static JOURNAL: Mutex<Option<Journal>> = Mutex::new(None);
@@ -119,7 +134,8 @@ pub(crate) unsafe fn unpack(
     rc == abi::SUCCESS
 }
 
-/// Keeps a copy of a message sent to world rank `dest`.
+/// Keeps a copy of a message sent to world rank `dest`: in memory up to the MPI logs' spill
+/// threshold (`CD_MPI_LOG_SPILL`), beyond it in an unnamed file (`CD_MPI_LOG_DIR`).
 ///
 /// # Safety
 /// As [`pack`].
@@ -136,17 +152,66 @@ pub(crate) unsafe fn sent(
     // SAFETY: the caller's contract.
     let data = unsafe { pack(buf, count, datatype) };
     with(|j| {
-        j.bytes += data.len() as u64;
-        j.peak = j.peak.max(j.bytes);
-        slot(&mut j.sent, dest).push(Sent { tag, data });
+        let payload = j.keep(data);
+        slot(&mut j.sent, dest).push(Sent { tag, payload });
     });
+}
+
+impl Journal {
+    /// Holds `data` in memory or in the spill file.
+    fn keep(&mut self, data: Vec<u8>) -> Payload {
+        let over = cd_core::log_spill_bytes().is_some_and(|t| self.bytes + data.len() as u64 > t);
+        if over {
+            if self.spill.is_none() {
+                self.spill = cd_core::log_spill_file()
+                    .map_err(|e| tracing::warn!(%e, "the journal cannot spill: kept in memory"))
+                    .ok();
+            }
+            if let Some(file) = &self.spill {
+                let offset = self.spilled;
+                if std::os::unix::fs::FileExt::write_all_at(file, &data, offset).is_ok() {
+                    self.spilled += data.len() as u64;
+                    self.spilled_total += data.len() as u64;
+                    return Payload::Spilled {
+                        offset,
+                        len: data.len(),
+                    };
+                }
+            }
+        }
+        self.hold(data.len());
+        Payload::Memory(data)
+    }
+
+    fn hold(&mut self, len: usize) {
+        self.bytes += len as u64;
+        self.peak = self.peak.max(self.bytes);
+        cd_core::charge_log_memory(len);
+    }
+
+    /// The bytes of a message.
+    fn read(&self, payload: &Payload) -> Vec<u8> {
+        match payload {
+            Payload::Memory(data) => data.clone(),
+            Payload::Spilled { offset, len } => {
+                let mut data = vec![0u8; *len];
+                let read = self
+                    .spill
+                    .as_ref()
+                    .map(|f| std::os::unix::fs::FileExt::read_exact_at(f, &mut data, *offset));
+                if !matches!(read, Some(Ok(()))) {
+                    tracing::error!(offset, len, "the journal's spill file cannot be read");
+                }
+                data
+            }
+        }
+    }
 }
 
 /// Keeps the packed result of a collective on the world.
 pub(crate) fn collective(result: Vec<u8>) {
     with(|j| {
-        j.bytes += result.len() as u64;
-        j.peak = j.peak.max(j.bytes);
+        j.hold(result.len());
         j.collectives.push(result);
     });
 }
@@ -155,10 +220,12 @@ pub(crate) fn collective(result: Vec<u8>) {
 /// the messages received on the world, by world rank).
 pub(crate) fn version_complete(at: AtVersion, received_at: Vec<u64>) {
     with(|j| {
+        cd_core::release_log_memory(j.bytes as usize);
         *j = Journal {
             at_version: at,
             received_at,
             peak: j.peak,
+            spilled_total: j.spilled_total,
             ..Journal::default()
         };
     });
@@ -199,12 +266,16 @@ pub(crate) fn collective_results(from: usize) -> Vec<Vec<u8>> {
     })
 }
 
-/// Runs `f` on the messages sent to world rank `peer` since the version, from number `from`.
-pub(crate) fn sent_to<R>(peer: usize, from: usize, f: impl FnOnce(&[Sent]) -> R) -> R {
-    with(|j| f(j.sent.get(peer).and_then(|s| s.get(from..)).unwrap_or(&[])))
+/// The messages (tag, packed bytes) sent to world rank `peer` since the version, from number
+/// `from` on.
+pub(crate) fn messages_to(peer: usize, from: usize) -> Vec<(c_int, Vec<u8>)> {
+    with(|j| {
+        let sent = j.sent.get(peer).and_then(|s| s.get(from..)).unwrap_or(&[]);
+        sent.iter().map(|m| (m.tag, j.read(&m.payload))).collect()
+    })
 }
 
-/// Bytes held now and at most, for the statistics.
-pub(crate) fn bytes() -> (u64, u64) {
-    with(|j| (j.bytes, j.peak))
+/// Bytes held in memory now and at most, and ever written to spill files, for the statistics.
+pub(crate) fn bytes() -> (u64, u64, u64) {
+    with(|j| (j.bytes, j.peak, j.spilled_total))
 }

@@ -454,31 +454,28 @@ fn resend(repaired: Comm, me: usize, theirs: &[Row]) {
     let packed = abi::predefined().packed;
     let mut resends = RESENDS.lock().unwrap_or_else(|e| e.into_inner());
     for (p, row) in theirs.iter().enumerate().filter(|&(p, _)| p != me) {
-        journal::sent_to(p, row.received_since as usize, |messages| {
-            for m in messages {
-                let data = m.data.clone();
-                let mut request = abi::predefined().request_null;
-                // SAFETY: the data moves into RESENDS with the request and stays until the
-                // request completes ([`finalize`]); a Vec's heap buffer does not move.
-                let rc = unsafe {
-                    real::Isend(
-                        data.as_ptr().cast::<c_void>(),
-                        data.len() as c_int,
-                        packed,
-                        p as c_int,
-                        m.tag,
-                        repaired,
-                        &mut request,
-                    )
-                };
-                if rc == abi::SUCCESS {
-                    RESENT.fetch_add(1, Ordering::Relaxed);
-                    resends.push((request, data));
-                } else {
-                    tracing::error!(peer = p, rc, "a resend failed");
-                }
+        for (tag, data) in journal::messages_to(p, row.received_since as usize) {
+            let mut request = abi::predefined().request_null;
+            // SAFETY: the data moves into RESENDS with the request and stays until the request
+            // completes ([`finalize`]); a Vec's heap buffer does not move.
+            let rc = unsafe {
+                real::Isend(
+                    data.as_ptr().cast::<c_void>(),
+                    data.len() as c_int,
+                    packed,
+                    p as c_int,
+                    tag,
+                    repaired,
+                    &mut request,
+                )
+            };
+            if rc == abi::SUCCESS {
+                RESENT.fetch_add(1, Ordering::Relaxed);
+                resends.push((request, data));
+            } else {
+                tracing::error!(peer = p, rc, "a resend failed");
             }
-        });
+        }
     }
 }
 
@@ -538,7 +535,7 @@ extern "C" fn end_process(status: c_int, _: *mut c_void) {
 
 /// `key value` lines for `CD_MPI_STATS`.
 pub(crate) fn statistics() -> Vec<(String, u64)> {
-    let (bytes, peak) = journal::bytes();
+    let (bytes, peak, spilled) = journal::bytes();
     let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
     [
         ("repairs", load(&REPAIRS)),
@@ -549,6 +546,7 @@ pub(crate) fn statistics() -> Vec<(String, u64)> {
         ("collectives_taken", load(&catchup::TAKEN)),
         ("journal_bytes", bytes),
         ("journal_peak_bytes", peak),
+        ("journal_spilled_bytes", spilled),
     ]
     .into_iter()
     .map(|(key, value)| (format!("recovery.{key}"), value))
