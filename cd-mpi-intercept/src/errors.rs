@@ -75,10 +75,32 @@ pub(crate) fn start_containing() -> bool {
     if !ulfm_mode() || std::env::var(REPAIR_ENV).is_ok_and(|v| v == "0") {
         return false;
     }
+    if STOPPED_BY
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .is_some()
+    {
+        return false;
+    }
     if !CONTAINING.swap(true, Ordering::Relaxed) {
         tracing::debug!("a loss in this ULFM job is contained from now on");
     }
     true
+}
+
+/// The call that stopped containment (see [`stop_containing`]).
+static STOPPED_BY: Mutex<Option<&'static str>> = Mutex::new(None);
+
+/// From now on a loss ends the job: the application used `call`, which in-job recovery does
+/// not cover, on a request it tracks.
+pub(crate) fn stop_containing(call: &'static str) {
+    if CONTAINING.swap(false, Ordering::Relaxed) {
+        *STOPPED_BY.lock().unwrap_or_else(|e| e.into_inner()) = Some(call);
+        tracing::warn!(
+            call,
+            "a later loss in this ULFM job ends it: MPI_{call} is not covered"
+        );
+    }
 }
 
 /// Runs `f` (an MPI call of a call that survives a loss) so that a process failure returns
@@ -99,6 +121,14 @@ fn in_covered_call() -> bool {
 pub(crate) fn why_not_contained() -> &'static str {
     if std::env::var(REPAIR_ENV).is_ok_and(|v| v == "0") {
         "in-job recovery is off (CD_ULFM_REPAIR=0)"
+    } else if STOPPED_BY
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .is_some()
+    {
+        "the application completed a nonblocking request with a call in-job recovery does not \
+         cover (MPI_Waitany, MPI_Waitsome, MPI_Testany, MPI_Testsome, MPI_Request_free or \
+         MPI_Cancel)"
     } else if !containing() {
         "no version of a persistent CD is complete yet to restore the lost rank from"
     } else if cd_core::logging_anywhere() {

@@ -148,8 +148,9 @@ const CONTAINED: [(&str, &str); 3] = [
 
 /// Issue 23, tests 1 and 3 (a second loss): the rank on a simulated node removes its node's
 /// cache and raises SIGKILL at step 130 (rank 3, with the `MPI_Isend`/`MPI_Irecv`/`MPI_Waitall`
-/// halo exchange), rank 0 at step 137 (with `MPI_Sendrecv`), and rank 3 at step 130 then rank 1
-/// at step 170 (the second replacement resumes at 160): the one launch finishes, every rank's result is bitwise a fault-free run's, the
+/// halo exchange), rank 0 at step 137 (with `MPI_Sendrecv`), rank 2 at step 133 (`MPI_Testall`
+/// until complete), and rank 3 at step 130 then rank 1 at step 170 (the second replacement
+/// resumes at 160): the one launch finishes, every rank's result is bitwise a fault-free run's, the
 /// survivors computed every step exactly once and repaired once, the replacement resumed at
 /// step 120 (version 6) and computed only the 80 steps from there, its files rebuilt from the
 /// survivors' XOR redundancy, its sends to its neighbours dropped while they had them and its
@@ -173,6 +174,7 @@ fn a_lost_rank_is_contained_in_the_job() {
     let cases = [
         (3usize, "130", "1", None),
         (0, "137", "0", None),
+        (2, "133", "2", None),
         (3, "130", "0", Some(("170:1", 160))),
     ];
     for (lost, step, nonblocking, second) in cases {
@@ -446,4 +448,39 @@ fn a_loss_during_a_persist_ends_the_job_clearly_and_the_relaunch_restores() {
         heat_lines(&clean, " result "),
         "{relaunched}"
     );
+}
+
+/// Issue 23: a program that completes its requests with `MPI_Waitany` (which request completes
+/// first is a choice a replacement would have to repeat, not recorded yet) is not contained:
+/// a later loss ends the job, every survivor's line says why.
+#[test]
+fn a_loss_after_waitany_ends_the_job_clearly() {
+    if !family().ulfm {
+        eprintln!(
+            "a_loss_after_waitany_ends_the_job_clearly: skipped, {} is not Open MPI with ULFM",
+            mpicc()
+        );
+        return;
+    }
+    let cache = fresh_cache("ulfm-waitany");
+    let mut env = CONTAINED.to_vec();
+    env.extend([
+        ("HEAT_NONBLOCKING", "3"),
+        ("HEAT_KILL_AT", "130"),
+        ("HEAT_KILL_RANK", "1"),
+    ]);
+    let (ok, text) = heat(&cache, &env);
+    assert!(!ok, "{text}");
+    for rank in [0, 2, 3] {
+        let said: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with(&format!("libcd: rank {rank}: lost rank 1 in a ULFM job")))
+            .collect();
+        assert_eq!(said.len(), 1, "one line from rank {rank}:\n{text}");
+        assert!(
+            said[0].contains("a call in-job recovery does not cover (MPI_Waitany"),
+            "{}",
+            said[0]
+        );
+    }
 }

@@ -34,7 +34,7 @@ macro_rules! mpi_table {
                 Bsend_init(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request) => p2p::bsend_init;
                 Rsend_init(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request) => p2p::rsend_init;
                 Recv_init(buf: BufMut, count: c_int, datatype: Datatype, source: c_int, tag: c_int, comm: Comm, request: *mut Request) => p2p::recv_init;
-                Request_free(request: *mut Request) => wait::request_free;
+                Request_free(request: *mut Request) => recovery::request_free;
                 Comm_create_errhandler(function: ErrhandlerFn, errhandler: *mut Errhandler) => errors::comm_create_errhandler;
                 Comm_set_errhandler(comm: Comm, errhandler: Errhandler) => errors::comm_set_errhandler;
                 Comm_get_errhandler(comm: Comm, errhandler: *mut Errhandler) => errors::comm_get_errhandler;
@@ -64,14 +64,14 @@ macro_rules! mpi_table {
 
                 Wait(request: *mut Request, status: *mut Status) => recovery::wait;
                 Waitall(count: c_int, requests: *mut Request, statuses: *mut Status) => recovery::waitall;
-                Waitany(count: c_int, requests: *mut Request, index: *mut c_int, status: *mut Status) => wait::waitany;
-                Waitsome(incount: c_int, requests: *mut Request, outcount: *mut c_int, indices: *mut c_int, statuses: *mut Status) => wait::waitsome;
-                Test(request: *mut Request, flag: *mut c_int, status: *mut Status) => wait::test;
-                Testall(count: c_int, requests: *mut Request, flag: *mut c_int, statuses: *mut Status) => wait::testall;
-                Testany(count: c_int, requests: *mut Request, index: *mut c_int, flag: *mut c_int, status: *mut Status) => wait::testany;
-                Testsome(incount: c_int, requests: *mut Request, outcount: *mut c_int, indices: *mut c_int, statuses: *mut Status) => wait::testsome;
+                Waitany(count: c_int, requests: *mut Request, index: *mut c_int, status: *mut Status) => recovery::waitany;
+                Waitsome(incount: c_int, requests: *mut Request, outcount: *mut c_int, indices: *mut c_int, statuses: *mut Status) => recovery::waitsome;
+                Test(request: *mut Request, flag: *mut c_int, status: *mut Status) => recovery::test;
+                Testall(count: c_int, requests: *mut Request, flag: *mut c_int, statuses: *mut Status) => recovery::testall;
+                Testany(count: c_int, requests: *mut Request, index: *mut c_int, flag: *mut c_int, status: *mut Status) => recovery::testany;
+                Testsome(incount: c_int, requests: *mut Request, outcount: *mut c_int, indices: *mut c_int, statuses: *mut Status) => recovery::testsome;
                 Request_get_status(request: Request, flag: *mut c_int, status: *mut Status) => wait::request_get_status;
-                Cancel(request: *mut Request) => wait::cancel;
+                Cancel(request: *mut Request) => recovery::cancel;
                 Start(request: *mut Request) => wait::start;
                 Startall(count: c_int, requests: *mut Request) => wait::startall;
 

@@ -45,13 +45,17 @@
 
 pub(crate) mod calls;
 pub(crate) mod catchup;
+pub(crate) mod completion;
 pub(crate) mod join;
 pub(crate) mod journal;
 pub(crate) mod repair;
 pub(crate) mod requests;
 
 pub(crate) use calls::{
-    allgather, allreduce, barrier, bcast, irecv, isend, recv, send, sendrecv, ssend, wait, waitall,
+    allgather, allreduce, barrier, bcast, irecv, isend, recv, send, sendrecv, ssend,
+};
+pub(crate) use completion::{
+    cancel, request_free, test, testall, testany, testsome, wait, waitall, waitany, waitsome,
 };
 pub(crate) use join::comm_get_parent;
 

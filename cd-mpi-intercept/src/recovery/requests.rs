@@ -216,3 +216,24 @@ pub(crate) fn substitute(handles: &mut [Request]) {
         }
     });
 }
+
+/// Whether any of `handles` is tracked.
+pub(crate) fn any_tracked(handles: &[Request]) -> bool {
+    with(|t| handles.iter().any(|h| t.contains_key(&h.bits())))
+}
+
+/// A completion call recovery does not cover (`call`) is given `handles`: if any is tracked,
+/// nothing is tracked from now on and later losses end the job (the requests' fate is no
+/// longer known here).
+pub(crate) fn untrack(handles: &[Request], call: &'static str) {
+    let any = with(|t| {
+        let any = handles.iter().any(|h| t.contains_key(&h.bits()));
+        if any {
+            t.clear();
+        }
+        any
+    });
+    if any {
+        crate::errors::stop_containing(call);
+    }
+}
