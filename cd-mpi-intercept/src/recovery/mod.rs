@@ -36,12 +36,14 @@
 //! and its collectives are served from the survivor's results; then it is live.
 //!
 //! # Covered, and not yet
-//! The calls that survive a loss are those of [`calls`]: blocking point-to-point (`Send`,
-//! `Ssend`, `Recv`, `Sendrecv`) and the collectives whose result is the same on every rank
-//! (`Barrier`, `Bcast`, `Allreduce`, `Allgather`), on `MPI_COMM_WORLD`, outside CDs that log.
-//! A loss seen in any other call (nonblocking requests, wildcard receives, derived
-//! communicators, a persist under way), or a second loss during a repair, ends the job with one
-//! line per rank as before, and a relaunch restores the persisted version.
+//! The calls that survive a loss are those of [`calls`] and [`completion`]: blocking
+//! point-to-point (`Send`, `Ssend`, `Recv`, `Sendrecv`), `Isend` and `Irecv` completed by
+//! `Wait`, `Waitall`, `Test` or `Testall`, and the collectives whose result is the same on every
+//! rank (`Barrier`, `Bcast`, `Allreduce`, `Allgather`), on `MPI_COMM_WORLD`, outside CDs that
+//! log. A loss seen in any other call (derived communicators, wildcard receives, other
+//! collectives, a persist under way), after a tracked request went to a completion call whose
+//! order of completions is a choice (`Waitany`, ...: [`completion`]), or during a repair, ends
+//! the job with one line per rank as before, and a relaunch restores the persisted version.
 
 pub(crate) mod calls;
 pub(crate) mod catchup;
