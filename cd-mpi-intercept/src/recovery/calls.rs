@@ -89,7 +89,7 @@ unsafe fn send_mode(
         }
     });
     if repair::is_failure(rc) {
-        repair::repair(world::current());
+        repair::repair();
         // the resend of what the receiver lacks delivers it
         return abi::SUCCESS;
     }
@@ -143,7 +143,7 @@ unsafe fn receive(
             unsafe { real::Recv(buf, count, datatype, source, tag, world::current(), status) }
         });
         if repair::is_failure(rc) {
-            repair::repair(world::current());
+            repair::repair();
             continue;
         }
         if rc == abi::SUCCESS {
@@ -272,7 +272,8 @@ pub(crate) unsafe fn sendrecv(
     // which half completed: requests still active are released (they fail once the world is
     // revoked)
     let received = requests[0] == null && statuses[0].error() == abi::SUCCESS;
-    repair::covered(|| {
+    // (not `repair::covered`: the repair below is for the world the halves ran on)
+    crate::errors::covered(|| {
         for r in requests.iter_mut().filter(|r| **r != null) {
             let mut ignored = Status::zeroed();
             // SAFETY: our own request; its buffer is the caller's, alive for this call.
@@ -285,7 +286,7 @@ pub(crate) unsafe fn sendrecv(
     if !failed {
         return rc;
     }
-    repair::repair(world::current());
+    repair::repair();
     if received {
         // SAFETY: the caller's status (or ours).
         unsafe { *status = statuses[0] };
@@ -334,7 +335,7 @@ unsafe fn collective(
         if !repair::is_failure(rc) {
             return rc;
         }
-        repair::repair(world::current());
+        repair::repair();
         if let Some(data) = catchup::next_collective() {
             return serve(data);
         }
@@ -505,7 +506,7 @@ pub(crate) unsafe fn isend(
         return rc;
     }
     if repair::is_failure(rc) {
-        repair::repair(world::current());
+        repair::repair();
         // the resend delivers it
         // SAFETY: the caller's request.
         return unsafe { complete_request(tag, request) };
@@ -556,6 +557,6 @@ pub(crate) unsafe fn irecv(
         if !repair::is_failure(rc) {
             return rc;
         }
-        repair::repair(world::current());
+        repair::repair();
     }
 }

@@ -10,7 +10,7 @@
 use super::repair;
 use super::requests;
 use crate::abi::{self, Request, Status};
-use crate::pmpi::{real, world, Call};
+use crate::pmpi::{real, Call};
 use crate::{stats, traffic};
 use std::ffi::c_int;
 
@@ -179,7 +179,7 @@ unsafe fn complete(
         for &i in &failed {
             handles[i] = before[i];
         }
-        repair::repair(world::current());
+        repair::repair();
         if let Some(f) = flag {
             // the application tests again, on what the repair substituted
             // SAFETY: the caller's flag.

@@ -38,7 +38,7 @@ pub(crate) fn join_if_replacement() {
     let _guard = Guard::enter();
     REPLACEMENT.store(true, Ordering::Relaxed);
     crate::errors::install(parent);
-    if let Err(e) = repair::covered(|| join(parent)) {
+    if let Err(e) = crate::errors::covered(|| join(parent)) {
         let line = format!(
             "libcd: a replacement spawned for a lost rank could not join the job: {e}; the job \
              ends (exit status {LOST_EXIT_CODE})\n"

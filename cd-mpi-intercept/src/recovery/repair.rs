@@ -21,7 +21,21 @@ pub(crate) const REPLACEMENT_ENV: &str = "CD_ULFM_REPLACEMENT";
 /// Tag of the runtime's own messages on its duplicate of the repaired world.
 const TAG: c_int = 7001;
 
-pub(crate) use crate::errors::covered;
+/// Repairs completed in this process; one repair at a time.
+static GENERATION: AtomicU64 = AtomicU64::new(0);
+static REPAIRING: Mutex<()> = Mutex::new(());
+
+thread_local! {
+    /// [`GENERATION`] when this thread's last covered call went into MPI.
+    static SEEN: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Runs `f` (a covered call's MPI call) so that a process failure returns its code, noting
+/// which world it ran on (see [`repair`]).
+pub(crate) fn covered<R>(f: impl FnOnce() -> R) -> R {
+    SEEN.with(|s| s.set(GENERATION.load(Ordering::Acquire)));
+    crate::errors::covered(f)
+}
 
 /// Whether `rc` reports a process failure or a revoked communicator.
 pub(crate) fn is_failure(rc: c_int) -> bool {
@@ -37,12 +51,21 @@ static REPAIR_NS: AtomicU64 = AtomicU64::new(0);
 static RESENT: AtomicU64 = AtomicU64::new(0);
 static SERVED: AtomicU64 = AtomicU64::new(0);
 
-/// Repairs the world after a failure this survivor saw on `comm` (see [`super`]); returns once
-/// the world is repaired and this rank resent what its peers lacked. Ends the job when the
-/// loss cannot be contained.
-pub(crate) fn repair(comm: Comm) {
+/// Repairs the world after a failure this survivor saw in its last covered call (see
+/// [`super`]); returns once the world is repaired and this rank resent what its peers lacked.
+/// Ends the job when the loss cannot be contained.
+///
+/// With several threads in MPI (`MPI_THREAD_MULTIPLE`), every thread whose call fails comes
+/// here; one repairs, the others wait for it and then find the world repaired since their call
+/// went into MPI, and complete their calls on it.
+pub(crate) fn repair() {
+    let _one = REPAIRING.lock().unwrap_or_else(|e| e.into_inner());
+    if GENERATION.load(Ordering::Acquire) != SEEN.with(std::cell::Cell::get) {
+        return;
+    }
     // the repair's own calls see their failures as codes
-    covered(|| repair_now(comm));
+    crate::errors::covered(|| repair_now(world::current()));
+    GENERATION.fetch_add(1, Ordering::Release);
 }
 
 fn repair_now(comm: Comm) {
