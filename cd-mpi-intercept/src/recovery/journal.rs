@@ -12,6 +12,7 @@
 
 use crate::abi::{self, Datatype};
 use crate::pmpi::{real, world};
+use crate::types;
 use std::ffi::{c_int, c_void};
 use std::sync::Mutex;
 
@@ -74,11 +75,23 @@ fn slot<T: Default>(v: &mut Vec<T>, i: usize) -> &mut T {
     &mut v[i]
 }
 
-/// `count` elements of `datatype` at `buf`, packed.
+/// `count` elements of `datatype` at `buf`, packed: the elements' own bytes for a predefined
+/// contiguous datatype (module `types`: what `MPI_Pack` would write), else `MPI_Pack`'s.
 ///
 /// # Safety
 /// `buf` holds `count` elements of `datatype` (the MPI call's contract).
 pub(crate) unsafe fn pack(buf: *const c_void, count: c_int, datatype: Datatype) -> Vec<u8> {
+    let kind = types::kind(datatype);
+    if let (true, Some(len)) = (kind.raw, types::raw_bytes(count, kind.size)) {
+        if len == 0 || buf.is_null() {
+            return Vec::new();
+        }
+        // SAFETY: `len` bytes of `count` contiguous elements at `buf` (the caller's contract).
+        let src = unsafe { std::slice::from_raw_parts(buf.cast::<u8>(), len) };
+        let mut out = vec![0u8; len];
+        crate::copy::into_log(&mut out, src);
+        return out;
+    }
     let comm = world::current();
     let mut size: c_int = 0;
     // SAFETY: writes one int.
@@ -111,6 +124,16 @@ pub(crate) unsafe fn unpack(
     count: c_int,
     datatype: Datatype,
 ) -> bool {
+    let kind = types::kind(datatype);
+    if let (true, Some(len)) = (kind.raw, types::raw_bytes(count, kind.size)) {
+        if data.len() > len || (!data.is_empty() && buf.is_null()) {
+            return false;
+        }
+        // SAFETY: the caller's buffer has room for `count` elements, `len >= data.len()` bytes.
+        let dst = unsafe { std::slice::from_raw_parts_mut(buf.cast::<u8>(), data.len()) };
+        crate::copy::bytes(dst, data);
+        return true;
+    }
     let comm = world::current();
     let mut size: c_int = 0;
     // SAFETY: writes one int.
