@@ -202,7 +202,7 @@ impl<S: tracing::Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Calls {
             return;
         };
         if span.extensions().get::<Init>().is_some() && RANK.load(Ordering::Relaxed) < 0 {
-            RANK.store(world_rank(), Ordering::Relaxed);
+            RANK.store(cd_mpi_intercept::world_rank(), Ordering::Relaxed);
         }
     }
 }
@@ -222,22 +222,6 @@ impl tracing::field::Visit for CallVisitor {
             self.0 = Some(format!("{value:?}"));
         }
     }
-}
-
-/// This process's rank in `MPI_COMM_WORLD`, straight from the MPI library (-1 if refused).
-fn world_rank() -> c_int {
-    let mut initialized: c_int = 0;
-    // SAFETY: `MPI_Initialized` may be called at any time; it writes one int.
-    unsafe { cd_mpi_intercept::pmpi::real::Initialized(&mut initialized) };
-    if initialized == 0 {
-        return -1;
-    }
-    let mut rank: c_int = -1;
-    let world = cd_mpi_intercept::abi::predefined().comm_world;
-    // SAFETY: MPI is initialised (the span of `MPI_Init` closed after it returned) and not
-    // finalised; the call writes one int.
-    unsafe { cd_mpi_intercept::pmpi::real::Comm_rank(world, &mut rank) };
-    rank
 }
 
 /// The rank the launcher set in the environment, if any (see the module docs).

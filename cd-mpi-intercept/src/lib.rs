@@ -108,6 +108,22 @@ pub use recovery::version_complete;
 pub use stats::STATS_ENV;
 pub use traffic::{count_messages, message_counts, MessageCounts};
 
+/// This process's rank in the application's `MPI_COMM_WORLD` (after an in-job repair, in the
+/// repaired world: a replacement has the lost rank's), or -1 outside `MPI_Init` ..
+/// `MPI_Finalize`.
+pub fn world_rank() -> std::ffi::c_int {
+    let (mut initialized, mut finalized) = (0, 0);
+    // SAFETY: both may be called at any time; each writes one int.
+    unsafe {
+        pmpi::real::Initialized(&mut initialized);
+        pmpi::real::Finalized(&mut finalized);
+    }
+    if initialized == 0 || finalized != 0 {
+        return -1;
+    }
+    pmpi::safe::world_rank()
+}
+
 /// Whether some wrapper work is needed even with no CD logging: statistics are kept
 /// (`CD_MPI_STATS`), messages are counted (persistence in use), or every call is traced
 /// ([`trace_every_call`]). One flag for all, so the fast path reads one.
