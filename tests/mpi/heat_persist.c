@@ -9,7 +9,8 @@
  * goes on), HEAT_KILL_WIPE=1 removes the rank's node cache directory first (the node's disk is
  * lost with it). HEAT_REDUCE=1 adds an MPI_Allreduce of the array's sum every step, folded into
  * the state; HEAT_NONBLOCKING=1 exchanges the halo with MPI_Irecv, MPI_Isend and MPI_Waitall
- * instead of MPI_Sendrecv (HEAT_NONBLOCKING=2: MPI_Testall until complete, 3: MPI_Waitany four times). A restart finds the persisted version (cd_recovered_version), restores it and
+ * instead of MPI_Sendrecv (HEAT_NONBLOCKING=2: MPI_Testall until complete, 3: MPI_Waitany four times, 4: an
+ * MPI_Iallreduce completed with them by MPI_Waitall). A restart finds the persisted version (cd_recovered_version), restores it and
  * goes on from there. HEAT_ORDER=swapped adds the ranges in the other order, HEAT_SHORT=1 adds
  * a shorter array. With HEAT_PERSIST_ERRORS=continue a failed advance prints its error and the
  * run goes on. Prints "heat rank R resumed S version V" after a restore, "heat rank R error
@@ -105,12 +106,17 @@ int main(int argc, char **argv) {
 
     while (step < STEPS) {
         if (nonblocking) {
-            MPI_Request r[4];
+            MPI_Request r[5];
             MPI_Irecv(&u[N + 1], 1, MPI_DOUBLE, right, 0, MPI_COMM_WORLD, &r[0]);
             MPI_Irecv(&u[0], 1, MPI_DOUBLE, left, 1, MPI_COMM_WORLD, &r[1]);
             MPI_Isend(&u[1], 1, MPI_DOUBLE, left, 0, MPI_COMM_WORLD, &r[2]);
             MPI_Isend(&u[N], 1, MPI_DOUBLE, right, 1, MPI_COMM_WORLD, &r[3]);
-            if (nonblocking == 2) {
+            if (nonblocking == 4) {
+                /* a nonblocking collective in flight with the halo exchange */
+                static double one = 1, ranks;
+                MPI_Iallreduce(&one, &ranks, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &r[4]);
+                MPI_Waitall(5, r, MPI_STATUSES_IGNORE);
+            } else if (nonblocking == 2) {
                 int done = 0;
                 while (!done) MPI_Testall(4, r, &done, MPI_STATUSES_IGNORE);
             } else if (nonblocking == 3) {

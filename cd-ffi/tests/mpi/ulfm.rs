@@ -450,6 +450,41 @@ fn a_loss_during_a_persist_ends_the_job_clearly_and_the_relaunch_restores() {
     );
 }
 
+/// Issue 23: a nonblocking collective in flight with the halo exchange when a rank is lost is
+/// not contained yet: the job ends, every survivor's line says why (or, if the collective's
+/// request completed before the failure reached it, names the call the loss reached).
+#[test]
+fn a_loss_with_a_nonblocking_collective_in_flight_ends_the_job_clearly() {
+    if !family().ulfm {
+        eprintln!(
+            "a_loss_with_a_nonblocking_collective_in_flight_ends_the_job_clearly: skipped, {} is \
+             not Open MPI with ULFM",
+            mpicc()
+        );
+        return;
+    }
+    let cache = fresh_cache("ulfm-iallreduce");
+    let mut env = CONTAINED.to_vec();
+    env.extend([
+        ("HEAT_NONBLOCKING", "4"),
+        ("HEAT_KILL_AT", "130"),
+        ("HEAT_KILL_RANK", "1"),
+    ]);
+    let (ok, text) = heat(&cache, &env);
+    assert!(!ok, "{text}");
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("libcd: rank ") && l.contains(": lost rank 1 in a ULFM job"))
+        .collect();
+    assert_eq!(lines.len(), 3, "one line per survivor:\n{text}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("does not cover (a nonblocking collective")),
+        "{text}"
+    );
+}
+
 /// Issue 23: a program that completes its requests with `MPI_Waitany` (which request completes
 /// first is a choice a replacement would have to repeat, not recorded yet) is not contained:
 /// a later loss ends the job, every survivor's line says why.

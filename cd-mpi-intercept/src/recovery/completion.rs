@@ -10,7 +10,7 @@
 use super::repair;
 use super::requests;
 use crate::abi::{self, Request, Status};
-use crate::pmpi::{real, Call};
+use crate::pmpi::{real, world, Call};
 use crate::{stats, traffic};
 use std::ffi::c_int;
 
@@ -175,6 +175,15 @@ unsafe fn complete(
         }
         // the failed ones are freed: their old handles stay keys of the repair's work
         let freed: Vec<Request> = failed.iter().map(|&i| before[i]).collect();
+        if !requests::all_tracked(&freed) {
+            // a nonblocking collective, or a request on another communicator: nothing here
+            // knows how to finish it on the repaired world
+            crate::loss::process_lost(
+                world::current(),
+                "a request in-job recovery does not cover (a nonblocking collective, or on a \
+                 derived communicator) failed",
+            );
+        }
         requests::freed(&freed);
         for &i in &failed {
             handles[i] = before[i];

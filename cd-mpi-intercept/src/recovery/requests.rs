@@ -217,6 +217,11 @@ pub(crate) fn substitute(handles: &mut [Request]) {
     });
 }
 
+/// Whether every one of `handles` is tracked.
+pub(crate) fn all_tracked(handles: &[Request]) -> bool {
+    with(|t| handles.iter().all(|h| t.contains_key(&h.bits())))
+}
+
 /// Whether any of `handles` is tracked.
 pub(crate) fn any_tracked(handles: &[Request]) -> bool {
     with(|t| handles.iter().any(|h| t.contains_key(&h.bits())))
