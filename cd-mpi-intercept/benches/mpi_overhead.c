@@ -67,12 +67,12 @@
  * Journal stages (--bench packing, not in the default set; no libcd needed): what the journal
  * does with each message it keeps, on each rank alone, without MPI traffic, in rotating
  * rounds of N messages: copy (memcpy into a reused ring, the one copy of the goal), pack
- * (MPI_Pack of MPI_BYTEs into the same reused ring), fresh (the journal's way: a zeroed buffer
- * of MPI_Pack_size bytes allocated per message, MPI_Pack into it, every buffer kept until the
- * round ends and then freed, as the journal keeps them until the next version; the frees
- * timed), touch (the fresh buffers alone: allocated, one byte written per 4 KiB page, kept
- * and freed the same way: their page faults without the copy). N: 64 MiB of messages, at
- * most 65536.
+ * (MPI_Pack of MPI_BYTEs into the same reused ring), fresh (the journal's way:
+ * MPI_Pack_size, a zeroed buffer of that size allocated per message, MPI_Pack into it, every
+ * buffer kept until the round ends and then freed, as the journal keeps them until the next
+ * version; the frees timed), touch (the fresh buffers alone: allocated, one byte written per
+ * 4 KiB page, kept and freed the same way: their page faults without the copy). N: 64 MiB of
+ * messages, at most 65536.
  *
  * Usage: mpi_overhead [--bench pingpong,allreduce,replay,stages,selfrecv,packing]
  *                     [--modes raw,nocd,log | raw,journal]
@@ -686,6 +686,7 @@ static double stage_round(enum stage k, int size, long n, char **kept) {
             pos = 0;
             raw_pack(sbuf, size, MPI_BYTE, ring + ring_at, cap, &pos, MPI_COMM_SELF);
         } else {
+            if (k == S_FRESH) raw_pack_size(size, MPI_BYTE, MPI_COMM_SELF, &cap); /* per message */
             kept[i] = calloc(1, (size_t)cap);
             if (kept[i] == NULL) die("out of memory");
             if (k == S_FRESH) {
