@@ -3,7 +3,7 @@
 # ping-pong and allreduce in three modes timed interleaved in one run (raw MPI, libcd's
 # wrappers with no CD, logging), replay from the log, and where logging's time goes.
 #
-#   scripts/bench-mpi.sh [--openmpi] [--quick] [-- ARGS for mpi_overhead]
+#   scripts/bench-mpi.sh [--openmpi | --ompi5] [--quick] [-- ARGS for mpi_overhead]
 #
 # Steps, each printed with the command that ran it:
 #   1. the benchmark: one launch each for --bench pingpong, allreduce, replay, stages,
@@ -16,6 +16,14 @@
 #   3. the replay checked with CD_MPI_STATS: records served from the log, sends dropped
 # --openmpi: build libcd and the program for Open MPI (target/openmpi) and launch with
 # mpirun.openmpi. --quick: few rounds, to check that everything runs.
+# --ompi5: Open MPI 5 with ULFM (scripts/setup.sh's venv, target/ompi5, `mpirun --with-ft ulfm`):
+# the cost of in-job recovery's sender-side journal (issue 23) instead of the steps above:
+#   1. ping-pong in launches alternated CD_BENCH_LAUNCHES times (default 4): --modes
+#      raw,nocd,log, then --modes raw,journal (the journal, once on, takes every wrapped call on
+#      the world, so it needs a launch of its own; each launch has its own raw), --sizes
+#      $CD_BENCH_SIZES (default 8,4k,1M)
+#   2. where the journal's time goes: --bench packing (each rank alone)
+#   3. the journal checked with CD_MPI_STATS: it held the messages (journal_peak_bytes)
 # Two ranks only: this machine has 2 cores and MPICH busy-polls; each step first waits for
 # idle CPUs (CD_BENCH_IDLE_WAIT).
 set -euo pipefail
@@ -26,9 +34,10 @@ family=mpich quick=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --openmpi) family=openmpi; shift ;;
+        --ompi5) family=ompi5; shift ;;
         --quick) quick=1; shift ;;
         --) shift; break ;;
-        *) echo "usage: $0 [--openmpi] [--quick] [-- ARGS for mpi_overhead]" >&2; exit 2 ;;
+        *) echo "usage: $0 [--openmpi | --ompi5] [--quick] [-- ARGS for mpi_overhead]" >&2; exit 2 ;;
     esac
 done
 export MPIEXEC_TIMEOUT="${MPIEXEC_TIMEOUT:-300}"
@@ -37,6 +46,12 @@ if [ "$family" = openmpi ]; then
     export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}/openmpi" MPICC=mpicc.openmpi
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     mpirun=(mpirun.openmpi --oversubscribe --allow-run-as-root -np 2)
+    stats_env=(-x CD_MPI_STATS)
+elif [ "$family" = ompi5 ]; then
+    export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}/ompi5" MPICC="$CD_OMPI5_VENV/bin/mpicc"
+    export LD_LIBRARY_PATH="$CD_OMPI5_VENV/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    mpirun=("$CD_OMPI5_VENV/bin/mpirun" --with-ft ulfm --oversubscribe --mca btl ^ofi -np 2)
     stats_env=(-x CD_MPI_STATS)
 else
     export MPICC=mpicc
@@ -95,6 +110,36 @@ if [ "$quick" = 1 ]; then
 else
     quick_args=()
 fi
+if [ "$family" = ompi5 ]; then
+    sizes="${CD_BENCH_SIZES:-8,4k,1M}"
+    launches="${CD_BENCH_LAUNCHES:-4}"
+    [ "$quick" = 1 ] && launches=1
+    for launch in $(seq 1 "$launches"); do
+        echo
+        echo "== launch pair $launch of $launches"
+        for modes in raw,nocd,log raw,journal; do
+            wait_idle
+            run "$out/mpi_overhead" "${quick_args[@]}" --bench pingpong --modes "$modes" --sizes "$sizes" "$@"
+        done
+    done
+    echo
+    echo "== where the journal's time goes: its stages on each rank alone"
+    wait_idle
+    run "$out/mpi_overhead" "${quick_args[@]}" --bench packing --sizes "$sizes"
+    echo
+    echo "== the journal checked with CD_MPI_STATS"
+    stats="$(mktemp -d)"
+    CD_MPI_STATS="$stats/rank." run "${stats_env[@]}" "$out/mpi_overhead" --bench pingpong \
+        --modes raw,journal --rounds 1 --target-ms 1 --sizes 8,1M | grep -E '^(journal|stamp)'
+    for r in 0 1; do
+        echo "rank $r: $(grep -E '^(recovery.journal_peak_bytes|persist.count|calls.MPI_Send|calls.MPI_Recv) ' \
+            "$stats/rank.$r" | tr '\n' ' ')"
+    done
+    rm -rf "$stats"
+    echo "== load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+    exit 0
+fi
+
 # One launch per benchmark (each waits for idle CPUs), or one launch with the given ARGS.
 if [ $# -eq 0 ]; then
     steps=(pingpong allreduce replay stages selfrecv)

@@ -21,6 +21,19 @@
  *         copy it cannot avoid and nothing else. log vs raw+copy is what logging could gain.
  *   direct (built with -DNO_LIBCD only) MPI_X from the executable, that is the MPI library's:
  *         the cross-check that the raw pointers cost what a plain MPI program pays.
+ *   journal libcd's wrapper with in-job recovery's sender-side journal on (issue 23): at the
+ *         start, a persistent root CD (COMM_LOGGING_DISABLED, storage_info
+ *         dir=<tmp>/node{rank};scheme=partner, CD_REDSET_FAILURE_GROUP node{rank} unless set)
+ *         with a 64-byte range is created and advanced once, so a version is complete and, in
+ *         a ULFM job (mpirun --with-ft ulfm, which sets OMPI_MCA_mpi_ft_enable=1), every send
+ *         on MPI_COMM_WORLD is packed into the journal and every collective's result kept.
+ *         Each journal round is followed, outside its timing, by an advance of that CD (a
+ *         persist, which prunes the journal: its cost is persistence's, cd-persist's
+ *         BENCHMARKS.md). Once the journal is on every wrapped call on the world journals, so
+ *         journal cannot share a launch with nocd or log (run those in another launch, each
+ *         against its own raw), and only with --bench pingpong,allreduce. raw+copy comes with
+ *         it, the reference of the issue's goal for large messages (raw plus one memcpy of the
+ *         message).
  *
  * Rounds: for each size, rounds of a fixed iteration count (calibrated on raw to about
  * --target-ms, default 5, and at most 64 MiB of messages) run mode after mode (raw nocd log, then nocd log raw, ...: the order rotates so
@@ -51,7 +64,18 @@
  * to itself on MPI_COMM_SELF: one receive record per call (the record a ping-pong's answer
  * waits for), the data stamped and checked.
  *
- * Usage: mpi_overhead [--bench pingpong,allreduce,replay,stages,selfrecv] [--modes raw,nocd,log]
+ * Journal stages (--bench packing, not in the default set; no libcd needed): what the journal
+ * does with each message it keeps, on each rank alone, without MPI traffic, in rotating
+ * rounds of N messages: copy (memcpy into a reused ring, the one copy of the goal), pack
+ * (MPI_Pack of MPI_BYTEs into the same reused ring), fresh (the journal's way:
+ * MPI_Pack_size, a zeroed buffer of that size allocated per message, MPI_Pack into it, every
+ * buffer kept until the round ends and then freed, as the journal keeps them until the next
+ * version; the frees timed), touch (the fresh buffers alone: allocated, one byte written per
+ * 4 KiB page, kept and freed the same way: their page faults without the copy). N: 64 MiB of
+ * messages, at most 65536.
+ *
+ * Usage: mpi_overhead [--bench pingpong,allreduce,replay,stages,selfrecv,packing]
+ *                     [--modes raw,nocd,log | raw,journal]
  *                     [--sizes 8,64,...] [--ar-sizes 8,...] [--rounds R] [--target-ms T]
  */
 #define _GNU_SOURCE
@@ -64,6 +88,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #ifndef NO_LIBCD
 #include <cd.h>
@@ -76,6 +101,10 @@ typedef int (*sendrecv_fn)(const void *, int, MPI_Datatype, int, int, void *, in
                            int, int, MPI_Comm, MPI_Status *);
 typedef int (*barrier_fn)(MPI_Comm);
 typedef int (*bcast_fn)(void *, int, MPI_Datatype, int, MPI_Comm);
+typedef int (*pack_fn)(const void *, int, MPI_Datatype, void *, int, int *, MPI_Comm);
+typedef int (*pack_size_fn)(int, MPI_Datatype, MPI_Comm, int *);
+static pack_fn raw_pack; /* the MPI library's own PMPI_Pack and PMPI_Pack_size */
+static pack_size_fn raw_pack_size;
 
 struct mpi_fns {
     send_fn send;
@@ -86,8 +115,9 @@ struct mpi_fns {
     sendrecv_fn sendrecv;
 };
 
-enum mode { RAW, NOCD, LOG, DIRECT, RAWCOPY, COPY, NMODES };
-static const char *const MODE_NAME[NMODES] = {"raw", "nocd", "log", "direct", "raw+copy", "copy"};
+enum mode { RAW, NOCD, LOG, DIRECT, RAWCOPY, COPY, JOURNAL, NMODES };
+static const char *const MODE_NAME[NMODES] = {"raw",      "nocd", "log",    "direct",
+                                              "raw+copy", "copy", "journal"};
 enum bench { PINGPONG, ALLREDUCE, SELF, SELFRECV };
 
 static struct mpi_fns raw_fns, exe_fns; /* the MPI library's PMPI_X; MPI_X as bound here */
@@ -169,6 +199,8 @@ static void resolve(void) {
     p = mpi_sym(h, "PMPI_Barrier"), memcpy(&raw_fns.barrier, &p, sizeof p);
     p = mpi_sym(h, "PMPI_Bcast"), memcpy(&raw_fns.bcast, &p, sizeof p);
     p = mpi_sym(h, "PMPI_Sendrecv"), memcpy(&raw_fns.sendrecv, &p, sizeof p);
+    p = mpi_sym(h, "PMPI_Pack"), memcpy(&raw_pack, &p, sizeof p);
+    p = mpi_sym(h, "PMPI_Pack_size"), memcpy(&raw_pack_size, &p, sizeof p);
     exe_fns =
         (struct mpi_fns){MPI_Send, MPI_Recv, MPI_Allreduce, MPI_Barrier, MPI_Bcast, MPI_Sendrecv};
     if (rank == 0) {
@@ -261,6 +293,53 @@ static cd_handle logging_cd(void) {
 static void advance(cd_handle cd) {
     if (advance_cd_point_in_time(cd) == FAILURE) die("advance_cd_point_in_time");
 }
+
+/* The journal mode's persistent root CD, its range and its directory (see the top). */
+static cd_handle journal_cd;
+static char journal_range[64];
+static char journal_dir[256];
+
+static void journal_advance(void) {
+    advance(journal_cd);
+    /* an advance demotes the range to READ_ONLY: promote it again, as a program would */
+    struct cd_addrspec r = {journal_range, sizeof journal_range, READ_WRITE, GLOBAL};
+    if (add_to_cd_via_copy(journal_cd, &r, 1) != SUCCESS) die("add_to_cd_via_copy");
+}
+
+static void journal_start(void) {
+    if (rank == 0) {
+        snprintf(journal_dir, sizeof journal_dir, "%s/cd-bench-journal.XXXXXX",
+                 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+        if (mkdtemp(journal_dir) == NULL) die("mkdtemp");
+    }
+    raw_fns.bcast(journal_dir, sizeof journal_dir, MPI_CHAR, 0, MPI_COMM_WORLD);
+    char node[300], info[400];
+    snprintf(node, sizeof node, "%s/node%d", journal_dir, rank);
+    if (mkdir(node, 0700) != 0) die("mkdir of the journal mode's node directory");
+    snprintf(info, sizeof info, "dir=%s/node{rank};scheme=partner", journal_dir);
+    int error = 0;
+    journal_cd = create_cd(NULL, info, COMM_LOGGING_DISABLED, "journal", &error);
+    if (journal_cd == NULL) die("create_cd (persistent, for the journal mode)");
+    struct cd_addrspec r = {journal_range, sizeof journal_range, READ_WRITE, GLOBAL};
+    if (add_to_cd_via_copy(journal_cd, &r, 1) != SUCCESS) die("add_to_cd_via_copy");
+    journal_advance(); /* version 1 complete: the journal is on from here (in a ULFM job) */
+    if (rank == 0) {
+        const char *ft = getenv("OMPI_MCA_mpi_ft_enable");
+        printf("journal: persistent CD in %s, version 1 complete; OMPI_MCA_mpi_ft_enable=%s%s\n",
+               journal_dir, ft ? ft : "(unset)",
+               ft && strcmp(ft, "1") == 0 ? "" : " (not a ULFM job: no journal, this is nocd)");
+    }
+}
+
+static void journal_end(void) {
+    if (commit_cd(journal_cd) != SUCCESS) die("commit_cd");
+    raw_fns.barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        char cmd[400];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", journal_dir);
+        if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", journal_dir);
+    }
+}
 #endif
 
 struct sample {
@@ -298,6 +377,7 @@ static struct sample round_of(enum bench b, enum mode m, int size, long n) {
     run(b, f, size, n);
     double t = now() - t0;
 #ifndef NO_LIBCD
+    if (m == JOURNAL) journal_advance(); /* untimed: prunes the journal (see the top) */
     if (m == LOG) {
         struct cd_info info;
         if (cd_get_info(cd, &info) != SUCCESS) die("cd_get_info");
@@ -350,7 +430,9 @@ static int sizes[MAX_SIZES], nsizes;
 static int ar_sizes[MAX_SIZES], nar_sizes;
 static int rounds = 31;
 static double target = 0.005;
-static int do_pingpong = 1, do_allreduce = 1, do_replay = 1, do_stages = 0, do_selfrecv = 0;
+static int do_pingpong = 1, do_allreduce = 1, do_replay = 1, do_stages = 0, do_selfrecv = 0,
+           do_packing = 0;
+static int journal_on; /* the journal mode is among the modes */
 
 static int parse_sizes(const char *s, int *out) {
     int n = 0;
@@ -382,6 +464,7 @@ static void parse(int argc, char **argv) {
             do_replay = strstr(v, "replay") != NULL;
             do_stages = strstr(v, "stages") != NULL;
             do_selfrecv = strstr(v, "selfrecv") != NULL;
+            do_packing = strstr(v, "packing") != NULL;
         } else if (strcmp(k, "--modes") == 0) {
             mode_list = v;
         } else if (strcmp(k, "--sizes") == 0) {
@@ -404,13 +487,21 @@ static void parse(int argc, char **argv) {
         while (m < NMODES && strcmp(t, MODE_NAME[m]) != 0) m++;
         if (m == NMODES) die("unknown mode");
 #ifdef NO_LIBCD
-        if (m == NOCD || m == LOG) die("nocd and log need libcd (built without -DNO_LIBCD)");
+        if (m == NOCD || m == LOG || m == JOURNAL)
+            die("nocd, log and journal need libcd (built without -DNO_LIBCD)");
 #else
         if (m == DIRECT) die("direct is the -DNO_LIBCD build's mode (here it would be nocd)");
 #endif
         modes[nmodes++] = m;
     }
     if (nmodes == 0 || modes[0] != RAW) die("--modes must start with raw (the reference)");
+    for (int k = 0; k < nmodes; k++)
+        if (modes[k] == JOURNAL) journal_on = 1;
+    for (int k = 0; journal_on && k < nmodes; k++)
+        if (modes[k] == NOCD || modes[k] == LOG)
+            die("journal cannot share a launch with nocd or log (see the top)");
+    if (journal_on && (do_replay || do_stages || do_selfrecv || do_packing))
+        die("journal runs with --bench pingpong,allreduce only");
 }
 
 /* ---- drivers ---------------------------------------------------------------------------- */
@@ -470,15 +561,17 @@ static void fmt_size(int size, char *out, size_t len) {
 static void bench_modes(enum bench b) {
     const int *sz = b == ALLREDUCE ? ar_sizes : sizes;
     const int nsz = b == ALLREDUCE ? nar_sizes : nsizes;
-    int ms[NMODES], nm = 0, log_k = -1, nocd_k = -1;
+    int ms[NMODES], nm = 0, log_k = -1, nocd_k = -1, journal_k = -1, rawcopy_k = -1;
     for (int k = 0; k < nmodes; k++) {
         if (modes[k] == LOG) log_k = nm;
         if (modes[k] == NOCD) nocd_k = nm;
+        if (modes[k] == JOURNAL) journal_k = nm;
         ms[nm++] = modes[k];
     }
+    const int faults_k = log_k >= 0 ? log_k : journal_k; /* the CD mode whose faults are shown */
     const int alone = b == SELF || b == SELFRECV; /* each rank alone: the copy alongside */
     if (alone) ms[nm++] = COPY;
-    else if (log_k >= 0) ms[nm++] = RAWCOPY;
+    else if (log_k >= 0 || journal_k >= 0) rawcopy_k = nm, ms[nm++] = RAWCOPY;
     const int split = alone && log_k >= 0 && nocd_k >= 0; /* log - nocd vs copy */
     if (rank == 0) {
         if (b == PINGPONG)
@@ -501,7 +594,9 @@ static void bench_modes(enum bench b) {
             if (ms[k] != COPY) printf(" %s/raw |", MODE_NAME[ms[k]]), cols++;
         if (b == PINGPONG) printf(" raw MB/s |"), cols++;
         if (split) printf(" (log-nocd)/copy |"), cols++;
-        if (log_k >= 0) printf(" log B/iter r0, r1 | faults/iter r0 raw, log |"), cols += 2;
+        if (journal_k >= 0 && rawcopy_k >= 0) printf(" journal/(raw+copy) |"), cols++;
+        if (log_k >= 0) printf(" log B/iter r0, r1 |"), cols++;
+        if (faults_k >= 0) printf(" faults/iter r0 raw, %s |", MODE_NAME[ms[faults_k]]), cols++;
         printf("\n|");
         for (int k = 0; k < cols; k++) printf("---|");
         printf("\n");
@@ -556,14 +651,109 @@ static void bench_modes(enum bench b) {
             struct summary q = summarize(ratio, rounds);
             printf(" %.2f [%.2f–%.2f] |", (s[log_k].med - s[nocd_k].med) / s[c].med, q.q1, q.q3);
         }
-        if (log_k >= 0)
-            printf(" %.0f, %.0f | %.2f, %.2f |", log_bytes, log_bytes1,
-                   summarize(&faults[0], rounds).med, summarize(&faults[log_k * rounds], rounds).med);
+        if (journal_k >= 0 && rawcopy_k >= 0) {
+            for (int r = 0; r < rounds; r++)
+                ratio[r] = t[journal_k * rounds + r] / t[rawcopy_k * rounds + r];
+            struct summary q = summarize(ratio, rounds);
+            printf(" **%.3f** [%.3f–%.3f] |", s[journal_k].med / s[rawcopy_k].med, q.q1, q.q3);
+        }
+        if (log_k >= 0) printf(" %.0f, %.0f |", log_bytes, log_bytes1);
+        if (faults_k >= 0)
+            printf(" %.2f, %.2f |", summarize(&faults[0], rounds).med,
+                   summarize(&faults[faults_k * rounds], rounds).med);
         printf("\n");
         fflush(stdout);
     }
     free(ratio);
     free(faults);
+    free(t);
+}
+
+/* ---- the journal's stages (--bench packing) ---------------------------------------------- */
+
+enum stage { S_COPY, S_PACK, S_FRESH, S_TOUCH, NSTAGES };
+
+/* One round of stage `k`: n messages of `size` bytes from sbuf; seconds per message. */
+static double stage_round(enum stage k, int size, long n, char **kept) {
+    int cap = 0, pos;
+    raw_pack_size(size, MPI_BYTE, MPI_COMM_SELF, &cap);
+    ring_at = 0;
+    double t0 = now();
+    for (long i = 0; i < n; i++) {
+        if (k == S_COPY) {
+            memcpy(ring + ring_at, sbuf, (size_t)size);
+        } else if (k == S_PACK) {
+            pos = 0;
+            raw_pack(sbuf, size, MPI_BYTE, ring + ring_at, cap, &pos, MPI_COMM_SELF);
+        } else {
+            if (k == S_FRESH) raw_pack_size(size, MPI_BYTE, MPI_COMM_SELF, &cap); /* per message */
+            kept[i] = calloc(1, (size_t)cap);
+            if (kept[i] == NULL) die("out of memory");
+            if (k == S_FRESH) {
+                pos = 0;
+                raw_pack(sbuf, size, MPI_BYTE, kept[i], cap, &pos, MPI_COMM_SELF);
+            } else {
+                for (int b = 0; b < cap; b += 4096) kept[i][b] = 1;
+            }
+        }
+        ring_at += (size_t)size;
+        if (ring_at + (size_t)size > ring_len) ring_at = 0;
+        __asm__ volatile("" ::: "memory");
+    }
+    if (k == S_FRESH || k == S_TOUCH)
+        for (long i = 0; i < n; i++) free(kept[i]);
+    return (now() - t0) / (double)n;
+}
+
+static void bench_packing(void) {
+    if (rank == 0)
+        printf("\njournal stages, each rank alone, %d rounds per stage and size: time per message, "
+               "median [IQR] in us; ratios to copy of medians [IQR of adjacent-round ratios]\n\n"
+               "| size | messages/round | copy | pack | fresh | touch | pack/copy | fresh/copy | "
+               "touch/copy | faults/message fresh |\n|---|---|---|---|---|---|---|---|---|---|\n",
+               rounds);
+    double *t = malloc((size_t)(NSTAGES * rounds) * sizeof *t);
+    double *ratio = malloc((size_t)rounds * sizeof *ratio);
+    for (int z = 0; z < nsizes; z++) {
+        const int size = sizes[z];
+        long n = MAX_INTERVAL / size;
+        n = n > 65536 ? 65536 : n;
+        ring_len = (size_t)size * (size_t)n;
+        char **kept = malloc((size_t)n * sizeof *kept);
+        if (posix_memalign((void **)&ring, 4096, ring_len) != 0 || kept == NULL)
+            die("out of memory");
+        memset(ring, 1, ring_len);
+        for (int k = 0; k < NSTAGES; k++) stage_round((enum stage)k, size, n, kept); /* warm-up */
+        double faults = 0;
+        for (int r = 0; r < rounds; r++)
+            for (int j = 0; j < NSTAGES; j++) {
+                int k = (j + r) % NSTAGES;
+                raw_fns.barrier(MPI_COMM_WORLD);
+                long f0 = minflt();
+                t[k * rounds + r] = stage_round((enum stage)k, size, n, kept);
+                if (k == S_FRESH) faults += (double)(minflt() - f0) / (double)n;
+            }
+        free(kept);
+        free(ring);
+        ring = NULL;
+        if (rank != 0) continue;
+        char label[32];
+        fmt_size(size, label, sizeof label);
+        printf("| %s | %ld |", label, n);
+        struct summary s[NSTAGES];
+        for (int k = 0; k < NSTAGES; k++) {
+            s[k] = summarize(&t[k * rounds], rounds);
+            printf(" %.4f [%.4f–%.4f] |", s[k].med * 1e6, s[k].q1 * 1e6, s[k].q3 * 1e6);
+        }
+        for (int k = 1; k < NSTAGES; k++) {
+            for (int r = 0; r < rounds; r++) ratio[r] = t[k * rounds + r] / t[r];
+            struct summary q = summarize(ratio, rounds);
+            printf(" **%.2f** [%.2f–%.2f] |", s[k].med / s[0].med, q.q1, q.q3);
+        }
+        printf(" %.1f |\n", faults / rounds);
+        fflush(stdout);
+    }
+    free(ratio);
     free(t);
 }
 
@@ -649,6 +839,9 @@ static void bench_replay(void) {
 #endif
 
 int main(int argc, char **argv) {
+#ifndef NO_LIBCD
+    setenv("CD_REDSET_FAILURE_GROUP", "node{rank}", 0); /* the journal mode's two nodes */
+#endif
     MPI_Init(&argc, &argv);
     int nranks;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -678,6 +871,9 @@ int main(int argc, char **argv) {
 #endif
     }
     for (int b = PINGPONG; b <= SELFRECV; b++) run((enum bench)b, &raw_fns, 8, 1000); /* connect */
+#ifndef NO_LIBCD
+    if (journal_on) journal_start();
+#endif
     if (do_pingpong) bench_modes(PINGPONG);
     if (do_allreduce) bench_modes(ALLREDUCE);
 #ifndef NO_LIBCD
@@ -685,9 +881,13 @@ int main(int argc, char **argv) {
 #endif
     if (do_stages) bench_modes(SELF);
     if (do_selfrecv) bench_modes(SELFRECV);
+    if (do_packing) bench_packing();
     long errors = stamp_errors;
     raw_fns.allreduce(MPI_IN_PLACE, &errors, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0) printf("\nstamp errors (wrong data delivered): %ld\n", errors);
+#ifndef NO_LIBCD
+    if (journal_on) journal_end();
+#endif
     free(sbuf);
     free(rbuf);
     MPI_Finalize();
