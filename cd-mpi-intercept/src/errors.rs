@@ -58,9 +58,21 @@ pub(crate) const REPAIR_ENV: &str = "CD_ULFM_REPAIR";
 /// version of a persistent CD on, unless `CD_ULFM_REPAIR=0`.
 static CONTAINING: AtomicBool = AtomicBool::new(false);
 
-thread_local! {
+/// A thread's covered calls (see [`covered`]).
+struct Covered {
     /// Set while a call that survives a loss is in MPI: the handler then returns the code.
-    static COVERED: Cell<bool> = const { Cell::new(false) };
+    inside: Cell<bool>,
+    /// The repair generation (`crate::recovery`) its last covered call saw.
+    seen: Cell<u64>,
+}
+
+thread_local! {
+    static COVERED: Covered = const {
+        Covered {
+            inside: Cell::new(false),
+            seen: Cell::new(0),
+        }
+    };
 }
 
 /// Whether a loss is contained now (one relaxed load).
@@ -104,17 +116,36 @@ pub(crate) fn stop_containing(call: &'static str) {
 }
 
 /// Runs `f` (an MPI call of a call that survives a loss) so that a process failure returns
-/// its code instead of ending the job.
+/// its code instead of ending the job; `generation` is noted as the one it saw (one
+/// thread-local access for both).
+pub(crate) fn covered_at<R>(generation: u64, f: impl FnOnce() -> R) -> R {
+    COVERED.with(|c| {
+        c.seen.set(generation);
+        let was = c.inside.replace(true);
+        let r = f();
+        c.inside.set(was);
+        r
+    })
+}
+
+/// [`covered_at`] for the runtime's own calls during a repair (the generation unchanged).
 pub(crate) fn covered<R>(f: impl FnOnce() -> R) -> R {
-    let was = COVERED.with(|c| c.replace(true));
-    let r = f();
-    COVERED.with(|c| c.set(was));
-    r
+    COVERED.with(|c| {
+        let was = c.inside.replace(true);
+        let r = f();
+        c.inside.set(was);
+        r
+    })
+}
+
+/// The generation this thread's last covered call saw.
+pub(crate) fn seen_generation() -> u64 {
+    COVERED.with(|c| c.seen.get())
 }
 
 /// Whether a covered call is in MPI on this thread.
 fn in_covered_call() -> bool {
-    COVERED.with(Cell::get)
+    COVERED.with(|c| c.inside.get())
 }
 
 /// Why this rank cannot contain a loss it saw outside a covered call, for its line.

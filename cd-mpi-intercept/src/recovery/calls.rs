@@ -317,7 +317,7 @@ unsafe fn collective(
         if !unsafe { journal::unpack(&data, result, count, datatype) } {
             return abi::ERR_TRUNCATE;
         }
-        journal::collective(data);
+        journal::collective_packed(&data);
         abi::SUCCESS
     };
     if let Some(data) = catchup::next_collective() {
@@ -329,7 +329,7 @@ unsafe fn collective(
         let rc = repair::covered(|| run(world::current()));
         if rc == abi::SUCCESS {
             // SAFETY: MPI wrote the result.
-            journal::collective(unsafe { journal::pack(result, count, datatype) });
+            unsafe { journal::collective(result, count, datatype) };
             return rc;
         }
         if !repair::is_failure(rc) {

@@ -7,9 +7,12 @@
 //! `traffic`, through every completion call). The journal is pruned when the next version
 //! completes (the persist is collective, so every rank prunes at the same cut, and the
 //! persist's consistency check has proven that no message crosses it). Messages are packed
-//! (`MPI_Pack`), so a resend is one `MPI_PACKED` message whatever the datatype; the receiver
-//! unpacks it with its own, as MPI's type matching allows.
+//! (`MPI_Pack`, or one copy for a predefined contiguous datatype: module `types`), so a resend
+//! is one `MPI_PACKED` message whatever the datatype; the receiver unpacks it with its own, as
+//! MPI's type matching allows. Their bytes go into the chunks of an [`Arena`], reused from one
+//! version to the next, or past the MPI logs' spill threshold into a file.
 
+use super::arena::{Arena, Span};
 use crate::abi::{self, Datatype};
 use crate::pmpi::{real, world};
 use crate::types;
@@ -18,7 +21,7 @@ use std::sync::Mutex;
 
 /// Where a message's packed bytes are.
 enum Payload {
-    Memory(Vec<u8>),
+    Memory(Span),
     /// In the journal's spill file.
     Spilled {
         offset: u64,
@@ -48,8 +51,10 @@ struct Journal {
     /// Messages received on the world from each world rank at the version.
     received_at: Vec<u64>,
     /// Packed results of the world's collectives since the version, in order.
-    collectives: Vec<Vec<u8>>,
+    collectives: Vec<Span>,
     at_version: AtVersion,
+    /// The bytes of the messages and results held in memory.
+    arena: Arena,
     /// Bytes held in memory (messages and collective results).
     bytes: u64,
     /// The most bytes held in memory at once.
@@ -173,16 +178,42 @@ pub(crate) unsafe fn sent(
         return;
     };
     // SAFETY: the caller's contract.
-    let data = unsafe { pack(buf, count, datatype) };
-    with(|j| {
-        let payload = j.keep(data);
-        slot(&mut j.sent, dest).push(Sent { tag, payload });
-    });
+    unsafe {
+        with_packed(buf, count, datatype, |data| {
+            with(|j| {
+                let payload = j.keep(data);
+                slot(&mut j.sent, dest).push(Sent { tag, payload });
+            })
+        })
+    }
+}
+
+/// Runs `f` on the packed form of `count` elements of `datatype` at `buf`: the elements' own
+/// bytes for a predefined contiguous datatype (no copy), else [`pack`]'s.
+///
+/// # Safety
+/// As [`pack`].
+unsafe fn with_packed<R>(
+    buf: *const c_void,
+    count: c_int,
+    datatype: Datatype,
+    f: impl FnOnce(&[u8]) -> R,
+) -> R {
+    let kind = types::kind(datatype);
+    if let (true, Some(len)) = (kind.raw, types::raw_bytes(count, kind.size)) {
+        if len == 0 || buf.is_null() {
+            return f(&[]);
+        }
+        // SAFETY: `len` bytes of `count` contiguous elements at `buf` (the caller's contract).
+        return f(unsafe { std::slice::from_raw_parts(buf.cast::<u8>(), len) });
+    }
+    // SAFETY: the caller's contract.
+    f(&unsafe { pack(buf, count, datatype) })
 }
 
 impl Journal {
     /// Holds `data` in memory or in the spill file.
-    fn keep(&mut self, data: Vec<u8>) -> Payload {
+    fn keep(&mut self, data: &[u8]) -> Payload {
         let over = cd_core::log_spill_bytes().is_some_and(|t| self.bytes + data.len() as u64 > t);
         if over {
             if self.spill.is_none() {
@@ -192,7 +223,7 @@ impl Journal {
             }
             if let Some(file) = &self.spill {
                 let offset = self.spilled;
-                if std::os::unix::fs::FileExt::write_all_at(file, &data, offset).is_ok() {
+                if std::os::unix::fs::FileExt::write_all_at(file, data, offset).is_ok() {
                     self.spilled += data.len() as u64;
                     self.spilled_total += data.len() as u64;
                     return Payload::Spilled {
@@ -202,20 +233,21 @@ impl Journal {
                 }
             }
         }
-        self.hold(data.len());
-        Payload::Memory(data)
+        Payload::Memory(self.hold(data))
     }
 
-    fn hold(&mut self, len: usize) {
-        self.bytes += len as u64;
+    /// Copies `data` into the arena.
+    fn hold(&mut self, data: &[u8]) -> Span {
+        self.bytes += data.len() as u64;
         self.peak = self.peak.max(self.bytes);
-        cd_core::charge_log_memory(len);
+        self.arena
+            .append(data.len(), |dst| crate::copy::into_log(dst, data))
     }
 
     /// The bytes of a message.
     fn read(&self, payload: &Payload) -> Vec<u8> {
         match payload {
-            Payload::Memory(data) => data.clone(),
+            Payload::Memory(span) => self.arena.get(*span).to_vec(),
             Payload::Spilled { offset, len } => {
                 let mut data = vec![0u8; *len];
                 let read = self
@@ -231,11 +263,27 @@ impl Journal {
     }
 }
 
-/// Keeps the packed result of a collective on the world.
-pub(crate) fn collective(result: Vec<u8>) {
+/// Keeps the result of a collective on the world: `count` elements of `datatype` at `buf`.
+///
+/// # Safety
+/// As [`pack`].
+pub(crate) unsafe fn collective(buf: *const c_void, count: c_int, datatype: Datatype) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        with_packed(buf, count, datatype, |data| {
+            with(|j| {
+                let span = j.hold(data);
+                j.collectives.push(span);
+            })
+        })
+    }
+}
+
+/// Keeps a collective result that is packed already (one served to this rank).
+pub(crate) fn collective_packed(data: &[u8]) {
     with(|j| {
-        j.hold(result.len());
-        j.collectives.push(result);
+        let span = j.hold(data);
+        j.collectives.push(span);
     });
 }
 
@@ -243,10 +291,11 @@ pub(crate) fn collective(result: Vec<u8>) {
 /// the messages received on the world, by world rank).
 pub(crate) fn version_complete(at: AtVersion, received_at: Vec<u64>) {
     with(|j| {
-        cd_core::release_log_memory(j.bytes as usize);
+        j.arena.clear();
         *j = Journal {
             at_version: at,
             received_at,
+            arena: std::mem::take(&mut j.arena),
             peak: j.peak,
             spilled_total: j.spilled_total,
             ..Journal::default()
@@ -282,10 +331,8 @@ pub(crate) fn collectives() -> u64 {
 /// The packed results of the collectives numbered `from..` since the version.
 pub(crate) fn collective_results(from: usize) -> Vec<Vec<u8>> {
     with(|j| {
-        j.collectives
-            .get(from..)
-            .map(<[_]>::to_vec)
-            .unwrap_or_default()
+        let spans = j.collectives.get(from..).unwrap_or(&[]);
+        spans.iter().map(|&s| j.arena.get(s).to_vec()).collect()
     })
 }
 

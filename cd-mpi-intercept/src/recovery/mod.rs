@@ -45,6 +45,7 @@
 //! order of completions is a choice (`Waitany`, ...: [`completion`]), or during a repair, ends
 //! the job with one line per rank as before, and a relaunch restores the persisted version.
 
+mod arena;
 pub(crate) mod calls;
 pub(crate) mod catchup;
 pub(crate) mod completion;

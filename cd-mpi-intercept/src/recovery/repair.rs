@@ -25,16 +25,11 @@ const TAG: c_int = 7001;
 static GENERATION: AtomicU64 = AtomicU64::new(0);
 static REPAIRING: Mutex<()> = Mutex::new(());
 
-thread_local! {
-    /// [`GENERATION`] when this thread's last covered call went into MPI.
-    static SEEN: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
-}
-
 /// Runs `f` (a covered call's MPI call) so that a process failure returns its code, noting
 /// which world it ran on (see [`repair`]).
+#[inline]
 pub(crate) fn covered<R>(f: impl FnOnce() -> R) -> R {
-    SEEN.with(|s| s.set(GENERATION.load(Ordering::Acquire)));
-    crate::errors::covered(f)
+    crate::errors::covered_at(GENERATION.load(Ordering::Acquire), f)
 }
 
 /// Whether `rc` reports a process failure or a revoked communicator.
@@ -60,7 +55,7 @@ static SERVED: AtomicU64 = AtomicU64::new(0);
 /// went into MPI, and complete their calls on it.
 pub(crate) fn repair() {
     let _one = REPAIRING.lock().unwrap_or_else(|e| e.into_inner());
-    if GENERATION.load(Ordering::Acquire) != SEEN.with(std::cell::Cell::get) {
+    if GENERATION.load(Ordering::Acquire) != crate::errors::seen_generation() {
         return;
     }
     // the repair's own calls see their failures as codes
