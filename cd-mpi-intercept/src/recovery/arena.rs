@@ -86,3 +86,40 @@ impl Drop for Arena {
         cd_core::release_log_memory(held);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Spans read back what was written, across chunks; a message larger than a chunk gets one
+    /// of its own; after a clear the same chunks take the next version's messages.
+    #[test]
+    fn spans_read_back_and_chunks_are_reused() {
+        let mut arena = Arena::default();
+        let small: Vec<Span> = (0..3u8)
+            .map(|i| arena.append(600 << 10, |dst| dst.fill(i)))
+            .collect();
+        let big = arena.append(CHUNK + 1, |dst| dst.fill(9));
+        assert_eq!(
+            arena.chunks.len(),
+            4,
+            "600 KiB twice does not fit a 1 MiB chunk"
+        );
+        for (i, &s) in small.iter().enumerate() {
+            assert!(arena.get(s).iter().all(|&b| b == i as u8));
+            assert_eq!(arena.get(s).len(), 600 << 10);
+        }
+        assert_eq!(arena.get(big).len(), CHUNK + 1);
+        let addresses: Vec<*const u8> = arena.chunks.iter().map(|c| c.bytes.as_ptr()).collect();
+        arena.clear();
+        assert!(arena.chunks.is_empty());
+        let again = arena.append(CHUNK + 1, |dst| dst.fill(7));
+        assert!(
+            addresses.contains(&arena.get(again).as_ptr()),
+            "the large chunk is reused"
+        );
+        assert!(arena.get(again).iter().all(|&b| b == 7));
+        let empty = arena.append(0, |_| {});
+        assert!(arena.get(empty).is_empty());
+    }
+}
