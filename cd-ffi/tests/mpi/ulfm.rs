@@ -19,12 +19,7 @@ use std::process::Command;
 /// repaired world (the sum of `(rank + 1)^2`) and the old order, and `mpirun` exits cleanly.
 #[test]
 fn a_lost_rank_is_replaced_in_the_job_with_ulfm() {
-    if !family().ulfm {
-        eprintln!(
-            "a_lost_rank_is_replaced_in_the_job_with_ulfm: skipped, {} is not Open MPI with \
-             ULFM (mpi-ext.h has no MPIX_ERR_PROC_FAILED)",
-            mpicc()
-        );
+    if skipped("a_lost_rank_is_replaced_in_the_job_with_ulfm") {
         return;
     }
     let exe = work_dir().join("ulfm-repair");
@@ -79,12 +74,7 @@ fn a_lost_rank_is_replaced_in_the_job_with_ulfm() {
 /// bitwise equal to a fault-free run.
 #[test]
 fn a_lost_rank_ends_a_ulfm_job_clearly_and_the_relaunch_restores() {
-    if !family().ulfm {
-        eprintln!(
-            "a_lost_rank_ends_a_ulfm_job_clearly_and_the_relaunch_restores: skipped, {} is not \
-             Open MPI with ULFM",
-            mpicc()
-        );
+    if skipped("a_lost_rank_ends_a_ulfm_job_clearly_and_the_relaunch_restores") {
         return;
     }
     let cache = fresh_cache("ulfm-lost");
@@ -112,19 +102,10 @@ fn a_lost_rank_ends_a_ulfm_job_clearly_and_the_relaunch_restores() {
         Some(75),
         "the job ends with libcd's status:\n{text}"
     );
-    for rank in [0, 1, 3] {
-        let said: Vec<&str> = text
-            .lines()
-            .filter(|l| l.starts_with(&format!("libcd: rank {rank}: lost rank 2 in a ULFM job")))
-            .collect();
-        assert_eq!(said.len(), 1, "one line from rank {rank}:\n{text}");
-        assert!(
-            said[0].contains("in-job recovery is off (CD_ULFM_REPAIR=0)")
-                && said[0].ends_with("relaunch it to restore CD \"heat\" from version 5 (xor)"),
-            "{}",
-            said[0]
-        );
-    }
+    survivors_say(&text, &[0, 1, 3], "rank 2", |line| {
+        line.contains("in-job recovery is off (CD_ULFM_REPAIR=0)")
+            && line.ends_with("relaunch it to restore CD \"heat\" from version 5 (xor)")
+    });
     assert!(
         heat_lines(&text, " result ").is_empty(),
         "no rank finished:\n{text}"
@@ -157,11 +138,7 @@ const CONTAINED: [(&str, &str); 3] = [
 /// collectives served.
 #[test]
 fn a_lost_rank_is_contained_in_the_job() {
-    if !family().ulfm {
-        eprintln!(
-            "a_lost_rank_is_contained_in_the_job: skipped, {} is not Open MPI with ULFM",
-            mpicc()
-        );
+    if skipped("a_lost_rank_is_contained_in_the_job") {
         return;
     }
     let clean_cache = fresh_cache("ulfm-contained-clean");
@@ -279,12 +256,7 @@ fn a_lost_rank_is_contained_in_the_job() {
 /// ends with libcd's status.
 #[test]
 fn a_loss_before_the_first_version_ends_the_job_clearly() {
-    if !family().ulfm {
-        eprintln!(
-            "a_loss_before_the_first_version_ends_the_job_clearly: skipped, {} is not Open MPI \
-             with ULFM",
-            mpicc()
-        );
+    if skipped("a_loss_before_the_first_version_ends_the_job_clearly") {
         return;
     }
     let cache = fresh_cache("ulfm-too-early");
@@ -292,19 +264,10 @@ fn a_loss_before_the_first_version_ends_the_job_clearly() {
     env.extend([("HEAT_KILL_AT", "15"), ("HEAT_KILL_RANK", "1")]);
     let (ok, text) = heat(&cache, &env);
     assert!(!ok, "{text}");
-    for rank in [0, 2, 3] {
-        let said: Vec<&str> = text
-            .lines()
-            .filter(|l| l.starts_with(&format!("libcd: rank {rank}: lost rank 1 in a ULFM job")))
-            .collect();
-        assert_eq!(said.len(), 1, "one line from rank {rank}:\n{text}");
-        assert!(
-            said[0].contains("no version of a persistent CD is complete yet")
-                && said[0].ends_with("from its start (no version complete yet)"),
-            "{}",
-            said[0]
-        );
-    }
+    survivors_say(&text, &[0, 2, 3], "rank 1", |line| {
+        line.contains("no version of a persistent CD is complete yet")
+            && line.ends_with("from its start (no version complete yet)")
+    });
 }
 
 /// A rank's `CD_MPI_STATS` file as key and value.
@@ -324,12 +287,7 @@ fn read_stats(path: &str) -> std::collections::BTreeMap<String, u64> {
 /// and why, the replacements too, and the job ends with libcd's status.
 #[test]
 fn two_losses_at_once_are_contained_with_rs_and_end_clearly_with_xor() {
-    if !family().ulfm {
-        eprintln!(
-            "two_losses_at_once_are_contained_with_rs_and_end_clearly_with_xor: skipped, {} is \
-             not Open MPI with ULFM",
-            mpicc()
-        );
+    if skipped("two_losses_at_once_are_contained_with_rs_and_end_clearly_with_xor") {
         return;
     }
     let clean_cache = fresh_cache("ulfm-two-clean");
@@ -360,18 +318,9 @@ fn two_losses_at_once_are_contained_with_rs_and_end_clearly_with_xor() {
         let (ok, text) = heat(&cache, &env);
         if scheme == "xor" {
             assert!(!ok, "{text}");
-            for rank in [0, 3] {
-                let said: Vec<&str> = text
-                    .lines()
-                    .filter(|l| l.starts_with(&format!("libcd: rank {rank}: lost ranks 1, 2")))
-                    .collect();
-                assert_eq!(said.len(), 1, "one line from rank {rank}:\n{text}");
-                assert!(
-                    said[0].contains("the repair failed: CD \"heat\" version 6"),
-                    "{}",
-                    said[0]
-                );
-            }
+            survivors_say(&text, &[0, 3], "ranks 1, 2", |line| {
+                line.contains("the repair failed: CD \"heat\" version 6")
+            });
             assert!(heat_lines(&text, " result ").is_empty(), "{text}");
         } else {
             assert!(ok, "{text}");
@@ -399,12 +348,7 @@ fn two_losses_at_once_are_contained_with_rs_and_end_clearly_with_xor() {
 /// fault-free run.
 #[test]
 fn a_loss_during_a_persist_ends_the_job_clearly_and_the_relaunch_restores() {
-    if !family().ulfm {
-        eprintln!(
-            "a_loss_during_a_persist_ends_the_job_clearly_and_the_relaunch_restores: skipped, {} \
-             is not Open MPI with ULFM",
-            mpicc()
-        );
+    if skipped("a_loss_during_a_persist_ends_the_job_clearly_and_the_relaunch_restores") {
         return;
     }
     let clean_cache = fresh_cache("ulfm-persist-clean");
@@ -420,19 +364,10 @@ fn a_loss_during_a_persist_ends_the_job_clearly_and_the_relaunch_restores() {
     ]);
     let (ok, text) = heat(&cache, &env);
     assert!(!ok, "{text}");
-    for rank in [0, 1, 3] {
-        let said: Vec<&str> = text
-            .lines()
-            .filter(|l| l.starts_with(&format!("libcd: rank {rank}: lost rank 2 in a ULFM job")))
-            .collect();
-        assert_eq!(said.len(), 1, "one line from rank {rank}:\n{text}");
-        assert!(
-            said[0].contains("the runtime's own communication (a persist")
-                && said[0].ends_with("relaunch it to restore CD \"heat\" from version 7 (xor)"),
-            "{}",
-            said[0]
-        );
-    }
+    survivors_say(&text, &[0, 1, 3], "rank 2", |line| {
+        line.contains("the runtime's own communication (a persist")
+            && line.ends_with("relaunch it to restore CD \"heat\" from version 7 (xor)")
+    });
     let (ok, relaunched) = heat(&cache, &CONTAINED);
     assert!(ok, "the relaunch:\n{relaunched}");
     let resumed: Vec<String> = (0..RANKS)
@@ -455,12 +390,7 @@ fn a_loss_during_a_persist_ends_the_job_clearly_and_the_relaunch_restores() {
 /// request completed before the failure reached it, names the call the loss reached).
 #[test]
 fn a_loss_with_a_nonblocking_collective_in_flight_ends_the_job_clearly() {
-    if !family().ulfm {
-        eprintln!(
-            "a_loss_with_a_nonblocking_collective_in_flight_ends_the_job_clearly: skipped, {} is \
-             not Open MPI with ULFM",
-            mpicc()
-        );
+    if skipped("a_loss_with_a_nonblocking_collective_in_flight_ends_the_job_clearly") {
         return;
     }
     let cache = fresh_cache("ulfm-iallreduce");
@@ -490,11 +420,7 @@ fn a_loss_with_a_nonblocking_collective_in_flight_ends_the_job_clearly() {
 /// a later loss ends the job, every survivor's line says why.
 #[test]
 fn a_loss_after_waitany_ends_the_job_clearly() {
-    if !family().ulfm {
-        eprintln!(
-            "a_loss_after_waitany_ends_the_job_clearly: skipped, {} is not Open MPI with ULFM",
-            mpicc()
-        );
+    if skipped("a_loss_after_waitany_ends_the_job_clearly") {
         return;
     }
     let cache = fresh_cache("ulfm-waitany");
@@ -506,16 +432,29 @@ fn a_loss_after_waitany_ends_the_job_clearly() {
     ]);
     let (ok, text) = heat(&cache, &env);
     assert!(!ok, "{text}");
-    for rank in [0, 2, 3] {
+    survivors_say(&text, &[0, 2, 3], "rank 1", |line| {
+        line.contains("a call in-job recovery does not cover (MPI_Waitany")
+    });
+}
+
+/// Whether a test needs skipping here (not Open MPI with ULFM: `mpi-ext.h` has no
+/// `MPIX_ERR_PROC_FAILED`), saying so.
+fn skipped(test: &str) -> bool {
+    if !family().ulfm {
+        eprintln!("{test}: skipped, {} is not Open MPI with ULFM", mpicc());
+    }
+    !family().ulfm
+}
+
+/// Each of `ranks` wrote exactly one line `libcd: rank R: lost <lost> in a ULFM job; ...`, and
+/// `check` holds for it.
+fn survivors_say(text: &str, ranks: &[usize], lost: &str, check: impl Fn(&str) -> bool) {
+    for rank in ranks {
         let said: Vec<&str> = text
             .lines()
-            .filter(|l| l.starts_with(&format!("libcd: rank {rank}: lost rank 1 in a ULFM job")))
+            .filter(|l| l.starts_with(&format!("libcd: rank {rank}: lost {lost} in a ULFM job")))
             .collect();
         assert_eq!(said.len(), 1, "one line from rank {rank}:\n{text}");
-        assert!(
-            said[0].contains("a call in-job recovery does not cover (MPI_Waitany"),
-            "{}",
-            said[0]
-        );
+        assert!(check(said[0]), "{}", said[0]);
     }
 }
