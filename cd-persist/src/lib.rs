@@ -253,6 +253,20 @@ fn prepare_dir(key: &str, dir: &Path, name: &str) -> Result<PathBuf, String> {
     Ok(base)
 }
 
+/// `<dir>/<name>` for this rank and `<global_dir>/<name>` when the CD flushes, checked and
+/// made (local).
+fn cache_dirs(
+    settings: &PersistSettings,
+    name: &str,
+) -> Result<(PathBuf, Option<PathBuf>), String> {
+    let base = prepare_dir("dir", Path::new(&expand(&settings.dir)), name)?;
+    let global = match &settings.flush {
+        Some(f) => Some(prepare_dir("global_dir", Path::new(&f.dir), name)?),
+        None => None,
+    };
+    Ok((base, global))
+}
+
 /// cd-core's `created` hook: checks the cache directory (and the global one) on every rank,
 /// then recovers the newest complete version, if any (collective).
 ///
@@ -277,12 +291,7 @@ pub fn created(cd: CdHandle) -> cd_core::Result<Option<u64>> {
         let name = info.name.clone().ok_or_else(|| {
             "a persistent CD needs a name (create_cd's name): a restart finds it by name".to_owned()
         })?;
-        let base = prepare_dir("dir", Path::new(&expand(&settings.dir)), &name)?;
-        let global = match &settings.flush {
-            Some(f) => Some(prepare_dir("global_dir", Path::new(&f.dir), &name)?),
-            None => None,
-        };
-        Ok((base, global))
+        cache_dirs(&settings, &name)
     })();
     let (base, global) = agree(&comm, local).map_err(err)?;
     let mut limit = u64::MAX;

@@ -12,8 +12,8 @@
 //! any collective step ([`take_prepared`]) and its `restore_cd` loads it.
 
 use super::{
-    expand, local_versions, max_u64, prepare_dir, recover_version, stats, version_dir, with_cds,
-    world, Persisted,
+    cache_dirs, expand, local_versions, max_u64, prepare_dir, recover_version, stats, version_dir,
+    with_cds, world, Persisted,
 };
 use cd_core::{CdHandle, PersistSettings, StorageInfo};
 use std::path::PathBuf;
@@ -107,14 +107,7 @@ pub(crate) fn created(
     storage_info: String,
     v: u64,
 ) -> cd_core::Result<Option<u64>> {
-    let base = prepare_dir("dir", std::path::Path::new(&expand(&settings.dir)), name)
-        .map_err(super::err)?;
-    let global = match &settings.flush {
-        Some(f) => Some(
-            prepare_dir("global_dir", std::path::Path::new(&f.dir), name).map_err(super::err)?,
-        ),
-        None => None,
-    };
+    let (base, global) = cache_dirs(&settings, name).map_err(super::err)?;
     with_cds(|cds| {
         cds.insert(
             cd,

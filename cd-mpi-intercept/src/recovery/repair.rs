@@ -257,63 +257,48 @@ fn exchange<T: bytemuck::Pod + Default>(
     check(rc, what).map(|_| theirs)
 }
 
-/// Sends `data` to `dest` on the runtime's communicator, its length first.
+/// Sends `data` to `dest` on the runtime's communicator.
 fn send_bytes(comm: Comm, dest: c_int, data: &[u8]) -> Result<(), String> {
-    let len = data.len() as u64;
     let byte = abi::predefined().byte;
-    // SAFETY: our buffers, sized as the counts say.
+    // SAFETY: our buffer, sized as the count says.
     let rc = unsafe {
-        let rc = real::Send(std::ptr::from_ref(&len).cast(), 8, byte, dest, TAG, comm);
-        if rc != abi::SUCCESS {
-            rc
-        } else {
-            real::Send(
-                data.as_ptr().cast(),
-                data.len() as c_int,
-                byte,
-                dest,
-                TAG,
-                comm,
-            )
-        }
+        real::Send(
+            data.as_ptr().cast(),
+            data.len() as c_int,
+            byte,
+            dest,
+            TAG,
+            comm,
+        )
     };
     check(rc, "serving the replacement")
 }
 
-/// Receives what [`send_bytes`] sent.
+/// Receives what [`send_bytes`] sent, sized by a probe.
 fn recv_bytes(comm: Comm, source: c_int) -> Result<Vec<u8>, String> {
-    let mut len = 0u64;
     let byte = abi::predefined().byte;
     let mut status = Status::zeroed();
-    // SAFETY: our buffers, sized as the counts say.
-    unsafe {
-        check(
-            real::Recv(
-                std::ptr::from_mut(&mut len).cast(),
-                8,
-                byte,
-                source,
-                TAG,
-                comm,
-                &mut status,
-            ),
-            "being served",
-        )?;
-        let mut data = vec![0u8; len as usize];
-        check(
-            real::Recv(
-                data.as_mut_ptr().cast(),
-                len as c_int,
-                byte,
-                source,
-                TAG,
-                comm,
-                &mut status,
-            ),
-            "being served",
-        )?;
-        Ok(data)
-    }
+    // SAFETY: writes one status.
+    check(
+        unsafe { real::Probe(source, TAG, comm, &mut status) },
+        "being served",
+    )?;
+    let len = safe::get_count(&status, byte)
+        .map_err(|rc| format!("being served: {}", safe::error_string(rc)))?;
+    let mut data = vec![0u8; len.max(0) as usize];
+    // SAFETY: our buffer, sized by the probe.
+    let rc = unsafe {
+        real::Recv(
+            data.as_mut_ptr().cast(),
+            len,
+            byte,
+            source,
+            TAG,
+            comm,
+            &mut status,
+        )
+    };
+    check(rc, "being served").map(|_| data)
 }
 
 /// What each rank tells every other of itself: whether it is a replacement, the persists it
