@@ -17,8 +17,9 @@ const HOOKS: Hooks = Hooks {
     after_init: || {
         cd_core::set_persist_hooks(cd_core::PersistHooks {
             created: |cd| {
-                // every rank counts messages from here on, if it did not from MPI_Init
-                cd_mpi_intercept::count_messages();
+                // every rank counts messages from here on, if it did not from MPI_Init, and
+                // the program's start ends (in-job recovery re-executes it in a replacement)
+                cd_mpi_intercept::persistent_create();
                 untraced(|| cd_persist::created(cd))
             },
             advanced: |cd| {

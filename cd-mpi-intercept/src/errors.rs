@@ -81,10 +81,15 @@ pub(crate) fn containing() -> bool {
     CONTAINING.load(Ordering::Relaxed)
 }
 
+/// Whether this is a ULFM job whose losses are to be contained (`CD_ULFM_REPAIR` is not `0`).
+pub(crate) fn repair_wanted() -> bool {
+    ulfm_mode() && !std::env::var(REPAIR_ENV).is_ok_and(|v| v == "0")
+}
+
 /// From now on a loss is contained, if ULFM mode is on and recovery not turned off; returns
 /// whether it is.
 pub(crate) fn start_containing() -> bool {
-    if !ulfm_mode() || std::env::var(REPAIR_ENV).is_ok_and(|v| v == "0") {
+    if !repair_wanted() {
         return false;
     }
     if STOPPED_BY
@@ -100,18 +105,17 @@ pub(crate) fn start_containing() -> bool {
     true
 }
 
-/// The call that stopped containment (see [`stop_containing`]).
+/// Why containment stopped (see [`stop_containing`]).
 static STOPPED_BY: Mutex<Option<&'static str>> = Mutex::new(None);
 
-/// From now on a loss ends the job: the application used `call`, which in-job recovery does
-/// not cover, on a request it tracks.
-pub(crate) fn stop_containing(call: &'static str) {
-    if CONTAINING.swap(false, Ordering::Relaxed) {
-        *STOPPED_BY.lock().unwrap_or_else(|e| e.into_inner()) = Some(call);
-        tracing::warn!(
-            call,
-            "a later loss in this ULFM job ends it: MPI_{call} is not covered"
-        );
+/// From now on a loss ends the job, for the reason `why` (the end of a rank's line): the
+/// application did something a replacement could not re-execute.
+pub(crate) fn stop_containing(why: &'static str) {
+    let mut stopped = STOPPED_BY.lock().unwrap_or_else(|e| e.into_inner());
+    if stopped.is_none() {
+        *stopped = Some(why);
+        CONTAINING.store(false, Ordering::Relaxed);
+        tracing::warn!(why, "a later loss in this ULFM job ends it");
     }
 }
 
@@ -152,14 +156,8 @@ fn in_covered_call() -> bool {
 pub(crate) fn why_not_contained() -> &'static str {
     if std::env::var(REPAIR_ENV).is_ok_and(|v| v == "0") {
         "in-job recovery is off (CD_ULFM_REPAIR=0)"
-    } else if STOPPED_BY
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .is_some()
-    {
-        "the application completed a nonblocking request with a call in-job recovery does not \
-         cover (MPI_Waitany, MPI_Waitsome, MPI_Testany, MPI_Testsome, MPI_Request_free or \
-         MPI_Cancel)"
+    } else if let Some(why) = *STOPPED_BY.lock().unwrap_or_else(|e| e.into_inner()) {
+        why
     } else if !containing() {
         "no version of a persistent CD is complete yet to restore the lost rank from"
     } else if cd_core::logging_anywhere() {

@@ -4,8 +4,8 @@
 //! is installed (it drains receives in flight before `restore_cd` rewrites memory),
 //! `CD_MPI_STATS` is read, and the linking library's [`crate::Hooks`] run (libcd installs
 //! persistence there); at `MPI_Finalize` its `before_finalize` runs while MPI still works. Message
-//! counting (module `traffic`) starts here when `CD_STORAGE_INFO` sets `dir`, else at the first
-//! persistent `create_cd`. rsmpi programs call `MPI_Init_thread`, C programs usually `MPI_Init`:
+//! counting (module `traffic`) starts here when `CD_STORAGE_INFO` sets `dir` or in a ULFM job,
+//! else at the first persistent `create_cd`. rsmpi programs call `MPI_Init_thread`, C programs usually `MPI_Init`:
 //! both are hooked. In a ULFM job, a process spawned to replace a lost rank joins the repaired
 //! world at the end of its `MPI_Init` (`recovery::join`), and after a repair `MPI_Finalize`
 //! first completes what the repair started (`recovery::repair::finalize`).
@@ -27,6 +27,10 @@ fn after_init() {
         // every call reaches its handler, so that MPI_Comm_free forgets the handler the
         // application chose for the communicator
         crate::intercept();
+        if errors::repair_wanted() {
+            // what a replacement would re-execute before its create_cd is kept from here
+            recovery::prologue::begin();
+        }
     }
     if let Some(hooks) = hooks::hooks() {
         (hooks.after_init)();

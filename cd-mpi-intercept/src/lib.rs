@@ -104,9 +104,9 @@ pub use hooks::{set_hooks, Hooks};
 pub use loss::LOST_EXIT_CODE;
 #[cfg(fuzzing)]
 pub use record::fuzz_read as fuzz_read_record;
-pub use recovery::version_complete;
+pub use recovery::{persistent_create, version_complete};
 pub use stats::STATS_ENV;
-pub use traffic::{count_messages, message_counts, MessageCounts};
+pub use traffic::{message_counts, MessageCounts};
 
 /// This process's rank in the application's `MPI_COMM_WORLD` (after an in-job repair, in the
 /// repaired world: a replacement has the lost rank's), or -1 outside `MPI_Init` ..

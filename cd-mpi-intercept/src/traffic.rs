@@ -76,14 +76,21 @@ pub(crate) fn init() {
         .and_then(|text| cd_core::StorageInfo::parse(&text).ok())
         .is_some_and(|info| info.get("dir").is_some());
     if declared {
-        SINCE_INIT.store(true, Ordering::Relaxed);
-        count_messages();
+        count_from_init();
     }
 }
 
+/// Counts every message from `MPI_Init` on (at `MPI_Init`: a job that declared persistence, or
+/// a ULFM job, whose in-job recovery checks the program's start with these counts).
+pub(crate) fn count_from_init() {
+    SINCE_INIT.store(true, Ordering::Relaxed);
+    count_messages();
+}
+
 /// Starts counting, if not yet: at `MPI_Init` when `CD_STORAGE_INFO` sets `dir`, else when
-/// the linking library calls it (libcd: at a persistent `create_cd`, on every rank).
-pub fn count_messages() {
+/// the linking library says a persistent `create_cd` began (`crate::persistent_create`, on
+/// every rank).
+pub(crate) fn count_messages() {
     if !ON.swap(true, Ordering::SeqCst) {
         crate::intercept();
         tracing::debug!(

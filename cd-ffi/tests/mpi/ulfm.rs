@@ -120,11 +120,13 @@ fn a_lost_rank_ends_a_ulfm_job_clearly_and_the_relaunch_restores() {
 }
 
 /// The heat program of the contained-loss tests: 200 steps, a version every 20, an
-/// `MPI_Allreduce` every step besides the halo exchange.
-const CONTAINED: [(&str, &str); 3] = [
+/// `MPI_Allreduce` every step besides the halo exchange, and a start that communicates (a
+/// replacement re-executes it).
+const CONTAINED: [(&str, &str); 4] = [
     ("HEAT_STEPS", "200"),
     ("HEAT_INTERVAL", "20"),
     ("HEAT_REDUCE", "1"),
+    ("HEAT_START", "1"),
 ];
 
 /// Issue 23, tests 1 and 3 (a second loss): the rank on a simulated node removes its node's
@@ -222,6 +224,7 @@ fn a_lost_rank_is_contained_in_the_job() {
                     .unwrap_or_else(|| panic!("no {key}"))
             };
             let repairs = stat("recovery.repairs");
+            assert!(stat("recovery.start_bytes") > 0, "rank {rank}: {stats:?}");
             assert_eq!(
                 stat("recovery.journal_spilled_bytes") > 0,
                 spills,

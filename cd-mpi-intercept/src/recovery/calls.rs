@@ -28,10 +28,27 @@ use std::ffi::{c_int, c_void};
 /// Whether this call on `comm` is one recovery takes (see the module docs).
 #[inline]
 fn covers(comm: Comm) -> bool {
-    super::on()
+    super::keeping()
         && !crate::boundary::inside()
         && !cd_core::logging_anywhere()
         && comm == world::current()
+}
+
+/// [`covers`] for a receive from `source`. A wildcard source (`MPI_ANY_SOURCE`) is a choice a
+/// replacement would have to repeat, and it is not recorded: such a receive is not covered, and
+/// it stops the containment of later losses.
+fn covers_receive(comm: Comm, source: c_int) -> bool {
+    if !covers(comm) {
+        return false;
+    }
+    if source == abi::ANY_SOURCE {
+        crate::errors::stop_containing(
+            "the application received with MPI_ANY_SOURCE, whose match a replacement could \
+             not repeat (in-job recovery does not record it)",
+        );
+        return false;
+    }
+    true
 }
 
 /// Counts the call and its message for the statistics and the persist's check.
@@ -167,7 +184,7 @@ pub(crate) unsafe fn recv(
     comm: Comm,
     status: *mut Status,
 ) -> c_int {
-    if !covers(comm) {
+    if !covers_receive(comm, source) {
         // SAFETY: forwarded.
         return unsafe { crate::p2p::recv(buf, count, datatype, source, tag, comm, status) };
     }
@@ -202,7 +219,7 @@ pub(crate) unsafe fn sendrecv(
     comm: Comm,
     status: *mut Status,
 ) -> c_int {
-    if !covers(comm) {
+    if !covers_receive(comm, source) {
         // SAFETY: forwarded.
         return unsafe {
             crate::p2p::sendrecv(
@@ -528,7 +545,7 @@ pub(crate) unsafe fn irecv(
     comm: Comm,
     request: *mut Request,
 ) -> c_int {
-    if !covers(comm) || source == abi::PROC_NULL {
+    if source == abi::PROC_NULL || !covers_receive(comm, source) {
         // SAFETY: forwarded.
         return unsafe { crate::p2p::irecv(buf, count, datatype, source, tag, comm, request) };
     }

@@ -16,7 +16,7 @@ use std::ffi::c_int;
 
 /// Whether a completion call on these requests is recovery's.
 fn covers(handles: &[Request]) -> bool {
-    super::on()
+    super::keeping()
         && requests::tracked()
         && !crate::boundary::inside()
         && !cd_core::logging_anywhere()
@@ -214,9 +214,9 @@ macro_rules! untracking {
         /// # Safety
         /// The MPI function's contract.
         pub(crate) unsafe fn $fn($($a: $t),*) -> c_int {
-            if super::on() && requests::tracked() {
+            if super::keeping() && requests::tracked() {
                 // SAFETY: the caller's handles.
-                requests::untrack(unsafe { slice($handles, $n) }, stringify!($call));
+                requests::untrack(unsafe { slice($handles, $n) });
             }
             // SAFETY: forwarded.
             unsafe { crate::wait::$fn($($a),*) }

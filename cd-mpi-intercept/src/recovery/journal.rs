@@ -163,7 +163,8 @@ pub(crate) unsafe fn unpack(
 }
 
 /// Keeps a copy of a message sent to world rank `dest`: in memory up to the MPI logs' spill
-/// threshold (`CD_MPI_LOG_SPILL`), beyond it in an unnamed file (`CD_MPI_LOG_DIR`).
+/// threshold (`CD_MPI_LOG_SPILL`), beyond it in an unnamed file (`CD_MPI_LOG_DIR`); in the
+/// program's start, with the start ([`super::prologue`]).
 ///
 /// # Safety
 /// As [`pack`].
@@ -180,6 +181,9 @@ pub(crate) unsafe fn sent(
     // SAFETY: the caller's contract.
     unsafe {
         with_packed(buf, count, datatype, |data| {
+            if super::prologue::active() {
+                return super::prologue::sent(dest, tag, data);
+            }
             with(|j| {
                 let payload = j.keep(data);
                 slot(&mut j.sent, dest).push(Sent { tag, payload });
@@ -269,18 +273,14 @@ impl Journal {
 /// As [`pack`].
 pub(crate) unsafe fn collective(buf: *const c_void, count: c_int, datatype: Datatype) {
     // SAFETY: the caller's contract.
-    unsafe {
-        with_packed(buf, count, datatype, |data| {
-            with(|j| {
-                let span = j.hold(data);
-                j.collectives.push(span);
-            })
-        })
-    }
+    unsafe { with_packed(buf, count, datatype, collective_packed) }
 }
 
 /// Keeps a collective result that is packed already (one served to this rank).
 pub(crate) fn collective_packed(data: &[u8]) {
+    if super::prologue::active() {
+        return super::prologue::collective(data);
+    }
     with(|j| {
         let span = j.hold(data);
         j.collectives.push(span);

@@ -30,8 +30,9 @@
 //! version). Each survivor then completes the call it was in on the repaired world.
 //!
 //! # The replacement's catch-up ([`catchup`])
-//! Its application starts at `main`, finds the rebuilt version at `create_cd` and restores
-//! it. From there its sends are dropped while the survivors already have them (their receive
+//! Its application starts at `main`, re-executes the program's start, whose messages and
+//! collective results its peers kept for the whole run ([`prologue`]), finds the rebuilt
+//! version at `create_cd` and restores it. From there its sends are dropped while the survivors already have them (their receive
 //! counts since the version say how many), its receives are matched by the resent messages,
 //! and its collectives are served from the survivor's results; then it is live.
 //!
@@ -40,10 +41,11 @@
 //! point-to-point (`Send`, `Ssend`, `Recv`, `Sendrecv`), `Isend` and `Irecv` completed by
 //! `Wait`, `Waitall`, `Test` or `Testall`, and the collectives whose result is the same on every
 //! rank (`Barrier`, `Bcast`, `Allreduce`, `Allgather`), on `MPI_COMM_WORLD`, outside CDs that
-//! log. A loss seen in any other call (derived communicators, wildcard receives, other
-//! collectives, a persist under way), after a tracked request went to a completion call whose
-//! order of completions is a choice (`Waitany`, ...: [`completion`]), or during a repair, ends
-//! the job with one line per rank as before, and a relaunch restores the persisted version.
+//! log. A loss seen in any other call (derived communicators, other collectives, a persist
+//! under way), after a choice a replacement could not repeat (a receive from `MPI_ANY_SOURCE`,
+//! a tracked request given to `Waitany` and the like: [`completion`]), after a start that
+//! communicated otherwise ([`prologue`]), or during a repair, ends the job with one line per
+//! rank as before, and a relaunch restores the persisted version.
 
 mod arena;
 pub(crate) mod calls;
@@ -51,6 +53,7 @@ pub(crate) mod catchup;
 pub(crate) mod completion;
 pub(crate) mod join;
 pub(crate) mod journal;
+pub(crate) mod prologue;
 pub(crate) mod repair;
 pub(crate) mod requests;
 
@@ -71,6 +74,21 @@ static COMPLETED: AtomicU64 = AtomicU64::new(0);
 #[inline(always)]
 pub(crate) fn on() -> bool {
     crate::errors::containing()
+}
+
+/// Whether the covered calls keep what a replacement needs: while a loss is contained, and in
+/// the program's start ([`prologue`]), which a replacement re-executes (two relaxed loads).
+#[inline(always)]
+pub(crate) fn keeping() -> bool {
+    on() || prologue::active()
+}
+
+/// A persistent `create_cd` (called by the linking library on every rank): every rank counts
+/// its messages from here on (for the persist's consistency check, if it did not from
+/// `MPI_Init`), and in a ULFM job the program's start ends here ([`prologue`]).
+pub fn persistent_create() {
+    crate::traffic::count_messages();
+    prologue::end();
 }
 
 /// A persist completed on every rank: the journal starts again from this version, and in a

@@ -309,12 +309,17 @@ struct Role {
     replacement: u64,
     completed: u64,
     collectives: u64,
+    /// The world collectives of the program's start.
+    start_collectives: u64,
 }
 
-/// What a rank tells one peer: its counts with that peer, since the version and at it.
+/// What a rank tells one peer: its counts with that peer, since the version and at it, and the
+/// messages it received from that peer in the program's start ([`super::prologue`]).
 #[derive(Clone, Copy, Default, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C)]
 struct Row {
+    sent_start: u64,
+    received_start: u64,
     sent_since: u64,
     received_since: u64,
     sent_at: u64,
@@ -333,6 +338,7 @@ pub(crate) fn sync(repaired: Comm, replacement: bool) -> Result<(), String> {
         replacement: u64::from(replacement),
         completed: super::completed(),
         collectives: journal::collectives(),
+        start_collectives: super::prologue::collective_count(),
     };
     let roles = exchange(
         real::Allgather,
@@ -376,6 +382,7 @@ pub(crate) fn sync(repaired: Comm, replacement: bool) -> Result<(), String> {
     // the counts, pair by pair
     let (sent, received) = journal::since(&received_now);
     let at = journal::at_version();
+    let start = super::prologue::received();
     let get = |v: &[u64], p: usize| v.get(p).copied().unwrap_or(0);
     let rows: Vec<Row> = (0..n)
         .map(|p| {
@@ -383,6 +390,8 @@ pub(crate) fn sync(repaired: Comm, replacement: bool) -> Result<(), String> {
                 Row::default()
             } else {
                 Row {
+                    sent_start: super::prologue::sent_to(p),
+                    received_start: get(&start, p),
                     sent_since: sent[p],
                     received_since: received[p],
                     sent_at: get(&at.sent, p),
@@ -399,12 +408,14 @@ pub(crate) fn sync(repaired: Comm, replacement: bool) -> Result<(), String> {
     let mut description = None;
     if me == server {
         for p in (0..n).filter(|&p| p != me && lacks(p)) {
-            let from = if roles[p].replacement == 1 {
-                0
+            // a replacement re-executes the program's start first, then from the version
+            let results = if roles[p].replacement == 1 {
+                let mut all = super::prologue::collective_results();
+                all.extend(journal::collective_results(0));
+                all
             } else {
-                roles[p].collectives as usize
+                journal::collective_results(roles[p].collectives as usize)
             };
-            let results = journal::collective_results(from);
             send_bytes(ctl, p as c_int, &(results.len() as u64).to_le_bytes())?;
             for r in &results {
                 send_bytes(ctl, p as c_int, r)?;
@@ -430,20 +441,30 @@ pub(crate) fn sync(repaired: Comm, replacement: bool) -> Result<(), String> {
     (hooks.rebuild)(description.as_deref())?;
 
     if replacement {
-        let drop: Vec<u64> = theirs.iter().map(|r| r.received_since).collect();
+        let drop: Vec<u64> = theirs
+            .iter()
+            .map(|r| r.received_start + r.received_since)
+            .collect();
         catchup::add(&drop, Vec::new());
-        let column = |f: fn(&Row) -> u64| theirs.iter().map(f).collect::<Vec<u64>>();
+        let column = |f: &dyn Fn(&Row) -> u64| theirs.iter().map(f).collect::<Vec<u64>>();
         let at = journal::AtVersion {
-            sent: column(|r| r.received_at),
-            received: column(|r| r.sent_at),
-            collectives: column(|r| r.collectives_at),
+            sent: column(&|r| r.received_at),
+            received: column(&|r| r.sent_at),
+            collectives: column(&|r| r.collectives_at),
         };
-        crate::traffic::preset(&at.sent, &at.received, &at.collectives);
+        // the lost rank's counts at the version, less its start's, which this process counts
+        // again as it re-executes the start
+        let start_collectives = roles[first].start_collectives;
+        crate::traffic::preset(
+            &column(&|r| r.received_at.saturating_sub(r.received_start)),
+            &column(&|r| r.sent_at.saturating_sub(r.sent_start)),
+            &column(&|r| r.collectives_at.saturating_sub(start_collectives)),
+        );
         super::set_completed(completed);
         journal::version_complete(at, vec![0; n]);
         crate::errors::start_containing();
     } else {
-        resend(repaired, me, &theirs);
+        resend(repaired, me, &theirs, &roles);
     }
     let mut ctl = ctl;
     // SAFETY: our own communicator.
@@ -452,12 +473,19 @@ pub(crate) fn sync(repaired: Comm, replacement: bool) -> Result<(), String> {
 }
 
 /// Starts the resend, to every other rank, of the messages it had not received from this one
-/// since the version (to a replacement: all of them).
-fn resend(repaired: Comm, me: usize, theirs: &[Row]) {
+/// since the version (to a replacement: those of the program's start, then all since the
+/// version).
+fn resend(repaired: Comm, me: usize, theirs: &[Row], roles: &[Role]) {
     let packed = abi::predefined().packed;
     let mut resends = RESENDS.lock().unwrap_or_else(|e| e.into_inner());
     for (p, row) in theirs.iter().enumerate().filter(|&(p, _)| p != me) {
-        for (tag, data) in journal::messages_to(p, row.received_since as usize) {
+        let mut messages = if roles[p].replacement == 1 {
+            super::prologue::messages_to(p)
+        } else {
+            Vec::new()
+        };
+        messages.extend(journal::messages_to(p, row.received_since as usize));
+        for (tag, data) in messages {
             let mut request = abi::predefined().request_null;
             // SAFETY: the data moves into RESENDS with the request and stays until the request
             // completes ([`finalize`]); a Vec's heap buffer does not move.
@@ -550,6 +578,7 @@ pub(crate) fn statistics() -> Vec<(String, u64)> {
         ("journal_bytes", bytes),
         ("journal_peak_bytes", peak),
         ("journal_spilled_bytes", spilled),
+        ("start_bytes", super::prologue::bytes()),
     ]
     .into_iter()
     .map(|(key, value)| (format!("recovery.{key}"), value))

@@ -227,10 +227,10 @@ pub(crate) fn any_tracked(handles: &[Request]) -> bool {
     with(|t| handles.iter().any(|h| t.contains_key(&h.bits())))
 }
 
-/// A completion call recovery does not cover (`call`) is given `handles`: if any is tracked,
-/// nothing is tracked from now on and later losses end the job (the requests' fate is no
-/// longer known here).
-pub(crate) fn untrack(handles: &[Request], call: &'static str) {
+/// A completion call recovery does not cover is given `handles`: if any is tracked, nothing
+/// is tracked from now on and later losses end the job (the requests' fate is no longer known
+/// here).
+pub(crate) fn untrack(handles: &[Request]) {
     let any = with(|t| {
         let any = handles.iter().any(|h| t.contains_key(&h.bits()));
         if any {
@@ -239,6 +239,10 @@ pub(crate) fn untrack(handles: &[Request], call: &'static str) {
         any
     });
     if any {
-        crate::errors::stop_containing(call);
+        crate::errors::stop_containing(
+            "the application completed a nonblocking request with a call in-job recovery does \
+             not cover (MPI_Waitany, MPI_Waitsome, MPI_Testany, MPI_Testsome, MPI_Request_free \
+             or MPI_Cancel)",
+        );
     }
 }
