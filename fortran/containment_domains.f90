@@ -35,7 +35,9 @@ module Containment_Domains
     integer(c_int64_t) :: store_bytes, pool_bytes, log_bytes, peak_bytes
   end type cd_stats
 
-  ! A description of one CD (struct cd_info).
+  ! A description of one CD (struct cd_info), with the advised interval between advances
+  ! (nanoseconds, as cd_get_advice's CD_ADVICE_INTERVAL; advised_interval_known = 0: not
+  ! known yet, and the interval is 0).
   type, bind(C) :: cd_info
     type(c_ptr)        :: parent
     integer(c_int32_t) :: rank, depth, sibling_index
@@ -43,6 +45,8 @@ module Containment_Domains
     integer(c_size_t)  :: children, ranges, tracked_bytes, stored_bytes
     integer(c_size_t)  :: files, log_entries, log_bytes
     type(cd_stats)     :: stats
+    integer(c_int64_t) :: advised_interval_ns
+    integer(c_int)     :: advised_interval_known
   end type cd_info
 
   ! The calling thread's active CD (the spec's CURRENT_CD, (cd_handle)1).

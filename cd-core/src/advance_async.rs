@@ -39,6 +39,12 @@
 //! enough spare device memory, ranges of several devices, a registered-callback space), or
 //! an advance with nothing to copy, advances synchronously: [`AsyncAdvance::in_flight`] says
 //! which happened. The spec's `advance_cd_point_in_time` is unchanged.
+//!
+//! # In a timeline
+//! The drain runs on the device between the application's calls. When a subscriber wants its
+//! `drain` span (libcd's `CD_TIMELINE`), a thread of the runtime's own, `cd drain`, watches
+//! each drain inside that span until it is over (`drain_track`): a slice on that thread's
+//! track, beside the calls of the thread that started it.
 
 use crate::active;
 use crate::advance::{
@@ -46,8 +52,9 @@ use crate::advance::{
 };
 use crate::callback;
 use crate::copy;
+use crate::drain_track;
 use crate::error::{CdError, Result};
-use crate::ids::CdRef;
+use crate::ids::{CdHandle, CdRef};
 use crate::node::{feed_mark, file_offsets, Exclusive, Node, Pending};
 use crate::space::{self, DrainCopy, SpaceId, HOST};
 use crate::store::Buffer;
@@ -124,7 +131,7 @@ unsafe fn begin(node: &Arc<Node>, stream: usize) -> Result<Option<AdvanceReport>
             return Ok(None);
         }
         // SAFETY: forwarded from the caller.
-        let Some((buffer, drains)) = (unsafe { start(&targets, stream)? }) else {
+        let Some((buffer, drains)) = (unsafe { start(node.handle, &targets, stream)? }) else {
             return Ok(None);
         };
         let (parent_state, mut state) = lock_pair(node)?;
@@ -154,11 +161,13 @@ unsafe fn begin(node: &Arc<Node>, stream: usize) -> Result<Option<AdvanceReport>
 type Drains = Vec<(String, Box<dyn crate::space::Drain>)>;
 
 /// Copies the host ranges of `targets` into a fresh buffer and starts the drains of the device
-/// ranges into it; `Ok(None)` when a space cannot drain.
+/// ranges into it, each watched on a track of its own when a timeline wants it
+/// (`drain_track`); `Ok(None)` when a space cannot drain.
 ///
 /// # Safety
 /// As [`advance_cd_point_in_time_async`].
 unsafe fn start(
+    cd: CdHandle,
     targets: &[(usize, usize, SpaceId)],
     stream: usize,
 ) -> Result<Option<(Buffer, Drains)>> {
@@ -212,7 +221,11 @@ unsafe fn start(
         // nobody touches until its drains completed or were dropped (they drop first).
         let started = callback::guard(|| unsafe { device.begin_drain(&list, stream) });
         match started {
-            Ok(Some(drain)) => drains.push((device.name().to_owned(), drain)),
+            Ok(Some(drain)) => {
+                let bytes = list.iter().map(|c| c.length).sum();
+                let drain = drain_track::watch(drain, cd, device.name(), bytes);
+                drains.push((device.name().to_owned(), drain));
+            }
             // Dropping the drains started so far waits for them before the buffer goes.
             Ok(None) => return Ok(None),
             Err(message) => {

@@ -44,9 +44,11 @@
 //! advance's own cost not included.
 //!
 //! # Where it shows
-//! [`cd_advice`] (the facade's `advice()`, C's `cd_get_advice`), the MPI layer's
-//! `CD_MPI_STATS`, and, when a subscriber wants `DEBUG` events (libcd's `CD_TIMELINE` and
-//! `CD_TRACE=cd_core=debug`), an event after every timed advance with the advice as it stands.
+//! [`cd_advice`] (the facade's `advice()`, C's `cd_get_advice`), the description of a CD
+//! ([`CdInfo::advice`](crate::CdInfo::advice); C's `cd_get_info` carries the interval), the
+//! MPI layer's `CD_MPI_STATS`, and, when a subscriber wants `DEBUG` events (libcd's
+//! `CD_TIMELINE` and `CD_TRACE=cd_core=debug`), an event after every timed advance with the
+//! advice as it stands.
 
 use crate::active;
 use crate::callback;
@@ -496,6 +498,9 @@ mod tests {
         assert_eq!(x[0], 7);
         let info = cd_info(cd).unwrap();
         assert!(info.stats.restore_ns > 0);
+        // `cd_info` carries the same advice.
+        assert_eq!((info.advice.advances, info.advice.restores), (timed, 1));
+        assert_eq!(info.advice.advance_cost_s, Some(cost));
         let a = cd_advice(cd).unwrap();
         assert_eq!(a.restores, 1);
         assert!(a.restore_cost_s.unwrap() > 0.0);

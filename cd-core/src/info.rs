@@ -3,6 +3,7 @@
 
 use crate::active;
 use crate::advance::settle;
+use crate::advice::{level_advice, Advice};
 use crate::callback;
 use crate::error::{CdError, Result};
 use crate::ids::{CdHandle, CdRef};
@@ -86,6 +87,8 @@ pub struct CdInfo {
     pub replaying: bool,
     /// What happened to this CD so far.
     pub stats: Stats,
+    /// The advice on when to advance the CD, its level's ([`cd_advice`](crate::cd_advice)).
+    pub advice: Advice,
 }
 
 /// Describes a CD.
@@ -93,6 +96,7 @@ pub fn cd_info(cd: impl Into<CdRef>) -> Result<CdInfo> {
     callback::check()?;
     let node = active::resolve(cd.into())?;
     settle(&node, false)?;
+    let advice = level_advice(node.root_name.as_deref(), node.depth);
     let state = node.lock_live()?;
     Ok(CdInfo {
         handle: node.handle,
@@ -114,6 +118,7 @@ pub fn cd_info(cd: impl Into<CdRef>) -> Result<CdInfo> {
         log_spilled_bytes: state.log.spilled(),
         replaying: state.log.is_replaying(),
         stats: state.stats,
+        advice,
     })
 }
 

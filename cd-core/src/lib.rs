@@ -87,6 +87,7 @@ mod commit;
 mod copy;
 mod create;
 mod device;
+mod drain_track;
 mod error;
 pub mod fault;
 mod files;

@@ -1,7 +1,8 @@
 //! The asynchronous advance against a device space whose drains the test holds open: a
 //! promotion (a READ_WRITE re-add of ranges the CD holds) does not wait for the drain, is
 //! kept READ_WRITE when the pending point becomes current, and the next advance saves the
-//! bytes written after the snapshot; a restore during the drain goes to the previous point.
+//! bytes written after the snapshot; a restore during the drain goes to the previous point;
+//! with a subscriber, each drain is a span on a thread of the runtime's own.
 
 use crate::util::unique;
 use cd_core::*;
@@ -283,4 +284,126 @@ fn an_add_of_new_ground_during_the_drain_waits_for_it() {
     assert_eq!(device.drains.load(Ordering::Relaxed), 1);
     commit_cd(cd).unwrap();
     unmap_device_region(device.base).unwrap();
+}
+
+/// A subscriber that records, of each span, its name, the threads that entered it, its exits
+/// and the `end` recorded in it.
+#[derive(Clone, Default)]
+struct Spans(Arc<Mutex<Vec<SpanSeen>>>);
+
+#[derive(Default)]
+struct SpanSeen {
+    name: &'static str,
+    threads: Vec<Option<String>>,
+    exits: usize,
+    end: Option<String>,
+}
+
+impl Spans {
+    fn with<R>(&self, id: &tracing::span::Id, f: impl FnOnce(&mut SpanSeen) -> R) -> R {
+        let index = usize::try_from(id.into_u64()).unwrap() - 1;
+        f(&mut self.0.lock().unwrap()[index])
+    }
+
+    /// `(threads that entered it, end)` of each `drain` span that was left.
+    fn drains(&self) -> Vec<(Vec<Option<String>>, Option<String>)> {
+        let spans = self.0.lock().unwrap();
+        spans
+            .iter()
+            .filter(|s| s.name == "drain" && s.exits > 0)
+            .map(|s| (s.threads.clone(), s.end.clone()))
+            .collect()
+    }
+}
+
+/// Reads the `end` field.
+struct End<'a>(&'a mut Option<String>);
+
+impl tracing::field::Visit for End<'_> {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        if field.name() == "end" {
+            *self.0 = Some(format!("{value:?}"));
+        }
+    }
+}
+
+impl tracing::Subscriber for Spans {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+
+    fn new_span(&self, span: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        let mut spans = self.0.lock().unwrap();
+        spans.push(SpanSeen {
+            name: span.metadata().name(),
+            ..SpanSeen::default()
+        });
+        tracing::span::Id::from_u64(spans.len() as u64)
+    }
+
+    fn record(&self, id: &tracing::span::Id, values: &tracing::span::Record<'_>) {
+        self.with(id, |s| values.record(&mut End(&mut s.end)));
+    }
+
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+
+    fn event(&self, _: &tracing::Event<'_>) {}
+
+    fn enter(&self, id: &tracing::span::Id) {
+        let thread = std::thread::current().name().map(str::to_owned);
+        self.with(id, |s| s.threads.push(thread));
+    }
+
+    fn exit(&self, id: &tracing::span::Id) {
+        self.with(id, |s| s.exits += 1);
+    }
+}
+
+/// With a subscriber that wants the `drain` span (libcd's `CD_TIMELINE`), each drain is that
+/// span on a thread of the runtime's own, `cd drain`, left when the drain is over: found
+/// completed by the watcher itself (the application's next look gets the same outcome and
+/// the snapshot the watcher's look delivered), or discarded by a restore in flight.
+#[test]
+fn with_a_subscriber_each_drain_is_a_span_on_a_watcher_thread() {
+    let spans = Spans::default();
+    tracing::subscriber::with_default(spans.clone(), || {
+        let (device, cd) = setup(4, "async-watched");
+        let a = device.base;
+        device.write(0, 2048, 2);
+        // SAFETY: as in `setup`.
+        assert!(unsafe { advance_cd_point_in_time_async(cd, 0).unwrap() }.in_flight);
+        device.open.store(true, Ordering::Release);
+        let waited = std::time::Instant::now();
+        while spans.drains().is_empty() {
+            assert!(
+                waited.elapsed() < Duration::from_secs(10),
+                "the watcher did not find the open drain over"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert!(advance_test(cd).unwrap());
+        assert_eq!(cd_saved_bytes(cd, a, 1024).unwrap(), vec![2; 1024]);
+        // The next advance, dropped in flight by a restore.
+        device.open.store(false, Ordering::Release);
+        // SAFETY: as above.
+        unsafe { add_to_cd_via_copy(cd, &[device.spec(0, 1024, Access::ReadWrite)]).unwrap() };
+        device.write(0, 1024, 3);
+        // SAFETY: as above.
+        assert!(unsafe { advance_cd_point_in_time_async(cd, 0).unwrap() }.in_flight);
+        // SAFETY: as above.
+        unsafe { restore_cd(cd).unwrap() };
+        assert_eq!(device.read(0, 1024), vec![2; 1024]);
+        commit_cd(cd).unwrap();
+        unmap_device_region(device.base).unwrap();
+    });
+    // The restore returned after the watcher left the span: both are there.
+    let drains = spans.drains();
+    let watcher = vec![Some("cd drain".to_owned())];
+    assert_eq!(
+        drains,
+        [
+            (watcher.clone(), Some("completed".to_owned())),
+            (watcher, Some("discarded".to_owned())),
+        ]
+    );
 }

@@ -546,6 +546,16 @@ typedef struct cd_info {
    * What happened to this CD so far.
    */
   struct cd_stats stats;
+  /**
+   * The advised interval of work between advances of the CD, in nanoseconds:
+   * `cd_get_advice`'s `CD_ADVICE_INTERVAL`, 0 while it is not known.
+   */
+  uint64_t advised_interval_ns;
+  /**
+   * 1 if `advised_interval_ns` is known, 0 before the CD's level has both an advance cost
+   * and a mean time between faults (see `cd_get_advice`).
+   */
+  int advised_interval_known;
 } cd_info;
 
 /**

@@ -119,6 +119,12 @@ pub struct cd_info {
     pub log_bytes: usize,
     /// What happened to this CD so far.
     pub stats: cd_stats,
+    /// The advised interval of work between advances of the CD, in nanoseconds:
+    /// `cd_get_advice`'s `CD_ADVICE_INTERVAL`, 0 while it is not known.
+    pub advised_interval_ns: u64,
+    /// 1 if `advised_interval_ns` is known, 0 before the CD's level has both an advance cost
+    /// and a mean time between faults (see `cd_get_advice`).
+    pub advised_interval_known: c_int,
 }
 
 /// One entry of a CD, as `cd_get_entries` lists it.
@@ -190,6 +196,8 @@ pub unsafe extern "C" fn cd_get_info(cd: cd_handle, out: *mut cd_info) -> c_int 
             log_entries: i.log_entries,
             log_bytes: i.log_bytes,
             stats: i.stats.into(),
+            advised_interval_ns: i.advice.interval_s.map_or(0, nanoseconds),
+            advised_interval_known: c_int::from(i.advice.interval_s.is_some()),
         };
         *out = info;
         Ok(())
@@ -377,7 +385,7 @@ pub unsafe extern "C" fn cd_get_advice(
         let value = try_mut!(value, "value");
         let known = try_mut!(known, "known");
         let a = cd_core::cd_advice(cd)?;
-        let ns = |s: Option<f64>| s.map(|s| (s * 1e9).round() as u64);
+        let ns = |s: Option<f64>| s.map(nanoseconds);
         let v = match what {
             CD_ADVICE_INTERVAL => ns(a.interval_s),
             CD_ADVICE_YOUNG_INTERVAL => ns(a.young_interval_s),
@@ -401,6 +409,11 @@ pub unsafe extern "C" fn cd_get_advice(
         *known = c_int::from(v.is_some());
         Ok(())
     })
+}
+
+/// Seconds of the advice as the C API's nanoseconds.
+fn nanoseconds(s: f64) -> u64 {
+    (s * 1e9).round() as u64
 }
 
 /// Sets the rank used in CD identities (the MPI layer does this at `MPI_Init`; a program

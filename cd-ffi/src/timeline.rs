@@ -28,8 +28,11 @@
 //! - one track per thread: work on a thread of the runtime's own (the background flush's
 //!   `flush_copy`) is on that thread's track. The built-in CUDA space's synchronous copies
 //!   are `gpu_copy` slices (`to`, `bytes`) inside the CD call that made them; the
-//!   asynchronous advance's drain, which the device runs between calls, has no span yet and
-//!   shows only as the time of the calls that wait for it.
+//!   asynchronous advance's drain, which the device runs between calls, is a `drain` slice
+//!   (`cd`, `space`, `bytes`, `end`: `completed`, `discarded` by a restore, or `failed: ...`)
+//!   on the track of a thread of cd-core's, `cd drain`, which watches it from the
+//!   `cd_advance_async` call to its completion (to within a quarter of a millisecond; see
+//!   cd-core's `drain_track.rs`).
 //!
 //! # Which layer crate, and why
 //! `tracing-chrome` (0.7, MIT, Thoren Paulson): a `tracing-subscriber` `Layer`, so it sits

@@ -9,7 +9,8 @@
 //! allocations go through the sanitizer's `malloc` too, so a double or mismatched free across
 //! the boundary is caught.
 
-use crate::util::{compile_c, compile_c_with, run, workspace};
+use crate::util::{closed_slices, compile_c, compile_c_with, run, work_dir, workspace};
+use serde_json::Value;
 
 /// The sanitizer flags: every finding is fatal.
 const SANITIZE: &[&str] = &[
@@ -168,4 +169,99 @@ fn cuda_example_recovers_from_gpu_faults() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(counts(&stdout), (0, 0, 100, 100), "{stdout}");
     assert!(stdout.contains(": equal"), "{stdout}");
+}
+
+/// `CD_TIMELINE` with the asynchronous advance: `examples/c/simple_cuda.c` on the stand-in
+/// driver, with faults, writes every drain as a `drain` slice on the track of a thread of
+/// libcd's own (`cd drain`), not on the track of the calls, each closed with how it ended.
+#[test]
+fn cuda_timeline_puts_each_drain_on_its_own_track() {
+    let standin = crate::util::cuda_standin();
+    let exe = compile_c(
+        &workspace().join("examples/c/simple_cuda.c"),
+        "example-simple_cuda-timeline",
+        false,
+    );
+    let dir = work_dir().join("timeline-drain");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a directory for the timeline");
+    let prefix = dir.join("gpu");
+    let out = run(
+        &exe,
+        &[
+            ("CD_CUDA_LIBRARY", standin.to_str().expect("UTF-8 path")),
+            ("CD_FAULT_RATE", "0.1"),
+            ("CD_SEED", "7"),
+            ("CD_TIMELINE", prefix.to_str().expect("UTF-8 path")),
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let started: usize = stdout
+        .lines()
+        .find(|l| l.contains("faults met"))
+        .and_then(|l| {
+            l.split(|c: char| !c.is_ascii_digit())
+                .filter_map(|w| w.parse().ok())
+                .nth(3)
+        })
+        .unwrap_or_else(|| panic!("no counts in:\n{stdout}"));
+    assert!(started > 0, "{stdout}");
+    // No MPI, no launcher: the file keeps the process's id in its name.
+    let files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("the timeline's directory")
+        .map(|e| e.expect("an entry").path())
+        .collect();
+    assert_eq!(files.len(), 1, "one file: {files:?}");
+    let path = &files[0];
+    let events: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(path).expect("read the timeline"))
+            .unwrap_or_else(|e| panic!("{} is not a JSON array: {e}", path.display()));
+    let slices = closed_slices(path, &events);
+    let tids = |name: &str| -> std::collections::BTreeSet<u64> {
+        slices
+            .iter()
+            .filter(|e| e["name"] == name)
+            .map(|e| e["tid"].as_u64().expect("a tid"))
+            .collect()
+    };
+    let (calls, drains) = (tids("cd_advance_async"), tids("drain"));
+    assert!(!calls.is_empty(), "{}: no cd_advance_async", path.display());
+    // One CD drains one advance at a time: all on one track, not the calls'.
+    assert!(
+        drains.len() == 1 && calls.is_disjoint(&drains),
+        "{}: calls on {calls:?}, drains on {drains:?}",
+        path.display()
+    );
+    for tid in &drains {
+        assert!(
+            events
+                .iter()
+                .any(|e| e["ph"] == "M" && e["tid"] == *tid && e["args"]["name"] == "cd drain"),
+            "{}: thread {tid} is not named cd drain",
+            path.display()
+        );
+    }
+    // One slice per advance that drained, each with its bytes and how it ended.
+    let drained: Vec<&Value> = slices.iter().filter(|e| e["name"] == "drain").collect();
+    assert_eq!(drained.len(), started, "{}", path.display());
+    let ends: std::collections::BTreeSet<&str> = drained
+        .iter()
+        .map(|e| e["args"]["end"].as_str().expect("an end"))
+        .collect();
+    // Completed, or dropped in flight by a fault's restore (the stand-in runs a drain only
+    // when something synchronises with it, so with this seed some are).
+    assert_eq!(
+        ends,
+        ["completed", "discarded"].into(),
+        "{}: how the drains ended",
+        path.display()
+    );
+    assert!(
+        drained
+            .iter()
+            .all(|e| e["args"]["bytes"].as_str() == Some("262144")
+                && e["args"]["space"].as_str() == Some("cuda")),
+        "{}: the device state, 256 KiB of the CUDA space",
+        path.display()
+    );
 }

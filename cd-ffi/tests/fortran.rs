@@ -36,6 +36,12 @@ fn error_paths() {
     fortran_program("errors");
 }
 
+/// `cd_get_advice` and the advised interval `cd_get_info` carries, with `CD_MTBF` given.
+#[test]
+fn advice_on_when_to_advance() {
+    fortran_program_with("advice", &[("CD_MTBF", "100")]);
+}
+
 /// The built-in CUDA space, the asynchronous advance, a GPU reset and the remap from Fortran,
 /// against the stand-in driver (`cd-cuda/standin/cuda_standin.c`, compiled here).
 #[test]

@@ -1,6 +1,8 @@
 //! Shared helpers: install libcd into a prefix once, compile C and Fortran programs against
 //! it, run them and report their output when they fail.
 
+use serde_json::Value;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
@@ -201,4 +203,38 @@ pub fn run(exe: &Path, env: &[(&str, &str)]) -> Output {
         .expect("run the program");
     check(&out, &exe.display().to_string());
     out
+}
+
+/// Checks that every `B` of each thread of a Chrome trace (a `CD_TIMELINE` file at `path`) has
+/// its `E`, nested; returns the closed slices as their `E` events (which carry the fields
+/// recorded while the span was open).
+pub fn closed_slices(path: &Path, events: &[Value]) -> Vec<Value> {
+    let mut open: BTreeMap<u64, Vec<&str>> = BTreeMap::new();
+    let mut closed = Vec::new();
+    for event in events {
+        let tid = event["tid"].as_u64().expect("a tid");
+        let name = event["name"].as_str().expect("a name");
+        match event["ph"].as_str().expect("a phase") {
+            "B" => open.entry(tid).or_default().push(name),
+            "E" => {
+                let began = open.entry(tid).or_default().pop();
+                assert_eq!(
+                    began,
+                    Some(name),
+                    "{}: an end of {name} on thread {tid} without its begin",
+                    path.display()
+                );
+                closed.push(event.clone());
+            }
+            _ => {}
+        }
+    }
+    for (tid, stack) in open {
+        assert!(
+            stack.is_empty(),
+            "{}: begins without their ends on thread {tid}: {stack:?}",
+            path.display()
+        );
+    }
+    closed
 }

@@ -21,9 +21,9 @@
 //! with libcd; MPICH's constants are plain integers, so this holds for the MPICH build (Open
 //! MPI's predefined handles are the library's globals, which rsmpi references).
 //!
-//! Every shim first passes its arguments through [`world::inbound`]: after an in-job repair the
-//! handle `MPI_COMM_WORLD` means the repaired world (`crate::recovery`); before one, and for
-//! every argument that is not a communicator, nothing changes.
+//! Every shim first passes its arguments through `world::inbound` (`pmpi/world.rs`): after an
+//! in-job repair the handle `MPI_COMM_WORLD` means the repaired world (`crate::recovery`);
+//! before one, and for every argument that is not a communicator, nothing changes.
 
 use crate::abi::{
     Comm, Datatype, Errhandler, File, Group, Info, Message, Op, Request, Status, Win,

@@ -1,8 +1,8 @@
-/* Advice on when to advance (cd_get_advice): the advance cost is measured from the first
- * synchronous advance, the interval stays unknown (known = 0, value 0) until a mean time
- * between faults is known, CD_MTBF (seconds) gives one and Young's and Daly's intervals
- * follow from it, a restore gives an observed one; NULL pointers, an unknown value and a
- * stale handle are refused with their codes. */
+/* Advice on when to advance (cd_get_advice, and the interval in cd_get_info): the advance
+ * cost is measured from the first synchronous advance, the interval stays unknown (known = 0,
+ * value 0) until a mean time between faults is known, CD_MTBF (seconds) gives one and
+ * Young's and Daly's intervals follow from it, a restore gives an observed one; NULL pointers,
+ * an unknown value and a stale handle are refused with their codes. */
 #include "check.h"
 #include <stdint.h>
 #include <string.h>
@@ -48,8 +48,11 @@ int main(void) {
     struct cd_stats st;
     OK(cd_get_stats(cd, &st));
     CHECK(st.advances == 4);
-    /* No restore, no CD_MTBF: the interval is unknown, not guessed. */
+    /* No restore, no CD_MTBF: the interval is unknown, not guessed (cd_get_info too). */
     CHECK(advice(cd, CD_ADVICE_INTERVAL, &known) == 0 && !known);
+    struct cd_info info;
+    OK(cd_get_info(cd, &info));
+    CHECK(info.advised_interval_ns == 0 && info.advised_interval_known == 0);
     CHECK(advice(cd, CD_ADVICE_MTBF_SOURCE, &known) == CD_MTBF_UNKNOWN);
 
     /* CD_MTBF = 100 s: Young's interval is sqrt(2 C M), Daly's about Young's - 2C/3. */
@@ -64,6 +67,9 @@ int main(void) {
     CHECK(known);
     double expected = young - 2 * c / 3;
     CHECK(daly > expected - c / 100 - 2 && daly < expected + c / 100 + 2);
+    /* cd_get_info carries the same interval. */
+    OK(cd_get_info(cd, &info));
+    CHECK(info.advised_interval_known == 1 && (double)info.advised_interval_ns == daly);
 
     /* A restore: observed MTBF once CD_MTBF is unset. */
     memset(data, 0, sizeof data);

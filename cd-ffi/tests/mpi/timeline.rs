@@ -5,7 +5,7 @@
 //! cannot be written is refused in one line per rank without stopping the program.
 
 use super::{assert_isolated, compile, launch, RANKS};
-use crate::util::work_dir;
+use crate::util::{closed_slices, work_dir};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -28,39 +28,6 @@ fn files(prefix: &str) -> Vec<PathBuf> {
 /// A string argument of an event (`tracing-chrome` writes a field's `Debug` form).
 fn arg<'a>(event: &'a Value, name: &str) -> Option<&'a str> {
     event.get("args")?.get(name)?.as_str()
-}
-
-/// Checks that every `B` of each thread has its `E`, nested; returns the closed slices as
-/// their `E` events (which carry the fields recorded while the span was open).
-fn closed_slices(path: &std::path::Path, events: &[Value]) -> Vec<Value> {
-    let mut open: BTreeMap<u64, Vec<&str>> = BTreeMap::new();
-    let mut closed = Vec::new();
-    for event in events {
-        let tid = event["tid"].as_u64().expect("a tid");
-        let name = event["name"].as_str().expect("a name");
-        match event["ph"].as_str().expect("a phase") {
-            "B" => open.entry(tid).or_default().push(name),
-            "E" => {
-                let began = open.entry(tid).or_default().pop();
-                assert_eq!(
-                    began,
-                    Some(name),
-                    "{}: an end of {name} on thread {tid} without its begin",
-                    path.display()
-                );
-                closed.push(event.clone());
-            }
-            _ => {}
-        }
-    }
-    for (tid, stack) in open {
-        assert!(
-            stack.is_empty(),
-            "{}: begins without their ends on thread {tid}: {stack:?}",
-            path.display()
-        );
-    }
-    closed
 }
 
 #[test]
