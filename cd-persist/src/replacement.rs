@@ -9,7 +9,7 @@
 //! recovered with cd-redset exactly as a relaunch would (the replacement's cache directory is
 //! its own, `{rank}` expanded with the lost rank's number). The replacement remembers what it
 //! recovered; its application's `create_cd` of the same name then takes that version without
-//! any collective step ([`take_prepared`]) and its `restore_cd` loads it.
+//! any collective step (`take_prepared`) and its `restore_cd` loads it.
 
 use super::{
     cache_dirs, expand, local_versions, max_u64, prepare_dir, recover_version, stats, version_dir,
