@@ -362,6 +362,9 @@ unsafe fn making(
 ) -> c_int {
     release_ready();
     let call = header.call;
+    if crate::recovery::keeping() && !crate::boundary::inside() {
+        crate::recovery::communicator_made(call, comm);
+    }
     let route = engine::route(call);
     if engine::counted(&route) {
         if let Some(request) = request {

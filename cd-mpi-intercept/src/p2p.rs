@@ -769,6 +769,10 @@ macro_rules! probes {
         /// # Safety
         /// The MPI function's contract.
         pub(crate) unsafe fn $fn(source: c_int, tag: c_int, comm: Comm, $($a: $t),*) -> c_int {
+            if crate::recovery::keeping() && !crate::boundary::inside() {
+                let flag: Option<*mut c_int> = $flag;
+                crate::recovery::probed(source, flag.is_some());
+            }
             let header = Header {
                 peer: source,
                 tag,

@@ -13,7 +13,10 @@
  * MPI_Iallreduce completed with them by MPI_Waitall). A restart finds the persisted version (cd_recovered_version), restores it and
  * goes on from there. HEAT_START=1 makes the program's start (before create_cd) communicate: rank
  * 0 broadcasts the diffusion coefficient, each rank takes a bias from its left neighbour
- * (MPI_Sendrecv) and the ranks' sum (MPI_Allreduce); a replacement re-executes it. HEAT_ORDER=swapped adds the ranges in the other order, HEAT_SHORT=1 adds
+ * (MPI_Sendrecv) and the ranks' sum (MPI_Allreduce); a replacement re-executes it (HEAT_START=2
+ * adds an MPI_Reduce, which in-job recovery does not cover). HEAT_CART=1
+ * finds the neighbours with MPI_Cart_create and MPI_Cart_shift (a derived communicator),
+ * HEAT_WILDCARD=1 receives the left halo from MPI_ANY_SOURCE (with MPI_Sendrecv). HEAT_ORDER=swapped adds the ranges in the other order, HEAT_SHORT=1 adds
  * a shorter array. With HEAT_PERSIST_ERRORS=continue a failed advance prints its error and the
  * run goes on. Prints "heat rank R resumed S version V" after a restore, "heat rank R error
  * CODE MESSAGE" when a CD call fails (and exits cleanly), "heat rank R result STEPS PART HEX"
@@ -66,6 +69,14 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int left = (rank + size - 1) % size, right = (rank + 1) % size;
+    if (env_int("HEAT_CART", 0)) {
+        MPI_Comm ring;
+        int dims[1] = {size}, periods[1] = {1};
+        MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &ring);
+        MPI_Cart_shift(ring, 0, 1, &left, &right);
+        MPI_Comm_free(&ring);
+    }
+    const int from_left = env_int("HEAT_WILDCARD", 0) ? MPI_ANY_SOURCE : left;
     int kill_at = getenv("HEAT_KILL_AT") ? atoi(getenv("HEAT_KILL_AT")) : -1;
     int kill_rank = getenv("HEAT_KILL_RANK") ? atoi(getenv("HEAT_KILL_RANK")) : -1;
     const int STEPS = env_int("HEAT_STEPS", 100), INTERVAL = env_int("HEAT_INTERVAL", 10);
@@ -87,6 +98,10 @@ int main(int argc, char **argv) {
         MPI_Sendrecv(&mine, 1, MPI_DOUBLE, right, 2, &theirs, 1, MPI_DOUBLE, left, 2,
                      MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         MPI_Allreduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        if (env_int("HEAT_START", 0) == 2) {
+            double at_root = 0;
+            MPI_Reduce(&mine, &at_root, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+        }
         coefficient = params[0];
         bias = params[1] * theirs / sum;
     }
@@ -141,7 +156,7 @@ int main(int argc, char **argv) {
         } else {
             MPI_Sendrecv(&u[1], 1, MPI_DOUBLE, left, 0, &u[N + 1], 1, MPI_DOUBLE, right, 0,
                          MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            MPI_Sendrecv(&u[N], 1, MPI_DOUBLE, right, 1, &u[0], 1, MPI_DOUBLE, left, 1,
+            MPI_Sendrecv(&u[N], 1, MPI_DOUBLE, right, 1, &u[0], 1, MPI_DOUBLE, from_left, 1,
                          MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         }
         for (int i = 1; i <= N; i++) v[i] = u[i] + coefficient * (u[i - 1] - 2 * u[i] + u[i + 1]) + bias;
