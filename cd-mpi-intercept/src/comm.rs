@@ -362,8 +362,8 @@ unsafe fn making(
 ) -> c_int {
     release_ready();
     let call = header.call;
-    if crate::recovery::keeping() && !crate::boundary::inside() {
-        crate::recovery::communicator_made(call, comm);
+    if crate::errors::keeping() && !crate::boundary::inside() {
+        crate::errors::communicator_made(call, comm);
     }
     let route = engine::route(call);
     if engine::counted(&route) {

@@ -20,6 +20,12 @@
 //! that call, which repairs the world (`crate::recovery`); seen anywhere else it ends the job
 //! (`crate::loss`), with the reason [`why_not_contained`] gives.
 //!
+//! Whether a loss can be contained is decided here too: from the first complete version on
+//! ([`start_containing`]) until the application does something a replacement could not
+//! re-execute the same way ([`stop_containing`]: a choice not recorded, such as a probe or a
+//! wildcard receive, or a derived communicator), and whether the covered calls keep what a
+//! replacement needs ([`keeping`], also in the program's start).
+//!
 //! Outside ULFM mode the wrappers pass straight through and nothing is installed.
 
 use crate::abi::{self, Comm, Errhandler};
@@ -116,6 +122,65 @@ pub(crate) fn stop_containing(why: &'static str) {
         *stopped = Some(why);
         CONTAINING.store(false, Ordering::Relaxed);
         tracing::warn!(why, "a later loss in this ULFM job ends it");
+    }
+}
+
+/// Whether this process is in the program's start (`crate::recovery::prologue`).
+static IN_START: AtomicBool = AtomicBool::new(false);
+
+/// The program's start begins (`true`, at `MPI_Init`) or ends (`false`); returns whether it was
+/// in it.
+pub(crate) fn set_in_start(now: bool) -> bool {
+    IN_START.swap(now, Ordering::Relaxed)
+}
+
+/// Whether this process is in the program's start.
+#[inline(always)]
+pub(crate) fn in_start() -> bool {
+    IN_START.load(Ordering::Relaxed)
+}
+
+/// Whether the calls that survive a loss keep what a replacement needs: while a loss is
+/// contained, and in the program's start, which a replacement re-executes (two relaxed loads).
+#[inline(always)]
+pub(crate) fn keeping() -> bool {
+    containing() || in_start()
+}
+
+/// The application makes a communicator from `comm` with `call`. A replacement would make it
+/// again, and its peers would not join that constructor: in-job recovery does not rebuild
+/// derived communicators yet, so from now on a loss ends the job clearly, unless no other
+/// process takes part (`comm` holds this process alone).
+pub(crate) fn communicator_made(call: Call, comm: Comm) {
+    #[cfg(mpi4)]
+    let from_groups = matches!(
+        call,
+        Call::Comm_create_from_group | Call::Intercomm_create_from_groups
+    );
+    #[cfg(not(mpi4))]
+    let from_groups = false;
+    let others = from_groups
+        || call == Call::Intercomm_create
+        || safe::comm_test_inter(comm)
+        || safe::comm_size(comm) > 1;
+    if others {
+        stop_containing(
+            "the application made a communicator from one with other processes (in-job \
+             recovery does not rebuild derived communicators yet)",
+        );
+    }
+}
+
+/// The application probes for a message from `source` (`with_flag`: `MPI_Iprobe` or
+/// `MPI_Improbe`). Whether a message was there (the flag) and which one matched a wildcard
+/// source are choices a replacement would have to repeat, and they are not recorded: from now
+/// on a loss ends the job clearly. A blocking probe of one source is no choice.
+pub(crate) fn probed(source: c_int, with_flag: bool) {
+    if with_flag || source == abi::ANY_SOURCE {
+        stop_containing(
+            "the application probed with MPI_Iprobe, MPI_Improbe or MPI_ANY_SOURCE, whose \
+             outcome a replacement could not repeat (in-job recovery does not record it)",
+        );
     }
 }
 

@@ -769,9 +769,9 @@ macro_rules! probes {
         /// # Safety
         /// The MPI function's contract.
         pub(crate) unsafe fn $fn(source: c_int, tag: c_int, comm: Comm, $($a: $t),*) -> c_int {
-            if crate::recovery::keeping() && !crate::boundary::inside() {
+            if crate::errors::keeping() && !crate::boundary::inside() {
                 let flag: Option<*mut c_int> = $flag;
-                crate::recovery::probed(source, flag.is_some());
+                crate::errors::probed(source, flag.is_some());
             }
             let header = Header {
                 peer: source,

@@ -76,50 +76,7 @@ pub(crate) fn on() -> bool {
     crate::errors::containing()
 }
 
-/// Whether the covered calls keep what a replacement needs: while a loss is contained, and in
-/// the program's start ([`prologue`]), which a replacement re-executes (two relaxed loads).
-#[inline(always)]
-pub(crate) fn keeping() -> bool {
-    on() || prologue::active()
-}
-
-/// The application makes a communicator from `comm` with `call`. A replacement would make it
-/// again, and its peers would not join that constructor: in-job recovery does not rebuild
-/// derived communicators yet, so from now on a loss ends the job clearly, unless no other
-/// process takes part (`comm` holds this process alone).
-pub(crate) fn communicator_made(call: crate::pmpi::Call, comm: crate::abi::Comm) {
-    use crate::pmpi::{safe, Call};
-    #[cfg(mpi4)]
-    let from_groups = matches!(
-        call,
-        Call::Comm_create_from_group | Call::Intercomm_create_from_groups
-    );
-    #[cfg(not(mpi4))]
-    let from_groups = false;
-    let others = from_groups
-        || call == Call::Intercomm_create
-        || safe::comm_test_inter(comm)
-        || safe::comm_size(comm) > 1;
-    if others {
-        crate::errors::stop_containing(
-            "the application made a communicator from one with other processes (in-job \
-             recovery does not rebuild derived communicators yet)",
-        );
-    }
-}
-
-/// The application probes for a message from `source` (`with_flag`: `MPI_Iprobe` or
-/// `MPI_Improbe`). Whether a message was there (the flag) and which one matched a wildcard
-/// source are choices a replacement would have to repeat, and they are not recorded: from now
-/// on a loss ends the job clearly. A blocking probe of one source is no choice.
-pub(crate) fn probed(source: std::ffi::c_int, with_flag: bool) {
-    if with_flag || source == crate::abi::ANY_SOURCE {
-        crate::errors::stop_containing(
-            "the application probed with MPI_Iprobe, MPI_Improbe or MPI_ANY_SOURCE, whose \
-             outcome a replacement could not repeat (in-job recovery does not record it)",
-        );
-    }
-}
+pub(crate) use crate::errors::keeping;
 
 /// A persistent `create_cd` (called by the linking library on every rank): every rank counts
 /// its messages from here on (for the persist's consistency check, if it did not from

@@ -20,11 +20,7 @@
 //! ([`crate::errors::stop_containing`]).
 
 use std::ffi::c_int;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
-
-/// Whether this process is in its start (one relaxed load on the covered calls' path).
-static ACTIVE: AtomicBool = AtomicBool::new(false);
 
 #[derive(Default)]
 struct Start {
@@ -53,13 +49,13 @@ fn with<R>(f: impl FnOnce(&mut Start) -> R) -> R {
 /// message is counted from here (the check at [`end`] needs all of them).
 pub(crate) fn begin() {
     crate::traffic::count_from_init();
-    ACTIVE.store(true, Ordering::Relaxed);
+    crate::errors::set_in_start(true);
 }
 
-/// Whether this process is in its start.
+/// Whether this process is in its start (one relaxed load on the covered calls' path).
 #[inline(always)]
 pub(crate) fn active() -> bool {
-    ACTIVE.load(Ordering::Relaxed)
+    crate::errors::in_start()
 }
 
 /// Keeps a message sent to world rank `dest` (packed). Its memory counts in `cd_stats`'
@@ -87,7 +83,7 @@ pub(crate) fn collective(data: &[u8]) {
 /// The first persistent `create_cd`: the start ends. Checks that it was kept whole; if not,
 /// a later loss ends the job (see the module docs).
 pub(crate) fn end() {
-    if !ACTIVE.swap(false, Ordering::Relaxed) {
+    if !crate::errors::set_in_start(false) {
         return;
     }
     if super::join::is_replacement() {
