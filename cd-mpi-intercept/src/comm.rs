@@ -362,9 +362,32 @@ unsafe fn making(
 ) -> c_int {
     release_ready();
     let call = header.call;
+    let mut follow = false;
     if crate::errors::keeping() && !crate::boundary::inside() {
-        crate::errors::communicator_made(call, comm);
+        use crate::derived;
+        if cd_core::logging_anywhere() || !derived::follows(call, comm) {
+            crate::errors::communicator_made(call, comm);
+        } else if let Some(rebuilt) = crate::pmpi::world::is_replacement()
+            .then(|| derived::prebuilt(comm))
+            .flatten()
+        {
+            // a replacement re-executing a constructor its peers made long ago
+            crate::stats::count(call);
+            // SAFETY: the application's out-parameter.
+            unsafe { newcomm.write(rebuilt) };
+            return abi::SUCCESS;
+        } else {
+            follow = true;
+        }
     }
+    let run = || {
+        let rc = run();
+        if follow && rc == abi::SUCCESS {
+            // SAFETY: MPI wrote the new communicator.
+            crate::derived::derived_from(comm, unsafe { *newcomm });
+        }
+        rc
+    };
     let route = engine::route(call);
     if engine::counted(&route) {
         if let Some(request) = request {
@@ -614,8 +637,15 @@ pub(crate) unsafe fn intercomm_create_from_groups(
 /// # Safety
 /// The MPI function's contract.
 pub(crate) unsafe fn comm_free(comm: *mut Comm) -> c_int {
-    // SAFETY: the application's handle.
-    let handle = unsafe { *comm };
+    // SAFETY: the application's handle, and where MPI writes MPI_COMM_NULL.
+    let handle = unsafe {
+        // a derived communicator a repair rebuilt: the rebuilt one is freed
+        comm.write(crate::pmpi::world::mapped(*comm));
+        *comm
+    };
+    if crate::errors::keeping() && !crate::boundary::inside() {
+        crate::derived::freed(handle);
+    }
     let header = Header::plain(Call::Comm_free, handle);
     crate::errors::forget(handle);
     release_ready();

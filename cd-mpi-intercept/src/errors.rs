@@ -147,10 +147,10 @@ pub(crate) fn keeping() -> bool {
     containing() || in_start()
 }
 
-/// The application makes a communicator from `comm` with `call`. A replacement would make it
-/// again, and its peers would not join that constructor: in-job recovery does not rebuild
-/// derived communicators yet, so from now on a loss ends the job clearly, unless no other
-/// process takes part (`comm` holds this process alone).
+/// The application makes a communicator from `comm` with `call`, a constructor in-job recovery
+/// does not follow (`crate::recovery::comms`), or inside a CD that logs. A replacement would
+/// make it again, and its peers would not join that constructor: from now on a loss ends the
+/// job clearly, unless no other process takes part (`comm` holds this process alone).
 pub(crate) fn communicator_made(call: Call, comm: Comm) {
     #[cfg(mpi4)]
     let from_groups = matches!(
@@ -165,8 +165,9 @@ pub(crate) fn communicator_made(call: Call, comm: Comm) {
         || safe::comm_size(comm) > 1;
     if others {
         stop_containing(
-            "the application made a communicator from one with other processes (in-job \
-             recovery does not rebuild derived communicators yet)",
+            "the application made a communicator that in-job recovery does not rebuild (an \
+             intercommunicator, a graph topology, MPI_Comm_split_type, MPI_Comm_create_group, \
+             MPI_Comm_idup, or inside a CD that logs)",
         );
     }
 }
@@ -231,8 +232,8 @@ pub(crate) fn why_not_contained() -> &'static str {
         "it came during the runtime's own communication (a persist or a restore under way), \
          which in-job recovery does not cover"
     } else {
-        "it reached this rank in a call that in-job recovery does not cover (on a derived \
-         communicator, a wildcard receive, Test/Waitany/Waitsome, another collective)"
+        "it reached this rank in a call that in-job recovery does not cover (another \
+         collective, a nonblocking collective, a call on a communicator it does not follow)"
     }
 }
 

@@ -79,6 +79,7 @@ mod boundary;
 mod coll;
 mod comm;
 mod copy;
+mod derived;
 mod engine;
 mod errors;
 pub mod exports;

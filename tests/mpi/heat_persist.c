@@ -14,9 +14,11 @@
  * goes on from there. HEAT_START=1 makes the program's start (before create_cd) communicate: rank
  * 0 broadcasts the diffusion coefficient, each rank takes a bias from its left neighbour
  * (MPI_Sendrecv) and the ranks' sum (MPI_Allreduce); a replacement re-executes it (HEAT_START=2
- * adds an MPI_Reduce, which in-job recovery does not cover). HEAT_CART=1
- * finds the neighbours with MPI_Cart_create and MPI_Cart_shift (a derived communicator),
- * HEAT_WILDCARD=1 receives the left halo from MPI_ANY_SOURCE (with MPI_Sendrecv). HEAT_ORDER=swapped adds the ranges in the other order, HEAT_SHORT=1 adds
+ * adds an MPI_Reduce, which in-job recovery does not cover). HEAT_CART=1 exchanges the halo on
+ * a periodic Cartesian ring (MPI_Cart_create, MPI_Cart_shift; a scratch MPI_Comm_dup of it made
+ * and freed in the start) and adds, every step, the sum over a pair of ranks (MPI_Allreduce on
+ * an MPI_Comm_split of the ring); HEAT_CART=2 makes an MPI_Comm_split_type communicator in the
+ * start (which in-job recovery does not rebuild). HEAT_WILDCARD=1 receives the left halo from MPI_ANY_SOURCE (with MPI_Sendrecv). HEAT_ORDER=swapped adds the ranges in the other order, HEAT_SHORT=1 adds
  * a shorter array. With HEAT_PERSIST_ERRORS=continue a failed advance prints its error and the
  * run goes on. Prints "heat rank R resumed S version V" after a restore, "heat rank R error
  * CODE MESSAGE" when a CD call fails (and exits cleanly), "heat rank R result STEPS PART HEX"
@@ -69,12 +71,21 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int left = (rank + size - 1) % size, right = (rank + 1) % size;
-    if (env_int("HEAT_CART", 0)) {
-        MPI_Comm ring;
+    const int cart = env_int("HEAT_CART", 0);
+    MPI_Comm halo = MPI_COMM_WORLD, pair = MPI_COMM_NULL;
+    if (cart == 1) {
         int dims[1] = {size}, periods[1] = {1};
-        MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &ring);
-        MPI_Cart_shift(ring, 0, 1, &left, &right);
-        MPI_Comm_free(&ring);
+        MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &halo);
+        MPI_Cart_shift(halo, 0, 1, &left, &right);
+        MPI_Comm scratch;
+        MPI_Comm_dup(halo, &scratch);
+        MPI_Barrier(scratch);
+        MPI_Comm_free(&scratch);
+        MPI_Comm_split(halo, rank / 2, rank, &pair);
+    } else if (cart == 2) {
+        MPI_Comm node;
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+        MPI_Comm_free(&node);
     }
     const int from_left = env_int("HEAT_WILDCARD", 0) ? MPI_ANY_SOURCE : left;
     int kill_at = getenv("HEAT_KILL_AT") ? atoi(getenv("HEAT_KILL_AT")) : -1;
@@ -136,10 +147,10 @@ int main(int argc, char **argv) {
     while (step < STEPS) {
         if (nonblocking) {
             MPI_Request r[5];
-            MPI_Irecv(&u[N + 1], 1, MPI_DOUBLE, right, 0, MPI_COMM_WORLD, &r[0]);
-            MPI_Irecv(&u[0], 1, MPI_DOUBLE, left, 1, MPI_COMM_WORLD, &r[1]);
-            MPI_Isend(&u[1], 1, MPI_DOUBLE, left, 0, MPI_COMM_WORLD, &r[2]);
-            MPI_Isend(&u[N], 1, MPI_DOUBLE, right, 1, MPI_COMM_WORLD, &r[3]);
+            MPI_Irecv(&u[N + 1], 1, MPI_DOUBLE, right, 0, halo, &r[0]);
+            MPI_Irecv(&u[0], 1, MPI_DOUBLE, left, 1, halo, &r[1]);
+            MPI_Isend(&u[1], 1, MPI_DOUBLE, left, 0, halo, &r[2]);
+            MPI_Isend(&u[N], 1, MPI_DOUBLE, right, 1, halo, &r[3]);
             if (nonblocking == 4) {
                 /* a nonblocking collective in flight with the halo exchange */
                 static double one = 1, ranks;
@@ -155,9 +166,9 @@ int main(int argc, char **argv) {
             }
         } else {
             MPI_Sendrecv(&u[1], 1, MPI_DOUBLE, left, 0, &u[N + 1], 1, MPI_DOUBLE, right, 0,
-                         MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                         halo, MPI_STATUS_IGNORE);
             MPI_Sendrecv(&u[N], 1, MPI_DOUBLE, right, 1, &u[0], 1, MPI_DOUBLE, from_left, 1,
-                         MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                         halo, MPI_STATUS_IGNORE);
         }
         for (int i = 1; i <= N; i++) v[i] = u[i] + coefficient * (u[i - 1] - 2 * u[i] + u[i + 1]) + bias;
         memcpy(&u[1], &v[1], N * sizeof(double));
@@ -166,6 +177,10 @@ int main(int argc, char **argv) {
             for (int i = 1; i <= N; i++) local += u[i];
             MPI_Allreduce(&local, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
             u[1] += total * 1e-6;
+            if (pair != MPI_COMM_NULL) {
+                MPI_Allreduce(&local, &total, 1, MPI_DOUBLE, MPI_SUM, pair);
+                u[2] += total * 1e-7;
+            }
         }
         step++;
         executed++;
@@ -203,6 +218,8 @@ int main(int argc, char **argv) {
     printf("heat rank %d executed %d\n", rank, executed);
     fflush(stdout);
     commit_cd(cd);
+    if (pair != MPI_COMM_NULL) MPI_Comm_free(&pair);
+    if (halo != MPI_COMM_WORLD) MPI_Comm_free(&halo);
     MPI_Finalize();
     return 0;
 }

@@ -137,27 +137,42 @@ const CONTAINED: [(&str, &str); 4] = [
 /// survivors computed every step exactly once and repaired once, the replacement resumed at
 /// step 120 (version 6) and computed only the 80 steps from there, its files rebuilt from the
 /// survivors' XOR redundancy, its sends to its neighbours dropped while they had them and its
-/// collectives served.
+/// collectives served. Issue 23, test 2 (derived communicators): the same with the halo
+/// exchanged on a Cartesian ring and a sum over an `MPI_Comm_split` of it every step, rank 1
+/// lost with the nonblocking exchange and rank 2 with `MPI_Sendrecv`.
 #[test]
 fn a_lost_rank_is_contained_in_the_job() {
     if skipped("a_lost_rank_is_contained_in_the_job") {
         return;
     }
-    let clean_cache = fresh_cache("ulfm-contained-clean");
-    let (ok, clean) = heat(&clean_cache, &CONTAINED);
-    assert!(ok, "the fault-free run:\n{clean}");
-    let expected = heat_lines(&clean, " result ");
-    assert_eq!(expected.len(), RANKS * HEAT_RESULT_PARTS, "{clean}");
+    let clean = |cart: &str| {
+        let clean_cache = fresh_cache(&format!("ulfm-contained-clean-{cart}"));
+        let mut env = CONTAINED.to_vec();
+        env.push(("HEAT_CART", cart));
+        let (ok, clean) = heat(&clean_cache, &env);
+        assert!(ok, "the fault-free run:\n{clean}");
+        let expected = heat_lines(&clean, " result ");
+        assert_eq!(expected.len(), RANKS * HEAT_RESULT_PARTS, "{clean}");
+        expected
+    };
+    let (world_only, derived) = (clean("0"), clean("1"));
+    assert_ne!(
+        world_only, derived,
+        "the derived communicators' sum changes the result"
+    );
     // (lost rank, step, nonblocking halo exchange, a second loss "step:rank" after the first
-    // recovery and the version its replacement resumes from)
+    // recovery and the version its replacement resumes from, derived communicators)
     let cases = [
-        (3usize, "130", "1", None),
-        (0, "137", "0", None),
-        (2, "133", "2", None),
-        (3, "130", "0", Some(("170:1", 160))),
+        (3usize, "130", "1", None, "0"),
+        (0, "137", "0", None, "0"),
+        (2, "133", "2", None, "0"),
+        (3, "130", "0", Some(("170:1", 160)), "0"),
+        (1, "130", "1", None, "1"),
+        (2, "137", "0", None, "1"),
     ];
-    for (lost, step, nonblocking, second) in cases {
-        let tag = format!("ulfm-contained-{lost}-{}", second.is_some());
+    for (lost, step, nonblocking, second, cart) in cases {
+        let expected = if cart == "1" { &derived } else { &world_only };
+        let tag = format!("ulfm-contained-{lost}-{}-{cart}", second.is_some());
         let cache = fresh_cache(&tag);
         let once = work_dir().join(format!("{tag}.killed"));
         let _ = std::fs::remove_file(&once);
@@ -167,6 +182,7 @@ fn a_lost_rank_is_contained_in_the_job() {
         let lost_s = lost.to_string();
         let mut env = CONTAINED.to_vec();
         env.extend([
+            ("HEAT_CART", cart),
             ("HEAT_NONBLOCKING", nonblocking),
             ("HEAT_KILL_AT", step),
             ("HEAT_KILL_RANK", lost_s.as_str()),
@@ -186,7 +202,7 @@ fn a_lost_rank_is_contained_in_the_job() {
         assert!(ok, "the launch that lost rank {lost} finishes:\n{text}");
         assert!(once.exists(), "rank {lost} was killed:\n{text}");
         assert_eq!(
-            heat_lines(&text, " result "),
+            &heat_lines(&text, " result "),
             expected,
             "bitwise a fault-free run's (rank {lost} lost):\n{text}"
         );
@@ -421,7 +437,7 @@ fn a_loss_with_a_nonblocking_collective_in_flight_ends_the_job_clearly() {
 /// Issue 23: a program whose replacement could not re-execute the same way is not contained:
 /// one that completes its requests with `MPI_Waitany` or receives from `MPI_ANY_SOURCE` (a
 /// choice a replacement would have to repeat, not recorded yet), one that makes a derived
-/// communicator (not rebuilt yet), and one whose start calls `MPI_Reduce` (not kept for a
+/// communicator with `MPI_Comm_split_type` (not rebuilt), and one whose start calls `MPI_Reduce` (not kept for a
 /// replacement). A later loss ends the job, every survivor's line says why.
 #[test]
 fn a_loss_after_a_choice_or_a_derived_communicator_ends_the_job_clearly() {
@@ -431,7 +447,7 @@ fn a_loss_after_a_choice_or_a_derived_communicator_ends_the_job_clearly() {
     let cases = [
         ("HEAT_NONBLOCKING", "3", "does not cover (MPI_Waitany"),
         ("HEAT_WILDCARD", "1", "received with MPI_ANY_SOURCE"),
-        ("HEAT_CART", "1", "does not rebuild derived communicators"),
+        ("HEAT_CART", "2", "does not rebuild (an intercommunicator"),
         (
             "HEAT_START",
             "2",

@@ -377,6 +377,7 @@ macro_rules! mpi_table {
                 Group_free(group: *mut Group);
                 Topo_test(comm: Comm, status: *mut c_int);
                 Cartdim_get(comm: Comm, ndims: *mut c_int);
+                Cart_get(comm: Comm, maxdims: c_int, dims: *mut c_int, periods: *mut c_int, coords: *mut c_int);
                 Graph_neighbors_count(comm: Comm, rank: c_int, nneighbors: *mut c_int);
                 Dist_graph_neighbors_count(comm: Comm, indegree: *mut c_int, outdegree: *mut c_int, weighted: *mut c_int);
                 Comm_call_errhandler(comm: Comm, errorcode: c_int);

@@ -3,7 +3,8 @@
 //! these is in MPI) it repairs the world and completes the call on the repaired one.
 //!
 //! Every function here is the table's handler for its call: it takes the call when recovery is
-//! on, the call is on `MPI_COMM_WORLD`, it is the application's own (not the runtime's), and no
+//! on, the call is on `MPI_COMM_WORLD` or a communicator derived from it that the runtime
+//! follows (`crate::derived`), it is the application's own (not the runtime's), and no
 //! CD logs (a logging CD's record and replay stay with the ordinary handler, which it calls
 //! otherwise). How each completes after a repair:
 //! - a send was copied into the journal before it went out: after the repair, the resend of
@@ -22,53 +23,68 @@ use super::requests::{self, Receive};
 use super::{catchup, journal, repair};
 use crate::abi::{self, Comm, Datatype, Op, Request, Status};
 use crate::pmpi::{real, world, Call};
-use crate::{stats, traffic};
+use crate::{derived, stats, traffic};
 use std::ffi::{c_int, c_void};
 
-/// Whether this call on `comm` is one recovery takes (see the module docs).
+/// The communicator of a covered call: the world or one derived from it (`crate::derived`),
+/// by its identity, which a repair keeps while it rebuilds the communicator.
+#[derive(Clone, Copy)]
+struct Chan(u64);
+
+impl Chan {
+    /// The real communicator now.
+    fn comm(self) -> Comm {
+        derived::current(self.0)
+    }
+
+    /// The world rank of its rank `rank`.
+    fn world(self, rank: c_int) -> c_int {
+        derived::world_rank(self.0, rank)
+    }
+}
+
+/// The communicator of this call on `comm`, if it is one recovery takes (see the module docs).
 #[inline]
-fn covers(comm: Comm) -> bool {
-    super::keeping()
-        && !crate::boundary::inside()
-        && !cd_core::logging_anywhere()
-        && comm == world::current()
+fn covers(comm: Comm) -> Option<Chan> {
+    if !super::keeping() || crate::boundary::inside() || cd_core::logging_anywhere() {
+        return None;
+    }
+    derived::channel(comm).map(Chan)
 }
 
 /// [`covers`] for a receive from `source`. A wildcard source (`MPI_ANY_SOURCE`) is a choice a
 /// replacement would have to repeat, and it is not recorded: such a receive is not covered, and
 /// it stops the containment of later losses.
-fn covers_receive(comm: Comm, source: c_int) -> bool {
-    if !covers(comm) {
-        return false;
-    }
+fn covers_receive(comm: Comm, source: c_int) -> Option<Chan> {
+    let chan = covers(comm)?;
     if source == abi::ANY_SOURCE {
         crate::errors::stop_containing(
             "the application received with MPI_ANY_SOURCE, whose match a replacement could \
              not repeat (in-job recovery does not record it)",
         );
-        return false;
+        return None;
     }
-    true
+    Some(chan)
 }
 
 /// Counts the call and its message for the statistics and the persist's check.
-fn count_send(call: Call, dest: c_int) {
+fn count_send(call: Call, chan: Chan, dest: c_int) {
     stats::count(call);
     if traffic::on() && dest >= 0 {
-        traffic::sent(world::current(), dest);
+        traffic::sent(chan.comm(), dest);
     }
 }
 
-fn count_receive(source: c_int) {
+fn count_receive(chan: Chan, source: c_int) {
     if source >= 0 && traffic::on() {
-        traffic::received(world::current(), source);
+        traffic::received(chan.comm(), source);
     }
 }
 
-fn count_collective(call: Call) {
+fn count_collective(call: Call, chan: Chan) {
     stats::count(call);
     if traffic::on() {
-        traffic::collective(world::current());
+        traffic::collective(chan.comm());
     }
 }
 
@@ -78,25 +94,27 @@ fn count_collective(call: Call) {
 /// The MPI function's contract.
 unsafe fn send_mode(
     call: Call,
+    chan: Chan,
     buf: *const c_void,
     count: c_int,
     datatype: Datatype,
     dest: c_int,
     tag: c_int,
 ) -> c_int {
-    count_send(call, dest);
+    count_send(call, chan, dest);
     if dest < 0 {
         // MPI_PROC_NULL: nothing to keep, nothing to fail
         // SAFETY: forwarded.
-        return unsafe { real::Send(buf, count, datatype, dest, tag, world::current()) };
+        return unsafe { real::Send(buf, count, datatype, dest, tag, chan.comm()) };
     }
+    let to = chan.world(dest);
     // SAFETY: the caller's buffer holds the message (its contract).
-    unsafe { journal::sent(dest, tag, buf, count, datatype) };
-    if catchup::drop_send(dest) {
+    unsafe { journal::sent(chan.0, to, tag, buf, count, datatype) };
+    if catchup::drop_send(chan.0, to) {
         return abi::SUCCESS;
     }
     let rc = repair::covered(|| {
-        let comm = world::current();
+        let comm = chan.comm();
         // SAFETY: forwarded.
         unsafe {
             match call {
@@ -127,12 +145,12 @@ macro_rules! covered_sends {
             tag: c_int,
             comm: Comm,
         ) -> c_int {
-            if !covers(comm) {
+            let Some(chan) = covers(comm) else {
                 // SAFETY: forwarded.
                 return unsafe { crate::p2p::$fn(buf, count, datatype, dest, tag, comm) };
-            }
+            };
             // SAFETY: forwarded.
-            unsafe { send_mode(Call::$call, buf, count, datatype, dest, tag) }
+            unsafe { send_mode(Call::$call, chan, buf, count, datatype, dest, tag) }
         }
     )*};
 }
@@ -147,6 +165,7 @@ covered_sends! {
 /// # Safety
 /// The MPI function's contract; `status` is not `MPI_STATUS_IGNORE`.
 unsafe fn receive(
+    chan: Chan,
     buf: *mut c_void,
     count: c_int,
     datatype: Datatype,
@@ -157,7 +176,7 @@ unsafe fn receive(
     loop {
         let rc = repair::covered(|| {
             // SAFETY: forwarded.
-            unsafe { real::Recv(buf, count, datatype, source, tag, world::current(), status) }
+            unsafe { real::Recv(buf, count, datatype, source, tag, chan.comm(), status) }
         });
         if repair::is_failure(rc) {
             repair::repair();
@@ -165,7 +184,7 @@ unsafe fn receive(
         }
         if rc == abi::SUCCESS {
             // SAFETY: MPI wrote the status.
-            count_receive(unsafe { (*status).source() });
+            count_receive(chan, unsafe { (*status).source() });
         }
         return rc;
     }
@@ -184,10 +203,10 @@ pub(crate) unsafe fn recv(
     comm: Comm,
     status: *mut Status,
 ) -> c_int {
-    if !covers_receive(comm, source) {
+    let Some(chan) = covers_receive(comm, source) else {
         // SAFETY: forwarded.
         return unsafe { crate::p2p::recv(buf, count, datatype, source, tag, comm, status) };
-    }
+    };
     stats::count(Call::Recv);
     let mut own = Status::zeroed();
     let status = if status.is_null() {
@@ -196,7 +215,7 @@ pub(crate) unsafe fn recv(
         status
     };
     // SAFETY: forwarded, with a status to read the source from.
-    unsafe { receive(buf, count, datatype, source, tag, status) }
+    unsafe { receive(chan, buf, count, datatype, source, tag, status) }
 }
 
 /// `MPI_Sendrecv`: the send and the receive as two requests, so that after a failure the
@@ -219,7 +238,7 @@ pub(crate) unsafe fn sendrecv(
     comm: Comm,
     status: *mut Status,
 ) -> c_int {
-    if !covers_receive(comm, source) {
+    let Some(chan) = covers_receive(comm, source) else {
         // SAFETY: forwarded.
         return unsafe {
             crate::p2p::sendrecv(
@@ -227,8 +246,8 @@ pub(crate) unsafe fn sendrecv(
                 recvtag, comm, status,
             )
         };
-    }
-    count_send(Call::Sendrecv, dest);
+    };
+    count_send(Call::Sendrecv, chan, dest);
     let mut own = Status::zeroed();
     let status = if status.is_null() {
         &mut own as *mut Status
@@ -236,15 +255,16 @@ pub(crate) unsafe fn sendrecv(
         status
     };
     let send_live = dest >= 0 && {
+        let to = chan.world(dest);
         // SAFETY: the caller's buffer holds the message.
-        unsafe { journal::sent(dest, sendtag, sendbuf, sendcount, sendtype) };
-        !catchup::drop_send(dest)
+        unsafe { journal::sent(chan.0, to, sendtag, sendbuf, sendcount, sendtype) };
+        !catchup::drop_send(chan.0, to)
     };
     let null = abi::predefined().request_null;
     let mut requests = [null, null];
     let mut statuses = [Status::zeroed(), Status::zeroed()];
     let rc = repair::covered(|| {
-        let comm = world::current();
+        let comm = chan.comm();
         // SAFETY: forwarded; the requests are completed below, before the buffers are
         // given back.
         unsafe {
@@ -280,7 +300,7 @@ pub(crate) unsafe fn sendrecv(
     if rc == abi::SUCCESS {
         // SAFETY: the caller's status (or ours).
         unsafe { *status = statuses[0] };
-        count_receive(statuses[0].source());
+        count_receive(chan, statuses[0].source());
         return rc;
     }
     if !repair::is_failure(rc) && rc != abi::ERR_IN_STATUS {
@@ -307,11 +327,11 @@ pub(crate) unsafe fn sendrecv(
     if received {
         // SAFETY: the caller's status (or ours).
         unsafe { *status = statuses[0] };
-        count_receive(statuses[0].source());
+        count_receive(chan, statuses[0].source());
         return abi::SUCCESS;
     }
     // SAFETY: forwarded.
-    unsafe { receive(recvbuf, recvcount, recvtype, source, recvtag, status) }
+    unsafe { receive(chan, recvbuf, recvcount, recvtype, source, recvtag, status) }
 }
 
 /// A collective whose result (`count` of `datatype` at `result`, on every rank the same) is
@@ -322,38 +342,39 @@ pub(crate) unsafe fn sendrecv(
 /// `result` holds `count` elements of `datatype` (the MPI call's contract).
 unsafe fn collective(
     call: Call,
+    chan: Chan,
     result: *mut c_void,
     count: c_int,
     datatype: Datatype,
     in_place: bool,
     run: impl Fn(Comm) -> c_int,
 ) -> c_int {
-    count_collective(call);
+    count_collective(call, chan);
     let serve = |data: Vec<u8>| {
         // SAFETY: the caller's result buffer (its contract).
         if !unsafe { journal::unpack(&data, result, count, datatype) } {
             return abi::ERR_TRUNCATE;
         }
-        journal::collective_packed(&data);
+        journal::collective_packed(chan.0, &data);
         abi::SUCCESS
     };
-    if let Some(data) = catchup::next_collective() {
+    if let Some(data) = catchup::next_collective(chan.0) {
         return serve(data);
     }
     // SAFETY: the caller's buffer (its contract).
     let saved = in_place.then(|| unsafe { journal::pack(result, count, datatype) });
     loop {
-        let rc = repair::covered(|| run(world::current()));
+        let rc = repair::covered(|| run(chan.comm()));
         if rc == abi::SUCCESS {
             // SAFETY: MPI wrote the result.
-            unsafe { journal::collective(result, count, datatype) };
+            unsafe { journal::collective(chan.0, result, count, datatype) };
             return rc;
         }
         if !repair::is_failure(rc) {
             return rc;
         }
         repair::repair();
-        if let Some(data) = catchup::next_collective() {
+        if let Some(data) = catchup::next_collective(chan.0) {
             return serve(data);
         }
         if let Some(saved) = &saved {
@@ -368,16 +389,22 @@ unsafe fn collective(
 /// # Safety
 /// The MPI function's contract.
 pub(crate) unsafe fn barrier(comm: Comm) -> c_int {
-    if !covers(comm) {
+    let Some(chan) = covers(comm) else {
         // SAFETY: forwarded.
         return unsafe { crate::coll::barrier(comm) };
-    }
+    };
     let byte = abi::predefined().byte;
     // SAFETY: an empty result.
     unsafe {
-        collective(Call::Barrier, std::ptr::null_mut(), 0, byte, false, |c| {
-            real::Barrier(c)
-        })
+        collective(
+            Call::Barrier,
+            chan,
+            std::ptr::null_mut(),
+            0,
+            byte,
+            false,
+            |c| real::Barrier(c),
+        )
     }
 }
 
@@ -392,13 +419,13 @@ pub(crate) unsafe fn bcast(
     root: c_int,
     comm: Comm,
 ) -> c_int {
-    if !covers(comm) {
+    let Some(chan) = covers(comm) else {
         // SAFETY: forwarded.
         return unsafe { crate::coll::bcast(buffer, count, datatype, root, comm) };
-    }
+    };
     // SAFETY: forwarded; the root's buffer is its input, kept for a run again.
     unsafe {
-        collective(Call::Bcast, buffer, count, datatype, true, |c| {
+        collective(Call::Bcast, chan, buffer, count, datatype, true, |c| {
             real::Bcast(buffer, count, datatype, root, c)
         })
     }
@@ -416,16 +443,22 @@ pub(crate) unsafe fn allreduce(
     op: Op,
     comm: Comm,
 ) -> c_int {
-    if !covers(comm) {
+    let Some(chan) = covers(comm) else {
         // SAFETY: forwarded.
         return unsafe { crate::coll::allreduce(sendbuf, recvbuf, count, datatype, op, comm) };
-    }
+    };
     let in_place = sendbuf.addr() == abi::IN_PLACE;
     // SAFETY: forwarded.
     unsafe {
-        collective(Call::Allreduce, recvbuf, count, datatype, in_place, |c| {
-            real::Allreduce(sendbuf, recvbuf, count, datatype, op, c)
-        })
+        collective(
+            Call::Allreduce,
+            chan,
+            recvbuf,
+            count,
+            datatype,
+            in_place,
+            |c| real::Allreduce(sendbuf, recvbuf, count, datatype, op, c),
+        )
     }
 }
 
@@ -443,23 +476,31 @@ pub(crate) unsafe fn allgather(
     recvtype: Datatype,
     comm: Comm,
 ) -> c_int {
-    if !covers(comm) {
+    let Some(chan) = covers(comm) else {
         // SAFETY: forwarded.
         return unsafe {
             crate::coll::allgather(
                 sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
             )
         };
-    }
-    let total = recvcount.saturating_mul(crate::pmpi::safe::world_size());
+    };
+    let total = recvcount.saturating_mul(crate::pmpi::safe::comm_size(comm));
     let in_place = sendbuf.addr() == abi::IN_PLACE;
     // SAFETY: forwarded; the result is `size` blocks of `recvcount`.
     unsafe {
-        collective(Call::Allgather, recvbuf, total, recvtype, in_place, |c| {
-            real::Allgather(
-                sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, c,
-            )
-        })
+        collective(
+            Call::Allgather,
+            chan,
+            recvbuf,
+            total,
+            recvtype,
+            in_place,
+            |c| {
+                real::Allgather(
+                    sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, c,
+                )
+            },
+        )
     }
 }
 
@@ -498,24 +539,25 @@ pub(crate) unsafe fn isend(
     comm: Comm,
     request: *mut Request,
 ) -> c_int {
-    if !covers(comm) {
+    let Some(chan) = covers(comm) else {
         // SAFETY: forwarded.
         return unsafe { crate::p2p::isend(buf, count, datatype, dest, tag, comm, request) };
-    }
-    count_send(Call::Isend, dest);
+    };
+    count_send(Call::Isend, chan, dest);
     if dest < 0 {
         // SAFETY: forwarded (MPI_PROC_NULL).
-        return unsafe { real::Isend(buf, count, datatype, dest, tag, world::current(), request) };
+        return unsafe { real::Isend(buf, count, datatype, dest, tag, chan.comm(), request) };
     }
+    let to = chan.world(dest);
     // SAFETY: the caller's buffer holds the message.
-    unsafe { journal::sent(dest, tag, buf, count, datatype) };
-    if catchup::drop_send(dest) {
+    unsafe { journal::sent(chan.0, to, tag, buf, count, datatype) };
+    if catchup::drop_send(chan.0, to) {
         // SAFETY: the caller's request.
         return unsafe { complete_request(tag, request) };
     }
     let rc = repair::covered(|| {
         // SAFETY: forwarded.
-        unsafe { real::Isend(buf, count, datatype, dest, tag, world::current(), request) }
+        unsafe { real::Isend(buf, count, datatype, dest, tag, chan.comm(), request) }
     });
     if rc == abi::SUCCESS {
         // SAFETY: MPI wrote the handle.
@@ -545,20 +587,24 @@ pub(crate) unsafe fn irecv(
     comm: Comm,
     request: *mut Request,
 ) -> c_int {
-    if source == abi::PROC_NULL || !covers_receive(comm, source) {
+    let chan = (source != abi::PROC_NULL)
+        .then(|| covers_receive(comm, source))
+        .flatten();
+    let Some(chan) = chan else {
         // SAFETY: forwarded.
         return unsafe { crate::p2p::irecv(buf, count, datatype, source, tag, comm, request) };
-    }
+    };
     stats::count(Call::Irecv);
     loop {
         let rc = repair::covered(|| {
             // SAFETY: forwarded.
-            unsafe { real::Irecv(buf, count, datatype, source, tag, world::current(), request) }
+            unsafe { real::Irecv(buf, count, datatype, source, tag, chan.comm(), request) }
         });
         if rc == abi::SUCCESS {
             // SAFETY: MPI wrote the handle.
             let posted = unsafe { *request };
             let receive = Receive {
+                channel: chan.0,
                 buf: buf.expose_provenance(),
                 count,
                 datatype,
@@ -567,7 +613,7 @@ pub(crate) unsafe fn irecv(
             };
             requests::posted_receive(posted, receive);
             if traffic::on() {
-                traffic::receive_posted(posted, world::current());
+                traffic::receive_posted(posted, chan.comm());
             }
             return rc;
         }

@@ -3,17 +3,17 @@
 //! survivor's journal); a survivor whose own collective was interrupted gets that one result
 //! the same way.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 #[derive(Default)]
 struct Served {
-    /// Sends still to drop, per world rank.
-    drop: Vec<u64>,
-    /// Collective results still to serve, packed, in order.
-    collectives: VecDeque<Vec<u8>>,
+    /// Sends still to drop, by communicator (`crate::derived`) and world rank.
+    drop: HashMap<(u64, usize), u64>,
+    /// Collective results still to serve, packed, in order, by communicator.
+    collectives: HashMap<u64, VecDeque<Vec<u8>>>,
 }
 
 static SERVED: Mutex<Option<Served>> = Mutex::new(None);
@@ -27,33 +27,37 @@ fn with<R>(f: impl FnOnce(&mut Served) -> R) -> R {
     let mut guard = SERVED.lock().unwrap_or_else(|e| e.into_inner());
     let served = guard.get_or_insert_with(Served::default);
     let r = f(served);
-    let left = served.drop.iter().any(|&d| d > 0) || !served.collectives.is_empty();
+    served.drop.retain(|_, &mut d| d > 0);
+    served.collectives.retain(|_, c| !c.is_empty());
+    let left = !served.drop.is_empty() || !served.collectives.is_empty();
     ACTIVE.store(left, Ordering::Relaxed);
     r
 }
 
-/// Adds sends to drop (per world rank) and collective results to serve.
-pub(crate) fn add(drop: &[u64], collectives: Vec<Vec<u8>>) {
+/// Adds sends to drop on communicator `channel` (per world rank) and collective results to
+/// serve there.
+pub(crate) fn add(channel: u64, drop: &[u64], collectives: Vec<Vec<u8>>) {
     with(|s| {
-        if s.drop.len() < drop.len() {
-            s.drop.resize(drop.len(), 0);
+        for (p, &n) in drop.iter().enumerate().filter(|&(_, &n)| n > 0) {
+            *s.drop.entry((channel, p)).or_insert(0) += n;
         }
-        for (d, &n) in s.drop.iter_mut().zip(drop) {
-            *d += n;
-        }
-        s.collectives.extend(collectives);
+        s.collectives
+            .entry(channel)
+            .or_default()
+            .extend(collectives);
     });
 }
 
-/// Whether the next send to world rank `dest` is dropped (the peer has it).
-pub(crate) fn drop_send(dest: c_int) -> bool {
+/// Whether the next send on communicator `channel` to world rank `dest` is dropped (the peer
+/// has it).
+pub(crate) fn drop_send(channel: u64, dest: c_int) -> bool {
     if !ACTIVE.load(Ordering::Relaxed) {
         return false;
     }
     let Ok(dest) = usize::try_from(dest) else {
         return false;
     };
-    with(|s| match s.drop.get_mut(dest) {
+    with(|s| match s.drop.get_mut(&(channel, dest)) {
         Some(n) if *n > 0 => {
             *n -= 1;
             DROPPED.fetch_add(1, Ordering::Relaxed);
@@ -63,12 +67,16 @@ pub(crate) fn drop_send(dest: c_int) -> bool {
     })
 }
 
-/// The next collective result to serve, if any.
-pub(crate) fn next_collective() -> Option<Vec<u8>> {
+/// The next collective result to serve on communicator `channel`, if any.
+pub(crate) fn next_collective(channel: u64) -> Option<Vec<u8>> {
     if !ACTIVE.load(Ordering::Relaxed) {
         return None;
     }
-    let next = with(|s| s.collectives.pop_front());
+    let next = with(|s| {
+        s.collectives
+            .get_mut(&channel)
+            .and_then(VecDeque::pop_front)
+    });
     if next.is_some() {
         TAKEN.fetch_add(1, Ordering::Relaxed);
     }

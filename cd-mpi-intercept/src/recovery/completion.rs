@@ -181,7 +181,7 @@ unsafe fn complete(
             crate::loss::process_lost(
                 world::current(),
                 "a request in-job recovery does not cover (a nonblocking collective, or on a \
-                 derived communicator) failed",
+                 communicator it does not follow) failed",
             );
         }
         requests::freed(&freed);

@@ -13,14 +13,6 @@ use crate::loss::LOST_EXIT_CODE;
 use crate::pmpi::{real, safe, Call};
 use crate::stats;
 use std::ffi::c_int;
-use std::sync::atomic::{AtomicBool, Ordering};
-
-static REPLACEMENT: AtomicBool = AtomicBool::new(false);
-
-/// Whether this process replaces a lost one.
-pub(crate) fn is_replacement() -> bool {
-    REPLACEMENT.load(Ordering::Relaxed)
-}
 
 /// At `MPI_Init`, in ULFM mode: joins the repaired world if the survivors spawned this
 /// process. A replacement that cannot join ends with one line (the survivors' watchdog ends
@@ -36,7 +28,7 @@ pub(crate) fn join_if_replacement() {
         return;
     }
     let _guard = Guard::enter();
-    REPLACEMENT.store(true, Ordering::Relaxed);
+    crate::pmpi::world::set_replacement();
     crate::errors::install(parent);
     if let Err(e) = crate::errors::covered(|| join(parent)) {
         let line = format!(
@@ -79,7 +71,7 @@ fn join(parent: Comm) -> Result<(), String> {
     })?;
     let identity = safe::comm_rank(repaired);
     tracing::warn!(rank = identity, "replacement joined the repaired world");
-    repair::sync(repaired, true)
+    super::resync::sync(repaired, true)
 }
 
 /// `MPI_Comm_get_parent`: a replacement's parent is the runtime's business, not the
@@ -89,7 +81,7 @@ fn join(parent: Comm) -> Result<(), String> {
 /// The MPI function's contract.
 pub(crate) unsafe fn comm_get_parent(parent: *mut Comm) -> c_int {
     stats::count(Call::Comm_get_parent);
-    if is_replacement() {
+    if crate::pmpi::world::is_replacement() {
         if parent.is_null() {
             return abi::ERR_ARG;
         }

@@ -16,6 +16,7 @@ use super::arena::{Arena, Span};
 use crate::abi::{self, Datatype};
 use crate::pmpi::{real, world};
 use crate::types;
+use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
 use std::sync::Mutex;
 
@@ -31,6 +32,8 @@ enum Payload {
 
 /// One message sent since the version.
 struct Sent {
+    /// The communicator it went on (`crate::derived`).
+    channel: u64,
     tag: c_int,
     payload: Payload,
 }
@@ -48,10 +51,10 @@ pub(crate) struct AtVersion {
 struct Journal {
     /// Messages sent to each world rank since the version, in order.
     sent: Vec<Vec<Sent>>,
-    /// Messages received on the world from each world rank at the version.
-    received_at: Vec<u64>,
-    /// Packed results of the world's collectives since the version, in order.
-    collectives: Vec<Span>,
+    /// Messages received on each communicator from each world rank at the version.
+    received_at: HashMap<u64, Vec<u64>>,
+    /// Packed results of the collectives since the version, in order, with their communicator.
+    collectives: Vec<(u64, Span)>,
     at_version: AtVersion,
     /// The bytes of the messages and results held in memory.
     arena: Arena,
@@ -134,6 +137,10 @@ pub(crate) unsafe fn unpack(
         if data.len() > len || (!data.is_empty() && buf.is_null()) {
             return false;
         }
+        if data.is_empty() {
+            // (a barrier's empty result: nothing to write, and `buf` may be null)
+            return true;
+        }
         // SAFETY: the caller's buffer has room for `count` elements, `len >= data.len()` bytes.
         let dst = unsafe { std::slice::from_raw_parts_mut(buf.cast::<u8>(), data.len()) };
         crate::copy::bytes(dst, data);
@@ -162,13 +169,14 @@ pub(crate) unsafe fn unpack(
     rc == abi::SUCCESS
 }
 
-/// Keeps a copy of a message sent to world rank `dest`: in memory up to the MPI logs' spill
+/// Keeps a copy of a message sent on communicator `channel` to world rank `dest`: in memory up to the MPI logs' spill
 /// threshold (`CD_MPI_LOG_SPILL`), beyond it in an unnamed file (`CD_MPI_LOG_DIR`); in the
 /// program's start, with the start ([`super::prologue`]).
 ///
 /// # Safety
 /// As [`pack`].
 pub(crate) unsafe fn sent(
+    channel: u64,
     dest: c_int,
     tag: c_int,
     buf: *const c_void,
@@ -182,11 +190,15 @@ pub(crate) unsafe fn sent(
     unsafe {
         with_packed(buf, count, datatype, |data| {
             if super::prologue::active() {
-                return super::prologue::sent(dest, tag, data);
+                return super::prologue::sent(channel, dest, tag, data);
             }
             with(|j| {
                 let payload = j.keep(data);
-                slot(&mut j.sent, dest).push(Sent { tag, payload });
+                slot(&mut j.sent, dest).push(Sent {
+                    channel,
+                    tag,
+                    payload,
+                });
             })
         })
     }
@@ -267,29 +279,39 @@ impl Journal {
     }
 }
 
-/// Keeps the result of a collective on the world: `count` elements of `datatype` at `buf`.
+/// Keeps the result of a collective on communicator `channel`: `count` elements of
+/// `datatype` at `buf`.
 ///
 /// # Safety
 /// As [`pack`].
-pub(crate) unsafe fn collective(buf: *const c_void, count: c_int, datatype: Datatype) {
+pub(crate) unsafe fn collective(
+    channel: u64,
+    buf: *const c_void,
+    count: c_int,
+    datatype: Datatype,
+) {
     // SAFETY: the caller's contract.
-    unsafe { with_packed(buf, count, datatype, collective_packed) }
+    unsafe {
+        with_packed(buf, count, datatype, |data| {
+            collective_packed(channel, data)
+        })
+    }
 }
 
 /// Keeps a collective result that is packed already (one served to this rank).
-pub(crate) fn collective_packed(data: &[u8]) {
+pub(crate) fn collective_packed(channel: u64, data: &[u8]) {
     if super::prologue::active() {
-        return super::prologue::collective(data);
+        return super::prologue::collective(channel, data);
     }
     with(|j| {
         let span = j.hold(data);
-        j.collectives.push(span);
+        j.collectives.push((channel, span));
     });
 }
 
 /// A version completed: the journal starts again from it, with these counts (`received_at`:
-/// the messages received on the world, by world rank).
-pub(crate) fn version_complete(at: AtVersion, received_at: Vec<u64>) {
+/// the messages received on each communicator, by world rank).
+pub(crate) fn version_complete(at: AtVersion, received_at: HashMap<u64, Vec<u64>>) {
     with(|j| {
         j.arena.clear();
         *j = Journal {
@@ -303,18 +325,16 @@ pub(crate) fn version_complete(at: AtVersion, received_at: Vec<u64>) {
     });
 }
 
-/// Per world rank: messages sent to it since the version, and received from it since the
-/// version given `received_now` (on the world, by world rank).
-pub(crate) fn since(received_now: &[u64]) -> (Vec<u64>, Vec<u64>) {
+/// Per world rank: messages received from it on communicator `channel` since the version,
+/// given `received_now` (on it, by world rank).
+pub(crate) fn received_since(channel: u64, received_now: &[u64]) -> Vec<u64> {
     with(|j| {
-        let n = received_now.len();
-        let sent = (0..n)
-            .map(|p| j.sent.get(p).map_or(0, |s| s.len() as u64))
-            .collect();
-        let received = (0..n)
-            .map(|p| received_now[p].saturating_sub(j.received_at.get(p).copied().unwrap_or(0)))
-            .collect();
-        (sent, received)
+        let at = j.received_at.get(&channel);
+        received_now
+            .iter()
+            .enumerate()
+            .map(|(p, &now)| now.saturating_sub(at.and_then(|a| a.get(p)).copied().unwrap_or(0)))
+            .collect()
     })
 }
 
@@ -323,25 +343,36 @@ pub(crate) fn at_version() -> AtVersion {
     with(|j| j.at_version.clone())
 }
 
-/// How many collectives on the world completed since the version.
-pub(crate) fn collectives() -> u64 {
-    with(|j| j.collectives.len() as u64)
+/// How many collectives on communicator `channel` completed since the version.
+pub(crate) fn collectives(channel: u64) -> u64 {
+    with(|j| j.collectives.iter().filter(|(c, _)| *c == channel).count() as u64)
 }
 
-/// The packed results of the collectives numbered `from..` since the version.
-pub(crate) fn collective_results(from: usize) -> Vec<Vec<u8>> {
+/// The packed results of the collectives on communicator `channel` numbered `from..` since
+/// the version.
+pub(crate) fn collective_results(channel: u64, from: usize) -> Vec<Vec<u8>> {
     with(|j| {
-        let spans = j.collectives.get(from..).unwrap_or(&[]);
-        spans.iter().map(|&s| j.arena.get(s).to_vec()).collect()
+        let on = j.collectives.iter().filter(|(c, _)| *c == channel);
+        on.skip(from)
+            .map(|&(_, s)| j.arena.get(s).to_vec())
+            .collect()
     })
 }
 
-/// The messages (tag, packed bytes) sent to world rank `peer` since the version, from number
-/// `from` on.
-pub(crate) fn messages_to(peer: usize, from: usize) -> Vec<(c_int, Vec<u8>)> {
+/// The messages (communicator, tag, packed bytes) sent to world rank `peer` since the version,
+/// less the first `skip(communicator)` on each communicator (those it received).
+pub(crate) fn messages_to(peer: usize, skip: impl Fn(u64) -> u64) -> Vec<(u64, c_int, Vec<u8>)> {
     with(|j| {
-        let sent = j.sent.get(peer).and_then(|s| s.get(from..)).unwrap_or(&[]);
-        sent.iter().map(|m| (m.tag, j.read(&m.payload))).collect()
+        let mut seen: HashMap<u64, u64> = HashMap::new();
+        let sent = j.sent.get(peer).map_or(&[][..], |s| &s[..]);
+        sent.iter()
+            .filter(|m| {
+                let n = seen.entry(m.channel).or_insert(0);
+                *n += 1;
+                *n > skip(m.channel)
+            })
+            .map(|m| (m.channel, m.tag, j.read(&m.payload)))
+            .collect()
     })
 }
 

@@ -22,7 +22,8 @@
 //! then spawns one replacement per lost rank (this executable, its arguments), merges, and
 //! reorders so that each replacement has the lost rank's number: that communicator is the
 //! world from now on ([`crate::pmpi::world`]). The replacement's `MPI_Init` joins the same
-//! steps ([`join`]). Then, on the repaired world, every rank exchanges its counts; the
+//! steps ([`join`], [`resync`]): the communicators derived from the world are rebuilt on it
+//! (`crate::derived`). Then, on the repaired world, every rank exchanges its counts; the
 //! survivors' persisted files are used to rebuild the replacement's (the linking library's
 //! [`crate::Hooks::rebuild`]); a survivor serves the collective results the replacement (and
 //! any survivor whose own collective was interrupted) lacks; and every survivor resends, to
@@ -40,9 +41,11 @@
 //! The calls that survive a loss are those of [`calls`] and [`completion`]: blocking
 //! point-to-point (`Send`, `Ssend`, `Recv`, `Sendrecv`), `Isend` and `Irecv` completed by
 //! `Wait`, `Waitall`, `Test` or `Testall`, and the collectives whose result is the same on every
-//! rank (`Barrier`, `Bcast`, `Allreduce`, `Allgather`), on `MPI_COMM_WORLD`, outside CDs that
-//! log. A loss seen in any other call (derived communicators, other collectives, a persist
-//! under way), after a choice a replacement could not repeat (a receive from `MPI_ANY_SOURCE`,
+//! rank (`Barrier`, `Bcast`, `Allreduce`, `Allgather`), on `MPI_COMM_WORLD` and on the
+//! communicators derived from it with `MPI_Comm_dup`, `MPI_Comm_split`, `MPI_Comm_create`,
+//! `MPI_Cart_create` and `MPI_Cart_sub` (rebuilt after a repair: `crate::derived`), outside CDs
+//! that log. A loss seen in any other call (other collectives, a persist under way), after a
+//! communicator made otherwise, after a choice a replacement could not repeat (a receive from `MPI_ANY_SOURCE`,
 //! a tracked request given to `Waitany` and the like: [`completion`]), after a start that
 //! communicated otherwise ([`prologue`]), or during a repair, ends the job with one line per
 //! rank as before, and a relaunch restores the persisted version.
@@ -56,6 +59,7 @@ pub(crate) mod journal;
 pub(crate) mod prologue;
 pub(crate) mod repair;
 pub(crate) mod requests;
+mod resync;
 
 pub(crate) use calls::{
     allgather, allreduce, barrier, bcast, irecv, isend, recv, send, sendrecv, ssend,
@@ -94,41 +98,20 @@ pub fn version_complete() {
     if !crate::errors::start_containing() {
         return;
     }
+    crate::derived::version_complete();
     let counts = crate::traffic::message_counts();
+    let received = crate::derived::channels()
+        .into_iter()
+        .map(|c| (c, crate::derived::received(c)))
+        .collect();
     journal::version_complete(
         journal::AtVersion {
             sent: counts.sent,
             received: counts.received,
             collectives: counts.collectives,
         },
-        crate::traffic::received_on(&worlds()),
+        received,
     );
-}
-
-/// Every communicator that has been the world in this process (the library's, then each
-/// repaired one): the world's traffic is counted on all of them.
-static WORLDS: std::sync::Mutex<Vec<u64>> = std::sync::Mutex::new(Vec::new());
-
-/// The communicators that have been the world.
-pub(crate) fn worlds() -> Vec<crate::abi::Comm> {
-    let mut worlds = WORLDS.lock().unwrap_or_else(|e| e.into_inner());
-    if worlds.is_empty() {
-        worlds.push(crate::abi::predefined().comm_world.bits());
-    }
-    worlds
-        .iter()
-        .map(|&b| crate::abi::Comm::from_bits(b))
-        .collect()
-}
-
-/// `comm` is the world from now on (after a repair).
-pub(crate) fn new_world(comm: crate::abi::Comm) {
-    worlds();
-    WORLDS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .push(comm.bits());
-    crate::pmpi::world::replace(comm);
 }
 
 /// Persists completed since `MPI_Init` (a replacement takes the survivors' number).

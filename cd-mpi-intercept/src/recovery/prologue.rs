@@ -19,30 +19,33 @@
 //! could not re-execute the start, and a loss then ends the job clearly
 //! ([`crate::errors::stop_containing`]).
 
+use crate::derived;
+use std::collections::HashMap;
 use std::ffi::c_int;
 use std::sync::Mutex;
 
+/// A message: its communicator (`crate::derived`), tag and packed bytes.
+pub(crate) type Message = (u64, c_int, Vec<u8>);
+
 #[derive(Default)]
 struct Start {
-    /// The messages sent to each world rank, in order: (tag, packed bytes).
-    sent: Vec<Vec<(c_int, Vec<u8>)>>,
-    /// The packed results of the collectives on the world, in order.
-    collectives: Vec<Vec<u8>>,
-    /// The messages received on the world from each world rank by the end of the start.
-    received: Vec<u64>,
+    /// The messages sent to each world rank, in order.
+    sent: Vec<Vec<Message>>,
+    /// The packed results of the collectives, in order, with their communicator.
+    collectives: Vec<(u64, Vec<u8>)>,
+    /// The messages received on each communicator from each world rank by the end of the start.
+    received: HashMap<u64, Vec<u64>>,
     /// Bytes held.
     bytes: u64,
 }
 
-static START: Mutex<Start> = Mutex::new(Start {
-    sent: Vec::new(),
-    collectives: Vec::new(),
-    received: Vec::new(),
-    bytes: 0,
-});
+static START: Mutex<Option<Start>> = Mutex::new(None);
 
 fn with<R>(f: impl FnOnce(&mut Start) -> R) -> R {
-    f(&mut START.lock().unwrap_or_else(|e| e.into_inner()))
+    f(START
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get_or_insert_with(Start::default))
 }
 
 /// At `MPI_Init` in a ULFM job with recovery on: the start is kept from here, and every
@@ -58,24 +61,24 @@ pub(crate) fn active() -> bool {
     crate::errors::in_start()
 }
 
-/// Keeps a message sent to world rank `dest` (packed). Its memory counts in `cd_stats`'
-/// `log_bytes` like the journal's.
-pub(crate) fn sent(dest: usize, tag: c_int, data: &[u8]) {
+/// Keeps a message sent on communicator `channel` to world rank `dest` (packed). Its memory
+/// counts in `cd_stats`' `log_bytes` like the journal's.
+pub(crate) fn sent(channel: u64, dest: usize, tag: c_int, data: &[u8]) {
     cd_core::charge_log_memory(data.len());
     with(|s| {
         if s.sent.len() <= dest {
             s.sent.resize_with(dest + 1, Vec::new);
         }
-        s.sent[dest].push((tag, data.to_vec()));
+        s.sent[dest].push((channel, tag, data.to_vec()));
         s.bytes += data.len() as u64;
     });
 }
 
-/// Keeps the packed result of a collective on the world.
-pub(crate) fn collective(data: &[u8]) {
+/// Keeps the packed result of a collective on communicator `channel`.
+pub(crate) fn collective(channel: u64, data: &[u8]) {
     cd_core::charge_log_memory(data.len());
     with(|s| {
-        s.collectives.push(data.to_vec());
+        s.collectives.push((channel, data.to_vec()));
         s.bytes += data.len() as u64;
     });
 }
@@ -86,22 +89,31 @@ pub(crate) fn end() {
     if !crate::errors::set_in_start(false) {
         return;
     }
-    if super::join::is_replacement() {
+    if crate::pmpi::world::is_replacement() {
         // its counts include the lost rank's at the version (`traffic::preset`); its start
         // was the lost rank's, whose peers checked theirs
         return;
     }
     let counts = crate::traffic::message_counts();
-    let on_world = crate::traffic::received_on(&super::worlds());
+    let channels = derived::channels();
+    let received: HashMap<u64, Vec<u64>> = channels
+        .iter()
+        .map(|&c| (c, derived::received(c)))
+        .collect();
+    let me = crate::pmpi::safe::comm_rank(crate::pmpi::world::current());
     let whole = with(|s| {
-        s.received.clone_from(&on_world);
-        let me = crate::pmpi::safe::comm_rank(crate::pmpi::world::current());
+        s.received.clone_from(&received);
         let kept = |p: usize| s.sent.get(p).map_or(0, |m| m.len() as u64);
-        let collectives = s.collectives.len() as u64;
+        let received_kept = |p: usize| -> u64 {
+            received
+                .values()
+                .map(|r| r.get(p).copied().unwrap_or(0))
+                .sum()
+        };
         (0..counts.sent.len()).all(|p| {
             counts.sent[p] == kept(p)
-                && counts.received[p] == on_world.get(p).copied().unwrap_or(0)
-                && (p as c_int == me || counts.collectives[p] == collectives)
+                && counts.received[p] == received_kept(p)
+                && (p as c_int == me || counts.collectives[p] == shared(s, p))
         }) && counts.pending_receives == 0
             && counts.pending_collectives == 0
     });
@@ -118,8 +130,14 @@ pub(crate) fn end() {
     );
 }
 
+/// The start's collectives on communicators world rank `peer` is a member of.
+fn shared(s: &Start, peer: usize) -> u64 {
+    let on = |c: u64| derived::rank_of(c, peer) >= 0;
+    s.collectives.iter().filter(|(c, _)| on(*c)).count() as u64
+}
+
 /// The messages the start sent to world rank `peer`.
-pub(crate) fn messages_to(peer: usize) -> Vec<(c_int, Vec<u8>)> {
+pub(crate) fn messages_to(peer: usize) -> Vec<Message> {
     with(|s| s.sent.get(peer).cloned().unwrap_or_default())
 }
 
@@ -128,19 +146,23 @@ pub(crate) fn sent_to(peer: usize) -> u64 {
     with(|s| s.sent.get(peer).map_or(0, |m| m.len() as u64))
 }
 
-/// How many collectives on the world the start made.
-pub(crate) fn collective_count() -> u64 {
-    with(|s| s.collectives.len() as u64)
+/// How many collectives the start made on communicators world rank `peer` is a member of (as
+/// message counting counts them for that pair).
+pub(crate) fn collectives_shared(peer: usize) -> u64 {
+    with(|s| shared(s, peer))
 }
 
-/// The start's collective results.
-pub(crate) fn collective_results() -> Vec<Vec<u8>> {
-    with(|s| s.collectives.clone())
+/// The start's collective results on communicator `channel`.
+pub(crate) fn collective_results(channel: u64) -> Vec<Vec<u8>> {
+    with(|s| {
+        let on = s.collectives.iter().filter(|(c, _)| *c == channel);
+        on.map(|(_, r)| r.clone()).collect()
+    })
 }
 
-/// The messages received from each world rank in the start.
-pub(crate) fn received() -> Vec<u64> {
-    with(|s| s.received.clone())
+/// The messages received on communicator `channel` from each world rank in the start.
+pub(crate) fn received(channel: u64) -> Vec<u64> {
+    with(|s| s.received.get(&channel).cloned().unwrap_or_default())
 }
 
 /// Bytes held, for the statistics.

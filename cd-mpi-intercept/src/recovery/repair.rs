@@ -5,11 +5,12 @@
 //! logged), under the watchdog of [`crate::loss`]. Where a step fails the job ends clearly
 //! ([`crate::loss::end`]), as it would have without recovery.
 
+use super::resync::check;
 use super::{catchup, journal};
-use crate::abi::{self, Comm, Datatype, Request, Status};
+use crate::abi::{self, Comm, Request, Status};
 use crate::boundary::Guard;
 use crate::loss::{self, Watchdog};
-use crate::pmpi::{real, safe, ulfm, world, Buf, BufMut};
+use crate::pmpi::{real, safe, ulfm, world};
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -17,9 +18,6 @@ use std::time::Instant;
 
 /// The environment variable a replacement is spawned with (through the spawn's info).
 pub(crate) const REPLACEMENT_ENV: &str = "CD_ULFM_REPLACEMENT";
-
-/// Tag of the runtime's own messages on its duplicate of the repaired world.
-const TAG: c_int = 7001;
 
 /// Repairs completed in this process; one repair at a time.
 static GENERATION: AtomicU64 = AtomicU64::new(0);
@@ -38,13 +36,13 @@ pub(crate) fn is_failure(rc: c_int) -> bool {
 }
 
 /// The resends a repair started (request, the data it sends), completed by [`finalize`].
-static RESENDS: Mutex<Vec<(Request, Vec<u8>)>> = Mutex::new(Vec::new());
+pub(super) static RESENDS: Mutex<Vec<(Request, Vec<u8>)>> = Mutex::new(Vec::new());
 
 /// Repairs made, and their time in nanoseconds; messages resent; collective results served.
 static REPAIRS: AtomicU64 = AtomicU64::new(0);
 static REPAIR_NS: AtomicU64 = AtomicU64::new(0);
-static RESENT: AtomicU64 = AtomicU64::new(0);
-static SERVED: AtomicU64 = AtomicU64::new(0);
+pub(super) static RESENT: AtomicU64 = AtomicU64::new(0);
+pub(super) static SERVED: AtomicU64 = AtomicU64::new(0);
 
 /// Repairs the world after a failure this survivor saw in its last covered call (see
 /// [`super`]); returns once the world is repaired and this rank resent what its peers lacked.
@@ -78,17 +76,22 @@ fn repair_now(comm: Comm) {
             watchdog,
         )
     };
-    let mine = c_int::from(!shrunk.lost.is_empty() && super::on());
+    let again = lost_again(&shrunk.lost);
+    let mine = c_int::from(!shrunk.lost.is_empty() && super::on() && !again);
     if ulfm::agree(survivors, mine) != Some(1) {
         let why = if mine == 1 {
             "another survivor cannot contain the loss (its line says why)"
+        } else if again {
+            "a replacement was lost again before a new version completed (one that cannot get \
+             past its restart would be replaced forever)"
         } else {
             crate::errors::why_not_contained()
         };
         loss::end(&shrunk, why, watchdog);
     }
     tracing::warn!(lost = ?shrunk.lost, "process lost in a ULFM job: repairing the world");
-    let repaired = spawn_and_merge(survivors, &shrunk.lost).and_then(|w| sync(w, false));
+    let repaired =
+        spawn_and_merge(survivors, &shrunk.lost).and_then(|w| super::resync::sync(w, false));
     if let Err(e) = repaired {
         loss::end(&shrunk, &format!("the repair failed: {e}"), watchdog);
     }
@@ -100,6 +103,21 @@ fn repair_now(comm: Comm) {
         ms = started.elapsed().as_secs_f64() * 1e3,
         "world repaired: the replacements re-execute from the last version"
     );
+}
+
+/// The lost ranks replaced so far, with the number of persists completed when they were.
+static REPLACED_AT: Mutex<Vec<(c_int, u64)>> = Mutex::new(Vec::new());
+
+/// Whether one of `lost` was replaced already with no version completed since (every survivor
+/// answers alike: they share that history); notes this loss.
+fn lost_again(lost: &[c_int]) -> bool {
+    let completed = super::completed();
+    let mut replaced = REPLACED_AT.lock().unwrap_or_else(|e| e.into_inner());
+    let again = lost
+        .iter()
+        .any(|r| replaced.iter().any(|&(q, at)| q == *r && at == completed));
+    replaced.extend(lost.iter().map(|&r| (r, completed)));
+    again
 }
 
 /// This program's path and arguments (after the program name), for the spawn.
@@ -215,299 +233,9 @@ pub(crate) fn merge(
     crate::errors::install(repaired);
     dynamic(inter);
     dynamic(repaired);
-    super::new_world(repaired);
+    crate::pmpi::world::replace(repaired);
     cd_core::set_rank(identity.max(0) as u32);
     Ok(repaired)
-}
-
-fn check(rc: c_int, what: &str) -> Result<(), String> {
-    if rc == abi::SUCCESS {
-        Ok(())
-    } else {
-        Err(format!("{what}: {}", safe::error_string(rc)))
-    }
-}
-
-/// The signature `MPI_Allgather` and `MPI_Alltoall` share.
-type Exchange = unsafe fn(Buf, c_int, Datatype, BufMut, c_int, Datatype, Comm) -> c_int;
-
-/// `exchange` (`real::Allgather` or `real::Alltoall`) of `mine`, one `T` per block, as bytes.
-fn exchange<T: bytemuck::Pod + Default>(
-    exchange: Exchange,
-    comm: Comm,
-    mine: &[T],
-    what: &str,
-) -> Result<Vec<T>, String> {
-    let n = safe::comm_size(comm) as usize;
-    let mut theirs = vec![T::default(); n];
-    let size = std::mem::size_of::<T>() as c_int;
-    let byte = abi::predefined().byte;
-    // SAFETY: `mine` holds one `T` (a gather) or `n` (an all-to-all), `theirs` `n`, as bytes.
-    let rc = unsafe {
-        exchange(
-            mine.as_ptr().cast(),
-            size,
-            byte,
-            theirs.as_mut_ptr().cast(),
-            size,
-            byte,
-            comm,
-        )
-    };
-    check(rc, what).map(|_| theirs)
-}
-
-/// Sends `data` to `dest` on the runtime's communicator.
-fn send_bytes(comm: Comm, dest: c_int, data: &[u8]) -> Result<(), String> {
-    let byte = abi::predefined().byte;
-    // SAFETY: our buffer, sized as the count says.
-    let rc = unsafe {
-        real::Send(
-            data.as_ptr().cast(),
-            data.len() as c_int,
-            byte,
-            dest,
-            TAG,
-            comm,
-        )
-    };
-    check(rc, "serving the replacement")
-}
-
-/// Receives what [`send_bytes`] sent, sized by a probe.
-fn recv_bytes(comm: Comm, source: c_int) -> Result<Vec<u8>, String> {
-    let byte = abi::predefined().byte;
-    let mut status = Status::zeroed();
-    // SAFETY: writes one status.
-    check(
-        unsafe { real::Probe(source, TAG, comm, &mut status) },
-        "being served",
-    )?;
-    let len = safe::get_count(&status, byte)
-        .map_err(|rc| format!("being served: {}", safe::error_string(rc)))?;
-    let mut data = vec![0u8; len.max(0) as usize];
-    // SAFETY: our buffer, sized by the probe.
-    let rc = unsafe {
-        real::Recv(
-            data.as_mut_ptr().cast(),
-            len,
-            byte,
-            source,
-            TAG,
-            comm,
-            &mut status,
-        )
-    };
-    check(rc, "being served").map(|_| data)
-}
-
-/// What each rank tells every other of itself: whether it is a replacement, the persists it
-/// completed, the world collectives it completed since the last version.
-#[derive(Clone, Copy, Default, bytemuck::Pod, bytemuck::Zeroable)]
-#[repr(C)]
-struct Role {
-    replacement: u64,
-    completed: u64,
-    collectives: u64,
-    /// The world collectives of the program's start.
-    start_collectives: u64,
-}
-
-/// What a rank tells one peer: its counts with that peer, since the version and at it, and the
-/// messages it received from that peer in the program's start ([`super::prologue`]).
-#[derive(Clone, Copy, Default, bytemuck::Pod, bytemuck::Zeroable)]
-#[repr(C)]
-struct Row {
-    sent_start: u64,
-    received_start: u64,
-    sent_since: u64,
-    received_since: u64,
-    sent_at: u64,
-    received_at: u64,
-    collectives_at: u64,
-}
-
-/// The steps every rank of the repaired world takes together (survivors from [`repair`], a
-/// replacement from its `MPI_Init`): see [`super`].
-pub(crate) fn sync(repaired: Comm, replacement: bool) -> Result<(), String> {
-    let n = safe::comm_size(repaired) as usize;
-    let me = safe::comm_rank(repaired) as usize;
-    let ctl = safe::comm_dup(repaired)
-        .map_err(|rc| format!("MPI_Comm_dup: {}", safe::error_string(rc)))?;
-    let role = Role {
-        replacement: u64::from(replacement),
-        completed: super::completed(),
-        collectives: journal::collectives(),
-        start_collectives: super::prologue::collective_count(),
-    };
-    let roles = exchange(
-        real::Allgather,
-        ctl,
-        &[role],
-        "exchanging the repair's roles",
-    )?;
-    let survivors: Vec<usize> = (0..n).filter(|&p| roles[p].replacement == 0).collect();
-    let first = *survivors.first().ok_or("no survivor")?;
-    let completed = roles[first].completed;
-    if survivors.iter().any(|&p| roles[p].completed != completed) {
-        return Err(
-            "the survivors completed different numbers of persists (the loss came during \
-                    a persist)"
-                .to_owned(),
-        );
-    }
-    let most = survivors
-        .iter()
-        .map(|&p| roles[p].collectives)
-        .max()
-        .unwrap_or(0);
-    let server = *survivors
-        .iter()
-        .find(|&&p| roles[p].collectives == most)
-        .ok_or("no survivor")?;
-    let lacks = |p: usize| roles[p].replacement == 1 || roles[p].collectives < most;
-
-    // pending receives: those that completed count as received, the others go again
-    let mut received_now = if replacement {
-        vec![0; n]
-    } else {
-        crate::traffic::received_on(&super::worlds())
-    };
-    received_now.resize(n, 0);
-    for (p, extra) in super::requests::repost(repaired).into_iter().enumerate() {
-        if let Some(r) = received_now.get_mut(p) {
-            *r += extra;
-        }
-    }
-    // the counts, pair by pair
-    let (sent, received) = journal::since(&received_now);
-    let at = journal::at_version();
-    let start = super::prologue::received();
-    let get = |v: &[u64], p: usize| v.get(p).copied().unwrap_or(0);
-    let rows: Vec<Row> = (0..n)
-        .map(|p| {
-            if replacement {
-                Row::default()
-            } else {
-                Row {
-                    sent_start: super::prologue::sent_to(p),
-                    received_start: get(&start, p),
-                    sent_since: sent[p],
-                    received_since: received[p],
-                    sent_at: get(&at.sent, p),
-                    received_at: get(&at.received, p),
-                    collectives_at: get(&at.collectives, p),
-                }
-            }
-        })
-        .collect();
-    let theirs = exchange(real::Alltoall, ctl, &rows, "exchanging the message counts")?;
-
-    // collective results, and the persistent CDs' description, from the server
-    let hooks = crate::hooks::hooks().ok_or("libcd's persistence hooks are not installed")?;
-    let mut description = None;
-    if me == server {
-        for p in (0..n).filter(|&p| p != me && lacks(p)) {
-            // a replacement re-executes the program's start first, then from the version
-            let results = if roles[p].replacement == 1 {
-                let mut all = super::prologue::collective_results();
-                all.extend(journal::collective_results(0));
-                all
-            } else {
-                journal::collective_results(roles[p].collectives as usize)
-            };
-            send_bytes(ctl, p as c_int, &(results.len() as u64).to_le_bytes())?;
-            for r in &results {
-                send_bytes(ctl, p as c_int, r)?;
-            }
-            SERVED.fetch_add(results.len() as u64, Ordering::Relaxed);
-            if roles[p].replacement == 1 {
-                send_bytes(ctl, p as c_int, &(hooks.description)())?;
-            }
-        }
-    } else if lacks(me) {
-        let count = recv_bytes(ctl, server as c_int)?;
-        let count = u64::from_le_bytes(count.try_into().map_err(|_| "a malformed count")?);
-        let results = (0..count)
-            .map(|_| recv_bytes(ctl, server as c_int))
-            .collect::<Result<Vec<_>, _>>()?;
-        catchup::add(&[], results);
-        if replacement {
-            description = Some(recv_bytes(ctl, server as c_int)?);
-        }
-    }
-
-    // the replacement's files, rebuilt from the survivors' redundancy (collective)
-    (hooks.rebuild)(description.as_deref())?;
-
-    if replacement {
-        let drop: Vec<u64> = theirs
-            .iter()
-            .map(|r| r.received_start + r.received_since)
-            .collect();
-        catchup::add(&drop, Vec::new());
-        let column = |f: &dyn Fn(&Row) -> u64| theirs.iter().map(f).collect::<Vec<u64>>();
-        let at = journal::AtVersion {
-            sent: column(&|r| r.received_at),
-            received: column(&|r| r.sent_at),
-            collectives: column(&|r| r.collectives_at),
-        };
-        // the lost rank's counts at the version, less its start's, which this process counts
-        // again as it re-executes the start
-        let start_collectives = roles[first].start_collectives;
-        crate::traffic::preset(
-            &column(&|r| r.received_at.saturating_sub(r.received_start)),
-            &column(&|r| r.sent_at.saturating_sub(r.sent_start)),
-            &column(&|r| r.collectives_at.saturating_sub(start_collectives)),
-        );
-        super::set_completed(completed);
-        journal::version_complete(at, vec![0; n]);
-        crate::errors::start_containing();
-    } else {
-        resend(repaired, me, &theirs, &roles);
-    }
-    let mut ctl = ctl;
-    // SAFETY: our own communicator.
-    unsafe { real::Comm_free(&mut ctl) };
-    Ok(())
-}
-
-/// Starts the resend, to every other rank, of the messages it had not received from this one
-/// since the version (to a replacement: those of the program's start, then all since the
-/// version).
-fn resend(repaired: Comm, me: usize, theirs: &[Row], roles: &[Role]) {
-    let packed = abi::predefined().packed;
-    let mut resends = RESENDS.lock().unwrap_or_else(|e| e.into_inner());
-    for (p, row) in theirs.iter().enumerate().filter(|&(p, _)| p != me) {
-        let mut messages = if roles[p].replacement == 1 {
-            super::prologue::messages_to(p)
-        } else {
-            Vec::new()
-        };
-        messages.extend(journal::messages_to(p, row.received_since as usize));
-        for (tag, data) in messages {
-            let mut request = abi::predefined().request_null;
-            // SAFETY: the data moves into RESENDS with the request and stays until the request
-            // completes ([`finalize`]); a Vec's heap buffer does not move.
-            let rc = unsafe {
-                real::Isend(
-                    data.as_ptr().cast::<c_void>(),
-                    data.len() as c_int,
-                    packed,
-                    p as c_int,
-                    tag,
-                    repaired,
-                    &mut request,
-                )
-            };
-            if rc == abi::SUCCESS {
-                RESENT.fetch_add(1, Ordering::Relaxed);
-                resends.push((request, data));
-            } else {
-                tracing::error!(peer = p, rc, "a resend failed");
-            }
-        }
-    }
 }
 
 /// At `MPI_Finalize` after a repair: completes the resends and agrees with every rank of the
@@ -528,11 +256,12 @@ pub(crate) fn finalize() -> bool {
         drop(data);
     }
     ulfm::agree(world::current(), 1);
-    if super::join::is_replacement() {
+    if crate::pmpi::world::is_replacement() {
         // Its finalize disconnects from every process of the dynamic communicators it still
         // holds (`ompi_dpm_dyn_finalize`, when it holds more than one), which waits forever
         // for survivors that have left: the parent, the repaired worlds and the spawns'
         // intercommunicators are freed first.
+        crate::derived::free_rebuilt();
         let made = std::mem::take(&mut *DYNAMIC.lock().unwrap_or_else(|e| e.into_inner()));
         for bits in made {
             let mut comm = Comm::from_bits(bits);

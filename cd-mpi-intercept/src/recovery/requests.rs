@@ -1,5 +1,6 @@
-//! The application's nonblocking sends and receives on the world while a loss is contained:
-//! what each is, so that a repair can finish it on the repaired world.
+//! The application's nonblocking sends and receives on the world (and the communicators
+//! derived from it, `crate::derived`) while a loss is contained: what each is, so that a
+//! repair can finish it on the rebuilt communicators.
 //!
 //! A repair revokes the world, and MPI completes every request still pending on it with an
 //! error. At the repair ([`repost`]), each receive that had completed (successfully, before
@@ -12,7 +13,7 @@
 //! reach the application otherwise. Other completion calls (`Test*`, `Waitany`, `Waitsome`)
 //! are not covered: on a handle a repair replaced they get MPI's error, which ends the job.
 
-use crate::abi::{self, Comm, Datatype, Request, Status};
+use crate::abi::{self, Datatype, Request, Status};
 use crate::pmpi::real;
 use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
@@ -22,6 +23,8 @@ use std::sync::Mutex;
 /// A receive, as posted (the buffer's address, exposed: the request table is shared).
 #[derive(Clone, Copy)]
 pub(crate) struct Receive {
+    /// Its communicator (`crate::derived`).
+    pub(crate) channel: u64,
     pub(crate) buf: usize,
     pub(crate) count: c_int,
     pub(crate) datatype: Datatype,
@@ -114,10 +117,10 @@ pub(crate) fn forget(requests: &[Request]) {
     });
 }
 
-/// At a repair, on the repaired world `world` (see the module docs): returns how many of the
-/// pending receives had completed, by source (world rank).
-pub(crate) fn repost(world: Comm) -> Vec<u64> {
-    let mut completed = Vec::new();
+/// At a repair, once the communicators are rebuilt (see the module docs): returns how many of
+/// the pending receives had completed, by communicator and source (world rank).
+pub(crate) fn repost() -> HashMap<u64, Vec<u64>> {
+    let mut completed: HashMap<u64, Vec<u64>> = HashMap::new();
     with(|t| {
         for (&key, entry) in t.iter_mut() {
             if matches!(entry.state, State::Reposted(_) | State::Done) {
@@ -128,26 +131,29 @@ pub(crate) fn repost(world: Comm) -> Vec<u64> {
             match (entry.receive, finished) {
                 (None, Some(Ok(_))) => {}
                 (None, _) => entry.state = State::Done,
-                (Some(_), Some(Ok(source))) => {
-                    if let Ok(p) = usize::try_from(source) {
-                        if completed.len() <= p {
-                            completed.resize(p + 1, 0);
+                (Some(r), Some(Ok(source))) => {
+                    let world = crate::derived::world_rank(r.channel, source);
+                    if let Ok(p) = usize::try_from(world) {
+                        let counts = completed.entry(r.channel).or_default();
+                        if counts.len() <= p {
+                            counts.resize(p + 1, 0);
                         }
-                        completed[p] += 1;
+                        counts[p] += 1;
                     }
                 }
                 (Some(r), _) => {
+                    let comm = crate::derived::current(r.channel);
                     let mut new = abi::predefined().request_null;
                     let buf = std::ptr::with_exposed_provenance_mut::<c_void>(r.buf);
                     // SAFETY: the application's receive again, into its buffer, which stays
                     // its own until it completes the request (MPI's contract for the original).
                     let rc = unsafe {
-                        real::Irecv(buf, r.count, r.datatype, r.source, r.tag, world, &mut new)
+                        real::Irecv(buf, r.count, r.datatype, r.source, r.tag, comm, &mut new)
                     };
                     if rc == abi::SUCCESS {
                         // the traffic counts follow the receive to its new handle
                         drop(crate::traffic::take(&[old]));
-                        crate::traffic::receive_posted(new, world);
+                        crate::traffic::receive_posted(new, comm);
                         entry.state = State::Reposted(new);
                     } else {
                         tracing::error!(rc, "a pending receive could not be posted again");

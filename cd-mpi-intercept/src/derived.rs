@@ -1,0 +1,374 @@
+//! The communicators a loss is contained on: the world (channel 0), and those the application
+//! derives from it with `MPI_Comm_dup`, `MPI_Comm_split`, `MPI_Comm_create`, `MPI_Cart_create`
+//! and `MPI_Cart_sub`, or derives from those the same way.
+//!
+//! Each derived communicator gets an identity every member computes alike: its parent's
+//! identity and how many communicators were derived from the parent before it (every member of
+//! the parent calls the constructor, in the same order, MPI's rule for collectives). With it
+//! the runtime keeps the communicator's members (their world ranks, in rank order) and its
+//! Cartesian topology, if any.
+//!
+//! After a loss, every rank of the repaired world rebuilds each derived communicator that some
+//! survivor has (alive, or freed since the last version or in the program's start, which a
+//! replacement may derive again as it re-executes): in one order of identities, an `MPI_Comm_split` of the repaired world
+//! with the same members in the same order, and `MPI_Cart_create` (no reordering) for a
+//! Cartesian one (`crate::recovery::repair::sync`). The application's handles then mean the rebuilt
+//! communicators (`crate::pmpi::world::map`); a replacement's constructor, re-executed, gets
+//! the rebuilt one instead of calling MPI ([`prebuilt`]), since its peers made theirs long ago.
+
+use crate::abi::{self, Comm};
+use crate::pmpi::{real, safe, world, Call};
+use std::collections::HashMap;
+use std::ffi::c_int;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+/// The world's identity.
+pub(crate) const WORLD: u64 = 0;
+
+/// A Cartesian topology: dimensions and periodicity.
+pub(crate) type Cart = (Vec<c_int>, Vec<c_int>);
+
+/// What the runtime knows of a derived communicator.
+#[derive(Clone)]
+pub(crate) struct Derived {
+    pub(crate) id: u64,
+    /// The handle the application holds.
+    app: u64,
+    /// The real communicator it means now.
+    current: u64,
+    /// Every real communicator it has meant (its traffic is counted on each).
+    handles: Vec<u64>,
+    /// The members' world ranks, in rank order.
+    pub(crate) members: Vec<c_int>,
+    /// Dimensions and periodicity, for a Cartesian communicator.
+    pub(crate) cart: Option<Cart>,
+    /// How many communicators were derived from it.
+    children: u32,
+    /// Freed by the application (kept until the next version, or for the whole run when it
+    /// was made in the program's start, which a replacement re-executes).
+    freed: bool,
+    /// Made in the program's start (`crate::recovery::prologue`).
+    in_start: bool,
+    /// Messages received on it by world rank, when it was freed.
+    received_at_free: Vec<u64>,
+}
+
+#[derive(Default)]
+struct Registry {
+    /// How many communicators were derived from the world.
+    world_children: u32,
+    derived: Vec<Derived>,
+    /// A replacement's rebuilt communicators, by identity (`MPI_COMM_NULL` where it is no
+    /// member), until its constructor asks for them.
+    prebuilt: HashMap<u64, u64>,
+}
+
+static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
+/// Whether any communicator is derived (covered calls on other communicators look only then).
+static ANY: AtomicBool = AtomicBool::new(false);
+
+fn with<R>(f: impl FnOnce(&mut Registry) -> R) -> R {
+    let mut guard = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
+    let registry = guard.get_or_insert_with(Registry::default);
+    let r = f(registry);
+    ANY.store(!registry.derived.is_empty(), Ordering::Relaxed);
+    r
+}
+
+/// The identity of the `index`-th communicator derived from `parent`.
+fn child_id(parent: u64, index: u32) -> u64 {
+    // splitmix64 of the pair: distinct pairs collide with negligible probability; never 0
+    let mut z = parent
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        .wrapping_add(u64::from(index) + 1);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    (z ^ (z >> 31)) | 1
+}
+
+/// The channel of the real communicator `comm`: the world's, or a derived one's that is not
+/// freed.
+pub(crate) fn channel(comm: Comm) -> Option<u64> {
+    if comm == world::current() {
+        return Some(WORLD);
+    }
+    if !ANY.load(Ordering::Relaxed) {
+        return None;
+    }
+    with(|r| {
+        r.derived
+            .iter()
+            .find(|d| d.current == comm.bits() && !d.freed)
+            .map(|d| d.id)
+    })
+}
+
+/// The real communicator channel `id` means now.
+pub(crate) fn current(id: u64) -> Comm {
+    if id == WORLD {
+        return world::current();
+    }
+    with(|r| r.derived.iter().find(|d| d.id == id).map(|d| d.current))
+        .map_or(abi::predefined().comm_null, Comm::from_bits)
+}
+
+/// The world rank of rank `rank` of channel `id` (`-1`: none).
+pub(crate) fn world_rank(id: u64, rank: c_int) -> c_int {
+    if id == WORLD || rank < 0 {
+        return rank;
+    }
+    with(|r| {
+        r.derived
+            .iter()
+            .find(|d| d.id == id)
+            .and_then(|d| d.members.get(rank as usize).copied())
+    })
+    .unwrap_or(-1)
+}
+
+/// The rank of world rank `world_rank` in channel `id` (`-1`: not a member).
+pub(crate) fn rank_of(id: u64, world_rank: usize) -> c_int {
+    if id == WORLD {
+        return world_rank as c_int;
+    }
+    with(|r| {
+        r.derived
+            .iter()
+            .find(|d| d.id == id)
+            .and_then(|d| d.members.iter().position(|&w| w as usize == world_rank))
+    })
+    .map_or(-1, |p| p as c_int)
+}
+
+/// The real communicators channel `id` has meant.
+pub(crate) fn handles(id: u64) -> Vec<Comm> {
+    if id == WORLD {
+        return world::all();
+    }
+    with(|r| {
+        r.derived
+            .iter()
+            .find(|d| d.id == id)
+            .map(|d| d.handles.iter().map(|&h| Comm::from_bits(h)).collect())
+    })
+    .unwrap_or_default()
+}
+
+/// Every channel: the world's and each derived communicator's (freed ones too, until the next
+/// version).
+pub(crate) fn channels() -> Vec<u64> {
+    let mut ids = vec![WORLD];
+    with(|r| ids.extend(r.derived.iter().map(|d| d.id)));
+    ids
+}
+
+/// The derived communicators (for a repair's rebuild).
+pub(crate) fn derived() -> Vec<Derived> {
+    with(|r| r.derived.clone())
+}
+
+/// Which constructors are followed: those every member of the parent calls.
+fn followed(call: Call) -> bool {
+    matches!(
+        call,
+        Call::Comm_dup
+            | Call::Comm_dup_with_info
+            | Call::Comm_split
+            | Call::Comm_create
+            | Call::Cart_create
+            | Call::Cart_sub
+    )
+}
+
+/// Whether `call` on `parent` derives a communicator this module follows: the parent is the
+/// world or a followed one.
+pub(crate) fn follows(call: Call, parent: Comm) -> bool {
+    followed(call) && channel(parent).is_some()
+}
+
+/// A replacement re-executing a constructor on `parent`: the communicator the repair rebuilt
+/// for it (`Some(MPI_COMM_NULL)` where it is no member), followed from now on; `None` when that
+/// constructor was not rebuilt (it is called as usual, then [`derived_from`]).
+pub(crate) fn prebuilt(parent: Comm) -> Option<Comm> {
+    let parent_id = channel(parent)?;
+    let (id, comm) = with(|r| {
+        let index = child_index(r, parent_id)?;
+        let id = child_id(parent_id, index);
+        let comm = r.prebuilt.remove(&id)?;
+        bump_children(r, parent_id);
+        Some((id, Comm::from_bits(comm)))
+    })?;
+    if comm != abi::predefined().comm_null {
+        let (members, cart) = describe(comm);
+        with(|r| r.derived.push(Derived::new(id, comm, members, cart)));
+    }
+    Some(comm)
+}
+
+/// How many communicators were derived from `parent_id` so far.
+fn child_index(r: &Registry, parent_id: u64) -> Option<u32> {
+    if parent_id == WORLD {
+        return Some(r.world_children);
+    }
+    r.derived
+        .iter()
+        .find(|d| d.id == parent_id)
+        .map(|d| d.children)
+}
+
+fn bump_children(r: &mut Registry, parent_id: u64) {
+    if parent_id == WORLD {
+        r.world_children += 1;
+    } else if let Some(d) = r.derived.iter_mut().find(|d| d.id == parent_id) {
+        d.children += 1;
+    }
+}
+
+impl Derived {
+    fn new(
+        id: u64,
+        comm: Comm,
+        members: Vec<c_int>,
+        cart: Option<Cart>,
+    ) -> Derived {
+        Derived {
+            id,
+            app: comm.bits(),
+            current: comm.bits(),
+            handles: vec![comm.bits()],
+            members,
+            cart,
+            children: 0,
+            freed: false,
+            in_start: crate::errors::in_start(),
+            received_at_free: Vec::new(),
+        }
+    }
+}
+
+/// `new` (`MPI_COMM_NULL` where this process is no member) was derived from `parent`: followed
+/// from now on.
+pub(crate) fn derived_from(parent: Comm, new: Comm) {
+    let Some(parent_id) = channel(parent) else {
+        return;
+    };
+    let described = (new != abi::predefined().comm_null).then(|| describe(new));
+    with(|r| {
+        let Some(index) = child_index(r, parent_id) else {
+            return;
+        };
+        bump_children(r, parent_id);
+        if let Some((members, cart)) = described {
+            r.derived
+                .push(Derived::new(child_id(parent_id, index), new, members, cart));
+        }
+    });
+}
+
+/// A communicator's members (world ranks, rank order) and Cartesian topology.
+fn describe(comm: Comm) -> (Vec<c_int>, Option<Cart>) {
+    let group = safe::comm_group(comm);
+    let ranks: Vec<c_int> = (0..safe::group_size(group).max(0)).collect();
+    let world_group = safe::comm_group(world::current());
+    let members = safe::group_translate_ranks(group, &ranks, world_group);
+    safe::group_free(group);
+    safe::group_free(world_group);
+    let mut kind: c_int = abi::UNDEFINED;
+    // SAFETY: writes one int.
+    unsafe { real::Topo_test(comm, &mut kind) };
+    let cart = (kind == abi::CART).then(|| {
+        let mut ndims: c_int = 0;
+        // SAFETY: writes one int.
+        unsafe { real::Cartdim_get(comm, &mut ndims) };
+        let n = ndims.max(0) as usize;
+        let (mut dims, mut periods, mut coords) = (vec![0; n], vec![0; n], vec![0; n]);
+        // SAFETY: three arrays of `ndims` ints.
+        unsafe {
+            real::Cart_get(
+                comm,
+                ndims,
+                dims.as_mut_ptr(),
+                periods.as_mut_ptr(),
+                coords.as_mut_ptr(),
+            )
+        };
+        (dims, periods)
+    });
+    (members, cart)
+}
+
+/// The application frees `comm` (a real handle): a followed one is kept until the next
+/// version, for a replacement that derives it again, with what was received on it.
+pub(crate) fn freed(comm: Comm) {
+    let Some(id) = channel(comm).filter(|&id| id != WORLD) else {
+        return;
+    };
+    let received = crate::traffic::received_on(&handles(id));
+    with(|r| {
+        if let Some(d) = r.derived.iter_mut().find(|d| d.id == id) {
+            d.freed = true;
+            d.received_at_free = received;
+        }
+    });
+}
+
+/// Messages received on channel `id`, by world rank.
+pub(crate) fn received(id: u64) -> Vec<u64> {
+    let freed = with(|r| {
+        r.derived
+            .iter()
+            .find(|d| d.id == id && d.freed)
+            .map(|d| d.received_at_free.clone())
+    });
+    freed.unwrap_or_else(|| crate::traffic::received_on(&handles(id)))
+}
+
+/// Whether channel `id` was freed by the application (since the last version).
+pub(crate) fn is_freed(id: u64) -> bool {
+    with(|r| r.derived.iter().any(|d| d.id == id && d.freed))
+}
+
+/// A version completed: communicators freed before it are forgotten, but those of the
+/// program's start.
+pub(crate) fn version_complete() {
+    with(|r| r.derived.retain(|d| !d.freed || d.in_start));
+}
+
+/// After a repair's rebuild: channel `id` is `rebuilt` now (`MPI_COMM_NULL` where this process
+/// is no member). A survivor's communicator freed since the version is kept too (the resends to
+/// a replacement may go on it); a replacement keeps every one for its constructors
+/// ([`prebuilt`]).
+pub(crate) fn rebuilt(id: u64, rebuilt: Comm, replacement: bool) {
+    with(|r| {
+        if replacement {
+            r.prebuilt.insert(id, rebuilt.bits());
+        } else if let Some(d) = r.derived.iter_mut().find(|d| d.id == id) {
+            d.current = rebuilt.bits();
+            d.handles.push(rebuilt.bits());
+            if !d.freed {
+                world::map(Comm::from_bits(d.app), rebuilt);
+            }
+        }
+    });
+}
+
+/// Before a replacement's `MPI_Finalize`: frees every communicator a repair rebuilt that it
+/// still holds (its finalize would otherwise wait to disconnect from survivors that have
+/// left: `crate::recovery::repair::finalize`).
+pub(crate) fn free_rebuilt() {
+    let held: Vec<u64> = with(|r| {
+        let live = r.derived.iter().filter(|d| !d.freed).map(|d| d.current);
+        let unclaimed = r.prebuilt.drain().map(|(_, c)| c);
+        let all = live.chain(unclaimed).collect();
+        r.derived.clear();
+        all
+    });
+    for bits in held {
+        let mut comm = Comm::from_bits(bits);
+        if comm != abi::predefined().comm_null {
+            // SAFETY: a communicator this process holds; nothing uses it after the finalize.
+            unsafe { real::Comm_free(&mut comm) };
+        }
+    }
+}

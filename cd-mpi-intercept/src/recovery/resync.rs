@@ -1,0 +1,534 @@
+//! The steps every rank of the repaired world takes together after a repair (survivors from
+//! `super::repair::repair`, a replacement from its `MPI_Init`): the derived communicators are
+//! rebuilt, the message counts exchanged, the collective results and the persistent CDs'
+//! description served, the replacement's files rebuilt, and what each rank lacks resent.
+//!
+//! Everything is counted per communicator (`crate::derived`: the world is channel 0), because
+//! MPI matches messages per communicator: a rank that received the first `k` messages a peer
+//! sent it on one communicator lacks exactly the rest on that communicator.
+
+use super::repair::{RESENDS, RESENT, SERVED};
+use super::{catchup, journal, prologue};
+use crate::abi::{self, Comm, Datatype, Status};
+use crate::derived::{self, WORLD};
+use crate::pmpi::{real, safe, Buf, BufMut};
+use std::collections::{BTreeMap, HashMap};
+use std::ffi::{c_int, c_void};
+use std::sync::atomic::Ordering;
+
+/// Tag of the runtime's own messages on its duplicate of the repaired world.
+const TAG: c_int = 7001;
+
+/// What each rank tells every other of itself: whether it is a replacement, the persists it
+/// completed.
+#[derive(Clone, Copy, Default, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C)]
+struct Role {
+    replacement: u64,
+    completed: u64,
+}
+
+/// What a rank tells one peer, over all communicators: its counts with that peer at the
+/// version, and in the program's start ([`prologue`]).
+#[derive(Clone, Copy, Default, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C)]
+struct Row {
+    sent_at: u64,
+    received_at: u64,
+    collectives_at: u64,
+    sent_start: u64,
+    received_start: u64,
+    collectives_start: u64,
+}
+
+/// What a rank tells one peer about one communicator: the messages it received from that peer
+/// there, in the start and since the version.
+#[derive(Clone, Copy, Default, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C)]
+struct Received {
+    start: u64,
+    since: u64,
+}
+
+/// A derived communicator as a survivor describes it for the rebuild.
+struct Described {
+    members: Vec<c_int>,
+    cart: Option<derived::Cart>,
+}
+
+/// See the module docs. `repaired` is the repaired world.
+pub(crate) fn sync(repaired: Comm, replacement: bool) -> Result<(), String> {
+    let n = safe::comm_size(repaired) as usize;
+    let me = safe::comm_rank(repaired) as usize;
+    let ctl = safe::comm_dup(repaired)
+        .map_err(|rc| format!("MPI_Comm_dup: {}", safe::error_string(rc)))?;
+    let role = Role {
+        replacement: u64::from(replacement),
+        completed: super::completed(),
+    };
+    let roles = exchange(
+        real::Allgather,
+        ctl,
+        &[role],
+        1,
+        "exchanging the repair's roles",
+    )?;
+    let is_replacement = |p: usize| roles[p].replacement == 1;
+    let survivors: Vec<usize> = (0..n).filter(|&p| !is_replacement(p)).collect();
+    let first = *survivors.first().ok_or("no survivor")?;
+    let completed = roles[first].completed;
+    if survivors.iter().any(|&p| roles[p].completed != completed) {
+        return Err(
+            "the survivors completed different numbers of persists (the loss came during \
+                    a persist)"
+                .to_owned(),
+        );
+    }
+
+    // the derived communicators, rebuilt on the repaired world in one order
+    let table = rebuild(ctl, repaired, me, replacement)?;
+    let channels: Vec<u64> = std::iter::once(WORLD)
+        .chain(table.keys().copied())
+        .collect();
+    // the communicators of one identity: the world, or the pieces of one split
+    let pieces = |c: u64| -> Vec<Vec<usize>> {
+        match table.get(&c) {
+            Some(pieces) => pieces
+                .iter()
+                .map(|d| d.members.iter().map(|&w| w as usize).collect())
+                .collect(),
+            None => vec![(0..n).collect()],
+        }
+    };
+
+    // pending receives: those that completed count as received, the others go again
+    let extra = if replacement {
+        HashMap::new()
+    } else {
+        super::requests::repost()
+    };
+    let k = channels.len();
+    let mut received = vec![Received::default(); n * k];
+    let mut collectives = vec![0u64; k];
+    if !replacement {
+        for (ci, &c) in channels.iter().enumerate() {
+            let mut now = derived::received(c);
+            now.resize(n, 0);
+            for (p, add) in extra.get(&c).into_iter().flatten().enumerate() {
+                now[p] += *add;
+            }
+            let since = journal::received_since(c, &now);
+            let start = prologue::received(c);
+            for p in 0..n {
+                received[p * k + ci] = Received {
+                    start: start.get(p).copied().unwrap_or(0),
+                    since: since[p],
+                };
+            }
+            collectives[ci] = journal::collectives(c);
+        }
+    }
+    let at = journal::at_version();
+    let get = |v: &[u64], p: usize| v.get(p).copied().unwrap_or(0);
+    let rows: Vec<Row> = (0..n)
+        .map(|p| match replacement {
+            true => Row::default(),
+            false => Row {
+                sent_at: get(&at.sent, p),
+                received_at: get(&at.received, p),
+                collectives_at: get(&at.collectives, p),
+                sent_start: prologue::sent_to(p),
+                received_start: (0..k).map(|ci| received[p * k + ci].start).sum(),
+                collectives_start: prologue::collectives_shared(p),
+            },
+        })
+        .collect();
+    let theirs = exchange(
+        real::Alltoall,
+        ctl,
+        &rows,
+        1,
+        "exchanging the message counts",
+    )?;
+    let theirs_received = exchange(
+        real::Alltoall,
+        ctl,
+        &received,
+        k,
+        "exchanging the message counts",
+    )?;
+    let all_collectives = exchange(
+        real::Allgather,
+        ctl,
+        &collectives,
+        k,
+        "exchanging the collective counts",
+    )?;
+
+    // collective results and the persistent CDs' description, served by a survivor
+    let hooks = crate::hooks::hooks().ok_or("libcd's persistence hooks are not installed")?;
+    let mut description = None;
+    for (ci, &c) in channels.iter().enumerate() {
+        // each piece of a split is served by one of its own members
+        for on in pieces(c).into_iter().filter(|on| on.contains(&me)) {
+            let done = |p: usize| all_collectives[p * k + ci];
+            let most = on
+                .iter()
+                .filter(|&&p| !is_replacement(p))
+                .map(|&p| done(p))
+                .max()
+                .unwrap_or(0);
+            let Some(&server) = on.iter().find(|&&p| !is_replacement(p) && done(p) == most) else {
+                continue;
+            };
+            let lacks = |p: usize| is_replacement(p) || done(p) < most;
+            let description_here = c == WORLD;
+            if me == server {
+                for &p in on.iter().filter(|&&p| p != me && lacks(p)) {
+                    let results = if is_replacement(p) {
+                        let mut all = prologue::collective_results(c);
+                        all.extend(journal::collective_results(c, 0));
+                        all
+                    } else {
+                        journal::collective_results(c, done(p) as usize)
+                    };
+                    send_bytes(ctl, p as c_int, &(results.len() as u64).to_le_bytes())?;
+                    for r in &results {
+                        send_bytes(ctl, p as c_int, r)?;
+                    }
+                    SERVED.fetch_add(results.len() as u64, Ordering::Relaxed);
+                    if description_here && is_replacement(p) {
+                        send_bytes(ctl, p as c_int, &(hooks.description)())?;
+                    }
+                }
+            } else if lacks(me) {
+                let count = recv_bytes(ctl, server as c_int)?;
+                let count = u64::from_le_bytes(count.try_into().map_err(|_| "a malformed count")?);
+                let results = (0..count)
+                    .map(|_| recv_bytes(ctl, server as c_int))
+                    .collect::<Result<Vec<_>, _>>()?;
+                catchup::add(c, &[], results);
+                if description_here && replacement {
+                    description = Some(recv_bytes(ctl, server as c_int)?);
+                }
+            }
+        }
+    }
+
+    // the replacement's files, rebuilt from the survivors' redundancy (collective)
+    (hooks.rebuild)(description.as_deref())?;
+
+    if replacement {
+        for (ci, &c) in channels.iter().enumerate() {
+            let drop: Vec<u64> = (0..n)
+                .map(|p| {
+                    let r = theirs_received[p * k + ci];
+                    r.start + r.since
+                })
+                .collect();
+            catchup::add(c, &drop, Vec::new());
+        }
+        let column = |f: &dyn Fn(&Row) -> u64| theirs.iter().map(f).collect::<Vec<u64>>();
+        let at = journal::AtVersion {
+            sent: column(&|r| r.received_at),
+            received: column(&|r| r.sent_at),
+            collectives: column(&|r| r.collectives_at),
+        };
+        // the lost rank's counts at the version, less its start's, which this process counts
+        // again as it re-executes the start
+        crate::traffic::preset(
+            &column(&|r| r.received_at.saturating_sub(r.received_start)),
+            &column(&|r| r.sent_at.saturating_sub(r.sent_start)),
+            &column(&|r| r.collectives_at.saturating_sub(r.collectives_start)),
+        );
+        super::set_completed(completed);
+        journal::version_complete(at, HashMap::new());
+        crate::errors::start_containing();
+    } else {
+        let lacking = |p: usize, c: u64| -> u64 {
+            let ci = channels.iter().position(|&x| x == c).unwrap_or(0);
+            theirs_received[p * k + ci].since
+        };
+        resend(me, n, &is_replacement, &lacking);
+    }
+    let mut ctl = ctl;
+    // SAFETY: our own communicator.
+    unsafe { real::Comm_free(&mut ctl) };
+    Ok(())
+}
+
+/// Every survivor describes its derived communicators; every rank rebuilds the union, in the
+/// order of their identities, on the repaired world (see `crate::derived`).
+fn rebuild(
+    ctl: Comm,
+    repaired: Comm,
+    me: usize,
+    replacement: bool,
+) -> Result<BTreeMap<u64, Vec<Described>>, String> {
+    let mut mine = Vec::new();
+    if !replacement {
+        for d in derived::derived() {
+            mine.extend(d.id.to_le_bytes());
+            let (dims, periods) = d.cart.clone().unwrap_or_default();
+            for list in [&d.members, &dims, &periods] {
+                mine.extend((list.len() as u64).to_le_bytes());
+                for v in list.iter() {
+                    mine.extend(v.to_le_bytes());
+                }
+            }
+            mine.push(u8::from(d.cart.is_some()));
+        }
+    }
+    let mut table: BTreeMap<u64, Vec<Described>> = BTreeMap::new();
+    for bytes in allgather_bytes(ctl, &mine)? {
+        let mut at = 0usize;
+        while at < bytes.len() {
+            let id = read_u64(&bytes, &mut at)?;
+            let members = read_ints(&bytes, &mut at)?;
+            let dims = read_ints(&bytes, &mut at)?;
+            let periods = read_ints(&bytes, &mut at)?;
+            let cartesian = *bytes.get(at).ok_or("a malformed description")? == 1;
+            at += 1;
+            let cart = cartesian.then_some((dims, periods));
+            let pieces = table.entry(id).or_default();
+            if !pieces.iter().any(|d| d.members == members) {
+                pieces.push(Described { members, cart });
+            }
+        }
+    }
+    for (&id, pieces) in &table {
+        // one split per identity: each piece its own colour, its members in rank order
+        let mine = pieces.iter().enumerate().find_map(|(i, d)| {
+            let position = d.members.iter().position(|&w| w as usize == me)?;
+            Some((i, position, d))
+        });
+        let colour = mine.map_or(abi::UNDEFINED, |(i, _, _)| i as c_int);
+        let position = mine.map(|(_, p, _)| p);
+        let mut split = abi::predefined().comm_null;
+        // SAFETY: MPI writes one handle.
+        check(
+            unsafe {
+                real::Comm_split(repaired, colour, position.unwrap_or(0) as c_int, &mut split)
+            },
+            "rebuilding a derived communicator",
+        )?;
+        let rebuilt = match mine.and_then(|(_, _, d)| d.cart.as_ref()) {
+            Some((dims, periods)) => {
+                let mut cart = abi::predefined().comm_null;
+                // SAFETY: `dims` and `periods` hold `ndims` ints; MPI writes one handle.
+                let rc = unsafe {
+                    real::Cart_create(
+                        split,
+                        dims.len() as c_int,
+                        dims.as_ptr(),
+                        periods.as_ptr(),
+                        0,
+                        &mut cart,
+                    )
+                };
+                // SAFETY: our own communicator, no longer needed.
+                unsafe { real::Comm_free(&mut split) };
+                check(rc, "rebuilding a Cartesian communicator")?;
+                cart
+            }
+            None => split,
+        };
+        derived::rebuilt(id, rebuilt, replacement);
+    }
+    Ok(table)
+}
+
+fn read_u64(bytes: &[u8], at: &mut usize) -> Result<u64, String> {
+    let v = bytes
+        .get(*at..*at + 8)
+        .and_then(|b| b.try_into().ok())
+        .map(u64::from_le_bytes)
+        .ok_or("a malformed description")?;
+    *at += 8;
+    Ok(v)
+}
+
+fn read_ints(bytes: &[u8], at: &mut usize) -> Result<Vec<c_int>, String> {
+    let len = read_u64(bytes, at)? as usize;
+    let size = std::mem::size_of::<c_int>();
+    let out = bytes
+        .get(*at..*at + len * size)
+        .ok_or("a malformed description")?
+        .chunks_exact(size)
+        .map(|b| c_int::from_le_bytes(b.try_into().unwrap_or_default()))
+        .collect();
+    *at += len * size;
+    Ok(out)
+}
+
+/// Starts the resend, to every other rank, of the messages it had not received from this one
+/// since the version on each communicator (`lacking(peer, channel)` says how many it did
+/// receive); to a replacement, those of the program's start first, then all since the version.
+/// A communicator the application freed since the version matters only to a replacement.
+fn resend(
+    me: usize,
+    n: usize,
+    is_replacement: &dyn Fn(usize) -> bool,
+    received: &dyn Fn(usize, u64) -> u64,
+) {
+    let packed = abi::predefined().packed;
+    let mut resends = RESENDS.lock().unwrap_or_else(|e| e.into_inner());
+    for p in (0..n).filter(|&p| p != me) {
+        let fresh = is_replacement(p);
+        let mut messages = if fresh {
+            prologue::messages_to(p)
+        } else {
+            Vec::new()
+        };
+        messages.extend(journal::messages_to(p, |c| received(p, c)));
+        for (channel, tag, data) in messages {
+            if !fresh && derived::is_freed(channel) {
+                continue;
+            }
+            let comm = derived::current(channel);
+            let dest = derived::rank_of(channel, p);
+            let mut request = abi::predefined().request_null;
+            // SAFETY: the data moves into RESENDS with the request and stays until the request
+            // completes (`super::repair::finalize`); a Vec's heap buffer does not move.
+            let rc = unsafe {
+                real::Isend(
+                    data.as_ptr().cast::<c_void>(),
+                    data.len() as c_int,
+                    packed,
+                    dest,
+                    tag,
+                    comm,
+                    &mut request,
+                )
+            };
+            if rc == abi::SUCCESS {
+                RESENT.fetch_add(1, Ordering::Relaxed);
+                resends.push((request, data));
+            } else {
+                tracing::error!(peer = p, rc, "a resend failed");
+            }
+        }
+    }
+}
+
+/// `Ok` for `MPI_SUCCESS`, else what failed with MPI's description.
+pub(super) fn check(rc: c_int, what: &str) -> Result<(), String> {
+    if rc == abi::SUCCESS {
+        Ok(())
+    } else {
+        Err(format!("{what}: {}", safe::error_string(rc)))
+    }
+}
+
+/// The signature `MPI_Allgather` and `MPI_Alltoall` share.
+type Exchange = unsafe fn(Buf, c_int, Datatype, BufMut, c_int, Datatype, Comm) -> c_int;
+
+/// `exchange` (`real::Allgather` or `real::Alltoall`) of `mine`, `k` of `T` per block, as
+/// bytes.
+fn exchange<T: bytemuck::Pod + Default>(
+    exchange: Exchange,
+    comm: Comm,
+    mine: &[T],
+    k: usize,
+    what: &str,
+) -> Result<Vec<T>, String> {
+    let n = safe::comm_size(comm) as usize;
+    let mut theirs = vec![T::default(); n * k];
+    let size = (std::mem::size_of::<T>() * k) as c_int;
+    let byte = abi::predefined().byte;
+    // SAFETY: `mine` holds `k` of `T` (a gather) or `n * k` (an all-to-all), `theirs` `n * k`,
+    // as bytes.
+    let rc = unsafe {
+        exchange(
+            mine.as_ptr().cast(),
+            size,
+            byte,
+            theirs.as_mut_ptr().cast(),
+            size,
+            byte,
+            comm,
+        )
+    };
+    check(rc, what).map(|_| theirs)
+}
+
+/// Every rank's `mine`, of any length.
+fn allgather_bytes(comm: Comm, mine: &[u8]) -> Result<Vec<Vec<u8>>, String> {
+    let lengths = exchange(
+        real::Allgather,
+        comm,
+        &[mine.len() as u64],
+        1,
+        "exchanging the derived communicators",
+    )?;
+    let n = lengths.len();
+    let mut out = Vec::with_capacity(n);
+    for (root, &len) in lengths.iter().enumerate() {
+        if len == 0 {
+            out.push(Vec::new());
+            continue;
+        }
+        let mut data = if root == safe::comm_rank(comm) as usize {
+            mine.to_vec()
+        } else {
+            vec![0u8; len as usize]
+        };
+        // SAFETY: our buffer of the length the root announced.
+        let rc = unsafe {
+            real::Bcast(
+                data.as_mut_ptr().cast(),
+                data.len() as c_int,
+                abi::predefined().byte,
+                root as c_int,
+                comm,
+            )
+        };
+        check(rc, "exchanging the derived communicators")?;
+        out.push(data);
+    }
+    Ok(out)
+}
+
+/// Sends `data` to `dest` on the runtime's communicator.
+fn send_bytes(comm: Comm, dest: c_int, data: &[u8]) -> Result<(), String> {
+    let byte = abi::predefined().byte;
+    // SAFETY: our buffer, sized as the count says.
+    let rc = unsafe {
+        real::Send(
+            data.as_ptr().cast(),
+            data.len() as c_int,
+            byte,
+            dest,
+            TAG,
+            comm,
+        )
+    };
+    check(rc, "serving the replacement")
+}
+
+/// Receives what [`send_bytes`] sent, sized by a probe.
+fn recv_bytes(comm: Comm, source: c_int) -> Result<Vec<u8>, String> {
+    let byte = abi::predefined().byte;
+    let mut status = Status::zeroed();
+    // SAFETY: writes one status.
+    check(
+        unsafe { real::Probe(source, TAG, comm, &mut status) },
+        "being served",
+    )?;
+    let len = safe::get_count(&status, byte)
+        .map_err(|rc| format!("being served: {}", safe::error_string(rc)))?;
+    let mut data = vec![0u8; len.max(0) as usize];
+    // SAFETY: our buffer, sized by the probe.
+    let rc = unsafe {
+        real::Recv(
+            data.as_mut_ptr().cast(),
+            len,
+            byte,
+            source,
+            TAG,
+            comm,
+            &mut status,
+        )
+    };
+    check(rc, "being served").map(|_| data)
+}
