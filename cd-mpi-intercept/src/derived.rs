@@ -226,12 +226,7 @@ fn bump_children(r: &mut Registry, parent_id: u64) {
 }
 
 impl Derived {
-    fn new(
-        id: u64,
-        comm: Comm,
-        members: Vec<c_int>,
-        cart: Option<Cart>,
-    ) -> Derived {
+    fn new(id: u64, comm: Comm, members: Vec<c_int>, cart: Option<Cart>) -> Derived {
         Derived {
             id,
             app: comm.bits(),

@@ -8,7 +8,7 @@
  * kills only while PATH does not exist (it is made first: a replacement re-executing the step
  * goes on), HEAT_KILL_WIPE=1 removes the rank's node cache directory first (the node's disk is
  * lost with it). HEAT_REDUCE=1 adds an MPI_Allreduce of the array's sum every step, folded into
- * the state; HEAT_NONBLOCKING=1 exchanges the halo with MPI_Irecv, MPI_Isend and MPI_Waitall
+ * the state (HEAT_REDUCE=2 also an MPI_Reduce of it, which in-job recovery does not cover); HEAT_NONBLOCKING=1 exchanges the halo with MPI_Irecv, MPI_Isend and MPI_Waitall
  * instead of MPI_Sendrecv (HEAT_NONBLOCKING=2: MPI_Testall until complete, 3: MPI_Waitany four times, 4: an
  * MPI_Iallreduce completed with them by MPI_Waitall). A restart finds the persisted version (cd_recovered_version), restores it and
  * goes on from there. HEAT_START=1 makes the program's start (before create_cd) communicate: rank
@@ -177,6 +177,10 @@ int main(int argc, char **argv) {
             for (int i = 1; i <= N; i++) local += u[i];
             MPI_Allreduce(&local, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
             u[1] += total * 1e-6;
+            if (reduce == 2) {
+                double at_root = 0;
+                MPI_Reduce(&local, &at_root, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+            }
             if (pair != MPI_COMM_NULL) {
                 MPI_Allreduce(&local, &total, 1, MPI_DOUBLE, MPI_SUM, pair);
                 u[2] += total * 1e-7;

@@ -437,8 +437,10 @@ fn a_loss_with_a_nonblocking_collective_in_flight_ends_the_job_clearly() {
 /// Issue 23: a program whose replacement could not re-execute the same way is not contained:
 /// one that completes its requests with `MPI_Waitany` or receives from `MPI_ANY_SOURCE` (a
 /// choice a replacement would have to repeat, not recorded yet), one that makes a derived
-/// communicator with `MPI_Comm_split_type` (not rebuilt), and one whose start calls `MPI_Reduce` (not kept for a
-/// replacement). A later loss ends the job, every survivor's line says why.
+/// communicator with `MPI_Comm_split_type` (not rebuilt), one whose start calls `MPI_Reduce`
+/// (not kept for a replacement), and one that calls `MPI_Reduce` every step (at the repair the
+/// survivors find their journals lack it). A later loss ends the job, every survivor's line says
+/// why.
 #[test]
 fn a_loss_after_a_choice_or_a_derived_communicator_ends_the_job_clearly() {
     if skipped("a_loss_after_a_choice_or_a_derived_communicator_ends_the_job_clearly") {
@@ -452,6 +454,11 @@ fn a_loss_after_a_choice_or_a_derived_communicator_ends_the_job_clearly() {
             "HEAT_START",
             "2",
             "the program's start (before its first persistent create_cd)",
+        ),
+        (
+            "HEAT_REDUCE",
+            "2",
+            "MPI calls since the last version that in-job recovery does not keep",
         ),
     ];
     for (knob, value, why) in cases {

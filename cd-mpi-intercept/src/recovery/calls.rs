@@ -83,6 +83,7 @@ fn count_receive(chan: Chan, source: c_int) {
 
 fn count_collective(call: Call, chan: Chan) {
     stats::count(call);
+    journal::collective_started(chan.0);
     if traffic::on() {
         traffic::collective(chan.comm());
     }

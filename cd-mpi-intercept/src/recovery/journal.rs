@@ -55,6 +55,9 @@ struct Journal {
     received_at: HashMap<u64, Vec<u64>>,
     /// Packed results of the collectives since the version, in order, with their communicator.
     collectives: Vec<(u64, Span)>,
+    /// Collectives started since the version, by communicator (an interrupted one has no
+    /// result yet).
+    started: HashMap<u64, u64>,
     at_version: AtVersion,
     /// The bytes of the messages and results held in memory.
     arena: Arena,
@@ -341,6 +344,43 @@ pub(crate) fn received_since(channel: u64, received_now: &[u64]) -> Vec<u64> {
 /// The counts at the version.
 pub(crate) fn at_version() -> AtVersion {
     with(|j| j.at_version.clone())
+}
+
+/// A covered collective on communicator `channel` starts (in the program's start, the start
+/// keeps it: [`super::prologue`]).
+pub(crate) fn collective_started(channel: u64) {
+    if !super::prologue::active() {
+        with(|j| *j.started.entry(channel).or_insert(0) += 1);
+    }
+}
+
+/// Whether the journal holds all of this rank's traffic since the version, as message
+/// counting saw it (`counts`, by world rank): every message sent, and every collective
+/// started on the communicators shared with each rank (`shares(channel, rank)`). Traffic that
+/// the covered calls did not keep (another collective, a send mode they do not take) means a
+/// replacement could not re-execute the interval.
+pub(crate) fn holds(
+    counts: &crate::MessageCounts,
+    me: usize,
+    shares: impl Fn(u64, usize) -> bool,
+) -> bool {
+    with(|j| {
+        let since = |now: &[u64], at: &[u64], p: usize| {
+            let get = |v: &[u64]| v.get(p).copied().unwrap_or(0);
+            get(now).saturating_sub(get(at))
+        };
+        (0..counts.sent.len()).filter(|&p| p != me).all(|p| {
+            let sent = j.sent.get(p).map_or(0, |s| s.len() as u64);
+            let started: u64 = j
+                .started
+                .iter()
+                .filter(|&(&c, _)| shares(c, p))
+                .map(|(_, &n)| n)
+                .sum();
+            since(&counts.sent, &j.at_version.sent, p) == sent
+                && since(&counts.collectives, &j.at_version.collectives, p) == started
+        })
+    })
 }
 
 /// How many collectives on communicator `channel` completed since the version.

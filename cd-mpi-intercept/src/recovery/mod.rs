@@ -47,8 +47,10 @@
 //! that log. A loss seen in any other call (other collectives, a persist under way), after a
 //! communicator made otherwise, after a choice a replacement could not repeat (a receive from `MPI_ANY_SOURCE`,
 //! a tracked request given to `Waitany` and the like: [`completion`]), after a start that
-//! communicated otherwise ([`prologue`]), or during a repair, ends the job with one line per
-//! rank as before, and a relaunch restores the persisted version.
+//! communicated otherwise ([`prologue`]), after other traffic since the version (at the repair
+//! each survivor checks that its journal accounts for all its message counts:
+//! [`journal::holds`]), or during a repair, ends the job with one line per rank as before, and
+//! a relaunch restores the persisted version.
 
 mod arena;
 pub(crate) mod calls;

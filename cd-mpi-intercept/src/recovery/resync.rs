@@ -26,6 +26,8 @@ const TAG: c_int = 7001;
 struct Role {
     replacement: u64,
     completed: u64,
+    /// Whether its journal holds all its traffic since the version (a survivor).
+    whole: u64,
 }
 
 /// What a rank tells one peer, over all communicators: its counts with that peer at the
@@ -62,9 +64,14 @@ pub(crate) fn sync(repaired: Comm, replacement: bool) -> Result<(), String> {
     let me = safe::comm_rank(repaired) as usize;
     let ctl = safe::comm_dup(repaired)
         .map_err(|rc| format!("MPI_Comm_dup: {}", safe::error_string(rc)))?;
+    let whole = replacement || {
+        let counts = crate::traffic::message_counts();
+        journal::holds(&counts, me, |c, p| derived::rank_of(c, p) >= 0)
+    };
     let role = Role {
         replacement: u64::from(replacement),
         completed: super::completed(),
+        whole: u64::from(whole),
     };
     let roles = exchange(
         real::Allgather,
@@ -76,6 +83,14 @@ pub(crate) fn sync(repaired: Comm, replacement: bool) -> Result<(), String> {
     let is_replacement = |p: usize| roles[p].replacement == 1;
     let survivors: Vec<usize> = (0..n).filter(|&p| !is_replacement(p)).collect();
     let first = *survivors.first().ok_or("no survivor")?;
+    if survivors.iter().any(|&p| roles[p].whole == 0) {
+        return Err(
+            "a survivor used MPI calls since the last version that in-job recovery does not \
+             keep (another collective, a nonblocking collective, another send mode), which a \
+             replacement could not re-execute"
+                .to_owned(),
+        );
+    }
     let completed = roles[first].completed;
     if survivors.iter().any(|&p| roles[p].completed != completed) {
         return Err(
