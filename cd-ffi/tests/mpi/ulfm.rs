@@ -471,7 +471,15 @@ fn a_loss_after_a_choice_or_a_derived_communicator_ends_the_job_clearly() {
         ]);
         let (ok, text) = heat(&cache, &env);
         assert!(!ok, "{knob}={value}:\n{text}");
-        survivors_say(&text, &[0, 2, 3], "rank 1", |line| line.contains(why));
+        // with MPI_Reduce every step a survivor can also see the loss inside it and end at
+        // once, which the others see as a second failure during their repair
+        let second_failure = knob == "HEAT_REDUCE";
+        survivors_say(&text, &[0, 2, 3], "rank 1", |line| {
+            line.contains(why)
+                || (second_failure
+                    && (line.contains("does not cover (another collective")
+                        || line.contains("the repair failed: exchanging the repair's roles")))
+        });
     }
 }
 
@@ -495,6 +503,6 @@ fn survivors_say(text: &str, ranks: &[usize], lost: &str, check: impl Fn(&str) -
             .filter(|l| l.starts_with(&format!("libcd: rank {rank}: lost {lost} in a ULFM job")))
             .collect();
         assert_eq!(said.len(), 1, "one line from rank {rank}:\n{text}");
-        assert!(check(said[0]), "{}", said[0]);
+        assert!(check(said[0]), "{}\n{text}", said[0]);
     }
 }
