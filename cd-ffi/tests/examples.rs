@@ -43,7 +43,7 @@ fn c_example_recovers_from_gpu_faults() {
 #[test]
 fn fortran_example_recovers_from_gpu_faults() {
     let exe = compile_fortran(
-        &workspace().join("examples/fortran/simple_gpu.f90"),
+        &[&workspace().join("examples/fortran/simple_gpu.f90")],
         "example-simple_gpu-f",
     );
     let out = run(&exe, &[("CD_FAULT_RATE", "0.1"), ("CD_SEED", "3")]);

@@ -12,7 +12,8 @@ fn fortran_program(name: &str) {
 /// [`fortran_program`] with more environment variables.
 fn fortran_program_with(name: &str, env: &[(&str, &str)]) {
     let source = workspace().join(format!("tests/fortran/{name}.f90"));
-    let exe = compile_fortran(&source, &format!("f-{name}"));
+    let checks = workspace().join("tests/fortran/checks.f90");
+    let exe = compile_fortran(&[&checks, &source], &format!("f-{name}"));
     let out = run(&exe, env);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(

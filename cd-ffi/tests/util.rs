@@ -161,21 +161,35 @@ pub fn compile_c_with(source: &Path, name: &str, static_link: bool, flags: &[&st
     exe
 }
 
-/// Compiles a Fortran program with gfortran against the installed module and library.
-pub fn compile_fortran(source: &Path, name: &str) -> PathBuf {
+/// Compiles a Fortran program (its sources in order: modules first) with gfortran against the
+/// installed module and library.
+pub fn compile_fortran(sources: &[&Path], name: &str) -> PathBuf {
     let exe = work_dir().join(name);
+    // the modules the sources define, apart for each program (tests compile concurrently)
+    let modules = work_dir().join(format!("{name}.mod.d"));
+    std::fs::create_dir_all(&modules).expect("a module directory");
     let fmoddir = pkg_config(&["--variable=fmoddir"]);
     let out = Command::new(std::env::var("FC").unwrap_or_else(|_| "gfortran".to_owned()))
         .args(["-Wall", "-Werror", "-std=f2008", "-g"])
         .arg(format!("-I{}", fmoddir[0]))
-        .arg(source)
+        .arg("-J")
+        .arg(&modules)
+        .args(sources)
         .arg("-o")
         .arg(&exe)
         .args(pkg_config(&["--libs"]))
         .arg(format!("-Wl,-rpath,{}", prefix().join("lib").display()))
         .output()
         .expect("gfortran is installed (scripts/setup.sh installs it)");
-    check(&out, &format!("compiling {}", source.display()));
+    check(
+        &out,
+        &format!(
+            "compiling {}",
+            sources
+                .last()
+                .map_or(String::new(), |s| s.display().to_string())
+        ),
+    );
     exe
 }
 

@@ -6,6 +6,7 @@
 program advice
   use, intrinsic :: iso_c_binding
   use Containment_Domains
+  use test_checks
   implicit none
   integer, parameter :: n = 131072   ! 1 MiB of doubles
   real(c_double), target :: state(n)
@@ -66,13 +67,4 @@ contains
     call check(known == 1 .or. (known == 0 .and. value == 0), 'an unknown value is 0')
     get = known
   end function get
-
-  subroutine check(cond, what)
-    logical, intent(in) :: cond
-    character(len=*), intent(in) :: what
-    if (.not. cond) then
-      print '(a,a,a,i0)', 'check failed: ', what, '; cd_last_error() = ', cd_last_error()
-      error stop 1
-    end if
-  end subroutine check
 end program advice

@@ -9,6 +9,7 @@
 program cuda
   use, intrinsic :: iso_c_binding
   use Containment_Domains
+  use test_checks
   implicit none
 
   abstract interface
@@ -201,13 +202,4 @@ contains
     call leave()
     holds = all(host == int(value, c_int32_t))
   end function holds
-
-  subroutine check(cond, what)
-    logical, intent(in) :: cond
-    character(len=*), intent(in) :: what
-    if (.not. cond) then
-      print '(a,a,a,i0)', 'check failed: ', what, '; cd_last_error() = ', cd_last_error()
-      error stop 1
-    end if
-  end subroutine check
 end program cuda

@@ -2,6 +2,7 @@
 program errors
   use, intrinsic :: iso_c_binding
   use Containment_Domains
+  use test_checks
   implicit none
   integer(c_int), target :: x(4)
   type(cd_addrspec) :: ax(1), zero(1), bad(1), two(2)
@@ -69,13 +70,4 @@ contains
       error stop 1
     end if
   end subroutine expect
-
-  subroutine check(cond, what)
-    logical, intent(in) :: cond
-    character(len=*), intent(in) :: what
-    if (.not. cond) then
-      print '(a,a)', 'check failed: ', what
-      error stop 1
-    end if
-  end subroutine check
 end program errors

@@ -4,6 +4,7 @@
 program loop
   use, intrinsic :: iso_c_binding
   use Containment_Domains
+  use test_checks
   implicit none
   integer, parameter :: n = 64, outer = 12, inner = 5
   real(c_double), target :: state(n), reference(n)
@@ -67,15 +68,4 @@ program loop
   call check(all(state == reference), 'result equals the fault-free run')
   call check(faults == outer / 4, 'faults met')
   print '(a,i0,a)', 'loop: ok (', faults, ' faults)'
-
-contains
-
-  subroutine check(cond, what)
-    logical, intent(in) :: cond
-    character(len=*), intent(in) :: what
-    if (.not. cond) then
-      print '(a,a,a,i0)', 'check failed: ', what, '; cd_last_error() = ', cd_last_error()
-      error stop 1
-    end if
-  end subroutine check
 end program loop

@@ -30,6 +30,7 @@ end module regen_funcs
 program regen
   use, intrinsic :: iso_c_binding
   use Containment_Domains
+  use test_checks
   use regen_funcs
   implicit none
   type(cd_addrspec) :: a_scale(1), a_table(1), a_rw(1)
@@ -72,15 +73,4 @@ program regen
   call check(calls == 2 .and. table(32) == 96, 'regen through the root')
   call check(commit_cd(root) == SUCCESS, 'commit root')
   print '(a)', 'regen: ok'
-
-contains
-
-  subroutine check(cond, what)
-    logical, intent(in) :: cond
-    character(len=*), intent(in) :: what
-    if (.not. cond) then
-      print '(a,a,a,i0)', 'check failed: ', what, '; cd_last_error() = ', cd_last_error()
-      error stop 1
-    end if
-  end subroutine check
 end program regen
