@@ -368,7 +368,7 @@ unsafe fn making(
         if cd_core::logging_anywhere() || !derived::follows(call, comm) {
             crate::errors::communicator_made(call, comm);
         } else if let Some(rebuilt) = crate::pmpi::world::is_replacement()
-            .then(|| derived::prebuilt(comm))
+            .then(|| derived::prebuilt(comm, crate::errors::in_start()))
             .flatten()
         {
             // a replacement re-executing a constructor its peers made long ago
@@ -384,7 +384,7 @@ unsafe fn making(
         let rc = run();
         if follow && rc == abi::SUCCESS {
             // SAFETY: MPI wrote the new communicator.
-            crate::derived::derived_from(comm, unsafe { *newcomm });
+            crate::derived::derived_from(comm, unsafe { *newcomm }, crate::errors::in_start());
         }
         rc
     };

@@ -141,6 +141,16 @@ pub(crate) fn rank_of(id: u64, world_rank: usize) -> c_int {
     .map_or(-1, |p| p as c_int)
 }
 
+/// Whether `comm` is a derived communicator a repair rebuilt (its failures are the repair's).
+pub(crate) fn is_former(comm: Comm) -> bool {
+    ANY.load(Ordering::Relaxed)
+        && with(|r| {
+            r.derived
+                .iter()
+                .any(|d| d.current != comm.bits() && d.handles.contains(&comm.bits()))
+        })
+}
+
 /// The real communicators channel `id` has meant.
 pub(crate) fn handles(id: u64) -> Vec<Comm> {
     if id == WORLD {
@@ -190,7 +200,7 @@ pub(crate) fn follows(call: Call, parent: Comm) -> bool {
 /// A replacement re-executing a constructor on `parent`: the communicator the repair rebuilt
 /// for it (`Some(MPI_COMM_NULL)` where it is no member), followed from now on; `None` when that
 /// constructor was not rebuilt (it is called as usual, then [`derived_from`]).
-pub(crate) fn prebuilt(parent: Comm) -> Option<Comm> {
+pub(crate) fn prebuilt(parent: Comm, in_start: bool) -> Option<Comm> {
     let parent_id = channel(parent)?;
     let (id, comm) = with(|r| {
         let index = child_index(r, parent_id)?;
@@ -201,7 +211,10 @@ pub(crate) fn prebuilt(parent: Comm) -> Option<Comm> {
     })?;
     if comm != abi::predefined().comm_null {
         let (members, cart) = describe(comm);
-        with(|r| r.derived.push(Derived::new(id, comm, members, cart)));
+        with(|r| {
+            r.derived
+                .push(Derived::new(id, comm, members, cart, in_start))
+        });
     }
     Some(comm)
 }
@@ -226,7 +239,13 @@ fn bump_children(r: &mut Registry, parent_id: u64) {
 }
 
 impl Derived {
-    fn new(id: u64, comm: Comm, members: Vec<c_int>, cart: Option<Cart>) -> Derived {
+    fn new(
+        id: u64,
+        comm: Comm,
+        members: Vec<c_int>,
+        cart: Option<Cart>,
+        in_start: bool,
+    ) -> Derived {
         Derived {
             id,
             app: comm.bits(),
@@ -236,15 +255,15 @@ impl Derived {
             cart,
             children: 0,
             freed: false,
-            in_start: crate::errors::in_start(),
+            in_start,
             received_at_free: Vec::new(),
         }
     }
 }
 
 /// `new` (`MPI_COMM_NULL` where this process is no member) was derived from `parent`: followed
-/// from now on.
-pub(crate) fn derived_from(parent: Comm, new: Comm) {
+/// from now on (`in_start`: in the program's start).
+pub(crate) fn derived_from(parent: Comm, new: Comm, in_start: bool) {
     let Some(parent_id) = channel(parent) else {
         return;
     };
@@ -255,8 +274,13 @@ pub(crate) fn derived_from(parent: Comm, new: Comm) {
         };
         bump_children(r, parent_id);
         if let Some((members, cart)) = described {
-            r.derived
-                .push(Derived::new(child_id(parent_id, index), new, members, cart));
+            r.derived.push(Derived::new(
+                child_id(parent_id, index),
+                new,
+                members,
+                cart,
+                in_start,
+            ));
         }
     });
 }

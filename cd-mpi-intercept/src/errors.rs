@@ -370,6 +370,11 @@ extern "C" fn on_error(comm: *mut Comm, code: *mut c_int) {
         // SAFETY: MPI passes its own communicator and code, valid for the call.
         let (mut handle, mut error) = unsafe { (*comm, *code) };
         if is_process_failure(safe::error_class(error)) {
+            if crate::pmpi::world::is_former(handle) || crate::derived::is_former(handle) {
+                // a request of a communicator a repair replaced (one it freed still pending)
+                // fails late: the repair has dealt with it
+                return;
+            }
             if in_covered_call() {
                 // the covered call sees the code and repairs the world
                 return;

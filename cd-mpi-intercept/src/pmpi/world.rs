@@ -53,6 +53,18 @@ pub(crate) fn all() -> Vec<Comm> {
         .collect()
 }
 
+/// Whether `comm` was the world before a repair replaced it.
+pub(crate) fn is_former(comm: Comm) -> bool {
+    if !REPLACED.load(Ordering::Relaxed) || comm == current() {
+        return false;
+    }
+    comm == abi::predefined().comm_world
+        || FORMER
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(&comm.bits())
+}
+
 /// Whether this process replaces a lost one (spawned by a repair).
 static REPLACEMENT: AtomicBool = AtomicBool::new(false);
 

@@ -58,6 +58,7 @@ pub(crate) mod catchup;
 pub(crate) mod completion;
 pub(crate) mod join;
 pub(crate) mod journal;
+mod nonblocking;
 pub(crate) mod prologue;
 pub(crate) mod repair;
 pub(crate) mod requests;
@@ -70,6 +71,7 @@ pub(crate) use completion::{
     cancel, request_free, test, testall, testany, testsome, wait, waitall, waitany, waitsome,
 };
 pub(crate) use join::comm_get_parent;
+pub(crate) use nonblocking::{iallgather, iallreduce, ibarrier, ibcast};
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
