@@ -241,29 +241,26 @@ pub(crate) fn repost() -> HashMap<u64, Vec<u64>> {
             let old = Request::from_bits(key);
             let finished = if entry.freed { None } else { outcome(old) };
             if let Some(c) = &entry.collective {
-                // still pending on the revoked communicator: MPI completes it now (a
-                // nonblocking collective left pending would report its failure later, to
-                // whatever call runs then)
-                let mut finished = finished;
-                if finished.is_none() && !entry.freed {
+                // MPI completes it now, once and for all: with its real outcome (a schedule
+                // the failure aborted can look complete, with no error in its status, to
+                // `MPI_Request_get_status`), and none left pending to report its failure later
+                let done = !entry.freed && {
                     let (mut r, mut status) = (old, Status::zeroed());
-                    // SAFETY: the application's request, completed here once and for all;
-                    // its handle is only a key from now on.
+                    // SAFETY: the application's request, completed here; its handle is only a
+                    // key from now on.
                     let rc = crate::errors::covered(|| unsafe { real::Wait(&mut r, &mut status) });
-                    entry.freed = true;
-                    finished = Some(if rc == abi::SUCCESS { Ok(0) } else { Err(()) });
-                    if rc == abi::SUCCESS {
-                        drop(crate::traffic::take(&[old]));
-                        entry.state = State::Done;
-                    }
-                }
-                // completed: its result counts among this rank's collectives now, before the
-                // repair compares them; otherwise it goes again once results are served
-                // ([`resume_collectives`])
-                if let Some(Ok(_)) = finished {
+                    rc == abi::SUCCESS
+                };
+                entry.freed = true;
+                if done {
+                    // complete: its result counts among this rank's collectives now, before
+                    // the repair compares them
+                    drop(crate::traffic::take(&[old]));
                     journal_result(c);
                     entry.journaled = true;
+                    entry.state = State::Done;
                 } else {
+                    // it goes again once results are served ([`resume_collectives`])
                     entry.state = State::Interrupted;
                 }
                 continue;
