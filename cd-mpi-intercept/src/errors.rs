@@ -233,7 +233,7 @@ pub(crate) fn why_not_contained() -> &'static str {
          which in-job recovery does not cover"
     } else {
         "it reached this rank in a call that in-job recovery does not cover (another \
-         collective, a nonblocking collective, a call on a communicator it does not follow)"
+         collective, a call on a communicator it does not follow)"
     }
 }
 

@@ -400,6 +400,12 @@ pub(crate) fn receive_posted(request: Request, comm: Comm) {
 /// A nonblocking collective started on `comm`: counted, and pending until it completes.
 pub(crate) fn collective_posted(request: Request, comm: Comm) {
     collective(comm);
+    collective_pending(request);
+}
+
+/// A nonblocking collective counted already is pending under `request` (posted again after a
+/// repair, `crate::recovery`).
+pub(crate) fn collective_pending(request: Request) {
     track(request, Pending::Collective);
 }
 

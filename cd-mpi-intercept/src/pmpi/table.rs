@@ -98,15 +98,15 @@ macro_rules! mpi_table {
                 Neighbor_alltoallv(sendbuf: Buf, sendcounts: Ints, sdispls: Ints, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, rdispls: Ints, recvtype: Datatype, comm: Comm) => coll::neighbor_alltoallv;
                 Neighbor_alltoallw(sendbuf: Buf, sendcounts: Ints, sdispls: Aints, sendtypes: Types, recvbuf: BufMut, recvcounts: Ints, rdispls: Aints, recvtypes: Types, comm: Comm) => coll::neighbor_alltoallw;
 
-                Ibarrier(comm: Comm, request: *mut Request) => coll::ibarrier;
-                Ibcast(buffer: BufMut, count: c_int, datatype: Datatype, root: c_int, comm: Comm, request: *mut Request) => coll::ibcast;
+                Ibarrier(comm: Comm, request: *mut Request) => recovery::ibarrier;
+                Ibcast(buffer: BufMut, count: c_int, datatype: Datatype, root: c_int, comm: Comm, request: *mut Request) => recovery::ibcast;
                 Ireduce(sendbuf: Buf, recvbuf: BufMut, count: c_int, datatype: Datatype, op: Op, root: c_int, comm: Comm, request: *mut Request) => coll::ireduce;
-                Iallreduce(sendbuf: Buf, recvbuf: BufMut, count: c_int, datatype: Datatype, op: Op, comm: Comm, request: *mut Request) => coll::iallreduce;
+                Iallreduce(sendbuf: Buf, recvbuf: BufMut, count: c_int, datatype: Datatype, op: Op, comm: Comm, request: *mut Request) => recovery::iallreduce;
                 Igather(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, root: c_int, comm: Comm, request: *mut Request) => coll::igather;
                 Igatherv(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, displs: Ints, recvtype: Datatype, root: c_int, comm: Comm, request: *mut Request) => coll::igatherv;
                 Iscatter(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, root: c_int, comm: Comm, request: *mut Request) => coll::iscatter;
                 Iscatterv(sendbuf: Buf, sendcounts: Ints, displs: Ints, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, root: c_int, comm: Comm, request: *mut Request) => coll::iscatterv;
-                Iallgather(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, comm: Comm, request: *mut Request) => coll::iallgather;
+                Iallgather(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, comm: Comm, request: *mut Request) => recovery::iallgather;
                 Iallgatherv(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, displs: Ints, recvtype: Datatype, comm: Comm, request: *mut Request) => coll::iallgatherv;
                 Ialltoall(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, comm: Comm, request: *mut Request) => coll::ialltoall;
                 Ialltoallv(sendbuf: Buf, sendcounts: Ints, sdispls: Ints, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, rdispls: Ints, recvtype: Datatype, comm: Comm, request: *mut Request) => coll::ialltoallv;

@@ -29,11 +29,11 @@ use std::ffi::{c_int, c_void};
 /// The communicator of a covered call: the world or one derived from it (`crate::derived`),
 /// by its identity, which a repair keeps while it rebuilds the communicator.
 #[derive(Clone, Copy)]
-struct Chan(u64);
+pub(super) struct Chan(pub(super) u64);
 
 impl Chan {
     /// The real communicator now.
-    fn comm(self) -> Comm {
+    pub(super) fn comm(self) -> Comm {
         derived::current(self.0)
     }
 
@@ -45,7 +45,7 @@ impl Chan {
 
 /// The communicator of this call on `comm`, if it is one recovery takes (see the module docs).
 #[inline]
-fn covers(comm: Comm) -> Option<Chan> {
+pub(super) fn covers(comm: Comm) -> Option<Chan> {
     if !super::keeping() || crate::boundary::inside() || cd_core::logging_anywhere() {
         return None;
     }
@@ -81,7 +81,7 @@ fn count_receive(chan: Chan, source: c_int) {
     }
 }
 
-fn count_collective(call: Call, chan: Chan) {
+pub(super) fn count_collective(call: Call, chan: Chan) {
     stats::count(call);
     journal::collective_started(chan.0);
     if traffic::on() {
@@ -510,7 +510,7 @@ pub(crate) unsafe fn allgather(
 ///
 /// # Safety
 /// `request` is writable.
-unsafe fn complete_request(tag: c_int, request: *mut Request) -> c_int {
+pub(super) unsafe fn complete_request(tag: c_int, request: *mut Request) -> c_int {
     let byte = abi::predefined().byte;
     // SAFETY: no data moves to MPI_PROC_NULL; MPI writes the handle.
     unsafe {

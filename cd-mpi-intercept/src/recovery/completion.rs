@@ -176,11 +176,11 @@ unsafe fn complete(
         // the failed ones are freed: their old handles stay keys of the repair's work
         let freed: Vec<Request> = failed.iter().map(|&i| before[i]).collect();
         if !requests::all_tracked(&freed) {
-            // a nonblocking collective, or a request on another communicator: nothing here
+            // another nonblocking collective, or a request on another communicator: nothing here
             // knows how to finish it on the repaired world
             crate::loss::process_lost(
                 world::current(),
-                "a request in-job recovery does not cover (a nonblocking collective, or on a \
+                "a request in-job recovery does not cover (another nonblocking collective, or on a \
                  communicator it does not follow) failed",
             );
         }

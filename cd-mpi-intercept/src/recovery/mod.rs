@@ -41,7 +41,8 @@
 //! The calls that survive a loss are those of [`calls`] and [`completion`]: blocking
 //! point-to-point (`Send`, `Ssend`, `Recv`, `Sendrecv`), `Isend` and `Irecv` completed by
 //! `Wait`, `Waitall`, `Test` or `Testall`, and the collectives whose result is the same on every
-//! rank (`Barrier`, `Bcast`, `Allreduce`, `Allgather`), on `MPI_COMM_WORLD` and on the
+//! rank (`Barrier`, `Bcast`, `Allreduce`, `Allgather`, and their nonblocking forms:
+//! [`nonblocking`]), on `MPI_COMM_WORLD` and on the
 //! communicators derived from it with `MPI_Comm_dup`, `MPI_Comm_split`, `MPI_Comm_create`,
 //! `MPI_Cart_create` and `MPI_Cart_sub` (rebuilt after a repair: `crate::derived`), outside CDs
 //! that log. A loss seen in any other call (other collectives, a persist under way), after a
@@ -58,6 +59,7 @@ pub(crate) mod catchup;
 pub(crate) mod completion;
 pub(crate) mod join;
 pub(crate) mod journal;
+mod nonblocking;
 pub(crate) mod prologue;
 pub(crate) mod repair;
 pub(crate) mod requests;
@@ -70,6 +72,7 @@ pub(crate) use completion::{
     cancel, request_free, test, testall, testany, testsome, wait, waitall, waitany, waitsome,
 };
 pub(crate) use join::comm_get_parent;
+pub(crate) use nonblocking::{iallgather, iallreduce, ibarrier, ibcast};
 
 use std::sync::atomic::{AtomicU64, Ordering};
 

@@ -13,7 +13,7 @@
 //! reach the application otherwise. Other completion calls (`Test*`, `Waitany`, `Waitsome`)
 //! are not covered: on a handle a repair replaced they get MPI's error, which ends the job.
 
-use crate::abi::{self, Datatype, Request, Status};
+use crate::abi::{self, Comm, Datatype, Op, Request, Status};
 use crate::pmpi::real;
 use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
@@ -32,19 +32,94 @@ pub(crate) struct Receive {
     pub(crate) tag: c_int,
 }
 
+/// A nonblocking collective, as posted: how to post it again, and where its result goes.
+#[derive(Clone)]
+pub(crate) struct Collective {
+    /// Its communicator (`crate::derived`).
+    pub(crate) channel: u64,
+    pub(crate) kind: Kind,
+    /// The result buffer (exposed address), and its elements.
+    pub(crate) result: usize,
+    pub(crate) count: c_int,
+    pub(crate) datatype: Datatype,
+    /// What the call reads from the result buffer (`MPI_IN_PLACE`, a broadcast's root), packed,
+    /// to put back before it is posted again.
+    pub(crate) input: Option<Vec<u8>>,
+    /// Its place among this process's nonblocking collectives (posted again in that order).
+    pub(crate) seq: u64,
+}
+
+impl Collective {
+    /// Posts it on `comm`.
+    ///
+    /// # Safety
+    /// The buffers it names are the application's, valid until the request completes (MPI's
+    /// contract for the original call).
+    pub(crate) unsafe fn post(&self, comm: Comm, request: *mut Request) -> c_int {
+        let result = std::ptr::with_exposed_provenance_mut::<c_void>(self.result);
+        let (count, datatype) = (self.count, self.datatype);
+        // SAFETY: the caller's contract.
+        unsafe {
+            match self.kind {
+                Kind::Barrier => real::Ibarrier(comm, request),
+                Kind::Bcast { root } => real::Ibcast(result, count, datatype, root, comm, request),
+                Kind::Allreduce { sendbuf, op } => {
+                    let sendbuf = std::ptr::with_exposed_provenance::<c_void>(sendbuf);
+                    real::Iallreduce(sendbuf, result, count, datatype, op, comm, request)
+                }
+                Kind::Allgather {
+                    sendbuf,
+                    sendcount,
+                    sendtype,
+                    recvcount,
+                } => {
+                    let sendbuf = std::ptr::with_exposed_provenance::<c_void>(sendbuf);
+                    real::Iallgather(
+                        sendbuf, sendcount, sendtype, result, recvcount, datatype, comm, request,
+                    )
+                }
+            }
+        }
+    }
+}
+
+/// Which nonblocking collective, with the arguments a new post needs besides the result.
+#[derive(Clone, Copy)]
+pub(crate) enum Kind {
+    Barrier,
+    Bcast {
+        root: c_int,
+    },
+    Allreduce {
+        sendbuf: usize,
+        op: Op,
+    },
+    Allgather {
+        sendbuf: usize,
+        sendcount: c_int,
+        sendtype: Datatype,
+        recvcount: c_int,
+    },
+}
+
 #[derive(Clone, Copy)]
 enum State {
     /// Pending in MPI under its handle (or complete there, not yet given back).
     Posted,
     /// A receive posted again on the repaired world under this handle.
     Reposted(Request),
-    /// A send the repair completed.
+    /// A send the repair completed, or a collective whose result it served.
     Done,
+    /// A nonblocking collective a repair interrupted, until [`resume_collectives`].
+    Interrupted,
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 struct Entry {
     receive: Option<Receive>,
+    collective: Option<Collective>,
+    /// A collective's result is in the journal already (a repair found it complete).
+    journaled: bool,
     state: State,
     /// MPI freed the request (it failed in a completion call): the handle is only a key.
     freed: bool,
@@ -75,6 +150,24 @@ pub(crate) fn posted_send(request: Request) {
             request.bits(),
             Entry {
                 receive: None,
+                collective: None,
+                journaled: false,
+                state: State::Posted,
+                freed: false,
+            },
+        )
+    });
+}
+
+/// A nonblocking collective posted.
+pub(crate) fn posted_collective(request: Request, collective: Collective) {
+    with(|t| {
+        t.insert(
+            request.bits(),
+            Entry {
+                receive: None,
+                collective: Some(collective),
+                journaled: false,
                 state: State::Posted,
                 freed: false,
             },
@@ -89,6 +182,8 @@ pub(crate) fn posted_receive(request: Request, receive: Receive) {
             request.bits(),
             Entry {
                 receive: Some(receive),
+                collective: None,
+                journaled: false,
                 state: State::Posted,
                 freed: false,
             },
@@ -108,13 +203,30 @@ pub(crate) fn freed(requests: &[Request]) {
     });
 }
 
-/// Forgets requests that completed.
+/// Forgets requests that completed; a nonblocking collective's result goes into the journal
+/// (unless a repair put it there already).
 pub(crate) fn forget(requests: &[Request]) {
-    with(|t| {
-        for r in requests {
-            t.remove(&r.bits());
-        }
+    let done: Vec<Entry> = with(|t| {
+        requests
+            .iter()
+            .filter_map(|r| t.remove(&r.bits()))
+            .collect()
     });
+    for c in done
+        .iter()
+        .filter(|e| !e.journaled)
+        .filter_map(|e| e.collective.as_ref())
+    {
+        journal_result(c);
+    }
+}
+
+/// Keeps a completed nonblocking collective's result.
+fn journal_result(c: &Collective) {
+    let buf = std::ptr::with_exposed_provenance::<c_void>(c.result);
+    // SAFETY: the application's result buffer of a completed collective (`count` elements of
+    // `datatype`, MPI's contract for the call).
+    unsafe { super::journal::collective(c.channel, buf, c.count, c.datatype) };
 }
 
 /// At a repair, once the communicators are rebuilt (see the module docs): returns how many of
@@ -123,11 +235,36 @@ pub(crate) fn repost() -> HashMap<u64, Vec<u64>> {
     let mut completed: HashMap<u64, Vec<u64>> = HashMap::new();
     with(|t| {
         for (&key, entry) in t.iter_mut() {
-            if matches!(entry.state, State::Reposted(_) | State::Done) {
+            if !matches!(entry.state, State::Posted) {
                 continue;
             }
             let old = Request::from_bits(key);
             let finished = if entry.freed { None } else { outcome(old) };
+            if let Some(c) = &entry.collective {
+                // MPI completes it now, once and for all: with its real outcome (a schedule
+                // the failure aborted can look complete, with no error in its status, to
+                // `MPI_Request_get_status`), and none left pending to report its failure later
+                let done = !entry.freed && {
+                    let (mut r, mut status) = (old, Status::zeroed());
+                    // SAFETY: the application's request, completed here; its handle is only a
+                    // key from now on.
+                    let rc = crate::errors::covered(|| unsafe { real::Wait(&mut r, &mut status) });
+                    rc == abi::SUCCESS
+                };
+                entry.freed = true;
+                if done {
+                    // complete: its result counts among this rank's collectives now, before
+                    // the repair compares them
+                    drop(crate::traffic::take(&[old]));
+                    journal_result(c);
+                    entry.journaled = true;
+                    entry.state = State::Done;
+                } else {
+                    // it goes again once results are served ([`resume_collectives`])
+                    entry.state = State::Interrupted;
+                }
+                continue;
+            }
             match (entry.receive, finished) {
                 (None, Some(Ok(_))) => {}
                 (None, _) => entry.state = State::Done,
@@ -165,6 +302,52 @@ pub(crate) fn repost() -> HashMap<u64, Vec<u64>> {
     completed
 }
 
+/// After a repair served the collective results (`super::resync`): each nonblocking collective
+/// it interrupted takes its served result (complete), or is posted again on its rebuilt
+/// communicator, in the order they were posted.
+pub(crate) fn resume_collectives() {
+    with(|t| {
+        let mut interrupted: Vec<(u64, u64)> = t
+            .iter()
+            .filter(|(_, e)| matches!(e.state, State::Interrupted))
+            .filter_map(|(&k, e)| e.collective.as_ref().map(|c| (c.seq, k)))
+            .collect();
+        interrupted.sort_unstable();
+        for (_, key) in interrupted {
+            let Some(entry) = t.get_mut(&key) else {
+                continue;
+            };
+            let Some(c) = entry.collective.clone() else {
+                continue;
+            };
+            let result = std::ptr::with_exposed_provenance_mut::<c_void>(c.result);
+            if let Some(data) = super::catchup::next_collective(c.channel) {
+                // SAFETY: the application's result buffer (its contract for the call).
+                unsafe { super::journal::unpack(&data, result, c.count, c.datatype) };
+                super::journal::collective_packed(c.channel, &data);
+                entry.journaled = true;
+                entry.state = State::Done;
+                continue;
+            }
+            if let Some(input) = &c.input {
+                // SAFETY: as above; the input as it was when the call was posted.
+                unsafe { super::journal::unpack(input, result, c.count, c.datatype) };
+            }
+            let comm = crate::derived::current(c.channel);
+            let mut new = abi::predefined().request_null;
+            // SAFETY: the application's buffers, still its own until it completes the request.
+            let rc = unsafe { c.post(comm, &mut new) };
+            if rc == abi::SUCCESS {
+                drop(crate::traffic::take(&[Request::from_bits(key)]));
+                crate::traffic::collective_pending(new);
+                entry.state = State::Reposted(new);
+            } else {
+                tracing::error!(rc, "a nonblocking collective could not be posted again");
+            }
+        }
+    });
+}
+
 /// `request` complete: `Ok(source)` when it succeeded, `Err(())` when it failed; `None`
 /// while pending (MPI keeps it allocated either way).
 fn outcome(request: Request) -> Option<Result<c_int, ()>> {
@@ -192,11 +375,11 @@ pub(crate) fn substitute(handles: &mut [Request]) {
     }
     with(|t| {
         for h in handles.iter_mut() {
-            let Some(entry) = t.get(&h.bits()).copied() else {
+            let Some(entry) = t.get(&h.bits()).cloned() else {
                 continue;
             };
             let next = match entry.state {
-                State::Posted => continue,
+                State::Posted | State::Interrupted => continue,
                 State::Reposted(new) => new,
                 State::Done => abi::predefined().request_null,
             };
@@ -208,13 +391,13 @@ pub(crate) fn substitute(handles: &mut [Request]) {
                 // `MPI_Request_free`, after which it is never used again.
                 unsafe { real::Request_free(&mut old) };
             }
-            if let (State::Reposted(new), Some(r)) = (entry.state, entry.receive) {
+            if let State::Reposted(new) = entry.state {
                 t.insert(
                     new.bits(),
                     Entry {
-                        receive: Some(r),
                         state: State::Posted,
                         freed: false,
+                        ..entry
                     },
                 );
             }

@@ -86,7 +86,7 @@ pub(crate) fn sync(repaired: Comm, replacement: bool) -> Result<(), String> {
     if survivors.iter().any(|&p| roles[p].whole == 0) {
         return Err(
             "a survivor used MPI calls since the last version that in-job recovery does not \
-             keep (another collective, a nonblocking collective, another send mode), which a \
+             keep (another collective, blocking or not, another send mode), which a \
              replacement could not re-execute"
                 .to_owned(),
         );
@@ -260,6 +260,10 @@ pub(crate) fn sync(repaired: Comm, replacement: bool) -> Result<(), String> {
         journal::version_complete(at, HashMap::new());
         crate::errors::start_containing();
     } else {
+        // a nonblocking collective the failure interrupted takes its result, or goes again; last
+        // of the collective steps on the rebuilt communicators (the runtime's own, such as the
+        // rebuild's communicator constructors, would otherwise match it)
+        super::requests::resume_collectives();
         let lacking = |p: usize, c: u64| -> u64 {
             let ci = channels.iter().position(|&x| x == c).unwrap_or(0);
             theirs_received[p * k + ci].since
