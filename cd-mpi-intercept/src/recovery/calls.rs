@@ -371,18 +371,27 @@ unsafe fn collective(
             unsafe { journal::collective(chan.0, result, count, datatype) };
             return rc;
         }
-        if !repair::is_failure(rc) {
-            return rc;
-        }
-        repair::repair();
-        if let Some(data) = catchup::next_collective(chan.0) {
-            return serve(data);
+        match after_failure(rc, chan) {
+            Err(rc) => return rc,
+            Ok(Some(data)) => return serve(data),
+            Ok(None) => {}
         }
         if let Some(saved) = &saved {
             // SAFETY: the caller's buffer, as it was on entry.
             unsafe { journal::unpack(saved, result, count, datatype) };
         }
     }
+}
+
+/// After a collective's MPI call on `chan` returned `rc` (not success): `Err(rc)` when that is
+/// not a process failure (the call returns it); else the world is repaired, and `Ok` holds the
+/// result a survivor served, if one completed the collective (else it runs again).
+pub(super) fn after_failure(rc: c_int, chan: Chan) -> Result<Option<Vec<u8>>, c_int> {
+    if !repair::is_failure(rc) {
+        return Err(rc);
+    }
+    repair::repair();
+    Ok(catchup::next_collective(chan.0))
 }
 
 /// `MPI_Barrier`.

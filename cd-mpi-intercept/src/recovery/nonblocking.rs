@@ -78,13 +78,11 @@ unsafe fn post(
             requests::posted_collective(posted, collective);
             return rc;
         }
-        if !repair::is_failure(rc) {
-            return rc;
-        }
         // a failure seen at the post: after the repair, served or posted on the rebuilt one
-        repair::repair();
-        if let Some(data) = catchup::next_collective(chan.0) {
-            return served(data);
+        match calls::after_failure(rc, chan) {
+            Err(rc) => return rc,
+            Ok(Some(data)) => return served(data),
+            Ok(None) => {}
         }
     }
 }
