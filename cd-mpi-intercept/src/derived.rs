@@ -10,11 +10,17 @@
 //!
 //! After a loss, every rank of the repaired world rebuilds each derived communicator that some
 //! survivor has (alive, or freed since the last version or in the program's start, which a
-//! replacement may derive again as it re-executes): in one order of identities, an `MPI_Comm_split` of the repaired world
-//! with the same members in the same order, and `MPI_Cart_create` (no reordering) for a
-//! Cartesian one (`crate::recovery::repair::sync`). The application's handles then mean the rebuilt
-//! communicators (`crate::pmpi::world::map`); a replacement's constructor, re-executed, gets
-//! the rebuilt one instead of calling MPI ([`prebuilt`]), since its peers made theirs long ago.
+//! replacement may derive again as it re-executes): in one order of identities, one
+//! `MPI_Comm_split` of the repaired world per identity, each piece with the same members in the
+//! same order, and `MPI_Cart_create` (no reordering) for a Cartesian one
+//! (`crate::recovery::resync`). The application's handles then mean the rebuilt communicators
+//! (`crate::pmpi::world::map`); a replacement's constructor, re-executed, gets the rebuilt one
+//! instead of calling MPI ([`prebuilt`]), since its peers made theirs long ago. A process that
+//! is a member of no piece of a split gets `MPI_COMM_NULL` (a replacement alone in its piece
+//! gets that too: its piece has no survivor to describe it).
+//!
+//! The identities are kept in a short list searched linearly: programs derive a few
+//! communicators, not thousands.
 
 use crate::abi::{self, Comm};
 use crate::pmpi::{real, safe, world, Call};

@@ -1,6 +1,6 @@
 //! A replacement's `MPI_Init`: it finds the parent that spawned it (the survivors), learns
 //! which lost rank it replaces, joins the merge and the reordering that make the repaired
-//! world, and takes part in the steps every rank of it takes ([`super::repair::sync`]): its
+//! world, and takes part in the steps every rank of it takes ([`super::resync::sync`]): its
 //! files are rebuilt there and its catch-up is prepared, before its application's `main` goes
 //! on. The application then sees an ordinary restart: `MPI_COMM_WORLD` is the repaired world
 //! (its rank the lost one's), `MPI_Comm_get_parent` gives `MPI_COMM_NULL`, and `create_cd`

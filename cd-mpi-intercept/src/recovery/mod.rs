@@ -89,7 +89,7 @@ pub(crate) use crate::errors::keeping;
 
 /// A persistent `create_cd` (called by the linking library on every rank): every rank counts
 /// its messages from here on (for the persist's consistency check, if it did not from
-/// `MPI_Init`), and in a ULFM job the program's start ends here ([`prologue`]).
+/// `MPI_Init`), and in a ULFM job the program's start ends here (module `prologue`).
 pub fn persistent_create() {
     crate::traffic::count_messages();
     prologue::end();
