@@ -8,13 +8,14 @@
  * kills only while PATH does not exist (it is made first: a replacement re-executing the step
  * goes on), HEAT_KILL_WIPE=1 removes the rank's node cache directory first (the node's disk is
  * lost with it). HEAT_REDUCE=1 adds an MPI_Allreduce of the array's sum every step, folded into
- * the state (HEAT_REDUCE=2 also an MPI_Reduce of it, which in-job recovery does not cover); HEAT_NONBLOCKING=1 exchanges the halo with MPI_Irecv, MPI_Isend and MPI_Waitall
+ * the state (HEAT_REDUCE=2 also an MPI_Reduce and an MPI_Gather of it to rank 0, folded into rank
+ * 0's state; HEAT_REDUCE=3 an MPI_Scan of it, which in-job recovery does not cover); HEAT_NONBLOCKING=1 exchanges the halo with MPI_Irecv, MPI_Isend and MPI_Waitall
  * instead of MPI_Sendrecv (HEAT_NONBLOCKING=2: MPI_Testall until complete, 3: MPI_Waitany four times, 4: an
  * MPI_Iallreduce completed with them by MPI_Waitall). A restart finds the persisted version (cd_recovered_version), restores it and
  * goes on from there. HEAT_START=1 makes the program's start (before create_cd) communicate: rank
  * 0 broadcasts the diffusion coefficient, each rank takes a bias from its left neighbour
  * (MPI_Sendrecv) and the ranks' sum (MPI_Allreduce); a replacement re-executes it (HEAT_START=2
- * adds an MPI_Reduce, which in-job recovery does not cover). HEAT_CART=1 exchanges the halo on
+ * adds an MPI_Scan, which in-job recovery does not cover). HEAT_CART=1 exchanges the halo on
  * a periodic Cartesian ring (MPI_Cart_create, MPI_Cart_shift; a scratch MPI_Comm_dup of it made
  * and freed in the start) and adds, every step, the sum over a pair of ranks (MPI_Allreduce on
  * an MPI_Comm_split of the ring); HEAT_CART=2 makes an MPI_Comm_split_type communicator in the
@@ -110,8 +111,8 @@ int main(int argc, char **argv) {
                      MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         MPI_Allreduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
         if (env_int("HEAT_START", 0) == 2) {
-            double at_root = 0;
-            MPI_Reduce(&mine, &at_root, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+            double prefix = 0;
+            MPI_Scan(&mine, &prefix, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
         }
         coefficient = params[0];
         bias = params[1] * theirs / sum;
@@ -178,8 +179,16 @@ int main(int argc, char **argv) {
             MPI_Allreduce(&local, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
             u[1] += total * 1e-6;
             if (reduce == 2) {
-                double at_root = 0;
+                double at_root = 0, all[64] = {0};
                 MPI_Reduce(&local, &at_root, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+                MPI_Gather(&u[1], 1, MPI_DOUBLE, all, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+                if (rank == 0) {
+                    u[3] += at_root * 1e-7;
+                    for (int r = 0; r < size && r < 64; r++) u[4] += all[r] * 1e-8;
+                }
+            } else if (reduce == 3) {
+                double prefix = 0;
+                MPI_Scan(&local, &prefix, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
             }
             if (pair != MPI_COMM_NULL) {
                 MPI_Allreduce(&local, &total, 1, MPI_DOUBLE, MPI_SUM, pair);

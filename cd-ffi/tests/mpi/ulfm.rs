@@ -141,42 +141,54 @@ const CONTAINED: [(&str, &str); 4] = [
 /// exchanged on a Cartesian ring and a sum over an `MPI_Comm_split` of it every step, rank 1
 /// lost with the nonblocking exchange and rank 2 with `MPI_Sendrecv`; and (nonblocking
 /// collectives in flight) with an `MPI_Iallreduce` completed with the halo exchange by
-/// `MPI_Waitall`, rank 3 lost, and rank 0 with the derived communicators too.
+/// `MPI_Waitall`, rank 3 lost, and rank 0 with the derived communicators too; and (collectives
+/// whose result is at a root) with an `MPI_Reduce` and an `MPI_Gather` to rank 0 every step,
+/// rank 0 lost.
 #[test]
 fn a_lost_rank_is_contained_in_the_job() {
     if skipped("a_lost_rank_is_contained_in_the_job") {
         return;
     }
-    let clean = |cart: &str| {
-        let clean_cache = fresh_cache(&format!("ulfm-contained-clean-{cart}"));
+    let clean = |cart: &str, reduce: &str| {
+        let clean_cache = fresh_cache(&format!("ulfm-contained-clean-{cart}-{reduce}"));
         let mut env = CONTAINED.to_vec();
-        env.push(("HEAT_CART", cart));
+        env.extend([("HEAT_CART", cart), ("HEAT_REDUCE", reduce)]);
         let (ok, clean) = heat(&clean_cache, &env);
         assert!(ok, "the fault-free run:\n{clean}");
         let expected = heat_lines(&clean, " result ");
         assert_eq!(expected.len(), RANKS * HEAT_RESULT_PARTS, "{clean}");
         expected
     };
-    let (world_only, derived) = (clean("0"), clean("1"));
+    let (world_only, derived, rooted) = (clean("0", "1"), clean("1", "1"), clean("0", "2"));
     assert_ne!(
         world_only, derived,
         "the derived communicators' sum changes the result"
     );
+    assert_ne!(
+        world_only, rooted,
+        "the rooted collectives change the result"
+    );
     // (lost rank, step, nonblocking halo exchange, a second loss "step:rank" after the first
-    // recovery and the version its replacement resumes from, derived communicators)
+    // recovery and the version its replacement resumes from, derived communicators, the
+    // collectives every step: 1 Allreduce, 2 also Reduce and Gather to rank 0)
     let cases = [
-        (3usize, "130", "1", None, "0"),
-        (0, "137", "0", None, "0"),
-        (2, "133", "2", None, "0"),
-        (3, "130", "0", Some(("170:1", 160)), "0"),
-        (1, "130", "1", None, "1"),
-        (2, "137", "0", None, "1"),
-        (3, "130", "4", None, "0"),
-        (0, "133", "4", None, "1"),
+        (3usize, "130", "1", None, "0", "1"),
+        (0, "137", "0", None, "0", "1"),
+        (2, "133", "2", None, "0", "1"),
+        (3, "130", "0", Some(("170:1", 160)), "0", "1"),
+        (1, "130", "1", None, "1", "1"),
+        (2, "137", "0", None, "1", "1"),
+        (3, "130", "4", None, "0", "1"),
+        (0, "133", "4", None, "1", "1"),
+        (0, "131", "1", None, "0", "2"),
     ];
-    for (lost, step, nonblocking, second, cart) in cases {
-        let expected = if cart == "1" { &derived } else { &world_only };
-        let tag = format!("ulfm-contained-{lost}-{}-{cart}", second.is_some());
+    for (lost, step, nonblocking, second, cart, reduce) in cases {
+        let expected = match (cart, reduce) {
+            ("1", _) => &derived,
+            (_, "2") => &rooted,
+            _ => &world_only,
+        };
+        let tag = format!("ulfm-contained-{lost}-{}-{cart}-{reduce}", second.is_some());
         let cache = fresh_cache(&tag);
         let once = work_dir().join(format!("{tag}.killed"));
         let _ = std::fs::remove_file(&once);
@@ -187,6 +199,7 @@ fn a_lost_rank_is_contained_in_the_job() {
         let mut env = CONTAINED.to_vec();
         env.extend([
             ("HEAT_CART", cart),
+            ("HEAT_REDUCE", reduce),
             ("HEAT_NONBLOCKING", nonblocking),
             ("HEAT_KILL_AT", step),
             ("HEAT_KILL_RANK", lost_s.as_str()),
@@ -411,8 +424,8 @@ fn a_loss_during_a_persist_ends_the_job_clearly_and_the_relaunch_restores() {
 /// Issue 23: a program whose replacement could not re-execute the same way is not contained:
 /// one that completes its requests with `MPI_Waitany` or receives from `MPI_ANY_SOURCE` (a
 /// choice a replacement would have to repeat, not recorded yet), one that makes a derived
-/// communicator with `MPI_Comm_split_type` (not rebuilt), one whose start calls `MPI_Reduce`
-/// (not kept for a replacement), and one that calls `MPI_Reduce` every step (at the repair the
+/// communicator with `MPI_Comm_split_type` (not rebuilt), one whose start calls `MPI_Scan`
+/// (not kept for a replacement), and one that calls `MPI_Scan` every step (at the repair the
 /// survivors find their journals lack it). A later loss ends the job, every survivor's line says
 /// why.
 #[test]
@@ -431,7 +444,7 @@ fn a_loss_after_a_choice_or_a_derived_communicator_ends_the_job_clearly() {
         ),
         (
             "HEAT_REDUCE",
-            "2",
+            "3",
             "MPI calls since the last version that in-job recovery does not keep",
         ),
     ];
@@ -445,7 +458,7 @@ fn a_loss_after_a_choice_or_a_derived_communicator_ends_the_job_clearly() {
         ]);
         let (ok, text) = heat(&cache, &env);
         assert!(!ok, "{knob}={value}:\n{text}");
-        // with MPI_Reduce every step a survivor can also see the loss inside it and end at
+        // with MPI_Scan every step a survivor can also see the loss inside it and end at
         // once, which the others see as a second failure during their repair
         let second_failure = knob == "HEAT_REDUCE";
         survivors_say(&text, &[0, 2, 3], "rank 1", |line| {

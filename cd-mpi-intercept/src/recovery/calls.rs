@@ -341,7 +341,7 @@ pub(crate) unsafe fn sendrecv(
 ///
 /// # Safety
 /// `result` holds `count` elements of `datatype` (the MPI call's contract).
-unsafe fn collective(
+pub(super) unsafe fn collective(
     call: Call,
     chan: Chan,
     result: *mut c_void,
