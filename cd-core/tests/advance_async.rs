@@ -363,8 +363,24 @@ impl tracing::Subscriber for Spans {
 /// span on a thread of the runtime's own, `cd drain`, left when the drain is over: found
 /// completed by the watcher itself (the application's next look gets the same outcome and
 /// the snapshot the watcher's look delivered), or discarded by a restore in flight.
+///
+/// `tracing` caches for every thread whether a callsite is enabled: another test's thread, with
+/// no subscriber, can leave this test's `drain` span disabled. So the test runs alone, in a
+/// process of its own (this test binary again, with a filter).
 #[test]
 fn with_a_subscriber_each_drain_is_a_span_on_a_watcher_thread() {
+    const NAME: &str = "advance_async::with_a_subscriber_each_drain_is_a_span_on_a_watcher_thread";
+    if std::env::var_os("CD_TEST_ALONE").is_none() {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", NAME, "--test-threads=1"])
+            .env("CD_TEST_ALONE", "1")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success() && text.contains("1 passed"), "{text}");
+        return;
+    }
     let spans = Spans::default();
     tracing::subscriber::with_default(spans.clone(), || {
         let (device, cd) = setup(4, "async-watched");

@@ -8,8 +8,8 @@
  * kills only while PATH does not exist (it is made first: a replacement re-executing the step
  * goes on), HEAT_KILL_WIPE=1 removes the rank's node cache directory first (the node's disk is
  * lost with it). HEAT_REDUCE=1 adds an MPI_Allreduce of the array's sum every step, folded into
- * the state (HEAT_REDUCE=2 also an MPI_Reduce and an MPI_Gather of it to rank 0, folded into rank
- * 0's state; HEAT_REDUCE=3 an MPI_Scan of it, which in-job recovery does not cover); HEAT_NONBLOCKING=1 exchanges the halo with MPI_Irecv, MPI_Isend and MPI_Waitall
+ * the state (HEAT_REDUCE=2 also an MPI_Reduce, in place at rank 0, and an MPI_Gather of it to rank 0,
+ * which scatters a share of them back, folded into every rank's state; HEAT_REDUCE=3 an MPI_Scan of it, which in-job recovery does not cover); HEAT_NONBLOCKING=1 exchanges the halo with MPI_Irecv, MPI_Isend and MPI_Waitall
  * instead of MPI_Sendrecv (HEAT_NONBLOCKING=2: MPI_Testall until complete, 3: MPI_Waitany four times, 4: an
  * MPI_Iallreduce completed with them by MPI_Waitall). A restart finds the persisted version (cd_recovered_version), restores it and
  * goes on from there. HEAT_START=1 makes the program's start (before create_cd) communicate: rank
@@ -178,14 +178,18 @@ int main(int argc, char **argv) {
             for (int i = 1; i <= N; i++) local += u[i];
             MPI_Allreduce(&local, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
             u[1] += total * 1e-6;
-            if (reduce == 2) {
-                double at_root = 0, all[64] = {0};
-                MPI_Reduce(&local, &at_root, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+            if (reduce == 2 && size <= 64) {
+                /* the root reduces in place; it scatters a share of the gathered values */
+                double at_root = local, all[64] = {0}, share = 0;
+                if (rank == 0)
+                    MPI_Reduce(MPI_IN_PLACE, &at_root, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+                else
+                    MPI_Reduce(&local, NULL, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
                 MPI_Gather(&u[1], 1, MPI_DOUBLE, all, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-                if (rank == 0) {
-                    u[3] += at_root * 1e-7;
-                    for (int r = 0; r < size && r < 64; r++) u[4] += all[r] * 1e-8;
-                }
+                if (rank == 0)
+                    for (int r = 0; r < size; r++) all[r] = all[r] * 1e-8 + at_root * 1e-9;
+                MPI_Scatter(all, 1, MPI_DOUBLE, &share, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+                u[3] += share;
             } else if (reduce == 3) {
                 double prefix = 0;
                 MPI_Scan(&local, &prefix, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);

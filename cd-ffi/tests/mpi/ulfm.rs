@@ -142,8 +142,8 @@ const CONTAINED: [(&str, &str); 4] = [
 /// lost with the nonblocking exchange and rank 2 with `MPI_Sendrecv`; and (nonblocking
 /// collectives in flight) with an `MPI_Iallreduce` completed with the halo exchange by
 /// `MPI_Waitall`, rank 3 lost, and rank 0 with the derived communicators too; and (collectives
-/// whose result is at a root) with an `MPI_Reduce` and an `MPI_Gather` to rank 0 every step,
-/// rank 0 lost.
+/// whose result is at a root) with an `MPI_Reduce` (in place at the root), an `MPI_Gather` and
+/// an `MPI_Scatter` of rank 0 every step, rank 0 lost, and rank 2.
 #[test]
 fn a_lost_rank_is_contained_in_the_job() {
     if skipped("a_lost_rank_is_contained_in_the_job") {
@@ -170,7 +170,7 @@ fn a_lost_rank_is_contained_in_the_job() {
     );
     // (lost rank, step, nonblocking halo exchange, a second loss "step:rank" after the first
     // recovery and the version its replacement resumes from, derived communicators, the
-    // collectives every step: 1 Allreduce, 2 also Reduce and Gather to rank 0)
+    // collectives every step: 1 Allreduce, 2 also Reduce, Gather and Scatter at rank 0)
     let cases = [
         (3usize, "130", "1", None, "0", "1"),
         (0, "137", "0", None, "0", "1"),
@@ -181,6 +181,7 @@ fn a_lost_rank_is_contained_in_the_job() {
         (3, "130", "4", None, "0", "1"),
         (0, "133", "4", None, "1", "1"),
         (0, "131", "1", None, "0", "2"),
+        (2, "135", "0", None, "0", "2"),
     ];
     for (lost, step, nonblocking, second, cart, reduce) in cases {
         let expected = match (cart, reduce) {

@@ -147,6 +147,14 @@ pub(crate) fn type_get_extent(datatype: Datatype) -> Result<(i64, i64), Code> {
     checked(rc, (lb, extent))
 }
 
+/// The true lower bound and true extent of `datatype` (the memory one element's data spans).
+pub(crate) fn type_get_true_extent(datatype: Datatype) -> Result<(i64, i64), Code> {
+    let (mut lb, mut extent) = (0i64, 0i64);
+    // SAFETY: writes two MPI_Aint.
+    let rc = unsafe { real::Type_get_true_extent(datatype, &mut lb, &mut extent) };
+    checked(rc, (lb, extent))
+}
+
 /// The number of bytes of data in one element of `datatype`.
 pub(crate) fn type_size(datatype: Datatype) -> Result<c_int, Code> {
     let mut size: c_int = 0;

@@ -81,7 +81,7 @@ macro_rules! mpi_table {
                 Allreduce(sendbuf: Buf, recvbuf: BufMut, count: c_int, datatype: Datatype, op: Op, comm: Comm) => recovery::allreduce;
                 Gather(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, root: c_int, comm: Comm) => recovery::gather;
                 Gatherv(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, displs: Ints, recvtype: Datatype, root: c_int, comm: Comm) => coll::gatherv;
-                Scatter(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, root: c_int, comm: Comm) => coll::scatter;
+                Scatter(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, root: c_int, comm: Comm) => recovery::scatter;
                 Scatterv(sendbuf: Buf, sendcounts: Ints, displs: Ints, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, root: c_int, comm: Comm) => coll::scatterv;
                 Allgather(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, comm: Comm) => recovery::allgather;
                 Allgatherv(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, displs: Ints, recvtype: Datatype, comm: Comm) => coll::allgatherv;
@@ -393,6 +393,7 @@ macro_rules! mpi_table {
                 Get_count(status: *const Status, datatype: Datatype, count: *mut c_int);
                 Type_size(datatype: Datatype, size: *mut c_int);
                 Type_get_extent(datatype: Datatype, lb: *mut i64, extent: *mut i64);
+                Type_get_true_extent(datatype: Datatype, true_lb: *mut i64, true_extent: *mut i64);
                 Type_get_envelope(datatype: Datatype, num_integers: *mut c_int, num_addresses: *mut c_int, num_datatypes: *mut c_int, combiner: *mut c_int);
                 Test_cancelled(status: *const Status, flag: *mut c_int);
                 Grequest_start(query_fn: QueryFn, free_fn: FreeFn, cancel_fn: CancelFn, extra_state: BufMut, request: *mut Request);

@@ -42,7 +42,7 @@
 //! point-to-point (`Send`, `Ssend`, `Recv`, `Sendrecv`), `Isend` and `Irecv` completed by
 //! `Wait`, `Waitall`, `Test` or `Testall`, and the collectives whose result is the same on every
 //! rank (`Barrier`, `Bcast`, `Allreduce`, `Allgather`, and their nonblocking forms:
-//! [`nonblocking`]), `Reduce` and `Gather` (run as their all-forms: [`rooted`]), on `MPI_COMM_WORLD` and on the
+//! [`nonblocking`]), `Reduce`, `Gather` and `Scatter` (run so that every rank holds the result: [`rooted`]), on `MPI_COMM_WORLD` and on the
 //! communicators derived from it with `MPI_Comm_dup`, `MPI_Comm_split`, `MPI_Comm_create`,
 //! `MPI_Cart_create` and `MPI_Cart_sub` (rebuilt after a repair: `crate::derived`), outside CDs
 //! that log. A loss seen in any other call (other collectives, a persist under way), after a
@@ -74,7 +74,7 @@ pub(crate) use completion::{
 };
 pub(crate) use join::comm_get_parent;
 pub(crate) use nonblocking::{iallgather, iallreduce, ibarrier, ibcast};
-pub(crate) use rooted::{gather, reduce};
+pub(crate) use rooted::{gather, reduce, scatter};
 
 use std::sync::atomic::{AtomicU64, Ordering};
 

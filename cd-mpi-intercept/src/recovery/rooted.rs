@@ -1,39 +1,130 @@
-//! `MPI_Reduce` and `MPI_Gather` while a loss is contained: run as their all-forms
-//! (`MPI_Allreduce`, `MPI_Allgather`), so that every rank holds the result.
+//! `MPI_Reduce`, `MPI_Gather` and `MPI_Scatter` in a ULFM job that contains losses: run so
+//! that every rank holds the whole result (`MPI_Allreduce`, `MPI_Allgather`, and a broadcast of
+//! the scattered buffer).
 //!
-//! A rooted collective's result lives at its root alone. If the root is lost, its replacement
-//! re-executes the call, and no survivor could serve the result: the survivors' contributions
-//! are gone from MPI. Computed as the all-form, every rank holds the result, so any survivor
-//! serves it like any collective of [`super::calls`]; a rank other than the root writes it into
-//! a scratch buffer, which the journal keeps. That costs an all-form's traffic instead of a
-//! rooted one's, only while recovery keeps (a ULFM job, from `MPI_Init`).
+//! A rooted collective's result lives at its root alone (a scatter's, in pieces). If the root
+//! is lost, its replacement re-executes the call, and no survivor could serve it the result:
+//! the survivors' contributions are gone from MPI. Run as the all-form, every rank holds the
+//! result, so any survivor serves it like any collective of [`super::calls`]; a rank that
+//! does not need it keeps it in a scratch buffer, which the journal keeps. That costs an
+//! all-form's traffic instead of a rooted one's, in such jobs only.
 //!
-//! Covered when the buffers are predefined contiguous datatypes, outside `MPI_IN_PLACE` (every
-//! rank would have to pass it to the all-form); other calls take the ordinary path, and a loss
-//! after them ends the job clearly (the repair's completeness check).
+//! Every rank must call the same collective, so the choice depends only on what every rank of
+//! the job shares ([`transformed`]: a ULFM job with recovery on), not on a rank's own state:
+//! a rank whose call recovery does not take (a CD logs, or containment stopped) still runs the
+//! all-form, through the ordinary wrappers. Any datatype works (scratch buffers span the
+//! datatype's true extent); `MPI_IN_PLACE` at the root is turned into an explicit buffer.
 
 use super::calls::{self, Chan};
 use crate::abi::{self, Comm, Datatype, Op};
 use crate::pmpi::{real, safe, Call};
-use crate::types;
 use std::ffi::{c_int, c_void};
 
-/// The chan of a covered rooted call whose result, at a rank other than the root, takes
-/// `count` elements of `datatype` (a predefined contiguous one), with a scratch buffer for
-/// that rank; `None` when not covered.
-fn covered(
-    comm: Comm,
-    sendbuf: *const c_void,
+/// Whether rooted collectives run as their all-forms (the same on every rank).
+fn transformed() -> bool {
+    crate::errors::repair_wanted() && !crate::boundary::inside()
+}
+
+/// Memory for `count` elements of `datatype`: its bytes, and where element 0 starts in them.
+struct Scratch {
+    bytes: Vec<u8>,
+    /// `-true_lb`: the offset of the buffer address MPI is given.
+    origin: isize,
+}
+
+impl Scratch {
+    fn new(count: c_int, datatype: Datatype) -> Scratch {
+        let (lb, extent) = safe::type_get_true_extent(datatype).unwrap_or((0, 0));
+        let (_, stride) = safe::type_get_extent(datatype).unwrap_or((0, 0));
+        let len = match usize::try_from(count) {
+            Ok(0) | Err(_) => 0,
+            Ok(n) => (n as i64 - 1)
+                .saturating_mul(stride)
+                .saturating_add(extent)
+                .max(0) as usize,
+        };
+        Scratch {
+            bytes: vec![0u8; len],
+            origin: -(lb as isize),
+        }
+    }
+
+    /// The buffer address MPI is given.
+    fn buf(&mut self) -> *mut c_void {
+        self.bytes.as_mut_ptr().wrapping_offset(self.origin).cast()
+    }
+
+    /// A copy of the memory `count` elements of `datatype` at `buf` span.
+    ///
+    /// # Safety
+    /// `buf` holds `count` elements of `datatype`.
+    unsafe fn copy_of(buf: *const c_void, count: c_int, datatype: Datatype) -> Scratch {
+        let mut scratch = Scratch::new(count, datatype);
+        let from = buf.cast::<u8>().wrapping_offset(-scratch.origin);
+        // SAFETY: the elements at `buf` span these bytes (the caller's contract); `bytes` has
+        // room for them.
+        unsafe {
+            std::ptr::copy_nonoverlapping(from, scratch.bytes.as_mut_ptr(), scratch.bytes.len())
+        };
+        scratch
+    }
+}
+
+/// Copies `count` of `sendtype` at `from` to `count2` of `recvtype` at `to` (matching
+/// signatures) on `MPI_COMM_SELF`.
+///
+/// # Safety
+/// The buffers hold their elements.
+unsafe fn copy_typed(
+    from: *const c_void,
+    count: c_int,
+    sendtype: Datatype,
+    to: *mut c_void,
+    count2: c_int,
+    recvtype: Datatype,
+) -> c_int {
+    let own = abi::predefined().comm_self;
+    let mut status = abi::Status::zeroed();
+    // SAFETY: the caller's buffers; a message to and from this process alone.
+    unsafe {
+        real::Sendrecv(
+            from,
+            count,
+            sendtype,
+            0,
+            0,
+            to,
+            count2,
+            recvtype,
+            0,
+            0,
+            own,
+            &mut status,
+        )
+    }
+}
+
+/// Runs the all-form `run` with its result in `count` of `datatype` at `result`: journaled,
+/// served and repaired through `chan` when recovery takes the call, else as it is.
+///
+/// # Safety
+/// As `calls::collective`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn all_form(
+    call: Call,
+    chan: Option<Chan>,
+    result: *mut c_void,
     count: c_int,
     datatype: Datatype,
-) -> Option<(Chan, Vec<u8>)> {
-    if sendbuf.addr() == abi::IN_PLACE {
-        return None;
+    input: bool,
+    run: impl Fn(Comm) -> c_int,
+    comm: Comm,
+) -> c_int {
+    match chan {
+        // SAFETY: the caller's contract.
+        Some(chan) => unsafe { calls::collective(call, chan, result, count, datatype, input, run) },
+        None => run(comm),
     }
-    let chan = calls::covers(comm)?;
-    let kind = types::kind(datatype);
-    let bytes = types::raw_bytes(count, kind.size).filter(|_| kind.raw)?;
-    Some((chan, vec![0u8; bytes]))
 }
 
 /// `MPI_Reduce`.
@@ -50,21 +141,34 @@ pub(crate) unsafe fn reduce(
     root: c_int,
     comm: Comm,
 ) -> c_int {
-    let Some((chan, mut scratch)) = covered(comm, sendbuf, count, datatype) else {
+    if !transformed() || safe::comm_test_inter(comm) {
         // SAFETY: forwarded.
         return unsafe { crate::coll::reduce(sendbuf, recvbuf, count, datatype, op, root, comm) };
-    };
-    let result = if safe::comm_rank(comm) == root {
-        recvbuf
-    } else {
-        scratch.as_mut_ptr().cast()
-    };
-    // SAFETY: `result` holds `count` elements of `datatype` (the caller's at the root, else
-    // the scratch buffer sized for them).
+    }
+    let chan = calls::covers(comm);
+    let at_root = safe::comm_rank(comm) == root;
+    // the root's input in place becomes an explicit one: every rank passes one to the all-form
+    // SAFETY: at the root in place, `recvbuf` holds the input.
+    let mut input = (at_root && sendbuf.addr() == abi::IN_PLACE)
+        .then(|| unsafe { Scratch::copy_of(recvbuf, count, datatype) });
+    let send = input.as_mut().map_or(sendbuf, |s| s.buf().cast_const());
+    let mut scratch = (!at_root).then(|| Scratch::new(count, datatype));
+    let result = scratch.as_mut().map_or(recvbuf, Scratch::buf);
+    // SAFETY: `result` holds `count` of `datatype` (the caller's at the root, else scratch).
     unsafe {
-        calls::collective(Call::Reduce, chan, result, count, datatype, false, |c| {
-            real::Allreduce(sendbuf, result, count, datatype, op, c)
-        })
+        all_form(
+            Call::Reduce,
+            chan,
+            result,
+            count,
+            datatype,
+            false,
+            |c| match chan {
+                Some(_) => real::Allreduce(send, result, count, datatype, op, c),
+                None => crate::coll::allreduce(send, result, count, datatype, op, c),
+            },
+            comm,
+        )
     }
 }
 
@@ -83,35 +187,124 @@ pub(crate) unsafe fn gather(
     root: c_int,
     comm: Comm,
 ) -> c_int {
-    // off the root only the send side is significant: the result is `size` blocks of it
-    let blocks = sendcount.saturating_mul(safe::comm_size(comm));
-    let Some((chan, mut scratch)) = covered(comm, sendbuf, blocks, sendtype) else {
+    if !transformed() || safe::comm_test_inter(comm) {
         // SAFETY: forwarded.
         return unsafe {
             crate::coll::gather(
                 sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
             )
         };
-    };
-    let (result, count, datatype) = if safe::comm_rank(comm) == root {
-        (
-            recvbuf,
-            recvcount.saturating_mul(safe::comm_size(comm)),
-            recvtype,
-        )
-    } else {
-        (scratch.as_mut_ptr().cast(), blocks, sendtype)
-    };
-    let block = if result == recvbuf {
-        recvcount
-    } else {
-        sendcount
-    };
-    // SAFETY: `result` holds `count` elements of `datatype` (the caller's at the root, else
-    // the scratch buffer sized for them).
-    unsafe {
-        calls::collective(Call::Gather, chan, result, count, datatype, false, |c| {
-            real::Allgather(sendbuf, sendcount, sendtype, result, block, datatype, c)
-        })
     }
+    let chan = calls::covers(comm);
+    let size = safe::comm_size(comm);
+    let at_root = safe::comm_rank(comm) == root;
+    // at the root: its own block is its input in place; off it only the send side counts
+    let (_input, send, scount, stype) = if at_root && sendbuf.addr() == abi::IN_PLACE {
+        let (_, stride) = safe::type_get_extent(recvtype).unwrap_or((0, 0));
+        let offset = stride.saturating_mul(i64::from(recvcount)) * i64::from(root);
+        let own = recvbuf
+            .cast::<u8>()
+            .wrapping_offset(offset as isize)
+            .cast::<c_void>();
+        // SAFETY: the root's block of its receive buffer.
+        let mut copy = unsafe { Scratch::copy_of(own, recvcount, recvtype) };
+        let buf = copy.buf().cast_const();
+        (Some(copy), buf, recvcount, recvtype)
+    } else {
+        (None, sendbuf, sendcount, sendtype)
+    };
+    let (block, datatype) = if at_root {
+        (recvcount, recvtype)
+    } else {
+        (sendcount, sendtype)
+    };
+    let count = block.saturating_mul(size);
+    let mut scratch = (!at_root).then(|| Scratch::new(count, datatype));
+    let result = scratch.as_mut().map_or(recvbuf, Scratch::buf);
+    // SAFETY: `result` holds `size` blocks of `block` of `datatype`.
+    unsafe {
+        all_form(
+            Call::Gather,
+            chan,
+            result,
+            count,
+            datatype,
+            false,
+            |c| match chan {
+                Some(_) => real::Allgather(send, scount, stype, result, block, datatype, c),
+                None => crate::coll::allgather(send, scount, stype, result, block, datatype, c),
+            },
+            comm,
+        )
+    }
+}
+
+/// `MPI_Scatter`, as a broadcast of the root's whole buffer, each rank then taking its block.
+///
+/// # Safety
+/// The MPI function's contract.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn scatter(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: Datatype,
+    root: c_int,
+    comm: Comm,
+) -> c_int {
+    if !transformed() || safe::comm_test_inter(comm) {
+        // SAFETY: forwarded.
+        return unsafe {
+            crate::coll::scatter(
+                sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+            )
+        };
+    }
+    let chan = calls::covers(comm);
+    let size = safe::comm_size(comm);
+    let rank = safe::comm_rank(comm);
+    let at_root = rank == root;
+    // the whole buffer: the root's copy of its send buffer, else room for every block
+    let (block, datatype) = if at_root {
+        (sendcount, sendtype)
+    } else {
+        (recvcount, recvtype)
+    };
+    let count = block.saturating_mul(size);
+    let mut whole = if at_root {
+        // SAFETY: the root's send buffer holds `size` blocks.
+        unsafe { Scratch::copy_of(sendbuf, count, datatype) }
+    } else {
+        Scratch::new(count, datatype)
+    };
+    let buf = whole.buf();
+    // SAFETY: `buf` holds `count` of `datatype`; at the root it is the input.
+    let rc = unsafe {
+        all_form(
+            Call::Scatter,
+            chan,
+            buf,
+            count,
+            datatype,
+            at_root,
+            |c| match chan {
+                Some(_) => real::Bcast(buf, count, datatype, root, c),
+                None => crate::coll::bcast(buf, count, datatype, root, c),
+            },
+            comm,
+        )
+    };
+    if rc != abi::SUCCESS || recvbuf.addr() == abi::IN_PLACE {
+        return rc;
+    }
+    let (_, stride) = safe::type_get_extent(datatype).unwrap_or((0, 0));
+    let offset = stride.saturating_mul(i64::from(block)) * i64::from(rank);
+    let mine = buf
+        .cast::<u8>()
+        .wrapping_offset(offset as isize)
+        .cast::<c_void>();
+    // SAFETY: this rank's block of the whole buffer, into the caller's receive buffer.
+    unsafe { copy_typed(mine, block, datatype, recvbuf, recvcount, recvtype) }
 }
