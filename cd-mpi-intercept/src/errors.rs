@@ -87,9 +87,16 @@ pub(crate) fn containing() -> bool {
     CONTAINING.load(Ordering::Relaxed)
 }
 
+/// Whether `CD_ULFM_REPAIR=0` turned in-job recovery off (read once: the rooted collectives
+/// ask on every call).
+fn repair_off() -> bool {
+    static OFF: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *OFF.get_or_init(|| std::env::var(REPAIR_ENV).is_ok_and(|v| v == "0"))
+}
+
 /// Whether this is a ULFM job whose losses are to be contained (`CD_ULFM_REPAIR` is not `0`).
 pub(crate) fn repair_wanted() -> bool {
-    ulfm_mode() && !std::env::var(REPAIR_ENV).is_ok_and(|v| v == "0")
+    ulfm_mode() && !repair_off()
 }
 
 /// From now on a loss is contained, if ULFM mode is on and recovery not turned off; returns
@@ -220,7 +227,7 @@ fn in_covered_call() -> bool {
 
 /// Why this rank cannot contain a loss it saw outside a covered call, for its line.
 pub(crate) fn why_not_contained() -> &'static str {
-    if std::env::var(REPAIR_ENV).is_ok_and(|v| v == "0") {
+    if repair_off() {
         "in-job recovery is off (CD_ULFM_REPAIR=0)"
     } else if let Some(why) = *STOPPED_BY.lock().unwrap_or_else(|e| e.into_inner()) {
         why

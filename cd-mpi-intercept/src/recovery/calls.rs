@@ -81,7 +81,7 @@ fn count_receive(chan: Chan, source: c_int) {
     }
 }
 
-pub(super) fn count_collective(call: Call, chan: Chan) {
+fn count_collective(call: Call, chan: Chan) {
     stats::count(call);
     journal::collective_started(chan.0);
     if traffic::on() {

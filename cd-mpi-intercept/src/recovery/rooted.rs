@@ -70,6 +70,15 @@ impl Scratch {
     }
 }
 
+/// Where block `index` of blocks of `count` elements of `datatype` starts in `buf`.
+fn block_at(buf: *mut c_void, count: c_int, datatype: Datatype, index: c_int) -> *mut c_void {
+    let (_, stride) = safe::type_get_extent(datatype).unwrap_or((0, 0));
+    let offset = stride
+        .saturating_mul(i64::from(count))
+        .saturating_mul(i64::from(index));
+    buf.cast::<u8>().wrapping_offset(offset as isize).cast()
+}
+
 /// Copies `count` of `sendtype` at `from` to `count2` of `recvtype` at `to` (matching
 /// signatures) on `MPI_COMM_SELF`.
 ///
@@ -200,12 +209,7 @@ pub(crate) unsafe fn gather(
     let at_root = safe::comm_rank(comm) == root;
     // at the root: its own block is its input in place; off it only the send side counts
     let (_input, send, scount, stype) = if at_root && sendbuf.addr() == abi::IN_PLACE {
-        let (_, stride) = safe::type_get_extent(recvtype).unwrap_or((0, 0));
-        let offset = stride.saturating_mul(i64::from(recvcount)) * i64::from(root);
-        let own = recvbuf
-            .cast::<u8>()
-            .wrapping_offset(offset as isize)
-            .cast::<c_void>();
+        let own = block_at(recvbuf, recvcount, recvtype, root);
         // SAFETY: the root's block of its receive buffer.
         let mut copy = unsafe { Scratch::copy_of(own, recvcount, recvtype) };
         let buf = copy.buf().cast_const();
@@ -299,12 +303,7 @@ pub(crate) unsafe fn scatter(
     if rc != abi::SUCCESS || recvbuf.addr() == abi::IN_PLACE {
         return rc;
     }
-    let (_, stride) = safe::type_get_extent(datatype).unwrap_or((0, 0));
-    let offset = stride.saturating_mul(i64::from(block)) * i64::from(rank);
-    let mine = buf
-        .cast::<u8>()
-        .wrapping_offset(offset as isize)
-        .cast::<c_void>();
+    let mine = block_at(buf, block, datatype, rank);
     // SAFETY: this rank's block of the whole buffer, into the caller's receive buffer.
     unsafe { copy_typed(mine, block, datatype, recvbuf, recvcount, recvtype) }
 }
