@@ -51,7 +51,7 @@ elif [ "$family" = ompi5 ]; then
     export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}/ompi5" MPICC="$CD_OMPI5_VENV/bin/mpicc"
     export LD_LIBRARY_PATH="$CD_OMPI5_VENV/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-    mpirun=("$CD_OMPI5_VENV/bin/mpirun" --with-ft ulfm --oversubscribe --mca btl ^ofi -np 2)
+    mpirun=("$CD_OMPI5_VENV/bin/mpirun" --with-ft ulfm --oversubscribe --mca btl ^ofi --mca osc ^ucx -np 2)
     stats_env=(-x CD_MPI_STATS)
 else
     export MPICC=mpicc

@@ -66,7 +66,7 @@ echo "== $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD 2
     "$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 echo "== $("$V/bin/ompi_info" | grep -m1 'Open MPI:' | sed 's/^ *//'), load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-mpirun=("$V/bin/mpirun" --with-ft ulfm --oversubscribe --mca btl ^ofi -np 4)
+mpirun=("$V/bin/mpirun" --with-ft ulfm --oversubscribe --mca btl ^ofi --mca osc ^ucx -np 4)
 common=(CD_REDSET_FAILURE_GROUP='node{rank}' HEAT_STEPS=200 HEAT_INTERVAL=20 HEAT_REDUCE=1
         HEAT_MARK=130 HEAT_STEP_US="$step_us" CD_TRACE='warn,cd_persist=info')
 kill=(HEAT_KILL_AT=130 HEAT_KILL_RANK="$lost" HEAT_KILL_WIPE=1)

@@ -31,7 +31,7 @@ trap 'rm -rf "$work"' EXIT
 "$venv/bin/mpicc" -O2 -std=gnu11 tests/mpi/heat_persist.c -I cd-ffi/include -L"$lib" -lcd \
     -Wl,-rpath,"$lib" -o "$work/heat"
 
-mpirun=("$venv/bin/mpirun" --with-ft ulfm --oversubscribe --mca btl '^ofi' -np $np)
+mpirun=("$venv/bin/mpirun" --with-ft ulfm --oversubscribe --mca btl '^ofi' --mca osc '^ucx' -np $np)
 export HEAT_STEPS=200 HEAT_INTERVAL=20 HEAT_REDUCE=1 HEAT_NONBLOCKING=1
 export CD_REDSET_FAILURE_GROUP='node{rank}'   # rank r runs on simulated node r
 caches() { rm -rf "$1"; mkdir -p "$1"/node{0,1,2,3}; }

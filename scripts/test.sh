@@ -57,7 +57,7 @@ echo "== cd-redset and the MPI interposer: multi-rank tests against Open MPI 5 w
     export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}/ompi5" MPICC="$CD_OMPI5_VENV/bin/mpicc"
     export LD_LIBRARY_PATH="$CD_OMPI5_VENV/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-    export MPIRUN="$CD_OMPI5_VENV/bin/mpirun --with-ft ulfm --oversubscribe --mca btl ^ofi"
+    export MPIRUN="$CD_OMPI5_VENV/bin/mpirun --with-ft ulfm --oversubscribe --mca btl ^ofi --mca osc ^ucx"
     cargo build -p cd-redset --examples
     cargo test -p cd-redset --test mpi
     # every multi-rank interposer test, and the ULFM repair prototype (mpi::ulfm)

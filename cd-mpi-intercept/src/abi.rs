@@ -81,6 +81,14 @@ impl Status {
         }
     }
 
+    /// An empty status, as MPI reports for a null or inactive request.
+    pub fn empty() -> Status {
+        let mut status = Status::zeroed();
+        status.words[STATUS_SOURCE] = ANY_SOURCE;
+        status.words[STATUS_TAG] = ANY_TAG;
+        status
+    }
+
     /// `MPI_SOURCE`.
     pub fn source(&self) -> c_int {
         self.words[STATUS_SOURCE]

@@ -30,6 +30,10 @@ fn after_init() {
         if errors::repair_wanted() {
             // what a replacement would re-execute before its create_cd is kept from here
             recovery::prologue::begin();
+            if !recovery::join::spawned() {
+                // where this rank's choices are kept (a replacement's is made at its join)
+                recovery::choices::open(abi::predefined().comm_world);
+            }
         }
     }
     if let Some(hooks) = hooks::hooks() {
@@ -91,6 +95,7 @@ pub(crate) unsafe fn finalize() -> c_int {
         Vec::new()
     };
     stats::write(safe::world_rank(), recovery_lines);
+    recovery::choices::close();
     if recovery::repair::finalize() {
         // a survivor of a repair: Open MPI 5.0's finalize would hang (see `recovery::repair`)
         return abi::SUCCESS;

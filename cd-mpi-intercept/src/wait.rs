@@ -23,19 +23,6 @@ struct Outcome {
     completed: Vec<usize>,
 }
 
-/// An empty status, as MPI reports for a null or inactive request.
-fn empty_status() -> Status {
-    let mut words = Status::zeroed();
-    let mut bytes = words.as_bytes().to_vec();
-    let put = |bytes: &mut Vec<u8>, index: usize, value: c_int| {
-        bytes[index * 4..index * 4 + 4].copy_from_slice(&value.to_ne_bytes());
-    };
-    put(&mut bytes, abi::STATUS_SOURCE, abi::ANY_SOURCE);
-    put(&mut bytes, abi::STATUS_TAG, abi::ANY_TAG);
-    words = Status::from_bytes(&bytes).expect("same size");
-    words
-}
-
 /// Runs a completion call: straight through, recorded, or replayed. `run` calls the real
 /// function on the given handles and per-slot statuses and reports the outcome. When messages
 /// are counted and requests are pending, the completed ones are counted (a direct call then
@@ -70,7 +57,7 @@ unsafe fn complete(
         Route::Direct => {
             let before = handles.to_vec();
             let taken = traffic::take(&before);
-            let mut statuses = vec![empty_status(); n];
+            let mut statuses = vec![Status::empty(); n];
             let (rc, outcome) = run(handles, &mut statuses);
             let done: &[usize] = if rc == abi::SUCCESS {
                 &outcome.completed
@@ -86,7 +73,7 @@ unsafe fn complete(
         Route::Record(guard) => {
             let before = handles.to_vec();
             let substituted = engine::has_virtuals().then(|| engine::substitute(handles));
-            let mut statuses = vec![empty_status(); n];
+            let mut statuses = vec![Status::empty(); n];
             let mut inner = substituted.as_ref().map(|s| s.handles.clone());
             // what MPI is given (a bound virtual request's live stand-in)
             let given = match (&inner, counted) {
@@ -176,7 +163,7 @@ unsafe fn replay(
     let result = reader.int()?;
     let index = reader.int()?;
     let count = reader.int()?;
-    let mut statuses = vec![empty_status(); handles.len()];
+    let mut statuses = vec![Status::empty(); handles.len()];
     let mut completed = Vec::with_capacity(count.max(0) as usize);
     for _ in 0..count {
         let i = usize::try_from(reader.int()?).map_err(|_| Unserved::Corrupt)?;
@@ -370,7 +357,7 @@ unsafe fn any(
                 }
                 match outcome.completed.first() {
                     Some(&i) => st[i].store(status),
-                    None if outcome.result != 0 => empty_status().store(status),
+                    None if outcome.result != 0 => Status::empty().store(status),
                     None => {}
                 }
             }

@@ -19,7 +19,7 @@
  * a periodic Cartesian ring (MPI_Cart_create, MPI_Cart_shift; a scratch MPI_Comm_dup of it made
  * and freed in the start) and adds, every step, the sum over a pair of ranks (MPI_Allreduce on
  * an MPI_Comm_split of the ring); HEAT_CART=2 makes an MPI_Comm_split_type communicator in the
- * start (which in-job recovery does not rebuild). HEAT_WILDCARD=1 receives the left halo from MPI_ANY_SOURCE (with MPI_Sendrecv). HEAT_ORDER=swapped adds the ranges in the other order, HEAT_SHORT=1 adds
+ * start (which in-job recovery does not rebuild). HEAT_WILDCARD=1 receives the left halo from MPI_ANY_SOURCE (with MPI_Sendrecv, or MPI_Irecv). HEAT_ORDER=swapped adds the ranges in the other order, HEAT_SHORT=1 adds
  * a shorter array. With HEAT_PERSIST_ERRORS=continue a failed advance prints its error and the
  * run goes on. Prints "heat rank R resumed S version V" after a restore, "heat rank R error
  * CODE MESSAGE" when a CD call fails (and exits cleanly), "heat rank R result STEPS PART HEX"
@@ -149,7 +149,7 @@ int main(int argc, char **argv) {
         if (nonblocking) {
             MPI_Request r[5];
             MPI_Irecv(&u[N + 1], 1, MPI_DOUBLE, right, 0, halo, &r[0]);
-            MPI_Irecv(&u[0], 1, MPI_DOUBLE, left, 1, halo, &r[1]);
+            MPI_Irecv(&u[0], 1, MPI_DOUBLE, from_left, 1, halo, &r[1]);
             MPI_Isend(&u[1], 1, MPI_DOUBLE, left, 0, halo, &r[2]);
             MPI_Isend(&u[N], 1, MPI_DOUBLE, right, 1, halo, &r[3]);
             if (nonblocking == 4) {

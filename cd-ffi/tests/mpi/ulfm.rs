@@ -143,7 +143,10 @@ const CONTAINED: [(&str, &str); 4] = [
 /// collectives in flight) with an `MPI_Iallreduce` completed with the halo exchange by
 /// `MPI_Waitall`, rank 3 lost, and rank 0 with the derived communicators too; and (collectives
 /// whose result is at a root) with an `MPI_Reduce` (in place at the root), an `MPI_Gather` and
-/// an `MPI_Scatter` of rank 0 every step, rank 0 lost, and rank 2.
+/// an `MPI_Scatter` of rank 0 every step, rank 0 lost, and rank 2; and (choices, recorded at
+/// the partner and repeated by the replacement) with `MPI_Waitany` completing the halo
+/// exchange, rank 1 lost, and the left halo received by `MPI_Sendrecv` from `MPI_ANY_SOURCE`,
+/// rank 0 lost (`MPI_Testall`'s flags in rank 2's case are choices too).
 #[test]
 fn a_lost_rank_is_contained_in_the_job() {
     if skipped("a_lost_rank_is_contained_in_the_job") {
@@ -171,25 +174,31 @@ fn a_lost_rank_is_contained_in_the_job() {
     // (lost rank, step, nonblocking halo exchange, a second loss "step:rank" after the first
     // recovery and the version its replacement resumes from, derived communicators, the
     // collectives every step: 1 Allreduce, 2 also Reduce, Gather and Scatter at rank 0)
+    // (and choices: the left halo received from MPI_ANY_SOURCE)
     let cases = [
-        (3usize, "130", "1", None, "0", "1"),
-        (0, "137", "0", None, "0", "1"),
-        (2, "133", "2", None, "0", "1"),
-        (3, "130", "0", Some(("170:1", 160)), "0", "1"),
-        (1, "130", "1", None, "1", "1"),
-        (2, "137", "0", None, "1", "1"),
-        (3, "130", "4", None, "0", "1"),
-        (0, "133", "4", None, "1", "1"),
-        (0, "131", "1", None, "0", "2"),
-        (2, "135", "0", None, "0", "2"),
+        (3usize, "130", "1", None, "0", "1", "0"),
+        (0, "137", "0", None, "0", "1", "0"),
+        (2, "133", "2", None, "0", "1", "0"),
+        (3, "130", "0", Some(("170:1", 160)), "0", "1", "0"),
+        (1, "130", "1", None, "1", "1", "0"),
+        (2, "137", "0", None, "1", "1", "0"),
+        (3, "130", "4", None, "0", "1", "0"),
+        (0, "133", "4", None, "1", "1", "0"),
+        (0, "131", "1", None, "0", "2", "0"),
+        (2, "135", "0", None, "0", "2", "0"),
+        (1, "131", "3", None, "0", "1", "0"),
+        (0, "135", "0", None, "0", "1", "1"),
     ];
-    for (lost, step, nonblocking, second, cart, reduce) in cases {
+    for (lost, step, nonblocking, second, cart, reduce, wildcard) in cases {
         let expected = match (cart, reduce) {
             ("1", _) => &derived,
             (_, "2") => &rooted,
             _ => &world_only,
         };
-        let tag = format!("ulfm-contained-{lost}-{}-{cart}-{reduce}", second.is_some());
+        let tag = format!(
+            "ulfm-contained-{lost}-{}-{cart}-{reduce}-{wildcard}",
+            second.is_some()
+        );
         let cache = fresh_cache(&tag);
         let once = work_dir().join(format!("{tag}.killed"));
         let _ = std::fs::remove_file(&once);
@@ -202,6 +211,7 @@ fn a_lost_rank_is_contained_in_the_job() {
             ("HEAT_CART", cart),
             ("HEAT_REDUCE", reduce),
             ("HEAT_NONBLOCKING", nonblocking),
+            ("HEAT_WILDCARD", wildcard),
             ("HEAT_KILL_AT", step),
             ("HEAT_KILL_RANK", lost_s.as_str()),
             ("HEAT_KILL_ONCE", once_s.as_str()),
@@ -264,6 +274,17 @@ fn a_lost_rank_is_contained_in_the_job() {
                 spills,
                 "rank {rank}"
             );
+            // choices (a test's flag, Waitany's request, a wildcard's source) are recorded
+            // at the partner, and the replacement repeats the lost rank's
+            let chooses = nonblocking == "2" || nonblocking == "3" || wildcard == "1";
+            assert_eq!(stat("recovery.choices") > 0, chooses, "rank {rank}");
+            if rank == lost && second.is_none() {
+                assert_eq!(
+                    stat("recovery.choices_repeated") > 0,
+                    chooses,
+                    "rank {rank}: {stats:?}"
+                );
+            }
             if second_rank == Some(rank) || (rank == lost && second.is_none()) {
                 assert_eq!(repairs, 0, "a replacement: rank {rank}: {stats:?}");
                 assert!(stat("recovery.sends_dropped") > 0, "rank {rank}: {stats:?}");
@@ -321,7 +342,9 @@ fn read_stats(path: &str) -> std::collections::BTreeMap<String, u64> {
 /// Issue 23, test 3: ranks 1 and 2 lost at the same step, their nodes' caches with them. With
 /// Reed-Solomon `checksums=2` both are rebuilt and replaced in the job (bitwise a fault-free
 /// run's); with XOR (which rebuilds one member per set) every survivor says the repair failed
-/// and why, the replacements too, and the job ends with libcd's status.
+/// and why, the replacements too, and the job ends with libcd's status. With Reed-Solomon and
+/// `MPI_Waitany` in the halo exchange the files could be rebuilt, but rank 1's choices were
+/// kept at rank 2, lost with it (rank 3 knows rank 1 chose): the job ends the same clear way.
 #[test]
 fn two_losses_at_once_are_contained_with_rs_and_end_clearly_with_xor() {
     if skipped("two_losses_at_once_are_contained_with_rs_and_end_clearly_with_xor") {
@@ -330,8 +353,13 @@ fn two_losses_at_once_are_contained_with_rs_and_end_clearly_with_xor() {
     let clean_cache = fresh_cache("ulfm-two-clean");
     let (ok, clean) = heat(&clean_cache, &CONTAINED);
     assert!(ok, "the fault-free run:\n{clean}");
-    for scheme in ["rs;checksums=2", "xor"] {
-        let tag = format!("ulfm-two-{}", &scheme[..2]);
+    // (scheme, halo exchange: 3 with MPI_Waitany, whose choices die with ranks 1 and 2)
+    for (scheme, nonblocking) in [
+        ("rs;checksums=2", "1"),
+        ("xor", "1"),
+        ("rs;checksums=2", "3"),
+    ] {
+        let tag = format!("ulfm-two-{}-{nonblocking}", &scheme[..2]);
         let cache = fresh_cache(&tag);
         let once = work_dir().join(format!("{tag}.killed"));
         for suffix in ["", ".2"] {
@@ -344,7 +372,7 @@ fn two_losses_at_once_are_contained_with_rs_and_end_clearly_with_xor() {
         let once_s = once.display().to_string();
         let mut env = CONTAINED.to_vec();
         env.extend([
-            ("HEAT_NONBLOCKING", "1"),
+            ("HEAT_NONBLOCKING", nonblocking),
             ("HEAT_STORAGE_INFO", info.as_str()),
             ("HEAT_KILL_AT", "130"),
             ("HEAT_KILL_RANK", "1"),
@@ -353,10 +381,17 @@ fn two_losses_at_once_are_contained_with_rs_and_end_clearly_with_xor() {
             ("HEAT_KILL_WIPE", "1"),
         ]);
         let (ok, text) = heat(&cache, &env);
-        if scheme == "xor" {
+        if scheme == "xor" || nonblocking == "3" {
+            let why = match scheme {
+                "xor" => "the repair failed: CD \"heat\" version 6",
+                _ => "rank 1 was lost with its partner for choices (rank 2)",
+            };
             assert!(!ok, "{text}");
+            // a survivor still in the roles' exchange when the others end sees their exit
             survivors_say(&text, &[0, 3], "ranks 1, 2", |line| {
-                line.contains("the repair failed: CD \"heat\" version 6")
+                line.contains(why)
+                    || (nonblocking == "3"
+                        && line.contains("the repair failed: exchanging the repair's roles"))
             });
             assert!(heat_lines(&text, " result ").is_empty(), "{text}");
         } else {
@@ -423,40 +458,46 @@ fn a_loss_during_a_persist_ends_the_job_clearly_and_the_relaunch_restores() {
 }
 
 /// Issue 23: a program whose replacement could not re-execute the same way is not contained:
-/// one that completes its requests with `MPI_Waitany` or receives from `MPI_ANY_SOURCE` (a
-/// choice a replacement would have to repeat, not recorded yet), one that makes a derived
+/// one whose choices since the version (`MPI_Waitany`'s, four a step) do not fit the partner's
+/// window of 1000 bytes, one that posts `MPI_Irecv` from `MPI_ANY_SOURCE` (not recorded), one
+/// that makes a derived
 /// communicator with `MPI_Comm_split_type` (not rebuilt), one whose start calls `MPI_Scan`
 /// (not kept for a replacement), and one that calls `MPI_Scan` every step (at the repair the
 /// survivors find their journals lack it). A later loss ends the job, every survivor's line says
 /// why.
 #[test]
-fn a_loss_after_a_choice_or_a_derived_communicator_ends_the_job_clearly() {
-    if skipped("a_loss_after_a_choice_or_a_derived_communicator_ends_the_job_clearly") {
+fn a_loss_after_unkept_choices_or_a_derived_communicator_ends_the_job_clearly() {
+    if skipped("a_loss_after_unkept_choices_or_a_derived_communicator_ends_the_job_clearly") {
         return;
     }
     let cases = [
-        ("HEAT_NONBLOCKING", "3", "does not cover (MPI_Waitany"),
-        ("HEAT_WILDCARD", "1", "received with MPI_ANY_SOURCE"),
-        ("HEAT_CART", "2", "does not rebuild (an intercommunicator"),
         (
-            "HEAT_START",
-            "2",
+            &[("HEAT_NONBLOCKING", "3"), ("CD_ULFM_CHOICES_BYTES", "1000")][..],
+            "do not fit its partner's window (CD_ULFM_CHOICES_BYTES)",
+        ),
+        (
+            &[("HEAT_NONBLOCKING", "1"), ("HEAT_WILDCARD", "1")],
+            "posted MPI_Irecv from MPI_ANY_SOURCE",
+        ),
+        (
+            &[("HEAT_CART", "2")],
+            "does not rebuild (an intercommunicator",
+        ),
+        (
+            &[("HEAT_START", "2")],
             "the program's start (before its first persistent create_cd)",
         ),
         (
-            "HEAT_REDUCE",
-            "3",
+            &[("HEAT_REDUCE", "3")],
             "MPI calls since the last version that in-job recovery does not keep",
         ),
     ];
-    for (knob, value, why) in cases {
+    for (knobs, why) in cases {
+        let (knob, value) = knobs[0];
         let cache = fresh_cache(&format!("ulfm-{knob}"));
         let mut env = CONTAINED.to_vec();
-        env.extend([
-            (knob, value),
-            ("HEAT_KILL_AT", "130"),
-            ("HEAT_KILL_RANK", "1"),
-        ]);
+        env.extend_from_slice(knobs);
+        env.extend([("HEAT_KILL_AT", "130"), ("HEAT_KILL_RANK", "1")]);
         let (ok, text) = heat(&cache, &env);
         assert!(!ok, "{knob}={value}:\n{text}");
         // with MPI_Scan every step a survivor can also see the loss inside it and end at

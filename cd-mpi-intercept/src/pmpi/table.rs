@@ -381,6 +381,7 @@ macro_rules! mpi_table {
                 Graph_neighbors_count(comm: Comm, rank: c_int, nneighbors: *mut c_int);
                 Dist_graph_neighbors_count(comm: Comm, indegree: *mut c_int, outdegree: *mut c_int, weighted: *mut c_int);
                 Comm_call_errhandler(comm: Comm, errorcode: c_int);
+                Win_set_errhandler(win: Win, errhandler: Errhandler);
                 Error_class(errorcode: c_int, errorclass: *mut c_int);
                 Error_string(errorcode: c_int, string: *mut c_char, resultlen: *mut c_int);
                 Abort(comm: Comm, errorcode: c_int);

@@ -20,7 +20,7 @@
 //! collective results from what it was served ([`super::catchup`]).
 
 use super::requests::{self, Receive};
-use super::{catchup, journal, repair};
+use super::{catchup, choices, journal, repair};
 use crate::abi::{self, Comm, Datatype, Op, Request, Status};
 use crate::pmpi::{real, world, Call};
 use crate::{derived, stats, traffic};
@@ -53,18 +53,52 @@ pub(super) fn covers(comm: Comm) -> Option<Chan> {
 }
 
 /// [`covers`] for a receive from `source`. A wildcard source (`MPI_ANY_SOURCE`) is a choice a
-/// replacement would have to repeat, and it is not recorded: such a receive is not covered, and
-/// it stops the containment of later losses.
+/// replacement must repeat: covered where it is recorded ([`choices`]), else it stops the
+/// containment of later losses.
 fn covers_receive(comm: Comm, source: c_int) -> Option<Chan> {
     let chan = covers(comm)?;
-    if source == abi::ANY_SOURCE {
-        crate::errors::stop_containing(
-            "the application received with MPI_ANY_SOURCE, whose match a replacement could \
-             not repeat (in-job recovery does not record it)",
-        );
+    if source == abi::ANY_SOURCE
+        && !choices::admit(
+            "the application received with MPI_ANY_SOURCE in the program's start, whose match \
+             a replacement could not repeat (in-job recovery records choices from the first \
+             version on)",
+        )
+    {
         return None;
     }
     Some(chan)
+}
+
+/// [`covers`] for `MPI_Irecv` from `source`. From `MPI_ANY_SOURCE` it is not covered and stops
+/// the containment of later losses: after a repair that interrupted one, the next persist
+/// found one message of the lost rank's uncounted at its neighbour (seen in testing, not yet
+/// understood), so its match is not recorded.
+fn covers_posted_receive(comm: Comm, source: c_int) -> Option<Chan> {
+    if source == abi::ANY_SOURCE && covers(comm).is_some() {
+        crate::errors::stop_containing(
+            "the application posted MPI_Irecv from MPI_ANY_SOURCE, whose match in-job recovery \
+             does not record",
+        );
+        return None;
+    }
+    covers(comm)
+}
+
+/// For a receive from `source`: the wildcard receive's place and the source a replacement
+/// repeats (else `source`).
+fn wildcard(source: c_int) -> (Option<u64>, c_int) {
+    if source != abi::ANY_SOURCE {
+        return (None, source);
+    }
+    let (place, repeat) = choices::wildcard();
+    (Some(place), repeat.map_or(source, |(s, _)| s))
+}
+
+/// A receive from `MPI_ANY_SOURCE` at `place` completed with `status`.
+fn matched(place: Option<u64>, status: &Status) {
+    if let Some(place) = place {
+        choices::matched(place, status.source(), status.tag());
+    }
 }
 
 /// Counts the call and its message for the statistics and the persist's check.
@@ -215,8 +249,14 @@ pub(crate) unsafe fn recv(
     } else {
         status
     };
+    let (place, source) = wildcard(source);
     // SAFETY: forwarded, with a status to read the source from.
-    unsafe { receive(chan, buf, count, datatype, source, tag, status) }
+    let rc = unsafe { receive(chan, buf, count, datatype, source, tag, status) };
+    if rc == abi::SUCCESS {
+        // SAFETY: MPI wrote it.
+        matched(place, unsafe { &*status });
+    }
+    rc
 }
 
 /// `MPI_Sendrecv`: the send and the receive as two requests, so that after a failure the
@@ -249,6 +289,7 @@ pub(crate) unsafe fn sendrecv(
         };
     };
     count_send(Call::Sendrecv, chan, dest);
+    let (place, source) = wildcard(source);
     let mut own = Status::zeroed();
     let status = if status.is_null() {
         &mut own as *mut Status
@@ -302,6 +343,7 @@ pub(crate) unsafe fn sendrecv(
         // SAFETY: the caller's status (or ours).
         unsafe { *status = statuses[0] };
         count_receive(chan, statuses[0].source());
+        matched(place, &statuses[0]);
         return rc;
     }
     if !repair::is_failure(rc) && rc != abi::ERR_IN_STATUS {
@@ -329,10 +371,16 @@ pub(crate) unsafe fn sendrecv(
         // SAFETY: the caller's status (or ours).
         unsafe { *status = statuses[0] };
         count_receive(chan, statuses[0].source());
+        matched(place, &statuses[0]);
         return abi::SUCCESS;
     }
     // SAFETY: forwarded.
-    unsafe { receive(chan, recvbuf, recvcount, recvtype, source, recvtag, status) }
+    let rc = unsafe { receive(chan, recvbuf, recvcount, recvtype, source, recvtag, status) };
+    if rc == abi::SUCCESS {
+        // SAFETY: MPI wrote it.
+        matched(place, unsafe { &*status });
+    }
+    rc
 }
 
 /// A collective whose result (`count` of `datatype` at `result`, on every rank the same) is
@@ -598,7 +646,7 @@ pub(crate) unsafe fn irecv(
     request: *mut Request,
 ) -> c_int {
     let chan = (source != abi::PROC_NULL)
-        .then(|| covers_receive(comm, source))
+        .then(|| covers_posted_receive(comm, source))
         .flatten();
     let Some(chan) = chan else {
         // SAFETY: forwarded.

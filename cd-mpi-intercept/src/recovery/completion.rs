@@ -1,18 +1,25 @@
 //! The completion calls while a loss is contained ([`super::requests`]): `MPI_Wait`,
 //! `MPI_Waitall`, `MPI_Test` and `MPI_Testall` complete the application's nonblocking sends
 //! and receives on the world through repairs (a handle a repair replaced is exchanged for its
-//! new request first). `MPI_Waitany`, `MPI_Waitsome`, `MPI_Testany`, `MPI_Testsome`,
-//! `MPI_Request_free` and `MPI_Cancel` are not covered (which request completes first is a
-//! choice a replacement would have to repeat, and it is not recorded): given a tracked request,
-//! they stop the containment of later losses ([`crate::errors::stop_containing`]) and go to
-//! the ordinary handlers.
+//! new request first). `MPI_Waitany`, `MPI_Waitsome`, `MPI_Testany` and `MPI_Testsome` are
+//! built on them, one request at a time, so that a repair finds them the same way; what they
+//! choose (which request, which set) and a test's flag are recorded at the partner before the application sees them, and a
+//! replacement repeats them ([`super::choices`]). In the program's start, or given to
+//! `MPI_Request_free` or `MPI_Cancel`, a tracked request stops the containment of later losses
+//! ([`crate::errors::stop_containing`]) and goes to the ordinary handlers.
 
+use super::choices::{self, Kind};
 use super::repair;
 use super::requests;
 use crate::abi::{self, Request, Status};
 use crate::pmpi::{real, world, Call};
 use crate::{stats, traffic};
 use std::ffi::c_int;
+
+/// Whether a completion call's choice is recorded (or repeated) now.
+fn chooses() -> bool {
+    choices::recording() && !crate::boundary::inside() && !cd_core::logging_anywhere()
+}
 
 /// Whether a completion call on these requests is recovery's.
 fn covers(handles: &[Request]) -> bool {
@@ -73,13 +80,13 @@ pub(crate) unsafe fn waitall(count: c_int, requests: *mut Request, statuses: *mu
 /// The MPI function's contract.
 pub(crate) unsafe fn test(request: *mut Request, flag: *mut c_int, status: *mut Status) -> c_int {
     // SAFETY: one handle, the caller's.
-    if flag.is_null() || !covers(unsafe { slice(request, 1) }) {
+    if flag.is_null() || !(chooses() || covers(unsafe { slice(request, 1) })) {
         // SAFETY: forwarded.
         return unsafe { crate::wait::test(request, flag, status) };
     }
     stats::count(Call::Test);
     // SAFETY: one handle, one status (or MPI_STATUS_IGNORE) and the flag, the caller's.
-    unsafe { complete(request, 1, status, Some(flag)) }
+    unsafe { tested(request, 1, status, flag) }
 }
 
 /// `MPI_Testall`.
@@ -93,13 +100,44 @@ pub(crate) unsafe fn testall(
     statuses: *mut Status,
 ) -> c_int {
     // SAFETY: `count` handles, the caller's.
-    if flag.is_null() || !covers(unsafe { slice(requests, count) }) {
+    if flag.is_null() || !(chooses() || covers(unsafe { slice(requests, count) })) {
         // SAFETY: forwarded.
         return unsafe { crate::wait::testall(count, requests, flag, statuses) };
     }
     stats::count(Call::Testall);
     // SAFETY: `count` handles and statuses (or MPI_STATUSES_IGNORE) and the flag, the caller's.
-    unsafe { complete(requests, count.max(0) as usize, statuses, Some(flag)) }
+    unsafe { tested(requests, count.max(0) as usize, statuses, flag) }
+}
+
+/// A test of all of `n` requests whose flag is a choice: repeated (a replacement's), or
+/// tested and recorded.
+///
+/// # Safety
+/// As [`complete`]'s; `flag` is writable.
+unsafe fn tested(
+    handles: *mut Request,
+    n: usize,
+    statuses: *mut Status,
+    flag: *mut c_int,
+) -> c_int {
+    let choosing = chooses();
+    if let Some(r) = choosing.then(|| choices::repeat(Kind::Test)).flatten() {
+        let rc = match r.flag() {
+            // SAFETY: the caller's handles and statuses.
+            true => unsafe { complete(handles, n, statuses, None) },
+            false => abi::SUCCESS,
+        };
+        // SAFETY: the caller's flag.
+        unsafe { flag.write(c_int::from(r.flag() && rc == abi::SUCCESS)) };
+        return rc;
+    }
+    // SAFETY: the caller's handles, statuses and flag.
+    let rc = unsafe { complete(handles, n, statuses, Some(flag)) };
+    if choosing && rc == abi::SUCCESS {
+        // SAFETY: written by `complete`.
+        choices::chose_test(unsafe { flag.read() } != 0);
+    }
+    rc
 }
 
 /// Waits for (or with `flag`, tests) all of `n` requests through repairs (see [`requests`]):
@@ -200,7 +238,7 @@ unsafe fn complete(
         // SAFETY: the caller's flag.
         unsafe { f.write(1) };
     }
-    if !statuses.is_null() {
+    if !abi::is_statuses_ignore(statuses) && !abi::is_status_ignore(statuses) {
         // SAFETY: the caller's `n` statuses.
         unsafe { std::ptr::copy_nonoverlapping(out.as_ptr(), statuses, n) };
     }
@@ -225,10 +263,254 @@ macro_rules! untracking {
 }
 
 untracking! {
-    waitany => Waitany(requests, count; count: c_int, requests: *mut Request, index: *mut c_int, status: *mut Status);
-    waitsome => Waitsome(requests, incount; incount: c_int, requests: *mut Request, outcount: *mut c_int, indices: *mut c_int, statuses: *mut Status);
-    testany => Testany(requests, count; count: c_int, requests: *mut Request, index: *mut c_int, flag: *mut c_int, status: *mut Status);
-    testsome => Testsome(requests, incount; incount: c_int, requests: *mut Request, outcount: *mut c_int, indices: *mut c_int, statuses: *mut Status);
     request_free => Request_free(request, 1; request: *mut Request);
     cancel => Cancel(request, 1; request: *mut Request);
+}
+
+/// `MPI_Waitany`.
+///
+/// # Safety
+/// The MPI function's contract.
+pub(crate) unsafe fn waitany(
+    count: c_int,
+    requests: *mut Request,
+    index: *mut c_int,
+    status: *mut Status,
+) -> c_int {
+    if index.is_null() || !chooses() {
+        if super::keeping() && requests::tracked() {
+            // SAFETY: the caller's handles.
+            requests::untrack(unsafe { slice(requests, count) });
+        }
+        // SAFETY: forwarded.
+        return unsafe { crate::wait::waitany(count, requests, index, status) };
+    }
+    stats::count(Call::Waitany);
+    // SAFETY: the caller's `count` handles, index and status.
+    unsafe { any(slice(requests, count), index, status, None) }
+}
+
+/// `MPI_Testany`.
+///
+/// # Safety
+/// The MPI function's contract.
+pub(crate) unsafe fn testany(
+    count: c_int,
+    requests: *mut Request,
+    index: *mut c_int,
+    flag: *mut c_int,
+    status: *mut Status,
+) -> c_int {
+    if index.is_null() || flag.is_null() || !chooses() {
+        if super::keeping() && requests::tracked() {
+            // SAFETY: the caller's handles.
+            requests::untrack(unsafe { slice(requests, count) });
+        }
+        // SAFETY: forwarded.
+        return unsafe { crate::wait::testany(count, requests, index, flag, status) };
+    }
+    stats::count(Call::Testany);
+    // SAFETY: the caller's `count` handles, index, flag and status.
+    unsafe { any(slice(requests, count), index, status, Some(flag)) }
+}
+
+/// `MPI_Waitsome`.
+///
+/// # Safety
+/// The MPI function's contract.
+pub(crate) unsafe fn waitsome(
+    incount: c_int,
+    requests: *mut Request,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut Status,
+) -> c_int {
+    if outcount.is_null() || indices.is_null() || !chooses() {
+        if super::keeping() && requests::tracked() {
+            // SAFETY: the caller's handles.
+            requests::untrack(unsafe { slice(requests, incount) });
+        }
+        // SAFETY: forwarded.
+        return unsafe { crate::wait::waitsome(incount, requests, outcount, indices, statuses) };
+    }
+    stats::count(Call::Waitsome);
+    // SAFETY: the caller's `incount` handles, indices and statuses, and its count.
+    unsafe { some(slice(requests, incount), outcount, indices, statuses, true) }
+}
+
+/// `MPI_Testsome`.
+///
+/// # Safety
+/// The MPI function's contract.
+pub(crate) unsafe fn testsome(
+    incount: c_int,
+    requests: *mut Request,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut Status,
+) -> c_int {
+    if outcount.is_null() || indices.is_null() || !chooses() {
+        if super::keeping() && requests::tracked() {
+            // SAFETY: the caller's handles.
+            requests::untrack(unsafe { slice(requests, incount) });
+        }
+        // SAFETY: forwarded.
+        return unsafe { crate::wait::testsome(incount, requests, outcount, indices, statuses) };
+    }
+    stats::count(Call::Testsome);
+    // SAFETY: the caller's `incount` handles, indices and statuses, and its count.
+    unsafe { some(slice(requests, incount), outcount, indices, statuses, false) }
+}
+
+/// Tests each active request in turn (a wait: until one completes), through repairs; the
+/// choice is repeated or recorded (see the module docs). With `flag` a test.
+///
+/// # Safety
+/// `index` and `flag` are writable, `status` is one status or `MPI_STATUS_IGNORE`.
+unsafe fn any(
+    handles: &mut [Request],
+    index: *mut c_int,
+    status: *mut Status,
+    flag: Option<*mut c_int>,
+) -> c_int {
+    let give = |chosen: bool, i: c_int| {
+        // SAFETY: the caller's index and flag.
+        unsafe {
+            index.write(i);
+            if let Some(f) = flag {
+                f.write(c_int::from(chosen));
+            }
+        }
+    };
+    if let Some(r) = choices::repeat(Kind::Any) {
+        let slot = usize::try_from(r.index())
+            .ok()
+            .filter(|&i| i < handles.len());
+        let rc = match (r.flag(), slot) {
+            (false, _) => abi::SUCCESS,
+            // SAFETY: one of the caller's handles, and its status.
+            (true, Some(i)) => unsafe { complete(&mut handles[i], 1, status, None) },
+            (true, None) => {
+                // SAFETY: the caller's status.
+                unsafe { Status::empty().store(status) };
+                abi::SUCCESS
+            }
+        };
+        give(r.flag(), slot.map_or(abi::UNDEFINED, |i| i as c_int));
+        return rc;
+    }
+    let null = abi::predefined().request_null;
+    loop {
+        let mut active = false;
+        for (i, handle) in handles.iter_mut().enumerate() {
+            if *handle == null {
+                continue;
+            }
+            active = true;
+            let mut done: c_int = 0;
+            // SAFETY: one of the caller's handles, and its status.
+            let rc = unsafe { complete(handle, 1, status, Some(&mut done)) };
+            if rc != abi::SUCCESS || done != 0 {
+                if rc == abi::SUCCESS {
+                    choices::chose_any(true, i as c_int);
+                }
+                give(true, i as c_int);
+                return rc;
+            }
+        }
+        if !active {
+            // SAFETY: the caller's status.
+            unsafe { Status::empty().store(status) };
+            choices::chose_any(true, abi::UNDEFINED);
+            give(true, abi::UNDEFINED);
+            return abi::SUCCESS;
+        }
+        if flag.is_some() {
+            choices::chose_any(false, abi::UNDEFINED);
+            give(false, abi::UNDEFINED);
+            return abi::SUCCESS;
+        }
+    }
+}
+
+/// Tests every active request (`wait`: until at least one completes), through repairs; the
+/// set is repeated or recorded (see the module docs).
+///
+/// # Safety
+/// `outcount` is writable, `indices` holds `handles.len()` ints, `statuses` as many statuses
+/// or is `MPI_STATUSES_IGNORE`.
+unsafe fn some(
+    handles: &mut [Request],
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut Status,
+    wait: bool,
+) -> c_int {
+    let give = |done: &[(c_int, Status)]| {
+        for (k, (i, st)) in done.iter().enumerate() {
+            // SAFETY: the caller's arrays hold `handles.len()` entries, more than `done`.
+            unsafe {
+                indices.add(k).write(*i);
+                if !abi::is_statuses_ignore(statuses) {
+                    statuses.add(k).write(*st);
+                }
+            }
+        }
+        // SAFETY: the caller's count.
+        unsafe { outcount.write(done.len() as c_int) };
+    };
+    if let Some(head) = choices::repeat(Kind::Some) {
+        let Some(list) = choices::repeat_some(head) else {
+            // SAFETY: the caller's count.
+            unsafe { outcount.write(abi::UNDEFINED) };
+            return abi::SUCCESS;
+        };
+        let mut done = Vec::with_capacity(list.len());
+        for i in list {
+            let Some(slot) = usize::try_from(i).ok().filter(|&s| s < handles.len()) else {
+                continue;
+            };
+            let mut st = Status::zeroed();
+            // SAFETY: one of the caller's handles, and our status.
+            let rc = unsafe { complete(&mut handles[slot], 1, &mut st, None) };
+            if rc != abi::SUCCESS {
+                return rc;
+            }
+            done.push((i, st));
+        }
+        give(&done);
+        return abi::SUCCESS;
+    }
+    let null = abi::predefined().request_null;
+    loop {
+        let mut active = false;
+        let mut done = Vec::new();
+        for (i, handle) in handles.iter_mut().enumerate() {
+            if *handle == null {
+                continue;
+            }
+            active = true;
+            let (mut flag, mut st) = (0, Status::zeroed());
+            // SAFETY: one of the caller's handles, and our status.
+            let rc = unsafe { complete(handle, 1, &mut st, Some(&mut flag)) };
+            if rc != abi::SUCCESS {
+                return rc;
+            }
+            if flag != 0 {
+                done.push((i as c_int, st));
+            }
+        }
+        if !active {
+            choices::chose_some(None);
+            // SAFETY: the caller's count.
+            unsafe { outcount.write(abi::UNDEFINED) };
+            return abi::SUCCESS;
+        }
+        if !done.is_empty() || !wait {
+            let chosen: Vec<c_int> = done.iter().map(|(i, _)| *i).collect();
+            choices::chose_some(Some(&chosen));
+            give(&done);
+            return abi::SUCCESS;
+        }
+    }
 }

@@ -18,7 +18,7 @@ use std::ffi::c_int;
 /// process. A replacement that cannot join ends with one line (the survivors' watchdog ends
 /// them too).
 pub(crate) fn join_if_replacement() {
-    if !std::env::var(REPLACEMENT_ENV).is_ok_and(|v| v == "1") {
+    if !spawned() {
         return;
     }
     let mut parent = abi::predefined().comm_null;
@@ -39,6 +39,11 @@ pub(crate) fn join_if_replacement() {
         // SAFETY: ends the process; its parent's watchdog ends the survivors.
         unsafe { libc::_exit(LOST_EXIT_CODE) }
     }
+}
+
+/// Whether the survivors of a loss spawned this process (its environment says so).
+pub(crate) fn spawned() -> bool {
+    std::env::var(REPLACEMENT_ENV).is_ok_and(|v| v == "1")
 }
 
 fn join(parent: Comm) -> Result<(), String> {
@@ -71,7 +76,7 @@ fn join(parent: Comm) -> Result<(), String> {
     })?;
     let identity = safe::comm_rank(repaired);
     tracing::warn!(rank = identity, "replacement joined the repaired world");
-    super::resync::sync(repaired, true)
+    super::resync::sync(repaired, true, &lost)
 }
 
 /// `MPI_Comm_get_parent`: a replacement's parent is the runtime's business, not the

@@ -90,8 +90,8 @@ fn repair_now(comm: Comm) {
         loss::end(&shrunk, why, watchdog);
     }
     tracing::warn!(lost = ?shrunk.lost, "process lost in a ULFM job: repairing the world");
-    let repaired =
-        spawn_and_merge(survivors, &shrunk.lost).and_then(|w| super::resync::sync(w, false));
+    let repaired = spawn_and_merge(survivors, &shrunk.lost)
+        .and_then(|w| super::resync::sync(w, false, &shrunk.lost));
     if let Err(e) = repaired {
         loss::end(&shrunk, &format!("the repair failed: {e}"), watchdog);
     }
@@ -308,6 +308,8 @@ pub(crate) fn statistics() -> Vec<(String, u64)> {
         ("journal_peak_bytes", peak),
         ("journal_spilled_bytes", spilled),
         ("start_bytes", super::prologue::bytes()),
+        ("choices", load(&super::choices::RECORDED)),
+        ("choices_repeated", load(&super::choices::REPEATED)),
     ]
     .into_iter()
     .map(|(key, value)| (format!("recovery.{key}"), value))

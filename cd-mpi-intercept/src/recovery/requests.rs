@@ -10,8 +10,8 @@
 //! what its receiver lacks delivers it). The application still holds the old handles: its next
 //! `MPI_Wait`/`MPI_Waitall` finds them here ([`substitute`]) and waits on the new receive, or
 //! on nothing for a send, and the old request is freed there. A repair's own handles never
-//! reach the application otherwise. Other completion calls (`Test*`, `Waitany`, `Waitsome`)
-//! are not covered: on a handle a repair replaced they get MPI's error, which ends the job.
+//! reach the application otherwise. `MPI_Test`, `MPI_Testall` and the any/some forms
+//! (`super::completion`) go through the same substitution.
 
 use crate::abi::{self, Comm, Datatype, Op, Request, Status};
 use crate::pmpi::real;

@@ -8,7 +8,7 @@
 //! sent it on one communicator lacks exactly the rest on that communicator.
 
 use super::repair::{RESENDS, RESENT, SERVED};
-use super::{catchup, journal, prologue};
+use super::{catchup, choices, journal, prologue};
 use crate::abi::{self, Comm, Datatype, Status};
 use crate::derived::{self, WORLD};
 use crate::pmpi::{real, safe, Buf, BufMut};
@@ -28,6 +28,10 @@ struct Role {
     completed: u64,
     /// Whether its journal holds all its traffic since the version (a survivor).
     whole: u64,
+    /// A rank lost with its partner whose lost choices mattered, plus one (0: none), and that
+    /// partner (`super::choices::orphaned`).
+    orphaned: u64,
+    partner: u64,
 }
 
 /// What a rank tells one peer, over all communicators: its counts with that peer at the
@@ -58,8 +62,8 @@ struct Described {
     cart: Option<derived::Cart>,
 }
 
-/// See the module docs. `repaired` is the repaired world.
-pub(crate) fn sync(repaired: Comm, replacement: bool) -> Result<(), String> {
+/// See the module docs. `repaired` is the repaired world, `lost` the ranks replaced.
+pub(crate) fn sync(repaired: Comm, replacement: bool, lost: &[c_int]) -> Result<(), String> {
     let n = safe::comm_size(repaired) as usize;
     let me = safe::comm_rank(repaired) as usize;
     let ctl = safe::comm_dup(repaired)
@@ -68,10 +72,17 @@ pub(crate) fn sync(repaired: Comm, replacement: bool) -> Result<(), String> {
         let counts = crate::traffic::message_counts();
         journal::holds(&counts, me, |c, p| derived::rank_of(c, p) >= 0)
     };
+    let lost: Vec<usize> = lost
+        .iter()
+        .filter_map(|&r| usize::try_from(r).ok())
+        .collect();
+    let orphaned = choices::orphaned(me, n, &lost);
     let role = Role {
         replacement: u64::from(replacement),
         completed: super::completed(),
         whole: u64::from(whole),
+        orphaned: orphaned.map_or(0, |(r, _)| r as u64 + 1),
+        partner: orphaned.map_or(0, |(_, p)| p as u64),
     };
     let roles = exchange(
         real::Allgather,
@@ -91,6 +102,14 @@ pub(crate) fn sync(repaired: Comm, replacement: bool) -> Result<(), String> {
                 .to_owned(),
         );
     }
+    if let Some(r) = roles.iter().find(|r| r.orphaned != 0) {
+        return Err(format!(
+            "rank {} was lost with its partner for choices (rank {}): the choices it made since \
+             the version (receives from MPI_ANY_SOURCE, MPI_Waitany and the like) died with them",
+            r.orphaned - 1,
+            r.partner
+        ));
+    }
     let completed = roles[first].completed;
     if survivors.iter().any(|&p| roles[p].completed != completed) {
         return Err(
@@ -99,6 +118,8 @@ pub(crate) fn sync(repaired: Comm, replacement: bool) -> Result<(), String> {
                 .to_owned(),
         );
     }
+
+    hand_over_choices(ctl, repaired, me, &lost)?;
 
     // the derived communicators, rebuilt on the repaired world in one order
     let table = rebuild(ctl, repaired, me, replacement)?;
@@ -273,6 +294,26 @@ pub(crate) fn sync(repaired: Comm, replacement: bool) -> Result<(), String> {
     let mut ctl = ctl;
     // SAFETY: our own communicator.
     unsafe { real::Comm_free(&mut ctl) };
+    Ok(())
+}
+
+/// The replacements get the choices their lost ranks made since the version from their
+/// partners (`super::choices`; [`sync`] checked that no partner died with them after a choice);
+/// then every rank writes its own into a window on the repaired world.
+fn hand_over_choices(ctl: Comm, repaired: Comm, me: usize, lost: &[usize]) -> Result<(), String> {
+    let n = safe::comm_size(repaired).max(1) as usize;
+    for &r in lost {
+        let partner = (r + 1) % n;
+        if lost.contains(&partner) {
+            continue;
+        }
+        if partner == me {
+            send_bytes(ctl, r as c_int, &choices::predecessor_records())?;
+        } else if r == me {
+            choices::install(&recv_bytes(ctl, partner as c_int)?);
+        }
+    }
+    choices::reopen(repaired);
     Ok(())
 }
 

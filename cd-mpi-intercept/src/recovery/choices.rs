@@ -1,0 +1,505 @@
+//! The application's choices since the version, which a replacement must repeat to re-execute
+//! the same way and which die with the lost process: the source a blocking receive from
+//! `MPI_ANY_SOURCE` (`MPI_Recv`, `MPI_Sendrecv`) matched, the request `MPI_Waitany`/`MPI_Testany` completed, the set
+//! `MPI_Waitsome`/`MPI_Testsome` completed, the flag of `MPI_Test`/`MPI_Testall`.
+//!
+//! # Pessimistic, without the partner's help
+//! Each choice is written into its partner's memory (rank + 1, modulo the size) before the
+//! application sees it: an `MPI_Put` into a window the runtime allocates on the world, then
+//! `MPI_Win_flush`, which returns once the data is at the target. The partner takes no part
+//! (passive target: RDMA on a network, a memory copy on one node), so no progress thread is
+//! needed and a partner busy computing holds nobody up. The rank after the partner gets one
+//! word per version saying that choices were made: if a rank and its partner are lost
+//! together, the survivors can tell whether what died mattered (when it did, the job ends
+//! clearly).
+//!
+//! Consecutive tests that found nothing are one record with a repeat count (a polling loop
+//! rewrites one record in place), so the window ([`CHOICES_ENV`] bytes) fills with choices,
+//! not with polls. A full window stops containment: a later loss ends the job clearly.
+//!
+//! # Replay
+//! At a repair the partner reads the lost rank's choices from its own memory and sends them to
+//! the replacement (`super::resync`); then every rank allocates a window on the repaired world
+//! (the old one is not freed: that is collective over a world with a dead member) and writes
+//! its choices since the version there again. The replacement repeats each choice in order:
+//! wildcard receives by their place among its wildcard receives since the version, the others
+//! in call order. When they
+//! run out it chooses live, and records, like every rank.
+//!
+//! A choice in the program's start is not kept (the start is re-executed from `MPI_Init`, and
+//! its record would have to live for the whole run): it stops containment. Open MPI 5 says
+//! once per job that its one-sided components are not tested after a failure; the runtime
+//! uses a window only while its members live, and reads the lost rank's choices from local
+//! memory.
+
+use crate::abi::{self, Comm, Win};
+use crate::pmpi::{real, safe};
+use std::collections::{BTreeMap, VecDeque};
+use std::ffi::c_int;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+
+/// Bytes of each rank's window for its predecessor's choices (default 1 MiB: 43,690
+/// choices).
+pub const CHOICES_ENV: &str = "CD_ULFM_CHOICES_BYTES";
+const DEFAULT_BYTES: usize = 1 << 20;
+
+/// Where things are in a window: the word of the rank two before, the header (version and
+/// bytes used) of the rank before, then its records.
+const FLAG_AT: usize = 0;
+const HEADER_AT: usize = 8;
+const RECORDS_AT: usize = 24;
+
+/// One choice as the window holds it.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C)]
+pub(crate) struct Record {
+    kind: u32,
+    a: c_int,
+    b: c_int,
+    _pad: c_int,
+    /// A wildcard receive's place; for the others, how many times in a row (a test that found
+    /// nothing).
+    n: u64,
+}
+
+const SIZE: usize = std::mem::size_of::<Record>();
+
+/// What a record is.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[repr(u32)]
+pub(crate) enum Kind {
+    /// A receive from `MPI_ANY_SOURCE`: `a` the source, `b` the tag, `n` its place.
+    Wildcard = 1,
+    /// `MPI_Waitany`/`MPI_Testany`: `a` the flag, `b` the index.
+    Any = 2,
+    /// `MPI_Waitsome`/`MPI_Testsome`: `a` how many completed (or `MPI_UNDEFINED`), then as many
+    /// [`Kind::Index`] records.
+    Some = 3,
+    Index = 4,
+    /// `MPI_Test`/`MPI_Testall`: `a` the flag.
+    Test = 5,
+}
+
+impl Record {
+    fn new(kind: Kind, a: c_int, b: c_int, n: u64) -> Record {
+        Record {
+            kind: kind as u32,
+            a,
+            b,
+            _pad: 0,
+            n,
+        }
+    }
+
+    /// A test that found nothing, which the next one like it repeats.
+    fn repeats(&self) -> bool {
+        self.kind != Kind::Wildcard as u32 && self.kind != Kind::Index as u32 && self.a == 0
+    }
+}
+
+struct State {
+    /// The window on the current world, its memory, its bytes.
+    win: Option<(Win, usize, usize)>,
+    /// This rank's records since the version.
+    log: Vec<Record>,
+    /// Whether the rank after the partner was told of choices since the version.
+    flagged: bool,
+    /// Wildcard receives since the version.
+    wildcards: u64,
+    /// A replacement's choices to repeat: wildcard receives by place, the others in order.
+    replay_wildcards: BTreeMap<u64, (c_int, c_int)>,
+    replay: VecDeque<Record>,
+}
+
+static STATE: Mutex<State> = Mutex::new(State {
+    win: None,
+    log: Vec::new(),
+    flagged: false,
+    wildcards: 0,
+    replay_wildcards: BTreeMap::new(),
+    replay: VecDeque::new(),
+});
+
+/// Whether a replacement still has choices to repeat (one relaxed load for the others).
+static REPLAYING: AtomicBool = AtomicBool::new(false);
+/// Whether this rank has a window for its choices ([`State::win`], one relaxed load).
+static OPEN: AtomicBool = AtomicBool::new(false);
+/// Choices recorded, and repeated.
+pub(super) static RECORDED: AtomicU64 = AtomicU64::new(0);
+pub(super) static REPEATED: AtomicU64 = AtomicU64::new(0);
+
+fn state() -> std::sync::MutexGuard<'static, State> {
+    STATE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl State {
+    fn set_win(&mut self, win: Option<(Win, usize, usize)>) {
+        OPEN.store(win.is_some(), Ordering::Relaxed);
+        self.win = win;
+    }
+}
+
+/// Whether a choice made now is recorded: while a loss is contained, outside the start.
+/// Otherwise, in the start, or with no window, the choice stops containment, for `what`.
+pub(crate) fn admit(what: &'static str) -> bool {
+    if crate::errors::containing() && !crate::errors::in_start() {
+        if OPEN.load(Ordering::Relaxed) {
+            return true;
+        }
+        crate::errors::stop_containing(
+            "the application made a choice (a receive from MPI_ANY_SOURCE, MPI_Waitany and \
+             the like) and its partner's window for choices could not be allocated",
+        );
+        return false;
+    }
+    if crate::errors::keeping() {
+        crate::errors::stop_containing(what);
+    }
+    false
+}
+
+/// Whether choices are recorded now (no side effect; three relaxed loads).
+#[inline]
+pub(crate) fn recording() -> bool {
+    crate::errors::containing() && !crate::errors::in_start() && OPEN.load(Ordering::Relaxed)
+}
+
+/// Allocates the window on `world` (collective): at `MPI_Init` of the job's own ranks, and
+/// on each repaired world. A failure leaves none (a choice then stops containment).
+pub(crate) fn open(world: Comm) {
+    let bytes = std::env::var(CHOICES_ENV)
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(DEFAULT_BYTES)
+        .max(RECORDS_AT + SIZE);
+    let mut base: *mut u8 = std::ptr::null_mut();
+    let mut win = Win::from_bits(0);
+    // SAFETY: MPI writes the base address and the handle; `bytes` fits an MPI_Aint.
+    let rc = unsafe {
+        real::Win_allocate(
+            bytes as i64,
+            1,
+            abi::predefined().info_null,
+            world,
+            (&mut base as *mut *mut u8).cast(),
+            &mut win,
+        )
+    };
+    let mut st = state();
+    if rc != abi::SUCCESS || base.is_null() {
+        tracing::warn!(rc, "no window for the application's choices");
+        st.set_win(None);
+        return;
+    }
+    // SAFETY: our window's own memory, `bytes` long, zeroed before anyone writes into it.
+    unsafe { std::ptr::write_bytes(base, 0, bytes) };
+    // SAFETY: no pointer is passed; a failed put then returns a code instead of aborting.
+    unsafe {
+        real::Win_set_errhandler(win, abi::predefined().errors_return);
+        real::Win_lock_all(0, win);
+    }
+    st.set_win(Some((win, base.expose_provenance(), bytes)));
+}
+
+/// At `MPI_Finalize` (collective on the current world): the window is freed, before the
+/// finalize, which would otherwise wait on it for the survivors of a repair to disconnect.
+pub(crate) fn close() {
+    let mut st = state();
+    if let Some((mut win, _, _)) = st.win {
+        st.set_win(None);
+        // SAFETY: our window; nothing uses it after this.
+        unsafe {
+            real::Win_unlock_all(win);
+            real::Win_free(&mut win);
+        }
+    }
+}
+
+/// A persist completed: the choices start again from this version.
+pub(crate) fn version_complete() {
+    let mut st = state();
+    st.log.clear();
+    st.flagged = false;
+    st.wildcards = 0;
+}
+
+/// The version tag records carry: persists completed, plus one (0 is "none").
+fn tag() -> u64 {
+    super::completed() + 1
+}
+
+/// Puts `bytes` at `at` in `target`'s window and waits until they are there.
+fn put(win: Win, target: c_int, at: usize, bytes: &[u8]) -> bool {
+    let byte = abi::predefined().byte;
+    // SAFETY: our buffer, `bytes.len()` long; the target's window is as long as ours, and
+    // every offset written stays inside it (checked by the callers against its size).
+    unsafe {
+        real::Put(
+            bytes.as_ptr().cast(),
+            bytes.len() as c_int,
+            byte,
+            target,
+            at as i64,
+            bytes.len() as c_int,
+            byte,
+            win,
+        ) == abi::SUCCESS
+            && real::Win_flush(target, win) == abi::SUCCESS
+    }
+}
+
+/// This rank's partner and the rank after it on the current world.
+fn partners() -> (c_int, c_int) {
+    let world = crate::pmpi::world::current();
+    let (me, n) = (safe::comm_rank(world), safe::comm_size(world).max(1));
+    ((me + 1) % n, (me + 2) % n)
+}
+
+/// Writes records `from..` of `st.log` (and the header) at the partner; the flag at the rank
+/// after it the first time since the version. `false` if they are not there.
+fn replicate(st: &mut State, from: usize) -> bool {
+    let Some((win, _, bytes)) = st.win else {
+        return false;
+    };
+    let (partner, next) = partners();
+    let used = st.log.len() * SIZE;
+    if RECORDS_AT + used > bytes {
+        return false;
+    }
+    let records: &[u8] = bytemuck::cast_slice(&st.log[from..]);
+    let header: [u64; 2] = [tag(), used as u64];
+    if !put(win, partner, RECORDS_AT + from * SIZE, records)
+        || !put(win, partner, HEADER_AT, bytemuck::cast_slice(&header))
+    {
+        return false;
+    }
+    if !st.flagged && next != partner {
+        if !put(win, next, FLAG_AT, &tag().to_le_bytes()) {
+            return false;
+        }
+        st.flagged = true;
+    }
+    true
+}
+
+/// Records `records`, one choice, at the partner before the application sees it; a test that
+/// found nothing again adds to the last record's count.
+fn record(records: &[Record]) {
+    if !recording() {
+        return;
+    }
+    let mut st = state();
+    RECORDED.fetch_add(1, Ordering::Relaxed);
+    let again = matches!(
+        (records, st.log.last()),
+        ([one], Some(last)) if one.repeats() && Record { n: 1, ..*last } == *one
+    );
+    let from = if again {
+        let last = st.log.len() - 1;
+        st.log[last].n += 1;
+        last
+    } else {
+        st.log.extend_from_slice(records);
+        st.log.len() - records.len()
+    };
+    if !replicate(&mut st, from) {
+        drop(st);
+        crate::errors::stop_containing(
+            "the application's choices since the version do not fit its partner's window \
+             (CD_ULFM_CHOICES_BYTES) or could not be written there",
+        );
+    }
+}
+
+/// A new receive from `MPI_ANY_SOURCE`: its place, and the source and tag to receive from
+/// instead if a replacement repeats it (the source in the communicator of the receive).
+pub(crate) fn wildcard() -> (u64, Option<(c_int, c_int)>) {
+    let mut st = state();
+    let place = st.wildcards;
+    st.wildcards += 1;
+    let repeat = st.replay_wildcards.remove(&place);
+    if repeat.is_some() {
+        REPEATED.fetch_add(1, Ordering::Relaxed);
+        if st.replay_wildcards.is_empty() && st.replay.is_empty() {
+            REPLAYING.store(false, Ordering::Relaxed);
+        }
+    }
+    (place, repeat)
+}
+
+/// The receive from `MPI_ANY_SOURCE` at `place` matched `source` with `tag`.
+pub(crate) fn matched(place: u64, source: c_int, tag: c_int) {
+    record(&[Record::new(Kind::Wildcard, source, tag, place)]);
+}
+
+/// `MPI_Waitany`/`MPI_Testany` chose: `flag`, `index`.
+pub(crate) fn chose_any(flag: bool, index: c_int) {
+    record(&[Record::new(Kind::Any, c_int::from(flag), index, 1)]);
+}
+
+/// `MPI_Waitsome`/`MPI_Testsome` chose `indices` (`None`: `MPI_UNDEFINED`).
+pub(crate) fn chose_some(indices: Option<&[c_int]>) {
+    let head = match indices {
+        Some(list) => Record::new(Kind::Some, list.len() as c_int, 0, 1),
+        None => Record::new(Kind::Some, abi::UNDEFINED, 0, 1),
+    };
+    let mut records = vec![head];
+    records.extend(
+        indices
+            .into_iter()
+            .flatten()
+            .map(|&i| Record::new(Kind::Index, i, 0, 1)),
+    );
+    record(&records);
+}
+
+/// `MPI_Test`/`MPI_Testall` chose `flag`.
+pub(crate) fn chose_test(flag: bool) {
+    record(&[Record::new(Kind::Test, c_int::from(flag), 0, 1)]);
+}
+
+/// The next choice a replacement repeats for a call that chooses `kind`: `None` when there is
+/// none left (it chooses live). A record of another kind means the replacement does not
+/// re-execute as the lost process did: the job ends.
+pub(crate) fn repeat(kind: Kind) -> Option<Record> {
+    if !REPLAYING.load(Ordering::Relaxed) {
+        return None;
+    }
+    let mut st = state();
+    let front = *st.replay.front()?;
+    if front.kind != kind as u32 {
+        drop(st);
+        diverged(kind, front);
+    }
+    if front.n > 1 && front.repeats() {
+        if let Some(f) = st.replay.front_mut() {
+            f.n -= 1;
+        }
+    } else {
+        st.replay.pop_front();
+    }
+    REPEATED.fetch_add(1, Ordering::Relaxed);
+    if st.replay.is_empty() && st.replay_wildcards.is_empty() {
+        REPLAYING.store(false, Ordering::Relaxed);
+    }
+    Some(front)
+}
+
+/// The indices of a repeated [`Kind::Some`] record (`None`: `MPI_UNDEFINED`).
+pub(crate) fn repeat_some(head: Record) -> Option<Vec<c_int>> {
+    if head.a == abi::UNDEFINED {
+        return None;
+    }
+    let indices = (0..head.a.max(0))
+        .map(|_| repeat(Kind::Index).map_or(abi::UNDEFINED, |r| r.a))
+        .collect();
+    Some(indices)
+}
+
+impl Record {
+    /// The flag of an [`Kind::Any`] or [`Kind::Test`] record.
+    pub(crate) fn flag(&self) -> bool {
+        self.a != 0
+    }
+
+    /// The index of an [`Kind::Any`] record.
+    pub(crate) fn index(&self) -> c_int {
+        self.b
+    }
+}
+
+/// A replacement met a call that chooses otherwise than the lost process's next choice.
+fn diverged(kind: Kind, recorded: Record) -> ! {
+    let line = format!(
+        "libcd: rank {} (a replacement) does not re-execute as the lost process did: it reached \
+         a {kind:?} choice where the lost process's next was {recorded:?}; the job ends\n",
+        safe::world_rank()
+    );
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
+    // SAFETY: ends the job.
+    unsafe { real::Abort(crate::pmpi::world::current(), crate::loss::LOST_EXIT_CODE) };
+    std::process::exit(crate::loss::LOST_EXIT_CODE)
+}
+
+/// At a repair, before the hand-over (`n` ranks on the repaired world, `lost` the replaced
+/// ranks): a rank lost with its partner, whose choices since the version died with them as
+/// this rank knows, as (rank, partner). Every rank that is the next but one of such a rank
+/// knows whether it chose; when that rank is lost too, nobody does, and every rank says so.
+pub(super) fn orphaned(me: usize, n: usize, lost: &[usize]) -> Option<(usize, usize)> {
+    let gone = |p: usize| lost.contains(&p);
+    lost.iter().copied().find_map(|r| {
+        let (partner, next) = ((r + 1) % n, (r + 2) % n);
+        let unknown = next == r || gone(next);
+        let chose = unknown || (next == me && flagged_by_predecessor_but_one());
+        (gone(partner) && chose).then_some((r, partner))
+    })
+}
+
+/// After a repair (collective on the repaired world): a window on it, into which this rank's
+/// choices since the version are written again.
+pub(super) fn reopen(repaired: Comm) {
+    open(repaired);
+    let mut st = state();
+    st.flagged = false;
+    if !st.log.is_empty() && !replicate(&mut st, 0) {
+        drop(st);
+        crate::errors::stop_containing(
+            "the application's choices since the version could not be written at its new \
+             partner after a repair",
+        );
+    }
+}
+
+/// Whether the rank two before this one said it made choices since the version.
+fn flagged_by_predecessor_but_one() -> bool {
+    let st = state();
+    let Some((_, base, _)) = st.win else {
+        return false;
+    };
+    let base = std::ptr::with_exposed_provenance::<u8>(base);
+    // SAFETY: our window's memory (at least `RECORDS_AT` bytes); the writer is dead, the
+    // runtime reads its own memory after the failure.
+    let word = unsafe { std::ptr::read_volatile(base.add(FLAG_AT).cast::<u64>()) };
+    word == tag()
+}
+
+/// The records the rank before this one wrote since the version, as bytes.
+pub(super) fn predecessor_records() -> Vec<u8> {
+    let st = state();
+    let Some((win, base, bytes)) = st.win else {
+        return Vec::new();
+    };
+    // SAFETY: no pointer is passed; makes the puts that completed visible to local loads.
+    unsafe { real::Win_sync(win) };
+    let base = std::ptr::with_exposed_provenance::<u8>(base);
+    // SAFETY: our window's memory, `bytes` long; its writer is dead.
+    let header = unsafe { std::ptr::read_volatile(base.add(HEADER_AT).cast::<[u64; 2]>()) };
+    if header[0] != tag() {
+        return Vec::new();
+    }
+    let used = (header[1] as usize).min(bytes - RECORDS_AT);
+    // SAFETY: as above, `used` bytes inside the window.
+    unsafe { std::slice::from_raw_parts(base.add(RECORDS_AT), used) }.to_vec()
+}
+
+/// A replacement's choices to repeat, from its partner.
+pub(super) fn install(bytes: &[u8]) {
+    let records: Vec<Record> = bytes
+        .chunks_exact(SIZE)
+        .map(bytemuck::pod_read_unaligned)
+        .collect();
+    let mut st = state();
+    st.replay_wildcards.clear();
+    st.replay.clear();
+    for r in records {
+        if r.kind == Kind::Wildcard as u32 {
+            st.replay_wildcards.insert(r.n, (r.a, r.b));
+        } else {
+            st.replay.push_back(r);
+        }
+    }
+    let any = !st.replay.is_empty() || !st.replay_wildcards.is_empty();
+    REPLAYING.store(any, Ordering::Relaxed);
+    tracing::warn!(choices = bytes.len() / SIZE, "choices to repeat");
+}
