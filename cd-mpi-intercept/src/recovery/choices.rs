@@ -1,6 +1,6 @@
 //! The application's choices since the version, which a replacement must repeat to re-execute
-//! the same way and which die with the lost process: the source a blocking receive from
-//! `MPI_ANY_SOURCE` (`MPI_Recv`, `MPI_Sendrecv`) matched, the request `MPI_Waitany`/`MPI_Testany` completed, the set
+//! the same way and which die with the lost process: the source a receive from
+//! `MPI_ANY_SOURCE` matched, the request `MPI_Waitany`/`MPI_Testany` completed, the set
 //! `MPI_Waitsome`/`MPI_Testsome` completed, the flag of `MPI_Test`/`MPI_Testall`.
 //!
 //! # Pessimistic, without the partner's help
@@ -22,8 +22,8 @@
 //! the replacement (`super::resync`); then every rank allocates a window on the repaired world
 //! (the old one is not freed: that is collective over a world with a dead member) and writes
 //! its choices since the version there again. The replacement repeats each choice in order:
-//! wildcard receives by their place among its wildcard receives since the version, the others
-//! in call order. When they
+//! wildcard receives by their place among its wildcard receives since the version (an
+//! `MPI_Irecv`'s match is known only when it completes), the others in call order. When they
 //! run out it chooses live, and records, like every rank.
 //!
 //! A choice in the program's start is not kept (the start is re-executed from `MPI_Init`, and

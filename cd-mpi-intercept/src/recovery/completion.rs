@@ -3,7 +3,8 @@
 //! and receives on the world through repairs (a handle a repair replaced is exchanged for its
 //! new request first). `MPI_Waitany`, `MPI_Waitsome`, `MPI_Testany` and `MPI_Testsome` are
 //! built on them, one request at a time, so that a repair finds them the same way; what they
-//! choose (which request, which set) and a test's flag are recorded at the partner before the application sees them, and a
+//! choose (which request, which set), a test's flag, and the source an `MPI_Irecv` from
+//! `MPI_ANY_SOURCE` matched are recorded at the partner before the application sees them, and a
 //! replacement repeats them ([`super::choices`]). In the program's start, or given to
 //! `MPI_Request_free` or `MPI_Cancel`, a tracked request stops the containment of later losses
 //! ([`crate::errors::stop_containing`]) and goes to the ordinary handlers.
@@ -194,6 +195,11 @@ unsafe fn complete(
             .filter(|&i| rc == abi::SUCCESS || st[i].error() == abi::SUCCESS)
             .collect();
         traffic::settle(taken, &before, &done, &st);
+        for &i in &done {
+            if let Some(place) = requests::wildcard(before[i]) {
+                choices::matched(place, st[i].source(), st[i].tag());
+            }
+        }
         let completed: Vec<Request> = done.iter().map(|&i| before[i]).collect();
         requests::forget(&completed);
         for &i in &done {
@@ -206,8 +212,13 @@ unsafe fn complete(
             .filter(|&i| before[i] != null && !done.contains(&i))
             .filter(|&i| handles[i] == null)
             .collect();
-        let failure =
-            repair::is_failure(rc) || failed.iter().any(|&i| repair::is_failure(st[i].error()));
+        // a receive from MPI_ANY_SOURCE whose possible sender failed stays active, its status
+        // saying so (MPI_ERR_PROC_FAILED_PENDING): the repair posts it again
+        let pending = (0..n)
+            .any(|i| before[i] != null && handles[i] != null && repair::is_failure(st[i].error()));
+        let failure = repair::is_failure(rc)
+            || pending
+            || failed.iter().any(|&i| repair::is_failure(st[i].error()));
         if !failure {
             return rc;
         }

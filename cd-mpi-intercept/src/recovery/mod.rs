@@ -45,11 +45,10 @@
 //! [`nonblocking`]), `Reduce`, `Gather` and `Scatter` (run so that every rank holds the result: [`rooted`]), on `MPI_COMM_WORLD` and on the
 //! communicators derived from it with `MPI_Comm_dup`, `MPI_Comm_split`, `MPI_Comm_create`,
 //! `MPI_Cart_create` and `MPI_Cart_sub` (rebuilt after a repair: `crate::derived`), outside CDs
-//! that log. The choices a replacement must repeat (a blocking receive's wildcard source,
-//! `Waitany` and the like, a test's flag) are recorded at a partner ([`choices`]). A loss seen
-//! in any other call (other collectives, a persist under way), after a communicator made
-//! otherwise, after a choice that is not recorded (`MPI_Irecv` from `MPI_ANY_SOURCE`, a probe,
-//! a choice in the start, more than the partner's window holds, a tracked request given to
+//! that log. The choices a replacement must repeat (a receive's wildcard source, `Waitany`
+//! and the like, a test's flag) are recorded at a partner ([`choices`]). A loss seen in any
+//! other call (other collectives, a persist under way), after a communicator made otherwise,
+//! after a choice that is not recorded (a probe, a choice in the start, more than the partner's window holds, a tracked request given to
 //! `MPI_Request_free` or `MPI_Cancel`: [`completion`]), after a start that
 //! communicated otherwise ([`prologue`]), after other traffic since the version (at the repair
 //! each survivor checks that its journal accounts for all its message counts:

@@ -30,6 +30,8 @@ pub(crate) struct Receive {
     pub(crate) datatype: Datatype,
     pub(crate) source: c_int,
     pub(crate) tag: c_int,
+    /// A receive from `MPI_ANY_SOURCE`: its place among them (`super::choices`).
+    pub(crate) wildcard: Option<u64>,
 }
 
 /// A nonblocking collective, as posted: how to post it again, and where its result goes.
@@ -404,6 +406,11 @@ pub(crate) fn substitute(handles: &mut [Request]) {
             *h = next;
         }
     });
+}
+
+/// The place of the receive from `MPI_ANY_SOURCE` under `request`, if it is one.
+pub(crate) fn wildcard(request: Request) -> Option<u64> {
+    with(|t| t.get(&request.bits()).and_then(|e| e.receive?.wildcard))
 }
 
 /// Whether every one of `handles` is tracked.
