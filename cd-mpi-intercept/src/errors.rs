@@ -180,14 +180,16 @@ pub(crate) fn communicator_made(call: Call, comm: Comm) {
 }
 
 /// The application probes for a message from `source` (`with_flag`: `MPI_Iprobe` or
-/// `MPI_Improbe`). Whether a message was there (the flag) and which one matched a wildcard
-/// source are choices a replacement would have to repeat, and they are not recorded: from now
-/// on a loss ends the job clearly. A blocking probe of one source is no choice.
+/// `MPI_Improbe`) where in-job recovery does not record the outcome (a matched probe, a probe
+/// inside a CD that logs; `crate::recovery::probes` records the others). Whether a message was
+/// there (the flag) and which one matched a wildcard source are choices a replacement would
+/// have to repeat: from now on a loss ends the job clearly. A blocking probe of one source is
+/// no choice.
 pub(crate) fn probed(source: c_int, with_flag: bool) {
     if with_flag || source == abi::ANY_SOURCE {
         stop_containing(
-            "the application probed with MPI_Iprobe, MPI_Improbe or MPI_ANY_SOURCE, whose \
-             outcome a replacement could not repeat (in-job recovery does not record it)",
+            "the application probed with MPI_Improbe, MPI_Mprobe or inside a CD that logs, \
+             whose outcome a replacement could not repeat (in-job recovery does not record it)",
         );
     }
 }

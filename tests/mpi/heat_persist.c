@@ -19,7 +19,7 @@
  * a periodic Cartesian ring (MPI_Cart_create, MPI_Cart_shift; a scratch MPI_Comm_dup of it made
  * and freed in the start) and adds, every step, the sum over a pair of ranks (MPI_Allreduce on
  * an MPI_Comm_split of the ring); HEAT_CART=2 makes an MPI_Comm_split_type communicator in the
- * start (which in-job recovery does not rebuild). HEAT_WILDCARD=1 receives the left halo from MPI_ANY_SOURCE (with MPI_Sendrecv, or MPI_Irecv). HEAT_ORDER=swapped adds the ranges in the other order, HEAT_SHORT=1 adds
+ * start (which in-job recovery does not rebuild). HEAT_WILDCARD=1 receives the left halo from MPI_ANY_SOURCE (with MPI_Sendrecv, or MPI_Irecv); HEAT_WILDCARD=2 also passes a token to the right every step, found by polling MPI_Iprobe and by MPI_Probe from MPI_ANY_SOURCE. HEAT_ORDER=swapped adds the ranges in the other order, HEAT_SHORT=1 adds
  * a shorter array. With HEAT_PERSIST_ERRORS=continue a failed advance prints its error and the
  * run goes on. Prints "heat rank R resumed S version V" after a restore, "heat rank R error
  * CODE MESSAGE" when a CD call fails (and exits cleanly), "heat rank R result STEPS PART HEX"
@@ -170,6 +170,24 @@ int main(int argc, char **argv) {
                          halo, MPI_STATUS_IGNORE);
             MPI_Sendrecv(&u[N], 1, MPI_DOUBLE, right, 1, &u[0], 1, MPI_DOUBLE, from_left, 1,
                          halo, MPI_STATUS_IGNORE);
+        }
+        if (env_int("HEAT_WILDCARD", 0) == 2) {
+            /* a token to the right, found by polling MPI_Iprobe and by MPI_Probe, both from
+             * MPI_ANY_SOURCE, then received from the source found */
+            MPI_Request sent;
+            double token = step, got = -1;
+            int found = 0;
+            MPI_Status st;
+            MPI_Isend(&token, 1, MPI_DOUBLE, right, 5, halo, &sent);
+            while (!found) MPI_Iprobe(MPI_ANY_SOURCE, 5, halo, &found, &st);
+            MPI_Probe(MPI_ANY_SOURCE, 5, halo, &st);
+            MPI_Recv(&got, 1, MPI_DOUBLE, st.MPI_SOURCE, 5, halo, MPI_STATUS_IGNORE);
+            MPI_Wait(&sent, MPI_STATUS_IGNORE);
+            if (got != step) {
+                fprintf(stderr, "heat rank %d: token %g from rank %d at step %d\n", rank, got,
+                        st.MPI_SOURCE, step);
+                return 1;
+            }
         }
         for (int i = 1; i <= N; i++) v[i] = u[i] + coefficient * (u[i - 1] - 2 * u[i] + u[i + 1]) + bias;
         memcpy(&u[1], &v[1], N * sizeof(double));

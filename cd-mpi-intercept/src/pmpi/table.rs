@@ -55,8 +55,8 @@ macro_rules! mpi_table {
                 Irecv(buf: BufMut, count: c_int, datatype: Datatype, source: c_int, tag: c_int, comm: Comm, request: *mut Request) => recovery::irecv;
                 Sendrecv(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, dest: c_int, sendtag: c_int, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, source: c_int, recvtag: c_int, comm: Comm, status: *mut Status) => recovery::sendrecv;
                 Sendrecv_replace(buf: BufMut, count: c_int, datatype: Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: Comm, status: *mut Status) => p2p::sendrecv_replace;
-                Probe(source: c_int, tag: c_int, comm: Comm, status: *mut Status) => p2p::probe;
-                Iprobe(source: c_int, tag: c_int, comm: Comm, flag: *mut c_int, status: *mut Status) => p2p::iprobe;
+                Probe(source: c_int, tag: c_int, comm: Comm, status: *mut Status) => recovery::probe;
+                Iprobe(source: c_int, tag: c_int, comm: Comm, flag: *mut c_int, status: *mut Status) => recovery::iprobe;
                 Mprobe(source: c_int, tag: c_int, comm: Comm, message: *mut Message, status: *mut Status) => p2p::mprobe;
                 Improbe(source: c_int, tag: c_int, comm: Comm, flag: *mut c_int, message: *mut Message, status: *mut Status) => p2p::improbe;
                 Mrecv(buf: BufMut, count: c_int, datatype: Datatype, message: *mut Message, status: *mut Status) => p2p::mrecv;

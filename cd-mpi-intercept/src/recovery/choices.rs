@@ -1,7 +1,8 @@
 //! The application's choices since the version, which a replacement must repeat to re-execute
 //! the same way and which die with the lost process: the source a receive from
 //! `MPI_ANY_SOURCE` matched, the request `MPI_Waitany`/`MPI_Testany` completed, the set
-//! `MPI_Waitsome`/`MPI_Testsome` completed, the flag of `MPI_Test`/`MPI_Testall`.
+//! `MPI_Waitsome`/`MPI_Testsome` completed, the flag of `MPI_Test`/`MPI_Testall`, what
+//! `MPI_Iprobe` or a probe from `MPI_ANY_SOURCE` found.
 //!
 //! # Pessimistic, without the partner's help
 //! Each choice is written into its partner's memory (rank + 1, modulo the size) before the
@@ -57,7 +58,7 @@ pub(crate) struct Record {
     kind: u32,
     a: c_int,
     b: c_int,
-    _pad: c_int,
+    c: c_int,
     /// A wildcard receive's place; for the others, how many times in a row (a test that found
     /// nothing).
     n: u64,
@@ -79,6 +80,10 @@ pub(crate) enum Kind {
     Index = 4,
     /// `MPI_Test`/`MPI_Testall`: `a` the flag.
     Test = 5,
+    /// `MPI_Probe` from `MPI_ANY_SOURCE`: `b` the source found, `c` the tag.
+    Probe = 6,
+    /// `MPI_Iprobe`: `a` the flag, `b` the source found, `c` the tag.
+    Iprobe = 7,
 }
 
 impl Record {
@@ -87,7 +92,7 @@ impl Record {
             kind: kind as u32,
             a,
             b,
-            _pad: 0,
+            c: 0,
             n,
         }
     }
@@ -359,6 +364,14 @@ pub(crate) fn chose_test(flag: bool) {
     record(&[Record::new(Kind::Test, c_int::from(flag), 0, 1)]);
 }
 
+/// A probe (`kind`: [`Kind::Probe`] or [`Kind::Iprobe`]) chose: whether it `found` a message,
+/// and from which `source` with which `tag`.
+pub(crate) fn chose_probe(kind: Kind, found: bool, source: c_int, tag: c_int) {
+    let mut r = Record::new(kind, c_int::from(found), source, 1);
+    r.c = tag;
+    record(&[r]);
+}
+
 /// The next choice a replacement repeats for a call that chooses `kind`: `None` when there is
 /// none left (it chooses live). A record of another kind means the replacement does not
 /// re-execute as the lost process did: the job ends.
@@ -403,7 +416,7 @@ impl Record {
         self.a != 0
     }
 
-    /// The index of an [`Kind::Any`] record.
+    /// The index of an [`Kind::Any`] record; the source a probe found.
     pub(crate) fn index(&self) -> c_int {
         self.b
     }

@@ -46,9 +46,10 @@
 //! communicators derived from it with `MPI_Comm_dup`, `MPI_Comm_split`, `MPI_Comm_create`,
 //! `MPI_Cart_create` and `MPI_Cart_sub` (rebuilt after a repair: `crate::derived`), outside CDs
 //! that log. The choices a replacement must repeat (a receive's wildcard source, `Waitany`
-//! and the like, a test's flag) are recorded at a partner ([`choices`]). A loss seen in any
+//! and the like, a test's flag, what a probe found: [`probes`]) are recorded at a partner
+//! ([`choices`]). A loss seen in any
 //! other call (other collectives, a persist under way), after a communicator made otherwise,
-//! after a choice that is not recorded (a probe, a choice in the start, more than the partner's window holds, a tracked request given to
+//! after a choice that is not recorded (a matched probe, a choice in the start, more than the partner's window holds, a tracked request given to
 //! `MPI_Request_free` or `MPI_Cancel`: [`completion`]), after a start that
 //! communicated otherwise ([`prologue`]), after other traffic since the version (at the repair
 //! each survivor checks that its journal accounts for all its message counts:
@@ -63,6 +64,7 @@ pub(crate) mod completion;
 pub(crate) mod join;
 pub(crate) mod journal;
 mod nonblocking;
+mod probes;
 pub(crate) mod prologue;
 pub(crate) mod repair;
 pub(crate) mod requests;
@@ -77,6 +79,7 @@ pub(crate) use completion::{
 };
 pub(crate) use join::comm_get_parent;
 pub(crate) use nonblocking::{iallgather, iallreduce, ibarrier, ibcast};
+pub(crate) use probes::{iprobe, probe};
 pub(crate) use rooted::{gather, reduce, scatter};
 
 use std::sync::atomic::{AtomicU64, Ordering};
