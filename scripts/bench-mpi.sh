@@ -21,9 +21,11 @@
 #   1. ping-pong in launches alternated CD_BENCH_LAUNCHES times (default 4): --modes
 #      raw,nocd,log, then --modes raw,journal (the journal, once on, takes every wrapped call on
 #      the world, so it needs a launch of its own; each launch has its own raw), --sizes
-#      $CD_BENCH_SIZES (default 8,4k,1M)
+#      $CD_BENCH_SIZES (default 8,4k,1M), then --modes raw,journal --any-source 1 --sizes 8
+#      (every receive from MPI_ANY_SOURCE: a choice recorded at the partner)
 #   2. where the journal's time goes: --bench packing (each rank alone)
-#   3. the journal checked with CD_MPI_STATS: it held the messages (journal_peak_bytes)
+#   3. the journal checked with CD_MPI_STATS: it held the messages (journal_peak_bytes) and
+#      recorded the receives' choices (recovery.choices)
 # Two ranks only: this machine has 2 cores and MPICH busy-polls; each step first waits for
 # idle CPUs (CD_BENCH_IDLE_WAIT).
 set -euo pipefail
@@ -121,6 +123,11 @@ if [ "$family" = ompi5 ]; then
             wait_idle
             run "$out/mpi_overhead" "${quick_args[@]}" --bench pingpong --modes "$modes" --sizes "$sizes" "$@"
         done
+        # every receive from MPI_ANY_SOURCE: a choice recorded at the partner (MPI_Put and
+        # MPI_Win_flush) besides the journal, against raw MPI receiving from MPI_ANY_SOURCE too
+        wait_idle
+        run "$out/mpi_overhead" "${quick_args[@]}" --bench pingpong --modes raw,journal \
+            --any-source 1 --sizes 8 "$@"
     done
     echo
     echo "== where the journal's time goes: its stages on each rank alone"
@@ -130,9 +137,10 @@ if [ "$family" = ompi5 ]; then
     echo "== the journal checked with CD_MPI_STATS"
     stats="$(mktemp -d)"
     CD_MPI_STATS="$stats/rank." run "${stats_env[@]}" "$out/mpi_overhead" --bench pingpong \
-        --modes raw,journal --rounds 1 --target-ms 1 --sizes 8,1M | grep -E '^(journal|stamp)'
+        --modes raw,journal --rounds 1 --target-ms 1 --sizes 8,1M --any-source 1 |
+        grep -E '^(journal|stamp)'
     for r in 0 1; do
-        echo "rank $r: $(grep -E '^(recovery.journal_peak_bytes|persist.count|calls.MPI_Send|calls.MPI_Recv) ' \
+        echo "rank $r: $(grep -E '^(recovery.journal_peak_bytes|recovery.choices|persist.count|calls.MPI_Send|calls.MPI_Recv) ' \
             "$stats/rank.$r" | tr '\n' ' ')"
     done
     rm -rf "$stats"

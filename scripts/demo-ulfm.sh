@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # The third act of scripts/demo.sh (`scripts/demo.sh ulfm`): a lost node contained in the job.
-# The heat program of tests/mpi/heat_persist.c (Isend/Irecv halo exchange, an Allreduce every
-# step, a persistent root CD with XOR across four simulated nodes, advanced every 20 steps)
+# The heat program of tests/mpi/heat_persist.c (Isend/Irecv halo exchange, the left halo from
+# MPI_ANY_SOURCE, completed by MPI_Waitany, a token found by MPI_Iprobe and MPI_Probe from
+# MPI_ANY_SOURCE, an Allreduce every step, a persistent root CD with XOR across four simulated
+# nodes, advanced every 20 steps)
 # runs under Open MPI 5 with `mpirun --with-ft ulfm`. Rank CD_LOST_RANK (default 2) loses its
 # node at step CD_KILL_STEP (default 130): its cache directory is removed and it raises
 # SIGKILL. The survivors detect it inside their MPI calls, repair the world and spawn a
 # replacement; its files are rebuilt from the survivors' XOR, it restores step 120 and catches
 # up alone (its receives resent from the survivors' journals, its sends dropped, its
-# collectives served) while the survivors never roll back. The result is checked bitwise
+# collectives served, the choices its lost predecessor made repeated from the record its
+# partner kept) while the survivors never roll back. The result is checked bitwise
 # against a fault-free run. MPIEXEC_TIMEOUT (default 120) bounds each mpirun.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,7 +35,7 @@ trap 'rm -rf "$work"' EXIT
     -Wl,-rpath,"$lib" -o "$work/heat"
 
 mpirun=("$venv/bin/mpirun" --with-ft ulfm --oversubscribe --mca btl '^ofi' --mca osc '^ucx' -np $np)
-export HEAT_STEPS=200 HEAT_INTERVAL=20 HEAT_REDUCE=1 HEAT_NONBLOCKING=1
+export HEAT_STEPS=200 HEAT_INTERVAL=20 HEAT_REDUCE=1 HEAT_NONBLOCKING=3 HEAT_WILDCARD=2
 export CD_REDSET_FAILURE_GROUP='node{rank}'   # rank r runs on simulated node r
 caches() { rm -rf "$1"; mkdir -p "$1"/node{0,1,2,3}; }
 
@@ -40,7 +43,7 @@ echo
 echo "== fault-free reference run: ${mpirun[*]} heat (200 steps, a version every 20)"
 caches "$work/clean"
 HEAT_CACHE="$work/clean" "${mpirun[@]}" "$work/heat" > "$work/clean.out"
-grep ' executed ' "$work/clean.out" | sort
+grep -a ' executed ' "$work/clean.out" | sort
 
 echo
 echo "== the same job; at step $kill_step rank $lost's node is lost (its cache removed, SIGKILL)"
@@ -52,27 +55,29 @@ HEAT_CACHE="$work/lost" HEAT_KILL_AT="$kill_step" HEAT_KILL_RANK="$lost" \
     "${mpirun[@]}" "$work/heat" > "$work/lost.out" 2>&1
 t1=$(date +%s.%N)
 # the runtime's own lines as they happened (CD_TRACE), then the program's
-grep -E 'process lost|replacement joined|rebuilt|served the rebuild|world repaired' "$work/lost.out" |
+grep -a -E 'process lost|replacement joined|rebuilt|served the rebuild|world repaired|choices to repeat' "$work/lost.out" |
     sed -E 's/^[0-9T:.-]+Z +[A-Z]+ +ThreadId\([0-9]+\) +//' || true
-grep -E ' (resumed|executed) ' "$work/lost.out" | sort
+grep -a -E ' (resumed|executed) ' "$work/lost.out" | sort
 echo "== mpirun: the one launch finished (exit status 0) in $(awk -v a="$t1" -v b="$t0" 'BEGIN {printf "%.1f", a - b}') s"
 
 echo
 echo "== in-job recovery per rank (CD_MPI_STATS)"
 value() { awk -v k="$2" '$1 == k {print $2}' "$1"; }
-printf '%4s  %8s  %10s  %8s  %18s  %14s  %18s\n' rank repairs "repair ms" resent \
-    "results served" "sends dropped" "collectives served"
+printf '%4s  %8s  %10s  %8s  %18s  %14s  %18s  %8s  %16s\n' rank repairs "repair ms" resent \
+    "results served" "sends dropped" "collectives served" choices "choices repeated"
 for ((r = 0; r < np; r++)); do
     f="$work/stats.$r"
-    printf '%4d  %8d  %10.1f  %8d  %18d  %14d  %18d\n' "$r" "$(value "$f" recovery.repairs)" \
+    printf '%4d  %8d  %10.1f  %8d  %18d  %14d  %18d  %8d  %16d\n' "$r" \
+        "$(value "$f" recovery.repairs)" \
         "$(awk -v n="$(value "$f" recovery.repair_ns)" 'BEGIN {print n / 1e6}')" \
         "$(value "$f" recovery.resent)" "$(value "$f" recovery.served_collectives)" \
-        "$(value "$f" recovery.sends_dropped)" "$(value "$f" recovery.collectives_taken)"
+        "$(value "$f" recovery.sends_dropped)" "$(value "$f" recovery.collectives_taken)" \
+        "$(value "$f" recovery.choices)" "$(value "$f" recovery.choices_repeated)"
 done
 echo "   (rank $lost's line is its replacement's: it repaired nothing, it was served)"
 
 echo
-if cmp -s <(grep ' result ' "$work/clean.out" | sort) <(grep ' result ' "$work/lost.out" | sort); then
+if cmp -s <(grep -a ' result ' "$work/clean.out" | sort) <(grep -a ' result ' "$work/lost.out" | sort); then
     echo "== verified: every rank's final array is bitwise the fault-free run's"
 else
     echo "demo: the results differ from the fault-free run" >&2

@@ -77,6 +77,7 @@
  * Usage: mpi_overhead [--bench pingpong,allreduce,replay,stages,selfrecv,packing]
  *                     [--modes raw,nocd,log | raw,journal]
  *                     [--sizes 8,64,...] [--ar-sizes 8,...] [--rounds R] [--target-ms T]
+ *                     [--any-source 1]
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -215,6 +216,10 @@ static void resolve(void) {
 
 /* ---- the timed loops -------------------------------------------------------------------- */
 
+/* --any-source: the ping-pong's receives name MPI_ANY_SOURCE (a choice: in-job recovery
+ * records each at the partner in the journal mode). */
+static int any_source;
+
 /* Ping-pong of `size` bytes, iterations *i .. n-1 (the counter lives in memory so that a CD
  * can preserve it). Rank 1 stamps its iteration number into the message it returns. */
 static void pingpong(const struct mpi_fns *f, int size, long *i, long n) {
@@ -222,7 +227,7 @@ static void pingpong(const struct mpi_fns *f, int size, long *i, long n) {
     if (rank == 0) {
         for (; *i < n; (*i)++) {
             f->send(sbuf, size, MPI_BYTE, 1, 7, MPI_COMM_WORLD);
-            f->recv(rbuf, size, MPI_BYTE, 1, 8, MPI_COMM_WORLD, &st);
+            f->recv(rbuf, size, MPI_BYTE, any_source ? MPI_ANY_SOURCE : 1, 8, MPI_COMM_WORLD, &st);
             if (copying) copy_one(size);
             long s;
             memcpy(&s, rbuf, sizeof s);
@@ -230,7 +235,7 @@ static void pingpong(const struct mpi_fns *f, int size, long *i, long n) {
         }
     } else if (rank == 1) {
         for (; *i < n; (*i)++) {
-            f->recv(rbuf, size, MPI_BYTE, 0, 7, MPI_COMM_WORLD, &st);
+            f->recv(rbuf, size, MPI_BYTE, any_source ? MPI_ANY_SOURCE : 0, 7, MPI_COMM_WORLD, &st);
             if (copying) copy_one(size);
             memcpy(rbuf, i, sizeof *i);
             f->send(rbuf, size, MPI_BYTE, 0, 8, MPI_COMM_WORLD);
@@ -475,6 +480,8 @@ static void parse(int argc, char **argv) {
             rounds = atoi(v);
         } else if (strcmp(k, "--target-ms") == 0) {
             target = atof(v) / 1000.0;
+        } else if (strcmp(k, "--any-source") == 0) {
+            any_source = atoi(v) != 0;
         } else {
             die("unknown option (see the comment at the top of mpi_overhead.c)");
         }
