@@ -1,6 +1,6 @@
 //! The communicators a loss is contained on: the world (channel 0), and those the application
-//! derives from it with `MPI_Comm_dup`, `MPI_Comm_split`, `MPI_Comm_create`, `MPI_Cart_create`
-//! and `MPI_Cart_sub`, or derives from those the same way.
+//! derives from it with `MPI_Comm_dup`, `MPI_Comm_split`, `MPI_Comm_split_type`,
+//! `MPI_Comm_create`, `MPI_Cart_create` and `MPI_Cart_sub`, or derives from those the same way.
 //!
 //! Each derived communicator gets an identity every member computes alike: its parent's
 //! identity and how many communicators were derived from the parent before it (every member of
@@ -184,13 +184,16 @@ pub(crate) fn derived() -> Vec<Derived> {
     with(|r| r.derived.clone())
 }
 
-/// Which constructors are followed: those every member of the parent calls.
+/// Which constructors are followed: those every member of the parent calls. A communicator
+/// of `MPI_Comm_split_type` is rebuilt with the same members, like a split's, though a
+/// replacement on another node no longer shares memory with them.
 fn followed(call: Call) -> bool {
     matches!(
         call,
         Call::Comm_dup
             | Call::Comm_dup_with_info
             | Call::Comm_split
+            | Call::Comm_split_type
             | Call::Comm_create
             | Call::Cart_create
             | Call::Cart_sub

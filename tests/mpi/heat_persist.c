@@ -19,7 +19,7 @@
  * a periodic Cartesian ring (MPI_Cart_create, MPI_Cart_shift; a scratch MPI_Comm_dup of it made
  * and freed in the start) and adds, every step, the sum over a pair of ranks (MPI_Allreduce on
  * an MPI_Comm_split of the ring); HEAT_CART=2 makes an MPI_Comm_split_type communicator in the
- * start (which in-job recovery does not rebuild). HEAT_WILDCARD=1 receives the left halo from MPI_ANY_SOURCE (with MPI_Sendrecv, or MPI_Irecv); HEAT_WILDCARD=2 also passes a token to the right every step, found by polling MPI_Iprobe and by MPI_Probe from MPI_ANY_SOURCE. HEAT_ORDER=swapped adds the ranges in the other order, HEAT_SHORT=1 adds
+ * start, HEAT_CART=3 a distributed graph (which in-job recovery does not rebuild). HEAT_WILDCARD=1 receives the left halo from MPI_ANY_SOURCE (with MPI_Sendrecv, or MPI_Irecv); HEAT_WILDCARD=2 also passes a token to the right every step, found by polling MPI_Iprobe and by MPI_Probe from MPI_ANY_SOURCE. HEAT_ORDER=swapped adds the ranges in the other order, HEAT_SHORT=1 adds
  * a shorter array. With HEAT_PERSIST_ERRORS=continue a failed advance prints its error and the
  * run goes on. Prints "heat rank R resumed S version V" after a restore, "heat rank R error
  * CODE MESSAGE" when a CD call fails (and exits cleanly), "heat rank R result STEPS PART HEX"
@@ -86,7 +86,15 @@ int main(int argc, char **argv) {
     } else if (cart == 2) {
         MPI_Comm node;
         MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+        MPI_Barrier(node);
         MPI_Comm_free(&node);
+    } else if (cart == 3) {
+        MPI_Comm ring;
+        /* (weights given: GCC takes Open MPI's MPI_UNWEIGHTED sentinel for an empty array) */
+        int from = (rank + size - 1) % size, to = (rank + 1) % size, weight = 1;
+        MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &from, &weight, 1, &to, &weight,
+                                       MPI_INFO_NULL, 0, &ring);
+        MPI_Comm_free(&ring);
     }
     const int from_left = env_int("HEAT_WILDCARD", 0) ? MPI_ANY_SOURCE : left;
     int kill_at = getenv("HEAT_KILL_AT") ? atoi(getenv("HEAT_KILL_AT")) : -1;
