@@ -86,6 +86,7 @@ mod callback;
 mod commit;
 mod copy;
 mod create;
+mod delta;
 mod device;
 mod drain_track;
 mod error;
@@ -147,8 +148,8 @@ pub use persist::{
 pub use regen::Regen;
 pub use restore::{restore_cd, RestoreReport};
 pub use space::{
-    map_device_region, register_memory_space, register_recognising_space, DeviceMemory, Drain,
-    DrainCopy, SpaceId, HOST,
+    map_device_region, register_memory_space, register_recognising_space, BlockPatch, Changes,
+    DeviceMemory, Drain, DrainCopy, SavedSums, SpaceId, HOST,
 };
 pub use stats::Stats;
 pub use storage_info::{

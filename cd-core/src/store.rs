@@ -1,9 +1,11 @@
 //! The CD store in memory: buffers of saved bytes and the segments that point into them (the
 //! copies between application memory and a buffer are `copy`'s).
 //!
-//! Saved bytes are immutable once written. An advance never overwrites a buffer in place: it
-//! copies the READ_WRITE ranges into a fresh buffer and swaps the segments only when every copy
-//! succeeded, which is what makes advance atomic. Splitting an entry (a partial promotion, a
+//! Saved bytes are immutable while anyone else can see them. An advance copies the READ_WRITE
+//! ranges into fresh buffers and swaps the segments only when every copy succeeded, which is
+//! what makes advance atomic; the one write into a saved buffer is a differential advance's
+//! patch, made at the swap into a buffer that only its CD holds, once nothing can fail
+//! (`delta`). Splitting an entry (a partial promotion, a
 //! partial delete) only splits segments that share the buffer (`Arc`), and commit moves
 //! segments to the parent without copying a byte.
 //!
@@ -19,7 +21,7 @@ use crate::error::{CdError, Result};
 use crate::fault;
 use crate::interval::Piece;
 use crate::memory::{self, Use};
-use crate::space;
+use crate::space::{self, SavedSums};
 use std::collections::BTreeMap;
 use std::ptr::NonNull;
 use std::sync::{Arc, Mutex};
@@ -35,6 +37,11 @@ pub(crate) struct Buffer {
     ptr: NonNull<u8>,
     len: usize,
     origin: Origin,
+    /// When the buffer is the saved copy of one device range: its space's checksums of these
+    /// bytes, for the range's next differential advance (`delta`). They travel with the bytes,
+    /// so whatever replaces a CD's saved bytes (an add, a remap, a restore's discard) drops
+    /// them too.
+    pub(crate) sums: Option<SavedSums>,
 }
 
 enum Origin {
@@ -329,6 +336,7 @@ impl Buffer {
                 ptr: mapping.ptr,
                 len,
                 origin: Origin::Mapped(mapping),
+                sums: None,
             });
         }
         memory::reserve(Use::Store, len)?;
@@ -343,6 +351,7 @@ impl Buffer {
             ptr,
             len,
             origin: Origin::Heap,
+            sums: None,
         })
     }
 
@@ -399,6 +408,11 @@ impl Segment {
     /// The `len` saved bytes of this segment.
     pub(crate) fn bytes(&self, len: usize) -> &[u8] {
         &self.buf.as_slice()[self.offset..self.offset + len]
+    }
+
+    /// The buffer and the offset in it.
+    pub(crate) fn buffer(&self) -> (&Arc<Buffer>, usize) {
+        (&self.buf, self.offset)
     }
 }
 

@@ -46,6 +46,8 @@
 use crate::driver::{DevPtr, Driver, Handle};
 use crate::kernels::{self, Kernels};
 use crate::{device_to_host, CudaSpace, Device};
+use cd_core::{BlockPatch, Changes, SavedSums};
+use std::any::Any;
 use std::sync::OnceLock;
 
 /// The size of the blocks the differential copy compares and copies.
@@ -218,9 +220,22 @@ impl Drop for Scratch<'_> {
     }
 }
 
+/// What comparing a range's checksums with a saved copy's found.
+pub(crate) enum Found {
+    /// Copy the range whole (no checksums of this range, switched off, unaligned, most blocks
+    /// changed, no device memory for the gather), with its checksums now where known.
+    Whole(Option<BlockSums>),
+    /// The changed blocks, brought over: block `changed[j]` at `j * DIFF_BLOCK` of `bytes`.
+    Blocks {
+        changed: Vec<u64>,
+        bytes: Vec<u8>,
+        sums: BlockSums,
+    },
+}
+
 impl CudaSpace {
     /// The checksums of the `len` bytes at `src` now (`None` when switched off or unaligned).
-    pub(crate) fn block_sums(&self, src: usize, len: usize) -> Result<Option<BlockSums>, String> {
+    pub(crate) fn checksums(&self, src: usize, len: usize) -> Result<Option<BlockSums>, String> {
         if !diff_enabled() || !src.is_multiple_of(8) || len == 0 {
             return Ok(None);
         }
@@ -234,20 +249,39 @@ impl CudaSpace {
     }
 
     /// The patch that brings a saved copy of the `len` bytes at `src`, whose checksums are
-    /// `old`, up to date (see the module's documentation).
-    pub(crate) fn changes(&self, src: usize, len: usize, old: &BlockSums) -> Result<Patch, String> {
-        if !old.describe(src, len) || !diff_enabled() || !src.is_multiple_of(8) {
-            // The whole range, and its checksums for next time (taken first: no one writes
-            // the range during the call).
-            let sums = self.block_sums(src, len)?.unwrap_or_default();
-            let mut bytes = vec![0u8; len];
-            cd_core::DeviceMemory::copy_to_host(self, &mut bytes, src)?;
-            return Ok(Patch {
-                len,
-                changed: None,
+    /// `old`, up to date: [`compare`](Self::compare), with the whole range copied to the host
+    /// where it found that the whole range is to be copied.
+    pub(crate) fn patch(&self, src: usize, len: usize, old: &BlockSums) -> Result<Patch, String> {
+        match self.compare(src, len, old)? {
+            Found::Blocks {
+                changed,
                 bytes,
                 sums,
-            });
+            } => Ok(Patch {
+                len,
+                changed: Some(changed),
+                bytes,
+                sums,
+            }),
+            Found::Whole(sums) => {
+                let mut bytes = vec![0u8; len];
+                cd_core::DeviceMemory::copy_to_host(self, &mut bytes, src)?;
+                Ok(Patch {
+                    len,
+                    changed: None,
+                    bytes,
+                    sums: sums.unwrap_or_default(),
+                })
+            }
+        }
+    }
+
+    /// Compares the checksums of the `len` bytes at `src` now with `old` (those of a saved copy)
+    /// and brings the changed blocks over, gathered on the device (see the module's
+    /// documentation); or says to copy the whole range, copying nothing itself.
+    pub(crate) fn compare(&self, src: usize, len: usize, old: &BlockSums) -> Result<Found, String> {
+        if !old.describe(src, len) || !diff_enabled() || !src.is_multiple_of(8) {
+            return Ok(Found::Whole(self.checksums(src, len)?));
         }
         self.with_device(src, |d, device| {
             let mut scratch = Scratch {
@@ -263,72 +297,102 @@ impl CudaSpace {
                 .iter()
                 .map(|&k| DIFF_BLOCK.min(len - k as usize * DIFF_BLOCK))
                 .sum();
-            let pool = device.snapshot_pool(d)?;
-            // The gather needs device memory for the changed blocks: without it (or with most
-            // blocks changed) the whole range is copied instead.
-            let room = (!changed.is_empty() && changed_bytes <= len / FULL_DIVISOR)
-                .then(|| {
-                    let list = scratch.alloc(pool, changed.len() * 8).ok()?;
-                    let packed = scratch.alloc(pool, changed.len() * DIFF_BLOCK).ok()?;
-                    Some((list, packed))
-                })
-                .flatten();
-            if !changed.is_empty() && room.is_none() {
-                let mut bytes = vec![0u8; len];
-                device_to_host(d, device, &mut bytes, src, false)?;
-                return Ok(Patch {
-                    len,
-                    changed: None,
-                    bytes,
+            if changed.is_empty() {
+                return Ok(Found::Blocks {
+                    changed,
+                    bytes: Vec::new(),
                     sums,
                 });
             }
-            let mut bytes = Vec::new();
-            if let Some((list, packed)) = room {
-                // SAFETY: `list` holds changed.len() u64s; the synchronous copy runs after the
-                // allocation queued on the legacy stream.
-                d.check(
-                    unsafe { (d.memcpy_htod)(list, changed.as_ptr().cast(), changed.len() * 8) },
-                    "cuMemcpyHtoD",
-                )?;
-                let k = device.kernels(d)?;
-                let words = (changed.len() * DIFF_BLOCK / 8) as u64;
-                // SAFETY: cd_gather_blocks(dst, src, list, count, block_bytes, src_len) reads
-                // the listed blocks of the range (all inside it) and writes count blocks of
-                // `packed`, which holds them.
-                unsafe {
-                    kernels::launch(
-                        d,
-                        k.gather,
-                        kernels::grid(words),
-                        std::ptr::null_mut(),
-                        &[
-                            packed,
-                            src as u64,
-                            list,
-                            changed.len() as u64,
-                            DIFF_BLOCK as u64,
-                            len as u64,
-                        ],
-                    )?;
-                }
-                // The gather runs on the legacy stream; the transfer below on the space's
-                // streams, which are not ordered with it.
-                // SAFETY: the legacy stream (NULL).
-                d.check(
-                    unsafe { (d.stream_synchronize)(std::ptr::null_mut()) },
-                    "cuStreamSynchronize",
-                )?;
-                // The last block may be short: the packed bytes end with it.
-                bytes = vec![0u8; changed_bytes];
-                device_to_host(d, device, &mut bytes, packed as usize, false)?;
+            if changed_bytes > len / FULL_DIVISOR {
+                return Ok(Found::Whole(Some(sums)));
             }
-            Ok(Patch {
-                len,
-                changed: Some(changed),
+            // The gather needs device memory for the changed blocks: without it the whole
+            // range is copied instead.
+            let pool = device.snapshot_pool(d)?;
+            let room = (|| {
+                let list = scratch.alloc(pool, changed.len() * 8).ok()?;
+                let packed = scratch.alloc(pool, changed.len() * DIFF_BLOCK).ok()?;
+                Some((list, packed))
+            })();
+            let Some((list, packed)) = room else {
+                return Ok(Found::Whole(Some(sums)));
+            };
+            // SAFETY: `list` holds changed.len() u64s; the synchronous copy runs after the
+            // allocation queued on the legacy stream.
+            d.check(
+                unsafe { (d.memcpy_htod)(list, changed.as_ptr().cast(), changed.len() * 8) },
+                "cuMemcpyHtoD",
+            )?;
+            let k = device.kernels(d)?;
+            let words = (changed.len() * DIFF_BLOCK / 8) as u64;
+            // SAFETY: cd_gather_blocks(dst, src, list, count, block_bytes, src_len) reads
+            // the listed blocks of the range (all inside it) and writes count blocks of
+            // `packed`, which holds them.
+            unsafe {
+                kernels::launch(
+                    d,
+                    k.gather,
+                    kernels::grid(words),
+                    std::ptr::null_mut(),
+                    &[
+                        packed,
+                        src as u64,
+                        list,
+                        changed.len() as u64,
+                        DIFF_BLOCK as u64,
+                        len as u64,
+                    ],
+                )?;
+            }
+            // The gather runs on the legacy stream; the transfer below on the space's
+            // streams, which are not ordered with it.
+            // SAFETY: the legacy stream (NULL).
+            d.check(
+                unsafe { (d.stream_synchronize)(std::ptr::null_mut()) },
+                "cuStreamSynchronize",
+            )?;
+            // The last block may be short: the packed bytes end with it.
+            let mut bytes = vec![0u8; changed_bytes];
+            device_to_host(d, device, &mut bytes, packed as usize, false)?;
+            Ok(Found::Blocks {
+                changed,
                 bytes,
                 sums,
             })
+        })
+    }
+}
+
+/// The differential copy as cd-core's advance asks for it (`cd_core::DeviceMemory`'s
+/// `block_sums` and `changes`): the checksums travel opaque ([`cd_core::SavedSums`]), the
+/// changed blocks as a [`cd_core::BlockPatch`], which the advance writes into its saved copy.
+impl CudaSpace {
+    pub(crate) fn saved_sums(&self, src: usize, len: usize) -> Result<Option<SavedSums>, String> {
+        Ok(self.checksums(src, len)?.map(|s| Box::new(s) as SavedSums))
+    }
+
+    pub(crate) fn core_changes(
+        &self,
+        src: usize,
+        len: usize,
+        saved: &(dyn Any + Send + Sync),
+    ) -> Result<Changes, String> {
+        let Some(old) = saved.downcast_ref::<BlockSums>() else {
+            return Ok(Changes::Whole(self.saved_sums(src, len)?));
+        };
+        Ok(match self.compare(src, len, old)? {
+            Found::Whole(sums) => Changes::Whole(sums.map(|s| Box::new(s) as SavedSums)),
+            Found::Blocks {
+                changed,
+                bytes,
+                sums,
+            } => Changes::Blocks(BlockPatch {
+                block: DIFF_BLOCK,
+                changed,
+                bytes,
+                sums: Box::new(sums),
+            }),
         })
     }
 }

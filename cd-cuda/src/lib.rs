@@ -629,6 +629,21 @@ impl cd_core::DeviceMemory for CudaSpace {
         }
     }
 
+    fn block_sums(&self, src: usize, len: usize) -> Result<Option<cd_core::SavedSums>, String> {
+        let _span = tracing::debug_span!("gpu_block_sums", bytes = len).entered();
+        self.saved_sums(src, len)
+    }
+
+    fn changes(
+        &self,
+        src: usize,
+        len: usize,
+        saved: &(dyn std::any::Any + Send + Sync),
+    ) -> Result<cd_core::Changes, String> {
+        let _span = tracing::debug_span!("gpu_changes", bytes = len).entered();
+        self.core_changes(src, len, saved)
+    }
+
     fn host_buffer_unmapped(&self, address: usize, _length: usize) {
         let mut stores = self.stores.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((_, Store::Pinned)) = stores.remove(&address) {
