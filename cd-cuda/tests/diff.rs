@@ -271,7 +271,11 @@ fn advance_copies_only_the_changed_blocks() {
     let changed = (2 * B + 13) as u64;
     let st = stats(cd);
     assert_eq!(
-        (st.bytes_diffed, st.diff_bytes_copied, st.diff_blocks_changed),
+        (
+            st.bytes_diffed,
+            st.diff_bytes_copied,
+            st.diff_blocks_changed
+        ),
         (len as u64, changed, 3)
     );
     let moved = d2h(s) - moved;
@@ -375,7 +379,11 @@ fn a_failed_differential_advance_leaves_the_previous_point() {
     s.upload(a, &data);
     let before = stats(cd).diff_bytes_copied;
     advance(cd, &[rw(a, len)]).unwrap();
-    assert_eq!(stats(cd).diff_bytes_copied - before, B as u64, "its checksums held");
+    assert_eq!(
+        stats(cd).diff_bytes_copied - before,
+        B as u64,
+        "its checksums held"
+    );
     s.upload(a, &point);
     restore(cd);
     assert!(s.download(a, len) == data);
