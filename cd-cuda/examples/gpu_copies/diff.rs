@@ -16,6 +16,9 @@ use cd_core::{
     advance_cd_point_in_time, cd_info, commit_cd, restore_cd, Access, AddrSpec, CdHandle, Scope,
 };
 
+/// The final check copies the array back in chunks of this size.
+const CHECK_CHUNK: usize = 64 << 20;
+
 /// The differential figures for one size.
 #[derive(Debug, Default)]
 pub(crate) struct Diff {
@@ -127,26 +130,30 @@ impl Diff {
             switch(false);
             r.sums.0.push(sums?.0);
         }
-        // The check: wipe the array, restore the differential CD, compare every byte.
-        let wiped = vec![0u8; n];
-        // SAFETY: `n` readable host bytes into the device array of `n` bytes.
-        cu(
-            unsafe { (raw.htod)(dev, wiped.as_ptr().cast(), n) },
-            "cuMemcpyHtoD",
-        )?;
+        // The check: wipe the array, restore the differential CD, compare every byte; chunk
+        // by chunk, through one buffer (no third copy of the array in host memory).
+        let mut chunk = vec![0u8; n.min(CHECK_CHUNK)];
+        for at in (0..n).step_by(CHECK_CHUNK) {
+            let len = CHECK_CHUNK.min(n - at);
+            // SAFETY: `len` readable zeroed host bytes into the device array, inside it.
+            let rc = unsafe { (raw.htod)(dev + at as u64, chunk.as_ptr().cast(), len) };
+            cu(rc, "cuMemcpyHtoD")?;
+        }
         // SAFETY: the CD's range is allocated and quiet.
         unsafe { restore_cd(diff) }.map_err(|e| format!("restore: {e}"))?;
-        let mut back = wiped;
-        // SAFETY: `n` writable host bytes from the device array of `n` bytes.
-        cu(
-            unsafe { (raw.dtoh)(back.as_mut_ptr().cast(), dev, n) },
-            "cuMemcpyDtoH",
-        )?;
-        if let Some(i) = (0..n).find(|&i| back[i] != scratch[i]) {
-            return Err(format!(
-                "differential advance: restored byte {i} of {n} is {} instead of {}",
-                back[i], scratch[i]
-            ));
+        for at in (0..n).step_by(CHECK_CHUNK) {
+            let len = CHECK_CHUNK.min(n - at);
+            // SAFETY: `len` writable host bytes from the device array, inside it.
+            let rc = unsafe { (raw.dtoh)(chunk.as_mut_ptr().cast(), dev + at as u64, len) };
+            cu(rc, "cuMemcpyDtoH")?;
+            if let Some(i) = (0..len).find(|&i| chunk[i] != scratch[at + i]) {
+                return Err(format!(
+                    "differential advance: restored byte {} of {n} is {} instead of {}",
+                    at + i,
+                    chunk[i],
+                    scratch[at + i]
+                ));
+            }
         }
         for cd in [full, diff] {
             commit_cd(cd).map_err(|e| e.to_string())?;
