@@ -3,9 +3,12 @@
 //! log), and settling an asynchronous advance whose drain ended.
 //!
 //! The synchronous advance and the asynchronous one (`advance_async`) capture their point
-//! differently but make it current through the one [`apply_advance`]. [`settle`] lives here,
-//! not in `advance_async`, because every operation calls it first: keeping it in the lower
-//! module is what lets the operation modules depend on `advance` without a circle.
+//! differently but make it current through the one [`apply_advance`]. The synchronous one
+//! saves device ranges differentially where their space can (`delta`: only the changed blocks,
+//! written into the saved copy at the swap); the asynchronous one copies every range whole.
+//! [`settle`] lives here, not in `advance_async`, because every operation calls it first:
+//! keeping it in the lower module is what lets the operation modules depend on `advance`
+//! without a circle.
 //!
 //! # Copying with no lock held
 //!
@@ -23,6 +26,10 @@
 //! - this CD's files and log: read at the swap (offsets) and cleared at the swap (log), so an
 //!   MPI call logged during the copy is before the new point, as it would be had it come
 //!   before the call.
+//! - the saved copy a differential advance patches (`delta`): checked again at the swap (still
+//!   the CD's bytes of the range, held by no one else), else the advance stages again; the
+//!   patch and the copy it is written into make the bytes at the staging as a whole copy
+//!   would.
 //! - a child created meanwhile: refused at the swap, as before the copy.
 //! - the parent: it only enters through the implicit commit, which runs entirely at the swap
 //!   under both locks, so sibling merges, adds or children coming and going in between are

@@ -25,10 +25,15 @@
 //! an H100/H200, against about 150 ms to move them over PCIe gen5.
 //!
 //! # All or nothing
-//! [`CudaMemory::changes`](crate::CudaMemory::changes) does all the fallible work (the
-//! kernels, the transfer) and returns a [`Patch`] holding the changed bytes and the new
-//! checksums; [`Patch::apply`] writes them into the saved copy and cannot fail. A caller
-//! saving several ranges takes every patch first and applies them only when all succeeded.
+//! The comparison (`CudaSpace::compare`) does all the fallible work (the kernels, the
+//! transfer) and writes nothing of the caller's. cd-core's advance takes it through
+//! `DeviceMemory::changes` as a `cd_core::BlockPatch` (with a whole copy, when it says so,
+//! going straight into a store buffer), checks every range's patch, and writes them only
+//! when all succeeded (cd-core's module `delta`). For Rust callers
+//! [`CudaMemory::changes`](crate::CudaMemory::changes) returns a [`Patch`] holding the
+//! changed bytes (or the whole range) and the new checksums; [`Patch::apply`] writes them
+//! into the saved copy and cannot fail. A caller saving several ranges takes every patch
+//! first and applies them only when all succeeded.
 //!
 //! # Ordering and memory
 //! The kernels, and the allocations they use, are queued on the legacy default stream, and the
@@ -41,7 +46,9 @@
 //!
 //! # The switch
 //! `CD_CUDA_DIFF=0` (or `off`, `no`, `false`) turns it off: every patch is then a full copy
-//! with no checksums. Ranges whose start is not 8-byte aligned are always copied in full.
+//! with no checksums, and cd-core's advance copies device ranges whole, packed with the
+//! others, as before the differential advance. Ranges whose start is not 8-byte aligned are
+//! always copied in full.
 
 use crate::driver::{DevPtr, Driver, Handle};
 use crate::kernels::{self, Kernels};
