@@ -134,9 +134,10 @@ impl DeviceMemory for DiffArena {
     }
 }
 
-/// Device bases in the kernel half of the address space, one per test.
+/// Device bases in the kernel half of the address space, one per test (apart from the other
+/// test modules' simulated devices: 0xD0.., 0xD1.., 0xD2.., 0xD8..).
 fn base(n: usize) -> usize {
-    0xD800_0000_0000_0000 + n * 0x1_0000_0000
+    0xD300_0000_0000_0000 + n * 0x1_0000_0000
 }
 
 /// An arena of `regions` regions of `len` bytes each (separate allocations, so separate
