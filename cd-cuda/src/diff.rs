@@ -219,11 +219,19 @@ impl Scratch<'_> {
 
 impl Drop for Scratch<'_> {
     fn drop(&mut self) {
+        if self.blocks.is_empty() {
+            return;
+        }
         for &p in &self.blocks {
             // SAFETY: blocks allocated above; freed in stream order after the work queued on
             // the legacy stream, which is all the work that uses them.
             unsafe { (self.d.mem_free_async)(p, std::ptr::null_mut()) };
         }
+        // Waited for, so that the memory is back in the pool when the call returns (a trim
+        // right after gives it back, and no free is left queued behind a caller's advance);
+        // the work before the frees is done already (its results were copied back).
+        // SAFETY: the legacy stream (NULL).
+        unsafe { (self.d.stream_synchronize)(std::ptr::null_mut()) };
     }
 }
 
