@@ -195,7 +195,8 @@ unsafe fn device_save(
             match callback::guard(|| device.changes(s, len, saved)).map_err(failed)? {
                 Changes::Blocks(patch) => {
                     check(&patch, len).map_err(failed)?;
-                    if fault::copy_limit(patch.bytes.len()) < patch.bytes.len() {
+                    let bytes = patch.bytes().len();
+                    if fault::copy_limit(bytes) < bytes {
                         return Err(CdError::InjectedFault("copy failed half-way"));
                     }
                     return Ok(Some(Save::Patch { base, patch }));
@@ -235,10 +236,10 @@ fn check(patch: &BlockPatch, len: usize) -> std::result::Result<(), String> {
         .iter()
         .map(|&k| block.min(len - k as usize * block))
         .sum();
-    if patch.bytes.len() != expected {
+    if patch.bytes().len() != expected {
         return Err(format!(
             "a patch holds {} bytes for blocks of {expected}",
-            patch.bytes.len()
+            patch.bytes().len()
         ));
     }
     Ok(())
@@ -251,7 +252,7 @@ impl Staged {
         for (&(s, e, _), save) in targets.iter().zip(&self.saves) {
             if let Save::Patch { patch, .. } = save {
                 stats.bytes_diffed += (e - s) as u64;
-                stats.diff_bytes_copied += patch.bytes.len() as u64;
+                stats.diff_bytes_copied += patch.bytes().len() as u64;
                 stats.diff_blocks_changed += patch.changed.len() as u64;
             }
         }
@@ -328,13 +329,36 @@ pub(crate) fn claim(
     true
 }
 
-/// Writes a checked patch into the saved copy, with its checksums.
+/// Writes a checked patch into the saved copy, with its checksums: block by block, on several
+/// threads when there is much to copy (one core does not saturate the memory bus, and this
+/// runs with the parent and the CD locked).
 fn write(buffer: &mut Buffer, patch: &mut BlockPatch) {
     let block = patch.block;
-    let saved = buffer.as_mut_slice();
-    for (&k, bytes) in patch.changed.iter().zip(patch.bytes.chunks(block)) {
-        let at = k as usize * block;
-        saved[at..at + bytes.len()].copy_from_slice(bytes);
+    let mut blocks: Vec<Option<&mut [u8]>> =
+        buffer.as_mut_slice().chunks_mut(block).map(Some).collect();
+    let mut work: Vec<(&mut [u8], &[u8])> = patch
+        .changed
+        .iter()
+        .zip((*patch.data).as_ref().chunks(block))
+        .filter_map(|(&k, from)| Some((blocks.get_mut(k as usize)?.take()?, from)))
+        .collect();
+    let total: usize = work.iter().map(|(_, from)| from.len()).sum();
+    let threads = copy::copy_threads().min(total / copy::MIN_PART).max(1);
+    if total < copy::PARALLEL_THRESHOLD || threads == 1 {
+        for (to, from) in work {
+            to.copy_from_slice(from);
+        }
+    } else {
+        let per = work.len().div_ceil(threads);
+        std::thread::scope(|scope| {
+            for part in work.chunks_mut(per) {
+                scope.spawn(move || {
+                    for (to, from) in part.iter_mut() {
+                        to.copy_from_slice(from);
+                    }
+                });
+            }
+        });
     }
     buffer.sums = Some(std::mem::replace(&mut patch.sums, Box::new(())));
 }

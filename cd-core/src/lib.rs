@@ -158,4 +158,5 @@ pub use stats::Stats;
 pub use storage_info::{
     FlushSettings, PersistScheme, PersistSettings, StorageInfo, KNOWN_KEYS, STORAGE_INFO_ENV,
 };
+pub use store::StoreBytes;
 pub use types::{Access, AddrSpec, LogMode, LoggingMode, Restoration, Scope};

@@ -123,10 +123,19 @@ pub struct BlockPatch {
     pub block: usize,
     /// The indices of the changed blocks, ascending.
     pub changed: Vec<u64>,
-    /// The changed blocks packed in that order (block `changed[j]` at `j * block`).
-    pub bytes: Vec<u8>,
+    /// The changed blocks packed in that order (block `changed[j]` at `j * block`): any
+    /// bytes, e.g. a `Vec<u8>`, or a [`StoreBytes`](crate::StoreBytes) (store memory, which a
+    /// device space pins, so the transfer into it runs at the link's speed).
+    pub data: Box<dyn AsRef<[u8]> + Send>,
     /// The range's checksums now.
     pub sums: SavedSums,
+}
+
+impl BlockPatch {
+    /// The changed blocks' bytes, packed.
+    pub fn bytes(&self) -> &[u8] {
+        (*self.data).as_ref()
+    }
 }
 
 impl std::fmt::Debug for Changes {
@@ -138,7 +147,7 @@ impl std::fmt::Debug for Changes {
                 "Blocks({} of {} B, {} B)",
                 p.changed.len(),
                 p.block,
-                p.bytes.len()
+                p.bytes().len()
             ),
         }
     }

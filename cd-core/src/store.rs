@@ -389,6 +389,37 @@ impl Drop for Buffer {
     }
 }
 
+/// Host memory from the store for bytes a device space brings over outside a copy of
+/// application memory (a differential copy's changed blocks, [`BlockPatch`](crate::BlockPatch)):
+/// counted against `CD_MEMORY_LIMIT`, pooled, and, when large, announced to the device spaces
+/// like every store buffer, so that a space pins it and copies into it at the link's speed.
+pub struct StoreBytes(Buffer);
+
+impl StoreBytes {
+    /// `len` bytes of unspecified contents; an error (nothing allocated) past
+    /// `CD_MEMORY_LIMIT` or when the memory cannot be had.
+    pub fn new(len: usize) -> Result<StoreBytes> {
+        Buffer::new(len).map(StoreBytes)
+    }
+
+    /// The bytes, to be written.
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        self.0.as_mut_slice()
+    }
+}
+
+impl AsRef<[u8]> for StoreBytes {
+    fn as_ref(&self) -> &[u8] {
+        self.0.as_slice()
+    }
+}
+
+impl std::fmt::Debug for StoreBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "StoreBytes({} B)", self.0.len)
+    }
+}
+
 /// Saved data up to this size is kept in its entry (`node::Entry::inline`), without a buffer.
 pub(crate) const INLINE: usize = 16;
 

@@ -41,8 +41,11 @@
 //! application's work on the range to be complete (no one writes it during the call). The
 //! checksums, the list of changed blocks and the gather buffer come from the space's memory
 //! pool of the asynchronous advance (`cuMemAllocFromPoolAsync`, freed in stream order), which
-//! keeps them for the next call; [`trim_snapshot_pool`](crate::trim_snapshot_pool) gives them
-//! back. Where the gather buffer cannot be had, the range is copied whole.
+//! keeps them for the next call (up to half the range for the gather: more changed blocks
+//! than that are copied whole); [`trim_snapshot_pool`](crate::trim_snapshot_pool) gives them
+//! back. Where the gather buffer cannot be had, the range is copied whole. On the host the
+//! gathered blocks land in store memory (cd-core's `StoreBytes`: pooled, and pinned on first
+//! use like every store buffer), so the one transfer runs at the link's speed.
 //!
 //! # The switch
 //! `CD_CUDA_DIFF=0` (or `off`, `no`, `false`) turns it off: every patch is then a full copy
@@ -53,7 +56,7 @@
 use crate::driver::{DevPtr, Driver, Handle};
 use crate::kernels::{self, Kernels};
 use crate::{device_to_host, CudaSpace, Device};
-use cd_core::{BlockPatch, Changes, SavedSums};
+use cd_core::{BlockPatch, Changes, SavedSums, StoreBytes};
 use std::any::Any;
 use std::sync::OnceLock;
 
@@ -105,15 +108,20 @@ impl BlockSums {
 /// What [`CudaMemory::changes`](crate::CudaMemory::changes) brought to the host: the changed
 /// blocks (or the whole range) and the range's new checksums, to be written into the saved
 /// copy by [`apply`](Self::apply).
-#[derive(Debug)]
 pub struct Patch {
     len: usize,
     /// The changed blocks' indices, in order; `None` for the whole range.
     changed: Option<Vec<u64>>,
     /// The changed blocks packed (block `changed[j]` at `j * DIFF_BLOCK`, the last one maybe
-    /// short), or the whole range.
-    bytes: Vec<u8>,
+    /// short: store memory, see [`Found`]), or the whole range.
+    bytes: Box<dyn AsRef<[u8]> + Send>,
     sums: BlockSums,
+}
+
+impl std::fmt::Debug for Patch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Patch({:?})", self.report())
+    }
 }
 
 /// What a differential copy did.
@@ -137,7 +145,7 @@ impl Patch {
         DiffReport {
             blocks,
             changed: self.changed.as_ref().map_or(blocks, Vec::len),
-            bytes_copied: self.bytes.len(),
+            bytes_copied: (*self.bytes).as_ref().len(),
             full: self.changed.is_none(),
         }
     }
@@ -154,9 +162,10 @@ impl Patch {
             ));
         }
         let report = self.report();
+        let bytes = (*self.bytes).as_ref();
         match &self.changed {
-            None => saved.copy_from_slice(&self.bytes),
-            Some(changed) => scatter(saved, changed, &self.bytes),
+            None => saved.copy_from_slice(bytes),
+            Some(changed) => scatter(saved, changed, bytes),
         }
         *sums = self.sums;
         Ok(report)
@@ -240,10 +249,12 @@ pub(crate) enum Found {
     /// Copy the range whole (no checksums of this range, switched off, unaligned, most blocks
     /// changed, no device memory for the gather), with its checksums now where known.
     Whole(Option<BlockSums>),
-    /// The changed blocks, brought over: block `changed[j]` at `j * DIFF_BLOCK` of `bytes`.
+    /// The changed blocks, brought over: block `changed[j]` at `j * DIFF_BLOCK` of `bytes`,
+    /// which is store memory (cd-core's [`StoreBytes`]): pooled, and pinned on first use like
+    /// the store's buffers, so the transfer runs at the link's speed, not through staging.
     Blocks {
         changed: Vec<u64>,
-        bytes: Vec<u8>,
+        bytes: StoreBytes,
         sums: BlockSums,
     },
 }
@@ -275,7 +286,7 @@ impl CudaSpace {
             } => Ok(Patch {
                 len,
                 changed: Some(changed),
-                bytes,
+                bytes: Box::new(bytes),
                 sums,
             }),
             Found::Whole(sums) => {
@@ -284,7 +295,7 @@ impl CudaSpace {
                 Ok(Patch {
                     len,
                     changed: None,
-                    bytes,
+                    bytes: Box::new(bytes),
                     sums: sums.unwrap_or_default(),
                 })
             }
@@ -312,10 +323,11 @@ impl CudaSpace {
                 .iter()
                 .map(|&k| DIFF_BLOCK.min(len - k as usize * DIFF_BLOCK))
                 .sum();
+            let store = |n: usize| StoreBytes::new(n).map_err(|e| e.to_string());
             if changed.is_empty() {
                 return Ok(Found::Blocks {
                     changed,
-                    bytes: Vec::new(),
+                    bytes: store(0)?,
                     sums,
                 });
             }
@@ -368,8 +380,10 @@ impl CudaSpace {
                 "cuStreamSynchronize",
             )?;
             // The last block may be short: the packed bytes end with it.
-            let mut bytes = vec![0u8; changed_bytes];
-            device_to_host(d, device, &mut bytes, packed as usize, false)?;
+            let mut bytes = store(changed_bytes)?;
+            let to = bytes.as_mut_slice();
+            let pinned = self.pinned(to.as_ptr(), to.len());
+            device_to_host(d, device, to, packed as usize, pinned)?;
             Ok(Found::Blocks {
                 changed,
                 bytes,
@@ -405,7 +419,7 @@ impl CudaSpace {
             } => Changes::Blocks(BlockPatch {
                 block: DIFF_BLOCK,
                 changed,
-                bytes,
+                data: Box::new(bytes),
                 sums: Box::new(sums),
             }),
         })
