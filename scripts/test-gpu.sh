@@ -2,10 +2,10 @@
 # The GPU suite in one call (issue 26), on a machine with an NVIDIA GPU, from the binaries
 # scripts/build-gpu.sh built on a CPU machine (no Rust toolchain or crates.io needed here):
 # the issue-26 checks on the real driver (gpu_checks: the reset recipe at the old or a new
-# address, the PTX kernels, the differential copy, the pooled asynchronous advance), the
+# address, the PTX kernels, the differential copy and advance, the pooled asynchronous advance), the
 # examples (cuda_kernel_loop; simple_cuda and examples/cuda/simple_gpu.cu, the latter built
 # with nvcc when present, each with faults and with a GPU reset at each fault), the bench at 256 MiB to 8 GiB (copies,
-# first save, the stall beside the copy loop and beside real kernels, the differential copy)
+# first save, the stall beside the copy loop and beside real kernels, the differential advance)
 # and its --reset figures. Under 6 minutes on an H100/H200.
 #
 # Results (at most 8 files) go to $OUT (the device tool's folder), else DIR/results:
@@ -109,7 +109,7 @@ else
 fi
 
 # The bench: the copies, the stall beside the copy loop and real kernels, the differential
-# copy; then the large size alone; then the resets (last: each reset destroys what the process
+# advance; then the large size alone; then the resets (last: each reset destroys what the process
 # had on the device).
 # shellcheck disable=SC2086  # sizes are words
 step "gpu_copies $sizes" bench.txt 240 "$dir/gpu_copies" $sizes

@@ -3,9 +3,12 @@
 //! log), and settling an asynchronous advance whose drain ended.
 //!
 //! The synchronous advance and the asynchronous one (`advance_async`) capture their point
-//! differently but make it current through the one [`apply_advance`]. [`settle`] lives here,
-//! not in `advance_async`, because every operation calls it first: keeping it in the lower
-//! module is what lets the operation modules depend on `advance` without a circle.
+//! differently but make it current through the one [`apply_advance`]. The synchronous one
+//! saves device ranges differentially where their space can (`delta`: only the changed blocks,
+//! written into the saved copy at the swap); the asynchronous one copies every range whole.
+//! [`settle`] lives here, not in `advance_async`, because every operation calls it first:
+//! keeping it in the lower module is what lets the operation modules depend on `advance`
+//! without a circle.
 //!
 //! # Copying with no lock held
 //!
@@ -23,6 +26,10 @@
 //! - this CD's files and log: read at the swap (offsets) and cleared at the swap (log), so an
 //!   MPI call logged during the copy is before the new point, as it would be had it come
 //!   before the call.
+//! - the saved copy a differential advance patches (`delta`): checked again at the swap (still
+//!   the CD's bytes of the range, held by no one else), else the advance stages again; the
+//!   patch and the copy it is written into make the bytes at the staging as a whole copy
+//!   would.
 //! - a child created meanwhile: refused at the swap, as before the copy.
 //! - the parent: it only enters through the implicit commit, which runs entirely at the swap
 //!   under both locks, so sibling merges, adds or children coming and going in between are
@@ -36,14 +43,14 @@
 use crate::access;
 use crate::active;
 use crate::callback;
-use crate::copy;
+use crate::delta;
 use crate::error::{CdError, Result};
 use crate::ids::CdRef;
 use crate::merge::{check_merge, merge_into_parent};
 use crate::node::{feed_mark, file_offsets, Exclusive, How, Node, Pending, State};
 use crate::space::SpaceId;
 use crate::stats::Stats;
-use crate::store::{Buffer, Segment};
+use crate::store::Segment;
 use crate::types::Access;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, MutexGuard};
@@ -85,8 +92,9 @@ pub unsafe fn advance_cd_point_in_time(cd: impl Into<CdRef>) -> Result<AdvanceRe
     // feeding CD may be above the parent).
     let mark = node.parent.as_ref().and_then(feed_mark);
     loop {
-        // 1. Check and choose the ranges, with the locks held only for that.
-        let targets = {
+        // 1. Check and choose the ranges, and the saved copies a differential advance may
+        //    patch (`delta`), with the locks held only for that.
+        let (targets, bases) = {
             let (parent_state, state) = lock_pair(&node)?;
             check_advance(
                 &node,
@@ -94,13 +102,17 @@ pub unsafe fn advance_cd_point_in_time(cd: impl Into<CdRef>) -> Result<AdvanceRe
                 &state,
                 "advance_cd_point_in_time",
             )?;
-            advance_targets(&state)
+            let targets = advance_targets(&state);
+            let bases = delta::bases(parent_state.as_deref(), &state, &targets);
+            (targets, bases)
         };
-        // 2. Copy them with no lock held: only the busy flag, which keeps every other
-        //    commit, restore and advance of this CD out. Siblings copy at the same time.
+        // 2. Copy them, or the changed blocks of the patched ones, with no lock held: only
+        //    the busy flag, which keeps every other commit, restore and advance of this CD
+        //    out. Siblings copy at the same time.
         // SAFETY: the ranges are the CD's, which the caller vouched for.
-        let staged = unsafe { stage(&targets)? };
-        // 3. Swap, parent then child locked.
+        let mut staged = unsafe { delta::stage(&targets, bases)? };
+        // 3. Swap, parent then child locked: the checks that may fail, then the patches
+        //    written, then nothing that can fail.
         let (mut parent_state, mut state) = lock_pair(&node)?;
         if !targets_unchanged(&state, &targets) {
             continue; // the ranges changed meanwhile: stage again (module docs)
@@ -112,9 +124,14 @@ pub unsafe fn advance_cd_point_in_time(cd: impl Into<CdRef>) -> Result<AdvanceRe
             "advance_cd_point_in_time",
         )?;
         let offsets = file_offsets(&state)?;
+        if !delta::claim(parent_state.as_deref(), &mut state, &targets, &mut staged) {
+            continue; // a saved copy to patch is shared now: stage again (`delta`)
+        }
+        let diff = staged.counts(&targets);
         let point = NewPoint {
+            segments: staged.into_segments(),
             targets,
-            staged,
+            diff,
             offsets,
             mark,
             started,
@@ -162,26 +179,6 @@ pub(crate) fn check_advance(
     Ok(())
 }
 
-/// Copies `targets` (host or device) into one fresh buffer, in order; `None` when empty.
-///
-/// # Safety
-/// Every host range must be readable and not written during the call.
-unsafe fn stage(targets: &[(usize, usize, SpaceId)]) -> Result<Option<Arc<Buffer>>> {
-    let total: usize = targets.iter().map(|(s, e, _)| e - s).sum();
-    if total == 0 {
-        return Ok(None);
-    }
-    let mut buffer = Buffer::new(total)?;
-    let mut offset = 0;
-    for &(s, e, space) in targets {
-        let dst = &mut buffer.as_mut_slice()[offset..offset + (e - s)];
-        // SAFETY: forwarded from the caller.
-        unsafe { copy::read_app(dst, s, space)? };
-        offset += e - s;
-    }
-    Ok(Some(Arc::new(buffer)))
-}
-
 /// The ranges an advance copies: the READ_WRITE entries restored by COPY, with their space.
 pub(crate) fn advance_targets(state: &State) -> Vec<(usize, usize, SpaceId)> {
     targets_of(state).collect()
@@ -201,10 +198,13 @@ fn targets_of(state: &State) -> impl Iterator<Item = (usize, usize, SpaceId)> + 
 
 /// Everything an advance captured at its point in time, ready to become current.
 pub(crate) struct NewPoint {
-    /// The ranges copied, in the order their bytes lie in `staged`.
+    /// The ranges saved.
     pub(crate) targets: Vec<(usize, usize, SpaceId)>,
-    /// Their bytes (`None` when there are none).
-    pub(crate) staged: Option<Arc<Buffer>>,
+    /// Their new saved bytes, one segment per range.
+    pub(crate) segments: Vec<Segment>,
+    /// What the differential advance did (`delta`): the `bytes_diffed`, `diff_bytes_copied`
+    /// and `diff_blocks_changed` counters.
+    pub(crate) diff: Stats,
     /// Monitored files' offsets.
     pub(crate) offsets: Vec<(i32, i64)>,
     /// Where a replay feeding the CD stood.
@@ -228,12 +228,8 @@ pub(crate) fn apply_advance(
         merge_into_parent(parent_state, parent, state, had_siblings);
     }
     let total: usize = point.targets.iter().map(|(s, e, _)| e - s).sum();
-    if let Some(buffer) = point.staged {
-        let mut offset = 0;
-        for &(s, e, _) in &point.targets {
-            state.resave(s, e, Segment::new(Arc::clone(&buffer), offset));
-            offset += e - s;
-        }
+    for (&(s, e, _), segment) in point.targets.iter().zip(point.segments) {
+        state.resave(s, e, segment);
     }
     access::demote_all(&mut state.entries);
     state.files.extend(point.offsets);
@@ -244,7 +240,7 @@ pub(crate) fn apply_advance(
     let mut stats = Stats {
         advances: 1,
         bytes_advanced: total as u64,
-        ..Stats::default()
+        ..point.diff
     };
     if let Some(started) = point.started {
         let ended = crate::advice::now_ns();
@@ -328,9 +324,19 @@ pub(crate) fn settle(node: &Arc<Node>, block: bool) -> Result<bool> {
         relabels,
     } = pending;
     drop(drains);
+    let buffer = Arc::new(buffer);
+    let mut offset = 0;
+    let segments = targets
+        .iter()
+        .map(|&(s, e, _)| {
+            offset += e - s;
+            Segment::new(Arc::clone(&buffer), offset - (e - s))
+        })
+        .collect();
     let point = NewPoint {
         targets,
-        staged: Some(Arc::new(buffer)),
+        segments,
+        diff: Stats::default(),
         offsets,
         mark,
         started: None,

@@ -35,6 +35,11 @@
 //! - A drain that fails leaves the CD at its previous point; the operation that found the
 //!   failure returns it ([`CdError::DeviceCopy`]).
 //!
+//! The drain copies each device range whole, into a fresh buffer: the differential advance
+//! (`delta`) is the synchronous advance's, since it writes into the saved copy, which the
+//! application may need (a restore) until the drain's point is current; the next synchronous
+//! advance of such a range copies it whole again, then only its changed blocks.
+//!
 //! A CD whose COPY READ_WRITE ranges are all host memory, a space that cannot snapshot (not
 //! enough spare device memory, ranges of several devices, a registered-callback space), or
 //! an advance with nothing to copy, advances synchronously: [`AsyncAdvance::in_flight`] says

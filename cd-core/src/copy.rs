@@ -16,12 +16,12 @@ use std::sync::OnceLock;
 /// cores, at most 8).
 const COPY_THREADS_ENV: &str = "CD_COPY_THREADS";
 /// Copies at least this large are split across threads.
-const PARALLEL_THRESHOLD: usize = 8 << 20;
+pub(crate) const PARALLEL_THRESHOLD: usize = 8 << 20;
 /// No thread gets less than this much of a parallel copy.
-const MIN_PART: usize = 4 << 20;
+pub(crate) const MIN_PART: usize = 4 << 20;
 
 /// How many threads a large copy may use.
-fn copy_threads() -> usize {
+pub(crate) fn copy_threads() -> usize {
     static THREADS: OnceLock<usize> = OnceLock::new();
     *THREADS.get_or_init(|| {
         std::env::var(COPY_THREADS_ENV)

@@ -51,6 +51,9 @@
 //! buffers). An advance copies the READ_WRITE ranges into a fresh buffer and swaps segments
 //! only once every copy succeeded; a commit moves segments to the parent without copying. So
 //! atomicity costs no undo log, and the spec's "1 GB then 9 bytes" example copies 9 bytes.
+//! A device range whose space checksums blocks (the built-in CUDA space) is brought up to
+//! date by its next synchronous advance with only its changed blocks, written into its saved
+//! copy at the swap, when nothing can fail and no one else holds that copy (module `delta`).
 //! Handles are generation-tagged slots: a stale or made-up handle is an error, never a
 //! dangling pointer. Locks are per CD, taken ancestors first (see `node`).
 //!
@@ -86,6 +89,7 @@ mod callback;
 mod commit;
 mod copy;
 mod create;
+mod delta;
 mod device;
 mod drain_track;
 mod error;
@@ -147,11 +151,12 @@ pub use persist::{
 pub use regen::Regen;
 pub use restore::{restore_cd, RestoreReport};
 pub use space::{
-    map_device_region, register_memory_space, register_recognising_space, DeviceMemory, Drain,
-    DrainCopy, SpaceId, HOST,
+    map_device_region, register_memory_space, register_recognising_space, BlockPatch, Changes,
+    DeviceMemory, Drain, DrainCopy, SavedSums, SpaceId, HOST,
 };
 pub use stats::Stats;
 pub use storage_info::{
     FlushSettings, PersistScheme, PersistSettings, StorageInfo, KNOWN_KEYS, STORAGE_INFO_ENV,
 };
+pub use store::StoreBytes;
 pub use types::{Access, AddrSpec, LogMode, LoggingMode, Restoration, Scope};

@@ -15,6 +15,7 @@
 
 use crate::error::{CdError, Result};
 use crate::interval::{IntervalMap, Piece};
+use std::any::Any;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 
@@ -70,6 +71,85 @@ pub trait DeviceMemory: Send + Sync {
         _stream: usize,
     ) -> std::result::Result<Option<Box<dyn Drain>>, String> {
         Ok(None)
+    }
+    /// For a differential advance (module `delta`): the space's checksums of the `len` bytes
+    /// at device address `src` now, which cd-core keeps with the saved copy it makes of them
+    /// and hands back to [`changes`](Self::changes) at the range's next advance. `Ok(None)`
+    /// (the default): the space has no differential copy (or it is switched off), and the
+    /// range is copied whole at every advance.
+    fn block_sums(
+        &self,
+        _src: usize,
+        _len: usize,
+    ) -> std::result::Result<Option<SavedSums>, String> {
+        Ok(None)
+    }
+    /// What changed in the `len` bytes at `src` since a saved copy of them whose checksums are
+    /// `saved` (from [`block_sums`](Self::block_sums) or an earlier `changes` of this range):
+    /// the changed blocks, brought to the host, or [`Changes::Whole`] to copy the range whole.
+    /// Nothing of cd-core's is written: the advance applies the patch only once every range
+    /// of the CD is ready. No one writes the range during the call. The default:
+    /// `Whole(None)`.
+    fn changes(
+        &self,
+        _src: usize,
+        _len: usize,
+        _saved: &(dyn Any + Send + Sync),
+    ) -> std::result::Result<Changes, String> {
+        Ok(Changes::Whole(None))
+    }
+}
+
+/// A device space's checksums of the saved copy of one device range
+/// ([`DeviceMemory::block_sums`]): opaque to cd-core, which keeps them with the saved bytes
+/// and hands them back to [`DeviceMemory::changes`] at the range's next advance.
+pub type SavedSums = Box<dyn Any + Send + Sync>;
+
+/// What changed in a device range since its saved copy ([`DeviceMemory::changes`]).
+pub enum Changes {
+    /// Copy the range whole (too much changed, the checksums are not of this range, the
+    /// differential copy is off), with the range's checksums now where the space has them.
+    Whole(Option<SavedSums>),
+    /// Only the blocks of the patch changed.
+    Blocks(BlockPatch),
+}
+
+/// The changed blocks of a device range, brought to the host ([`Changes::Blocks`]). The
+/// advance checks it against the range (a malformed patch is an error that changes nothing)
+/// before it writes it into the saved copy.
+pub struct BlockPatch {
+    /// The block size in bytes: block `k` is bytes `k * block .. (k + 1) * block` of the
+    /// range, the last one short when the range's length is not a multiple of it.
+    pub block: usize,
+    /// The indices of the changed blocks, ascending.
+    pub changed: Vec<u64>,
+    /// The changed blocks packed in that order (block `changed[j]` at `j * block`): any
+    /// bytes, e.g. a `Vec<u8>`, or a [`StoreBytes`](crate::StoreBytes) (store memory, which a
+    /// device space pins, so the transfer into it runs at the link's speed).
+    pub data: Box<dyn AsRef<[u8]> + Send>,
+    /// The range's checksums now.
+    pub sums: SavedSums,
+}
+
+impl BlockPatch {
+    /// The changed blocks' bytes, packed.
+    pub fn bytes(&self) -> &[u8] {
+        (*self.data).as_ref()
+    }
+}
+
+impl std::fmt::Debug for Changes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Changes::Whole(sums) => write!(f, "Whole(sums: {})", sums.is_some()),
+            Changes::Blocks(p) => write!(
+                f,
+                "Blocks({} of {} B, {} B)",
+                p.changed.len(),
+                p.block,
+                p.bytes().len()
+            ),
+        }
     }
 }
 

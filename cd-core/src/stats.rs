@@ -29,8 +29,16 @@ pub struct Stats {
     pub adds: u64,
     /// Bytes copied from application memory into the store by add_to_cd_via_copy.
     pub bytes_added: u64,
-    /// Bytes copied from application memory into the store by advances.
+    /// Bytes of application memory saved by advances: the lengths of the ranges saved, of
+    /// which `bytes_diffed` were brought up to date by copying only their changed blocks.
     pub bytes_advanced: u64,
+    /// Bytes of device ranges that synchronous advances saved differentially: the range's
+    /// checksums compared on the device, only the changed blocks copied into its saved copy.
+    pub bytes_diffed: u64,
+    /// Bytes of the changed blocks those differential advances copied from the device.
+    pub diff_bytes_copied: u64,
+    /// Blocks those differential advances found changed.
+    pub diff_blocks_changed: u64,
     /// Bytes copied from the store into application memory by restores.
     pub bytes_restored: u64,
     /// Regen function calls made by restores.
@@ -100,6 +108,9 @@ global_counters!(
     adds,
     bytes_added,
     bytes_advanced,
+    bytes_diffed,
+    diff_bytes_copied,
+    diff_blocks_changed,
     bytes_restored,
     regen_calls,
     log_entries,
@@ -113,8 +124,8 @@ impl std::fmt::Display for Stats {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{} created, {} committed, {} adds ({} B copied), {} advances ({} B copied), \
-             {} restores ({} B restored, {} regen calls), {} log entries; {} ns in {} timed \
+            "{} created, {} committed, {} adds ({} B copied), {} advances ({} B saved, \
+             {} B of them differentially: {} B in {} changed blocks copied), {} restores ({} B restored, {} regen calls), {} log entries; {} ns in {} timed \
              advances, {} ns restoring; memory held: {} B in stores, {} B pooled, {} B in logs, peak {} B",
             self.creates,
             self.commits,
@@ -122,6 +133,9 @@ impl std::fmt::Display for Stats {
             self.bytes_added,
             self.advances,
             self.bytes_advanced,
+            self.bytes_diffed,
+            self.diff_bytes_copied,
+            self.diff_blocks_changed,
             self.restores,
             self.bytes_restored,
             self.regen_calls,
@@ -151,6 +165,9 @@ mod tests {
             adds: 5,
             bytes_added: 6,
             bytes_advanced: 7,
+            bytes_diffed: 18,
+            diff_bytes_copied: 19,
+            diff_blocks_changed: 20,
             bytes_restored: 8,
             regen_calls: 9,
             log_entries: 10,
@@ -164,8 +181,8 @@ mod tests {
         };
         assert_eq!(
             s.to_string(),
-            "1 created, 2 committed, 5 adds (6 B copied), 4 advances (7 B copied), \
-             3 restores (8 B restored, 9 regen calls), 10 log entries; 15 ns in 17 timed \
+            "1 created, 2 committed, 5 adds (6 B copied), 4 advances (7 B saved, \
+             18 B of them differentially: 19 B in 20 changed blocks copied), 3 restores (8 B restored, 9 regen calls), 10 log entries; 15 ns in 17 timed \
              advances, 16 ns restoring; memory held: 11 B in stores, 12 B pooled, 13 B in logs, peak 14 B"
         );
     }

@@ -1,9 +1,11 @@
 //! The CD store in memory: buffers of saved bytes and the segments that point into them (the
 //! copies between application memory and a buffer are `copy`'s).
 //!
-//! Saved bytes are immutable once written. An advance never overwrites a buffer in place: it
-//! copies the READ_WRITE ranges into a fresh buffer and swaps the segments only when every copy
-//! succeeded, which is what makes advance atomic. Splitting an entry (a partial promotion, a
+//! Saved bytes are immutable while anyone else can see them. An advance copies the READ_WRITE
+//! ranges into fresh buffers and swaps the segments only when every copy succeeded, which is
+//! what makes advance atomic; the one write into a saved buffer is a differential advance's
+//! patch, made at the swap into a buffer that only its CD holds, once nothing can fail
+//! (`delta`). Splitting an entry (a partial promotion, a
 //! partial delete) only splits segments that share the buffer (`Arc`), and commit moves
 //! segments to the parent without copying a byte.
 //!
@@ -19,7 +21,7 @@ use crate::error::{CdError, Result};
 use crate::fault;
 use crate::interval::Piece;
 use crate::memory::{self, Use};
-use crate::space;
+use crate::space::{self, SavedSums};
 use std::collections::BTreeMap;
 use std::ptr::NonNull;
 use std::sync::{Arc, Mutex};
@@ -35,6 +37,11 @@ pub(crate) struct Buffer {
     ptr: NonNull<u8>,
     len: usize,
     origin: Origin,
+    /// When the buffer is the saved copy of one device range: its space's checksums of these
+    /// bytes, for the range's next differential advance (`delta`). They travel with the bytes,
+    /// so whatever replaces a CD's saved bytes (an add, a remap, a restore's discard) drops
+    /// them too.
+    pub(crate) sums: Option<SavedSums>,
 }
 
 enum Origin {
@@ -329,6 +336,7 @@ impl Buffer {
                 ptr: mapping.ptr,
                 len,
                 origin: Origin::Mapped(mapping),
+                sums: None,
             });
         }
         memory::reserve(Use::Store, len)?;
@@ -343,6 +351,7 @@ impl Buffer {
             ptr,
             len,
             origin: Origin::Heap,
+            sums: None,
         })
     }
 
@@ -380,6 +389,37 @@ impl Drop for Buffer {
     }
 }
 
+/// Host memory from the store for bytes a device space brings over outside a copy of
+/// application memory (a differential copy's changed blocks, [`BlockPatch`](crate::BlockPatch)):
+/// counted against `CD_MEMORY_LIMIT`, pooled, and, when large, announced to the device spaces
+/// like every store buffer, so that a space pins it and copies into it at the link's speed.
+pub struct StoreBytes(Buffer);
+
+impl StoreBytes {
+    /// `len` bytes of unspecified contents; an error (nothing allocated) past
+    /// `CD_MEMORY_LIMIT` or when the memory cannot be had.
+    pub fn new(len: usize) -> Result<StoreBytes> {
+        Buffer::new(len).map(StoreBytes)
+    }
+
+    /// The bytes, to be written.
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        self.0.as_mut_slice()
+    }
+}
+
+impl AsRef<[u8]> for StoreBytes {
+    fn as_ref(&self) -> &[u8] {
+        self.0.as_slice()
+    }
+}
+
+impl std::fmt::Debug for StoreBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "StoreBytes({} B)", self.0.len)
+    }
+}
+
 /// Saved data up to this size is kept in its entry (`node::Entry::inline`), without a buffer.
 pub(crate) const INLINE: usize = 16;
 
@@ -399,6 +439,11 @@ impl Segment {
     /// The `len` saved bytes of this segment.
     pub(crate) fn bytes(&self, len: usize) -> &[u8] {
         &self.buf.as_slice()[self.offset..self.offset + len]
+    }
+
+    /// The buffer and the offset in it.
+    pub(crate) fn buffer(&self) -> (&Arc<Buffer>, usize) {
+        (&self.buf, self.offset)
     }
 }
 

@@ -9,6 +9,8 @@ mod add_edges;
 mod advance_async;
 /// Atomicity of add and advance, proven with the fault-injection hook.
 mod atomicity;
+/// The differential advance of device ranges, on a simulated device with checksums.
+mod delta;
 /// Device memory through registered copy functions (a simulated device arena).
 mod device;
 /// Random operation sequences against a byte-per-slot reference model of the spec.

@@ -9,6 +9,9 @@
 //! - **diff**: the differential copy brings exactly the changed blocks (a bit, two swapped
 //!   bytes, the tail of a short last block) and the saved copy equals the device's bytes;
 //!   nothing changed, nothing copied; most changed, a full copy.
+//! - **diff-advance**: cd-core's synchronous advance of a CD's device array copies it whole
+//!   first, then only the changed blocks into its saved copy (the CD's counters say how
+//!   many), nothing when nothing changed; restore writes the bytes at the advance, bitwise.
 //! - **async**: asynchronous advances run in the background, from the snapshot pool (the
 //!   second needs no new memory), and save the bytes at the call.
 //! - **reset** (first, so that its array is the process's first allocation): the reset
@@ -19,9 +22,9 @@
 //! Run: `gpu_checks` (a GPU) or `CD_CUDA_LIBRARY=libcuda_standin.so gpu_checks`.
 
 use cd_core::{
-    add_to_cd_via_copy, advance_cd_point_in_time_async, advance_wait, cd_saved_bytes, commit_cd,
-    create_cd, device_reset, remap_device_region, restore_cd, Access, AddrSpec, CdHandle,
-    DeviceMemory, LoggingMode, Scope,
+    add_to_cd_via_copy, advance_cd_point_in_time, advance_cd_point_in_time_async, advance_wait,
+    cd_info, cd_saved_bytes, commit_cd, create_cd, device_reset, remap_device_region, restore_cd,
+    Access, AddrSpec, CdHandle, DeviceMemory, LoggingMode, Scope, Stats,
 };
 use cd_cuda::{BlockSums, CudaMemory, DIFF_BLOCK};
 use std::ffi::{c_int, CString};
@@ -97,6 +100,54 @@ fn diff(gpu: &CudaMemory) -> Result<String, String> {
     // SAFETY: allocated above; nothing uses it any more.
     unsafe { gpu.free(a) }?;
     Ok(format!("{some:?}"))
+}
+
+fn diff_advance(gpu: &CudaMemory) -> Result<String, String> {
+    let len = 9 * DIFF_BLOCK + 13;
+    let a = gpu.allocate(len)?;
+    let mut data = pattern(len, 4);
+    gpu.copy_to_device(a, &data)?;
+    let cd = root("gpu-checks-diff-advance")?;
+    let advance = || -> Result<Stats, String> {
+        // SAFETY: the array stays allocated until the CD is committed; nothing writes it
+        // during the calls.
+        unsafe {
+            add_to_cd_via_copy(cd, &[rw(a, len)]).map_err(|e| e.to_string())?;
+            advance_cd_point_in_time(cd).map_err(|e| e.to_string())?;
+        }
+        Ok(cd_info(cd).map_err(|e| e.to_string())?.stats)
+    };
+    let first = advance()?;
+    expect("the first advance copies whole", first.bytes_diffed == 0)?;
+    data[DIFF_BLOCK + 1] ^= 1;
+    data[6 * DIFF_BLOCK..7 * DIFF_BLOCK].fill(0xAB);
+    data[len - 1] ^= 0x40;
+    gpu.copy_to_device(a, &data)?;
+    let some = advance()?;
+    expect(
+        &format!("three blocks copied, got {some:?}"),
+        some.bytes_diffed == len as u64
+            && some.diff_blocks_changed == 3
+            && some.diff_bytes_copied == (2 * DIFF_BLOCK + 13) as u64,
+    )?;
+    let none = advance()?;
+    expect(
+        "nothing changed, nothing copied",
+        none.diff_bytes_copied == some.diff_bytes_copied && none.bytes_diffed == 2 * len as u64,
+    )?;
+    gpu.copy_to_device(a, &pattern(len, 5))?;
+    // SAFETY: as above.
+    unsafe { restore_cd(cd) }.map_err(|e| e.to_string())?;
+    let mut back = vec![0u8; len];
+    gpu.copy_to_host(&mut back, a)?;
+    expect("restored bitwise", back == data)?;
+    commit_cd(cd).map_err(|e| e.to_string())?;
+    // SAFETY: allocated above; no CD holds it.
+    unsafe { gpu.free(a) }?;
+    Ok(format!(
+        "{} B in {} blocks of {len} B",
+        some.diff_bytes_copied, some.diff_blocks_changed
+    ))
 }
 
 fn asynchronous(gpu: &CudaMemory) -> Result<String, String> {
@@ -190,10 +241,11 @@ fn run(out: &mut dyn std::io::Write) -> (usize, usize) {
     type Check = fn(&CudaMemory) -> Result<String, String>;
     // The reset first, while the array is the process's first allocation: a driver that
     // hands freed addresses back then gives it the same address (the case of issue 26).
-    let checks: [(&str, Check); 4] = [
+    let checks: [(&str, Check); 5] = [
         ("reset", reset),
         ("ptx", ptx),
         ("diff", diff),
+        ("diff-advance", diff_advance),
         ("async", asynchronous),
     ];
     let (mut passed, mut failed) = (0, 0);
@@ -241,7 +293,7 @@ mod tests {
         let mut out = Vec::new();
         let (passed, failed) = super::run(&mut out);
         let text = String::from_utf8_lossy(&out);
-        assert_eq!((passed, failed), (4, 0), "{text}");
+        assert_eq!((passed, failed), (5, 0), "{text}");
         assert!(text.contains("handed the old address"), "{text}");
     }
 }

@@ -25,10 +25,15 @@
 //! an H100/H200, against about 150 ms to move them over PCIe gen5.
 //!
 //! # All or nothing
-//! [`CudaMemory::changes`](crate::CudaMemory::changes) does all the fallible work (the
-//! kernels, the transfer) and returns a [`Patch`] holding the changed bytes and the new
-//! checksums; [`Patch::apply`] writes them into the saved copy and cannot fail. A caller
-//! saving several ranges takes every patch first and applies them only when all succeeded.
+//! The comparison (`CudaSpace::compare`) does all the fallible work (the kernels, the
+//! transfer) and writes nothing of the caller's. cd-core's advance takes it through
+//! `DeviceMemory::changes` as a `cd_core::BlockPatch` (with a whole copy, when it says so,
+//! going straight into a store buffer), checks every range's patch, and writes them only
+//! when all succeeded (cd-core's module `delta`). For Rust callers
+//! [`CudaMemory::changes`](crate::CudaMemory::changes) returns a [`Patch`] holding the
+//! changed bytes (or the whole range) and the new checksums; [`Patch::apply`] writes them
+//! into the saved copy and cannot fail. A caller saving several ranges takes every patch
+//! first and applies them only when all succeeded.
 //!
 //! # Ordering and memory
 //! The kernels, and the allocations they use, are queued on the legacy default stream, and the
@@ -36,16 +41,23 @@
 //! application's work on the range to be complete (no one writes it during the call). The
 //! checksums, the list of changed blocks and the gather buffer come from the space's memory
 //! pool of the asynchronous advance (`cuMemAllocFromPoolAsync`, freed in stream order), which
-//! keeps them for the next call; [`trim_snapshot_pool`](crate::trim_snapshot_pool) gives them
-//! back. Where the gather buffer cannot be had, the range is copied whole.
+//! keeps them for the next call (up to half the range for the gather: more changed blocks
+//! than that are copied whole); [`trim_snapshot_pool`](crate::trim_snapshot_pool) gives them
+//! back. Where the gather buffer cannot be had, the range is copied whole. On the host the
+//! gathered blocks land in store memory (cd-core's `StoreBytes`: pooled, and pinned on first
+//! use like every store buffer), so the one transfer runs at the link's speed.
 //!
 //! # The switch
 //! `CD_CUDA_DIFF=0` (or `off`, `no`, `false`) turns it off: every patch is then a full copy
-//! with no checksums. Ranges whose start is not 8-byte aligned are always copied in full.
+//! with no checksums, and cd-core's advance copies device ranges whole, packed with the
+//! others, as before the differential advance. Ranges whose start is not 8-byte aligned are
+//! always copied in full.
 
 use crate::driver::{DevPtr, Driver, Handle};
 use crate::kernels::{self, Kernels};
 use crate::{device_to_host, CudaSpace, Device};
+use cd_core::{BlockPatch, Changes, SavedSums, StoreBytes};
+use std::any::Any;
 use std::sync::OnceLock;
 
 /// The size of the blocks the differential copy compares and copies.
@@ -96,15 +108,20 @@ impl BlockSums {
 /// What [`CudaMemory::changes`](crate::CudaMemory::changes) brought to the host: the changed
 /// blocks (or the whole range) and the range's new checksums, to be written into the saved
 /// copy by [`apply`](Self::apply).
-#[derive(Debug)]
 pub struct Patch {
     len: usize,
     /// The changed blocks' indices, in order; `None` for the whole range.
     changed: Option<Vec<u64>>,
     /// The changed blocks packed (block `changed[j]` at `j * DIFF_BLOCK`, the last one maybe
-    /// short), or the whole range.
-    bytes: Vec<u8>,
+    /// short: store memory, see [`Found`]), or the whole range.
+    bytes: Box<dyn AsRef<[u8]> + Send>,
     sums: BlockSums,
+}
+
+impl std::fmt::Debug for Patch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Patch({:?})", self.report())
+    }
 }
 
 /// What a differential copy did.
@@ -128,7 +145,7 @@ impl Patch {
         DiffReport {
             blocks,
             changed: self.changed.as_ref().map_or(blocks, Vec::len),
-            bytes_copied: self.bytes.len(),
+            bytes_copied: (*self.bytes).as_ref().len(),
             full: self.changed.is_none(),
         }
     }
@@ -145,9 +162,10 @@ impl Patch {
             ));
         }
         let report = self.report();
+        let bytes = (*self.bytes).as_ref();
         match &self.changed {
-            None => saved.copy_from_slice(&self.bytes),
-            Some(changed) => scatter(saved, changed, &self.bytes),
+            None => saved.copy_from_slice(bytes),
+            Some(changed) => scatter(saved, changed, bytes),
         }
         *sums = self.sums;
         Ok(report)
@@ -210,17 +228,40 @@ impl Scratch<'_> {
 
 impl Drop for Scratch<'_> {
     fn drop(&mut self) {
+        if self.blocks.is_empty() {
+            return;
+        }
         for &p in &self.blocks {
             // SAFETY: blocks allocated above; freed in stream order after the work queued on
             // the legacy stream, which is all the work that uses them.
             unsafe { (self.d.mem_free_async)(p, std::ptr::null_mut()) };
         }
+        // Waited for, so that the memory is back in the pool when the call returns (a trim
+        // right after gives it back, and no free is left queued behind a caller's advance);
+        // the work before the frees is done already (its results were copied back).
+        // SAFETY: the legacy stream (NULL).
+        unsafe { (self.d.stream_synchronize)(std::ptr::null_mut()) };
     }
+}
+
+/// What comparing a range's checksums with a saved copy's found.
+pub(crate) enum Found {
+    /// Copy the range whole (no checksums of this range, switched off, unaligned, most blocks
+    /// changed, no device memory for the gather), with its checksums now where known.
+    Whole(Option<BlockSums>),
+    /// The changed blocks, brought over: block `changed[j]` at `j * DIFF_BLOCK` of `bytes`,
+    /// which is store memory (cd-core's [`StoreBytes`]): pooled, and pinned on first use like
+    /// the store's buffers, so the transfer runs at the link's speed, not through staging.
+    Blocks {
+        changed: Vec<u64>,
+        bytes: StoreBytes,
+        sums: BlockSums,
+    },
 }
 
 impl CudaSpace {
     /// The checksums of the `len` bytes at `src` now (`None` when switched off or unaligned).
-    pub(crate) fn block_sums(&self, src: usize, len: usize) -> Result<Option<BlockSums>, String> {
+    pub(crate) fn checksums(&self, src: usize, len: usize) -> Result<Option<BlockSums>, String> {
         if !diff_enabled() || !src.is_multiple_of(8) || len == 0 {
             return Ok(None);
         }
@@ -234,20 +275,39 @@ impl CudaSpace {
     }
 
     /// The patch that brings a saved copy of the `len` bytes at `src`, whose checksums are
-    /// `old`, up to date (see the module's documentation).
-    pub(crate) fn changes(&self, src: usize, len: usize, old: &BlockSums) -> Result<Patch, String> {
-        if !old.describe(src, len) || !diff_enabled() || !src.is_multiple_of(8) {
-            // The whole range, and its checksums for next time (taken first: no one writes
-            // the range during the call).
-            let sums = self.block_sums(src, len)?.unwrap_or_default();
-            let mut bytes = vec![0u8; len];
-            cd_core::DeviceMemory::copy_to_host(self, &mut bytes, src)?;
-            return Ok(Patch {
-                len,
-                changed: None,
+    /// `old`, up to date: [`compare`](Self::compare), with the whole range copied to the host
+    /// where it found that the whole range is to be copied.
+    pub(crate) fn patch(&self, src: usize, len: usize, old: &BlockSums) -> Result<Patch, String> {
+        match self.compare(src, len, old)? {
+            Found::Blocks {
+                changed,
                 bytes,
                 sums,
-            });
+            } => Ok(Patch {
+                len,
+                changed: Some(changed),
+                bytes: Box::new(bytes),
+                sums,
+            }),
+            Found::Whole(sums) => {
+                let mut bytes = vec![0u8; len];
+                cd_core::DeviceMemory::copy_to_host(self, &mut bytes, src)?;
+                Ok(Patch {
+                    len,
+                    changed: None,
+                    bytes: Box::new(bytes),
+                    sums: sums.unwrap_or_default(),
+                })
+            }
+        }
+    }
+
+    /// Compares the checksums of the `len` bytes at `src` now with `old` (those of a saved copy)
+    /// and brings the changed blocks over, gathered on the device (see the module's
+    /// documentation); or says to copy the whole range, copying nothing itself.
+    pub(crate) fn compare(&self, src: usize, len: usize, old: &BlockSums) -> Result<Found, String> {
+        if !old.describe(src, len) || !diff_enabled() || !src.is_multiple_of(8) {
+            return Ok(Found::Whole(self.checksums(src, len)?));
         }
         self.with_device(src, |d, device| {
             let mut scratch = Scratch {
@@ -263,72 +323,105 @@ impl CudaSpace {
                 .iter()
                 .map(|&k| DIFF_BLOCK.min(len - k as usize * DIFF_BLOCK))
                 .sum();
-            let pool = device.snapshot_pool(d)?;
-            // The gather needs device memory for the changed blocks: without it (or with most
-            // blocks changed) the whole range is copied instead.
-            let room = (!changed.is_empty() && changed_bytes <= len / FULL_DIVISOR)
-                .then(|| {
-                    let list = scratch.alloc(pool, changed.len() * 8).ok()?;
-                    let packed = scratch.alloc(pool, changed.len() * DIFF_BLOCK).ok()?;
-                    Some((list, packed))
-                })
-                .flatten();
-            if !changed.is_empty() && room.is_none() {
-                let mut bytes = vec![0u8; len];
-                device_to_host(d, device, &mut bytes, src, false)?;
-                return Ok(Patch {
-                    len,
-                    changed: None,
-                    bytes,
+            let store = |n: usize| StoreBytes::new(n).map_err(|e| e.to_string());
+            if changed.is_empty() {
+                return Ok(Found::Blocks {
+                    changed,
+                    bytes: store(0)?,
                     sums,
                 });
             }
-            let mut bytes = Vec::new();
-            if let Some((list, packed)) = room {
-                // SAFETY: `list` holds changed.len() u64s; the synchronous copy runs after the
-                // allocation queued on the legacy stream.
-                d.check(
-                    unsafe { (d.memcpy_htod)(list, changed.as_ptr().cast(), changed.len() * 8) },
-                    "cuMemcpyHtoD",
-                )?;
-                let k = device.kernels(d)?;
-                let words = (changed.len() * DIFF_BLOCK / 8) as u64;
-                // SAFETY: cd_gather_blocks(dst, src, list, count, block_bytes, src_len) reads
-                // the listed blocks of the range (all inside it) and writes count blocks of
-                // `packed`, which holds them.
-                unsafe {
-                    kernels::launch(
-                        d,
-                        k.gather,
-                        kernels::grid(words),
-                        std::ptr::null_mut(),
-                        &[
-                            packed,
-                            src as u64,
-                            list,
-                            changed.len() as u64,
-                            DIFF_BLOCK as u64,
-                            len as u64,
-                        ],
-                    )?;
-                }
-                // The gather runs on the legacy stream; the transfer below on the space's
-                // streams, which are not ordered with it.
-                // SAFETY: the legacy stream (NULL).
-                d.check(
-                    unsafe { (d.stream_synchronize)(std::ptr::null_mut()) },
-                    "cuStreamSynchronize",
-                )?;
-                // The last block may be short: the packed bytes end with it.
-                bytes = vec![0u8; changed_bytes];
-                device_to_host(d, device, &mut bytes, packed as usize, false)?;
+            if changed_bytes > len / FULL_DIVISOR {
+                return Ok(Found::Whole(Some(sums)));
             }
-            Ok(Patch {
-                len,
-                changed: Some(changed),
+            // The gather needs device memory for the changed blocks: without it the whole
+            // range is copied instead.
+            let pool = device.snapshot_pool(d)?;
+            let room = (|| {
+                let list = scratch.alloc(pool, changed.len() * 8).ok()?;
+                let packed = scratch.alloc(pool, changed.len() * DIFF_BLOCK).ok()?;
+                Some((list, packed))
+            })();
+            let Some((list, packed)) = room else {
+                return Ok(Found::Whole(Some(sums)));
+            };
+            // SAFETY: `list` holds changed.len() u64s; the synchronous copy runs after the
+            // allocation queued on the legacy stream.
+            d.check(
+                unsafe { (d.memcpy_htod)(list, changed.as_ptr().cast(), changed.len() * 8) },
+                "cuMemcpyHtoD",
+            )?;
+            let k = device.kernels(d)?;
+            let words = (changed.len() * DIFF_BLOCK / 8) as u64;
+            // SAFETY: cd_gather_blocks(dst, src, list, count, block_bytes, src_len) reads
+            // the listed blocks of the range (all inside it) and writes count blocks of
+            // `packed`, which holds them.
+            unsafe {
+                kernels::launch(
+                    d,
+                    k.gather,
+                    kernels::grid(words),
+                    std::ptr::null_mut(),
+                    &[
+                        packed,
+                        src as u64,
+                        list,
+                        changed.len() as u64,
+                        DIFF_BLOCK as u64,
+                        len as u64,
+                    ],
+                )?;
+            }
+            // The gather runs on the legacy stream; the transfer below on the space's
+            // streams, which are not ordered with it.
+            // SAFETY: the legacy stream (NULL).
+            d.check(
+                unsafe { (d.stream_synchronize)(std::ptr::null_mut()) },
+                "cuStreamSynchronize",
+            )?;
+            // The last block may be short: the packed bytes end with it.
+            let mut bytes = store(changed_bytes)?;
+            let to = bytes.as_mut_slice();
+            let pinned = self.pinned(to.as_ptr(), to.len());
+            device_to_host(d, device, to, packed as usize, pinned)?;
+            Ok(Found::Blocks {
+                changed,
                 bytes,
                 sums,
             })
+        })
+    }
+}
+
+/// The differential copy as cd-core's advance asks for it (`cd_core::DeviceMemory`'s
+/// `block_sums` and `changes`): the checksums travel opaque ([`cd_core::SavedSums`]), the
+/// changed blocks as a [`cd_core::BlockPatch`], which the advance writes into its saved copy.
+impl CudaSpace {
+    pub(crate) fn saved_sums(&self, src: usize, len: usize) -> Result<Option<SavedSums>, String> {
+        Ok(self.checksums(src, len)?.map(|s| Box::new(s) as SavedSums))
+    }
+
+    pub(crate) fn core_changes(
+        &self,
+        src: usize,
+        len: usize,
+        saved: &(dyn Any + Send + Sync),
+    ) -> Result<Changes, String> {
+        let Some(old) = saved.downcast_ref::<BlockSums>() else {
+            return Ok(Changes::Whole(self.saved_sums(src, len)?));
+        };
+        Ok(match self.compare(src, len, old)? {
+            Found::Whole(sums) => Changes::Whole(sums.map(|s| Box::new(s) as SavedSums)),
+            Found::Blocks {
+                changed,
+                bytes,
+                sums,
+            } => Changes::Blocks(BlockPatch {
+                block: DIFF_BLOCK,
+                changed,
+                data: Box::new(bytes),
+                sums: Box::new(sums),
+            }),
         })
     }
 }

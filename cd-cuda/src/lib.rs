@@ -76,16 +76,19 @@
 //! free beyond it (asked only when the pool must grow); otherwise the advance runs
 //! synchronously. All the ranges of one advance must be on one device to be drained.
 //!
-//! # Kernels and the differential copy
+//! # Kernels and the differential advance
 //! The space runs kernels of its own, loaded at run time from PTX text embedded in the
 //! library ([`KERNELS_PTX`], compiled from LLVM IR by LLVM's NVPTX back end: no nvcc or CUDA
-//! toolkit at build time). [`CudaMemory::changes`] uses them for a differential copy of a
-//! device range: 128-bit checksums of fixed blocks ([`DIFF_BLOCK`]) on the GPU, compared with
-//! those of the saved copy, the changed blocks gathered on the device and brought over in one
-//! transfer, as a [`Patch`] whose `apply` cannot fail (module `diff` says why the checksum is
-//! strong enough; [`DIFF_ENV`] turns it off). cd-core's advance does not call it yet: it
-//! copies every range whole into a fresh buffer, and a differential advance needs it to patch
-//! the current point in place (or share its unchanged blocks), which is cd-core's to do.
+//! toolkit at build time). It uses them for a differential copy of a device range: 128-bit
+//! checksums of fixed blocks ([`DIFF_BLOCK`]) on the GPU, compared with those of the saved
+//! copy, the changed blocks gathered on the device and brought over in one transfer (module
+//! `diff` says why the checksum is strong enough; [`DIFF_ENV`] turns it off). cd-core's
+//! synchronous advance uses it through the space's `block_sums` and `changes`
+//! (`cd_core::DeviceMemory`): a range saved by the last advance gets only its changed blocks
+//! written into its saved copy, in place, once nothing can fail (cd-core's module `delta`:
+//! all or nothing, when a range is copied whole, and why the asynchronous advance always is).
+//! The same copy is offered to Rust programs that keep a saved copy of their own:
+//! [`CudaMemory::changes`] returns it as a [`Patch`] whose `apply` cannot fail.
 //!
 //! # A GPU reset
 //! `cudaDeviceReset` (`cuDevicePrimaryCtxReset`) destroys the primary context with its
@@ -627,6 +630,21 @@ impl cd_core::DeviceMemory for CudaSpace {
         {
             slot.1 = Store::Unpinned;
         }
+    }
+
+    fn block_sums(&self, src: usize, len: usize) -> Result<Option<cd_core::SavedSums>, String> {
+        let _span = tracing::debug_span!("gpu_block_sums", bytes = len).entered();
+        self.saved_sums(src, len)
+    }
+
+    fn changes(
+        &self,
+        src: usize,
+        len: usize,
+        saved: &(dyn std::any::Any + Send + Sync),
+    ) -> Result<cd_core::Changes, String> {
+        let _span = tracing::debug_span!("gpu_changes", bytes = len).entered();
+        self.core_changes(src, len, saved)
     }
 
     fn host_buffer_unmapped(&self, address: usize, _length: usize) {

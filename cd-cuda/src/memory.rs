@@ -102,7 +102,7 @@ impl CudaMemory {
     /// ([`DIFF_BLOCK`](crate::DIFF_BLOCK)), computed on the GPU; empty when the differential
     /// copy is off ([`DIFF_ENV`](crate::DIFF_ENV)) or `src` is not 8-byte aligned.
     pub fn block_sums(&self, src: usize, len: usize) -> Result<crate::BlockSums, String> {
-        Ok(self.space.block_sums(src, len)?.unwrap_or_default())
+        Ok(self.space.checksums(src, len)?.unwrap_or_default())
     }
 
     /// What changed in the `len` bytes at device address `src` since a saved copy whose
@@ -119,7 +119,7 @@ impl CudaMemory {
         len: usize,
         saved: &crate::BlockSums,
     ) -> Result<crate::Patch, String> {
-        self.space.changes(src, len, saved)
+        self.space.patch(src, len, saved)
     }
 
     /// Brings `saved`, a host copy of the `saved.len()` bytes at device address `src` with
@@ -150,6 +150,19 @@ impl DeviceMemory for CudaMemory {
 
     fn allocation_of(&self, address: usize) -> Option<(usize, usize)> {
         self.space.allocation_of(address)
+    }
+
+    fn block_sums(&self, src: usize, len: usize) -> Result<Option<cd_core::SavedSums>, String> {
+        self.space.saved_sums(src, len)
+    }
+
+    fn changes(
+        &self,
+        src: usize,
+        len: usize,
+        saved: &(dyn std::any::Any + Send + Sync),
+    ) -> Result<cd_core::Changes, String> {
+        self.space.core_changes(src, len, saved)
     }
 }
 

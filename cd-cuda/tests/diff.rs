@@ -1,11 +1,13 @@
 //! The differential copy (issue 26) against the stand-in, which plays the kernels of
 //! `kernels/kernels.ll` on the host by name: block checksums on the "GPU", compared with the
 //! saved copy's, the changed blocks gathered and brought over in one transfer; all or
-//! nothing; the switch `CD_CUDA_DIFF`; and the PTX the library embeds.
+//! nothing; the switch `CD_CUDA_DIFF`; the PTX the library embeds; and the differential
+//! advance, cd-core's synchronous advance of a CD's device ranges patching their saved copies.
 
 mod common;
 mod support;
 
+use cd_core::*;
 use cd_cuda::{BlockSums, CudaMemory, DIFF_BLOCK, DIFF_ENV};
 use common::*;
 
@@ -218,4 +220,174 @@ fn ptx_matches_its_source() {
         strip(&String::from_utf8_lossy(&ptx.stdout)) == strip(cd_cuda::KERNELS_PTX),
         "kernels.ptx is stale: regenerate it as kernels.ll says"
     );
+}
+
+/// Bytes the stand-in copied device to host, synchronously and not.
+fn d2h(s: &Standin) -> u64 {
+    let c = s.counters();
+    c[0] + c[2]
+}
+
+/// Promotes the ranges ("add before you modify") and advances.
+fn advance(cd: CdHandle, specs: &[AddrSpec]) -> cd_core::Result<AdvanceReport> {
+    // SAFETY: device ranges of the stand-in, allocated, quiet during the calls.
+    unsafe {
+        add_to_cd_via_copy(cd, specs)?;
+        advance_cd_point_in_time(cd)
+    }
+}
+
+fn restore(cd: CdHandle) {
+    // SAFETY: as above.
+    unsafe { restore_cd(cd).unwrap() };
+}
+
+fn stats(cd: CdHandle) -> Stats {
+    cd_info(cd).unwrap().stats
+}
+
+/// The advance of a CD's device range: whole the first time, then only the changed blocks
+/// (checksums on the "GPU", one gather, one transfer) written into the saved copy, with a
+/// short last block; nothing when nothing changed; whole again when everything changed.
+/// Restore writes the state at each advance, bitwise.
+#[test]
+fn advance_copies_only_the_changed_blocks() {
+    let (s, _guard) = standin();
+    let len = 9 * B + 13;
+    let a = s.malloc(len);
+    let mut data = pattern(len, 1);
+    s.upload(a, &data);
+    let cd = root("cuda-diff-advance");
+    advance(cd, &[rw(a, len)]).unwrap();
+    assert_eq!(stats(cd).bytes_diffed, 0, "the first advance copies whole");
+
+    data[B + 1] ^= 1;
+    data[6 * B..7 * B].fill(0xAB);
+    data[len - 1] ^= 0x40; // the short last block
+    s.upload(a, &data);
+    let (moved, launched) = (d2h(s), launches(s));
+    let r = advance(cd, &[rw(a, len)]).unwrap();
+    assert_eq!(r.bytes_copied, len, "the whole range is saved");
+    let changed = (2 * B + 13) as u64;
+    let st = stats(cd);
+    assert_eq!(
+        (
+            st.bytes_diffed,
+            st.diff_bytes_copied,
+            st.diff_blocks_changed
+        ),
+        (len as u64, changed, 3)
+    );
+    let moved = d2h(s) - moved;
+    assert!(
+        moved >= changed && moved < changed + 1024,
+        "the changed blocks and the checksums only: {moved}"
+    );
+    assert_eq!(launches(s) - launched, 2, "checksums, one gather");
+    assert!(cd_saved_bytes(cd, a, len).unwrap() == data);
+    s.upload(a, &pattern(len, 9));
+    restore(cd);
+    assert!(s.download(a, len) == data, "restored bitwise");
+
+    // Nothing changed: the checksums only.
+    let (moved, launched) = (d2h(s), launches(s));
+    advance(cd, &[rw(a, len)]).unwrap();
+    assert!(d2h(s) - moved < 1024);
+    assert_eq!(launches(s) - launched, 1);
+    assert_eq!(stats(cd).diff_bytes_copied, changed);
+
+    // Everything changed: copied whole (straight into a store buffer), then patched again.
+    let mut data = pattern(len, 2);
+    s.upload(a, &data);
+    let moved = d2h(s);
+    advance(cd, &[rw(a, len)]).unwrap();
+    assert!(d2h(s) - moved >= len as u64);
+    assert_eq!(stats(cd).bytes_diffed, 2 * len as u64, "not differential");
+    data[4 * B] ^= 2;
+    s.upload(a, &data);
+    advance(cd, &[rw(a, len)]).unwrap();
+    assert_eq!(stats(cd).diff_bytes_copied, changed + B as u64);
+    s.upload(a, &pattern(len, 8));
+    restore(cd);
+    assert!(s.download(a, len) == data);
+    commit_cd(cd).unwrap();
+    // SAFETY: allocated above; the CD that held it is gone.
+    assert_eq!(unsafe { (s.free)(a as u64) }, 0);
+}
+
+/// `CD_CUDA_DIFF=0`: every advance copies whole, as before, with no kernel.
+#[test]
+fn the_switch_turns_the_differential_advance_off() {
+    let (s, _guard) = standin();
+    let len = 4 * B;
+    let a = s.malloc(len);
+    s.upload(a, &pattern(len, 1));
+    let cd = root("cuda-diff-off");
+    std::env::set_var(DIFF_ENV, "off");
+    let launched = launches(s);
+    advance(cd, &[rw(a, len)]).unwrap();
+    let mut data = pattern(len, 1);
+    data[B] ^= 1;
+    s.upload(a, &data);
+    let moved = d2h(s);
+    advance(cd, &[rw(a, len)]).unwrap();
+    assert_eq!(d2h(s) - moved, len as u64, "copied whole");
+    assert_eq!(launches(s), launched, "no kernel when off");
+    std::env::remove_var(DIFF_ENV);
+    assert_eq!(stats(cd).bytes_diffed, 0);
+    s.upload(a, &pattern(len, 7));
+    restore(cd);
+    assert!(s.download(a, len) == data);
+    // On again: the saved copy has no checksums, so the next advance copies whole first.
+    advance(cd, &[rw(a, len)]).unwrap();
+    assert_eq!(stats(cd).bytes_diffed, 0);
+    advance(cd, &[rw(a, len)]).unwrap();
+    assert_eq!(stats(cd).bytes_diffed, len as u64);
+    commit_cd(cd).unwrap();
+    // SAFETY: allocated above; the CD that held it is gone.
+    assert_eq!(unsafe { (s.free)(a as u64) }, 0);
+}
+
+/// All or nothing: two arrays changed, the second freed, so its differential copy fails after
+/// the first's patch was built; the advance fails, the previous point is whole (saved bytes
+/// and checksums), and restores bitwise.
+#[test]
+fn a_failed_differential_advance_leaves_the_previous_point() {
+    let (s, _guard) = standin();
+    let len = 4 * B;
+    let (a, b) = (s.malloc(len), s.malloc(len));
+    let specs = [rw(a, len), rw(b, len)];
+    s.upload(a, &pattern(len, 1));
+    s.upload(b, &pattern(len, 2));
+    let cd = root("cuda-diff-fail");
+    advance(cd, &specs).unwrap();
+    advance(cd, &specs).unwrap();
+    let point = pattern(len, 1);
+    let mut data = point.clone();
+    data[2 * B] ^= 1;
+    s.upload(a, &data);
+    // SAFETY: allocated above; the advance below must fail on the freed range.
+    assert_eq!(unsafe { (s.free)(b as u64) }, 0);
+    let err = advance(cd, &specs).unwrap_err();
+    assert!(matches!(err, CdError::DeviceCopy { .. }), "{err}");
+    assert!(cd_saved_bytes(cd, a, len).unwrap() == point);
+    assert!(cd_saved_bytes(cd, b, len).unwrap() == pattern(len, 2));
+
+    delete_from_cd(cd, &[rw(b, len)]).unwrap();
+    restore(cd);
+    assert!(s.download(a, len) == point, "the previous point, bitwise");
+    s.upload(a, &data);
+    let before = stats(cd).diff_bytes_copied;
+    advance(cd, &[rw(a, len)]).unwrap();
+    assert_eq!(
+        stats(cd).diff_bytes_copied - before,
+        B as u64,
+        "its checksums held"
+    );
+    s.upload(a, &point);
+    restore(cd);
+    assert!(s.download(a, len) == data);
+    commit_cd(cd).unwrap();
+    // SAFETY: allocated above; the CD that held it is gone.
+    assert_eq!(unsafe { (s.free)(a as u64) }, 0);
 }

@@ -279,7 +279,7 @@ fn async_advance_falls_back_without_spare_memory() {
     // The snapshot pool keeps the memory of earlier advances (which needs no headroom):
     // give it back first.
     cd_cuda::trim_snapshot_pool();
-    let live = s.live();
+    let (live, device_to_device) = (s.live(), s.counters()[9]);
     // SAFETY: the stand-in's test hook; then as above.
     let started = unsafe {
         (s.limit_free)(N);
@@ -288,6 +288,10 @@ fn async_advance_falls_back_without_spare_memory() {
         started.unwrap()
     };
     assert!(!started.in_flight, "no room for a snapshot: synchronous");
+    assert_eq!(s.counters()[9], device_to_device, "no snapshot was copied");
+    // The synchronous advance's checksums (for its next, differential, advance) came from
+    // the space's pool, which keeps their memory until trimmed.
+    cd_cuda::trim_snapshot_pool();
     assert_eq!(s.live(), live);
     assert!(cd_saved_bytes(cd, a, N).unwrap() == pattern(N, 2));
     commit_cd(cd).unwrap();

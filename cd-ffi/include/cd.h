@@ -447,7 +447,8 @@ typedef struct cd_stats {
    */
   uint64_t bytes_added;
   /**
-   * Bytes copied from application memory into the store by advances.
+   * Bytes of application memory saved by advances (the ranges' lengths; a synchronous
+   * advance of a device range saved by the last one copies only its changed blocks).
    */
   uint64_t bytes_advanced;
   /**

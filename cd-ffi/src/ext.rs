@@ -44,7 +44,8 @@ pub struct cd_stats {
     pub adds: u64,
     /// Bytes copied from application memory into the store by `add_to_cd_via_copy`.
     pub bytes_added: u64,
-    /// Bytes copied from application memory into the store by advances.
+    /// Bytes of application memory saved by advances (the ranges' lengths; a synchronous
+    /// advance of a device range saved by the last one copies only its changed blocks).
     pub bytes_advanced: u64,
     /// Bytes written into application memory by restores.
     pub bytes_restored: u64,

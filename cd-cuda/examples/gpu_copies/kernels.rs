@@ -1,7 +1,6 @@
 //! The bench's real-kernel figures (issue 26): the stall an asynchronous advance adds to a
-//! loop of memory-bound kernels loaded from PTX text at run time, the time the
-//! `advance_cd_point_in_time_async` call itself holds the host, and the differential copy
-//! with 1% and with all of its blocks changed.
+//! loop of memory-bound kernels loaded from PTX text at run time, and the time the
+//! `advance_cd_point_in_time_async` call itself holds the host.
 
 use super::{cu, time, Handle, Raw, Samples};
 use cd_core::{advance_cd_point_in_time_async, advance_wait, CdHandle};
@@ -163,113 +162,6 @@ impl Stall {
             (
                 "    stall added / sync advance".into(),
                 stall.ratio(advance).show("%", 100.0),
-            ),
-        ]
-    }
-}
-
-/// The differential copy's figures for one size.
-#[derive(Debug, Default)]
-pub(crate) struct Diff {
-    /// `changes` with 1% of the blocks changed, and `apply`.
-    pub(crate) one_percent: Samples,
-    pub(crate) one_percent_apply: Samples,
-    /// `changes` with every block changed, and `apply`.
-    pub(crate) all: Samples,
-    pub(crate) all_apply: Samples,
-    /// The checksums of the whole range alone (`block_sums`): what a differential advance
-    /// adds to a full copy into the store when everything changed.
-    pub(crate) sums: Samples,
-    /// Blocks changed in the 1% case, of how many.
-    pub(crate) changed: usize,
-    pub(crate) blocks: usize,
-}
-
-impl Diff {
-    /// Times the differential copy of the `n` bytes at `dev` (holding `pattern`), then checks
-    /// the saved copy against the device.
-    pub(crate) fn measure(
-        raw: &Raw,
-        dev: u64,
-        n: usize,
-        reps: usize,
-        scratch: &mut [u8],
-    ) -> Result<Diff, String> {
-        let gpu = cd_cuda::CudaMemory::new(0)?;
-        let mut r = Diff::default();
-        let (mut saved, mut sums) = (vec![0u8; n], cd_cuda::BlockSums::default());
-        gpu.save_changed(&mut saved, dev as usize, &mut sums)?;
-        r.blocks = n.div_ceil(cd_cuda::DIFF_BLOCK);
-        r.changed = (r.blocks / 100).max(1);
-        for rep in 0..reps {
-            // 1% of the blocks: one word each, at blocks spread over the range.
-            for j in 0..r.changed {
-                let k = (j * 100 + rep * 7) % r.blocks;
-                let at = (k * cd_cuda::DIFF_BLOCK).min(n - 8);
-                let word = (rep as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ j as u64;
-                // SAFETY: 8 readable host bytes into the device array, inside it.
-                let rc = unsafe { (raw.htod)(dev + at as u64, (&raw const word).cast(), 8) };
-                cu(rc, "cuMemcpyHtoD")?;
-            }
-            let (t, patch) = time(|| gpu.changes(dev as usize, n, &sums))?;
-            r.one_percent.0.push(t);
-            let (t, report) = time(|| patch.apply(&mut saved, &mut sums))?;
-            r.one_percent_apply.0.push(t);
-            if report.full {
-                return Err(format!("1% changed, but a full copy: {report:?}"));
-            }
-            // Everything changed.
-            scratch.iter_mut().for_each(|b| *b = b.wrapping_add(1));
-            // SAFETY: `n` readable host bytes into the device array of `n` bytes.
-            let rc = unsafe { (raw.htod)(dev, scratch.as_ptr().cast(), n) };
-            cu(rc, "cuMemcpyHtoD")?;
-            let (t, patch) = time(|| gpu.changes(dev as usize, n, &sums))?;
-            r.all.0.push(t);
-            let (t, _) = time(|| patch.apply(&mut saved, &mut sums))?;
-            r.all_apply.0.push(t);
-            r.sums.0.push(time(|| gpu.block_sums(dev as usize, n))?.0);
-        }
-        // The check: the saved copy is the device's bytes.
-        // SAFETY: `n` writable host bytes from the device array of `n` bytes.
-        let rc = unsafe { (raw.dtoh)(scratch.as_mut_ptr().cast(), dev, n) };
-        cu(rc, "cuMemcpyDtoH")?;
-        if let Some(i) = (0..n).find(|&i| saved[i] != scratch[i]) {
-            return Err(format!(
-                "differential copy: saved byte {i} of {n} is {} instead of {}",
-                saved[i], scratch[i]
-            ));
-        }
-        Ok(r)
-    }
-
-    /// The figure lines, against the synchronous advance (a full copy into the pinned store).
-    /// With everything changed the patch here is a pageable buffer (staged copies); wired into
-    /// the advance, a full copy goes straight into the pinned store, so the goal (at most 5%
-    /// slower) is read on "(checksums + advance) / advance".
-    pub(crate) fn lines(&self, advance: &Samples) -> Vec<(String, String)> {
-        vec![
-            (
-                format!("diff, {} of {} blocks changed", self.changed, self.blocks),
-                self.one_percent.show("ms", 1e3),
-            ),
-            (
-                "  + apply (scatter into the saved copy)".into(),
-                self.one_percent_apply.show("ms", 1e3),
-            ),
-            (
-                "  sync advance / diff (goal >= 10x)".into(),
-                advance
-                    .ratio(&self.one_percent.plus(&self.one_percent_apply))
-                    .show("x", 1.0),
-            ),
-            ("diff, every block changed".into(), self.all.show("ms", 1e3)),
-            (
-                "  + apply (copy into the saved copy)".into(),
-                self.all_apply.show("ms", 1e3),
-            ),
-            (
-                "  diff / sync advance (goal <= 1.05x)".into(),
-                self.all.ratio(advance).show("x", 1.0),
             ),
         ]
     }
