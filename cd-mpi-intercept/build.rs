@@ -42,9 +42,11 @@ const PREDEFINED: &[(&str, &str, &str)] = &[
     ("MPI_BYTE", "MPI_Datatype", "byte"),
     ("MPI_PACKED", "MPI_Datatype", "packed"),
     ("MPI_INT", "MPI_Datatype", "int"),
+    ("MPI_UINT64_T", "MPI_Datatype", "uint64"),
     ("MPI_GROUP_NULL", "MPI_Group", "group_null"),
     ("MPI_INFO_NULL", "MPI_Info", "info_null"),
     ("MPI_OP_NULL", "MPI_Op", "op_null"),
+    ("MPI_MIN", "MPI_Op", "op_min"),
     ("MPI_ERRORS_ARE_FATAL", "MPI_Errhandler", "errors_are_fatal"),
     ("MPI_ERRORS_RETURN", "MPI_Errhandler", "errors_return"),
 ];

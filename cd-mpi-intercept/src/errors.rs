@@ -188,8 +188,9 @@ pub(crate) fn communicator_made(call: Call, comm: Comm) {
 pub(crate) fn probed(source: c_int, with_flag: bool) {
     if with_flag || source == abi::ANY_SOURCE {
         stop_containing(
-            "the application probed with MPI_Improbe, MPI_Mprobe or inside a CD that logs, \
-             whose outcome a replacement could not repeat (in-job recovery does not record it)",
+            "the application probed where in-job recovery does not record the outcome \
+             (MPI_Improbe, MPI_Mprobe, a communicator it does not follow, inside a CD that \
+             logs), which a replacement could not repeat",
         );
     }
 }

@@ -70,7 +70,7 @@ macro_rules! mpi_table {
                 Testall(count: c_int, requests: *mut Request, flag: *mut c_int, statuses: *mut Status) => recovery::testall;
                 Testany(count: c_int, requests: *mut Request, index: *mut c_int, flag: *mut c_int, status: *mut Status) => recovery::testany;
                 Testsome(incount: c_int, requests: *mut Request, outcount: *mut c_int, indices: *mut c_int, statuses: *mut Status) => recovery::testsome;
-                Request_get_status(request: Request, flag: *mut c_int, status: *mut Status) => wait::request_get_status;
+                Request_get_status(request: Request, flag: *mut c_int, status: *mut Status) => recovery::request_get_status;
                 Cancel(request: *mut Request) => recovery::cancel;
                 Start(request: *mut Request) => wait::start;
                 Startall(count: c_int, requests: *mut Request) => wait::startall;

@@ -335,14 +335,18 @@ pub(crate) unsafe fn sendrecv(
         return rc;
     }
     // which half completed: requests still active are released (they fail once the world is
-    // revoked)
-    let received = requests[0] == null && statuses[0].error() == abi::SUCCESS;
+    // revoked; a receive from MPI_ANY_SOURCE left active by a failure may match first)
+    let mut received = requests[0] == null && statuses[0].error() == abi::SUCCESS;
     // (not `repair::covered`: the repair below is for the world the halves ran on)
     crate::errors::covered(|| {
-        for r in requests.iter_mut().filter(|r| **r != null) {
-            let mut ignored = Status::zeroed();
+        for (k, r) in requests.iter_mut().enumerate().filter(|(_, r)| **r != null) {
+            let mut last = Status::zeroed();
             // SAFETY: our own request; its buffer is the caller's, alive for this call.
-            unsafe { real::Wait(r, &mut ignored) };
+            let rc = unsafe { real::Wait(r, &mut last) };
+            if k == 0 && rc == abi::SUCCESS {
+                statuses[0] = last;
+                received = true;
+            }
         }
     });
     let failed = !received

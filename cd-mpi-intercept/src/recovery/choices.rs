@@ -15,8 +15,13 @@
 //! clearly).
 //!
 //! Consecutive tests that found nothing are one record with a repeat count (a polling loop
-//! rewrites one record in place), so the window ([`CHOICES_ENV`] bytes) fills with choices,
-//! not with polls. A full window stops containment: a later loss ends the job clearly.
+//! rewrites one record in place), so the window ([`CHOICES_ENV`] bytes, the smallest any rank
+//! asks for) fills with choices, not with polls. A rank whose choices overflow it stops
+//! containing and marks its partner's header: a later loss of that rank ends the job clearly
+//! at the repair (it could not be repeated), a loss of another ends it as any stopped
+//! containment does. A put that fails (the partner is lost) keeps the record for the repair,
+//! which writes it at the new partner; the word at the rank after the partner, written before
+//! the first record, still tells that a choice was made.
 //!
 //! # Replay
 //! At a repair the partner reads the lost rank's choices from its own memory and sends them to
@@ -25,7 +30,7 @@
 //! its choices since the version there again. The replacement repeats each choice in order:
 //! wildcard receives by their place among its wildcard receives since the version (an
 //! `MPI_Irecv`'s match is known only when it completes), the others in call order. When they
-//! run out it chooses live, and records, like every rank.
+//! run out it chooses live. It records every choice, repeated or live, like every rank.
 //!
 //! A choice in the program's start is not kept (the start is re-executed from `MPI_Init`, and
 //! its record would have to live for the whole run): it stops containment. Open MPI 5 says
@@ -173,14 +178,37 @@ pub(crate) fn recording() -> bool {
 /// Allocates the window on `world` (collective): at `MPI_Init` of the job's own ranks, and
 /// on each repaired world. A failure leaves none (a choice then stops containment).
 pub(crate) fn open(world: Comm) {
-    let bytes = std::env::var(CHOICES_ENV)
+    let wanted = std::env::var(CHOICES_ENV)
         .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-        .unwrap_or(DEFAULT_BYTES)
-        .max(RECORDS_AT + SIZE);
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(DEFAULT_BYTES as u64)
+        .clamp((RECORDS_AT + SIZE) as u64, i64::MAX as u64);
+    // every window as long as the shortest asked for (a replacement has mpirun's environment,
+    // not its lost rank's): a put never goes past its target's
+    let mut bytes = wanted;
+    // SAFETY: one u64 in, one out.
+    let rc = unsafe {
+        real::Allreduce(
+            (&wanted as *const u64).cast(),
+            (&mut bytes as *mut u64).cast(),
+            1,
+            abi::predefined().uint64,
+            abi::predefined().op_min,
+            world,
+        )
+    };
+    let mut st = state();
+    st.set_win(None);
+    let Ok(len) = usize::try_from(bytes) else {
+        return;
+    };
+    if rc != abi::SUCCESS {
+        tracing::warn!(rc, "no window for the application's choices");
+        return;
+    }
     let mut base: *mut u8 = std::ptr::null_mut();
     let mut win = Win::from_bits(0);
-    // SAFETY: MPI writes the base address and the handle; `bytes` fits an MPI_Aint.
+    // SAFETY: MPI writes the base address and the handle; `bytes` fits an MPI_Aint (clamped).
     let rc = unsafe {
         real::Win_allocate(
             bytes as i64,
@@ -191,20 +219,27 @@ pub(crate) fn open(world: Comm) {
             &mut win,
         )
     };
-    let mut st = state();
     if rc != abi::SUCCESS || base.is_null() {
         tracing::warn!(rc, "no window for the application's choices");
-        st.set_win(None);
         return;
     }
-    // SAFETY: our window's own memory, `bytes` long, zeroed before anyone writes into it.
-    unsafe { std::ptr::write_bytes(base, 0, bytes) };
+    // SAFETY: our window's own memory, `len` bytes, zeroed before anyone writes into it.
+    unsafe { std::ptr::write_bytes(base, 0, len) };
     // SAFETY: no pointer is passed; a failed put then returns a code instead of aborting.
-    unsafe {
-        real::Win_set_errhandler(win, abi::predefined().errors_return);
-        real::Win_lock_all(0, win);
+    let rc = unsafe {
+        match real::Win_set_errhandler(win, abi::predefined().errors_return) {
+            abi::SUCCESS => real::Win_lock_all(0, win),
+            rc => rc,
+        }
+    };
+    if rc != abi::SUCCESS {
+        tracing::warn!(
+            rc,
+            "no access epoch on the window for the application's choices"
+        );
+        return;
     }
-    st.set_win(Some((win, base.expose_provenance(), bytes)));
+    st.set_win(Some((win, base.expose_provenance(), len)));
 }
 
 /// At `MPI_Finalize` (collective on the current world): the window is freed, before the
@@ -261,31 +296,60 @@ fn partners() -> (c_int, c_int) {
     ((me + 1) % n, (me + 2) % n)
 }
 
+/// The header's count of bytes used that says the records did not fit: the replacement
+/// cannot repeat them all.
+const OVERFLOWED: u64 = u64::MAX;
+
+/// Why records are not at the partner.
+enum Unreplicated {
+    /// They do not fit its window: its header says so ([`OVERFLOWED`]).
+    Overflow,
+    /// A put failed (the partner is lost: a repair is coming, whose [`reopen`] writes them at
+    /// the new partner).
+    Failed,
+}
+
 /// Writes records `from..` of `st.log` (and the header) at the partner; the flag at the rank
-/// after it the first time since the version. `false` if they are not there.
-fn replicate(st: &mut State, from: usize) -> bool {
+/// after it first, the first time since the version.
+fn replicate(st: &mut State, from: usize) -> Result<(), Unreplicated> {
     let Some((win, _, bytes)) = st.win else {
-        return false;
+        return Err(Unreplicated::Failed);
     };
     let (partner, next) = partners();
+    if !st.flagged && next != partner {
+        if !put(win, next, FLAG_AT, &tag().to_le_bytes()) {
+            return Err(Unreplicated::Failed);
+        }
+        st.flagged = true;
+    }
     let used = st.log.len() * SIZE;
     if RECORDS_AT + used > bytes {
-        return false;
+        let header: [u64; 2] = [tag(), OVERFLOWED];
+        put(win, partner, HEADER_AT, bytemuck::cast_slice(&header));
+        return Err(Unreplicated::Overflow);
     }
     let records: &[u8] = bytemuck::cast_slice(&st.log[from..]);
     let header: [u64; 2] = [tag(), used as u64];
     if !put(win, partner, RECORDS_AT + from * SIZE, records)
         || !put(win, partner, HEADER_AT, bytemuck::cast_slice(&header))
     {
-        return false;
+        return Err(Unreplicated::Failed);
     }
-    if !st.flagged && next != partner {
-        if !put(win, next, FLAG_AT, &tag().to_le_bytes()) {
-            return false;
+    Ok(())
+}
+
+/// After [`replicate`] failed: a full window stops containment (a later loss of this rank
+/// ends the job: its partner's header says why); a failed put waits for the repair.
+fn unreplicated(why: Unreplicated) {
+    match why {
+        Unreplicated::Overflow => crate::errors::stop_containing(
+            "the application's choices since the version do not fit its partner's window \
+             (CD_ULFM_CHOICES_BYTES)",
+        ),
+        Unreplicated::Failed => {
+            tracing::warn!("a choice could not be written at the partner; kept for the repair")
         }
-        st.flagged = true;
     }
-    true
 }
 
 /// Records `records`, one choice, at the partner before the application sees it; a test that
@@ -308,12 +372,9 @@ fn record(records: &[Record]) {
         st.log.extend_from_slice(records);
         st.log.len() - records.len()
     };
-    if !replicate(&mut st, from) {
+    if let Err(why) = replicate(&mut st, from) {
         drop(st);
-        crate::errors::stop_containing(
-            "the application's choices since the version do not fit its partner's window \
-             (CD_ULFM_CHOICES_BYTES) or could not be written there",
-        );
+        unreplicated(why);
     }
 }
 
@@ -449,50 +510,73 @@ pub(super) fn orphaned(me: usize, n: usize, lost: &[usize]) -> Option<(usize, us
     })
 }
 
+/// At a repair: a lost rank whose choices since the version did not fit this rank's window
+/// (it is their partner), so its replacement could not repeat them.
+pub(super) fn truncated(me: usize, n: usize, lost: &[usize]) -> Option<usize> {
+    let r = (me + n - 1) % n;
+    (lost.contains(&r) && header().is_some_and(|[t, used]| t == tag() && used == OVERFLOWED))
+        .then_some(r)
+}
+
 /// After a repair (collective on the repaired world): a window on it, into which this rank's
 /// choices since the version are written again.
 pub(super) fn reopen(repaired: Comm) {
     open(repaired);
     let mut st = state();
     st.flagged = false;
-    if !st.log.is_empty() && !replicate(&mut st, 0) {
-        drop(st);
-        crate::errors::stop_containing(
-            "the application's choices since the version could not be written at its new \
-             partner after a repair",
-        );
+    if st.log.is_empty() {
+        return;
     }
+    if let Err(why) = replicate(&mut st, 0) {
+        drop(st);
+        if matches!(why, Unreplicated::Failed) {
+            crate::errors::stop_containing(
+                "the application's choices since the version could not be written at its new \
+                 partner after a repair",
+            );
+        }
+        unreplicated(why);
+    }
+}
+
+/// Reads the 8-byte word at `at` in this rank's window, after the puts that completed there
+/// (the writer is dead: the runtime reads its own memory after the failure).
+fn word(at: usize) -> Option<u64> {
+    let st = state();
+    let (win, base, _) = st.win?;
+    // SAFETY: no pointer is passed; makes the completed puts visible to local loads.
+    unsafe { real::Win_sync(win) };
+    let base = std::ptr::with_exposed_provenance::<u8>(base);
+    // SAFETY: our window's memory, at least `RECORDS_AT` bytes; `at + 8 <= RECORDS_AT`.
+    Some(unsafe { std::ptr::read_volatile(base.add(at).cast::<u64>()) })
+}
+
+/// The header the rank before this one wrote: its version tag and bytes used.
+fn header() -> Option<[u64; 2]> {
+    Some([word(HEADER_AT)?, word(HEADER_AT + 8)?])
 }
 
 /// Whether the rank two before this one said it made choices since the version.
 fn flagged_by_predecessor_but_one() -> bool {
-    let st = state();
-    let Some((_, base, _)) = st.win else {
-        return false;
-    };
-    let base = std::ptr::with_exposed_provenance::<u8>(base);
-    // SAFETY: our window's memory (at least `RECORDS_AT` bytes); the writer is dead, the
-    // runtime reads its own memory after the failure.
-    let word = unsafe { std::ptr::read_volatile(base.add(FLAG_AT).cast::<u64>()) };
-    word == tag()
+    word(FLAG_AT) == Some(tag())
 }
 
 /// The records the rank before this one wrote since the version, as bytes.
 pub(super) fn predecessor_records() -> Vec<u8> {
-    let st = state();
-    let Some((win, base, bytes)) = st.win else {
+    let Some([t, used]) = header() else {
         return Vec::new();
     };
-    // SAFETY: no pointer is passed; makes the puts that completed visible to local loads.
-    unsafe { real::Win_sync(win) };
-    let base = std::ptr::with_exposed_provenance::<u8>(base);
-    // SAFETY: our window's memory, `bytes` long; its writer is dead.
-    let header = unsafe { std::ptr::read_volatile(base.add(HEADER_AT).cast::<[u64; 2]>()) };
-    if header[0] != tag() {
+    let st = state();
+    let Some((_, base, bytes)) = st.win else {
+        return Vec::new();
+    };
+    if t != tag() || used == OVERFLOWED {
         return Vec::new();
     }
-    let used = (header[1] as usize).min(bytes - RECORDS_AT);
-    // SAFETY: as above, `used` bytes inside the window.
+    let used = (used as usize).min(bytes - RECORDS_AT);
+    let base = std::ptr::with_exposed_provenance::<u8>(base);
+    // SAFETY: our window's memory, `bytes` long, `used` bytes from `RECORDS_AT` inside it; its
+    // writer is dead (synchronized by `header`).
     unsafe { std::slice::from_raw_parts(base.add(RECORDS_AT), used) }.to_vec()
 }
 

@@ -6,7 +6,8 @@
 //! choose (which request, which set), a test's flag, and the source an `MPI_Irecv` from
 //! `MPI_ANY_SOURCE` matched are recorded at the partner before the application sees them, and a
 //! replacement repeats them ([`super::choices`]). In the program's start, or given to
-//! `MPI_Request_free` or `MPI_Cancel`, a tracked request stops the containment of later losses
+//! `MPI_Request_free`, `MPI_Cancel` or `MPI_Request_get_status` (whose flag is not recorded),
+//! a tracked request stops the containment of later losses
 //! ([`crate::errors::stop_containing`]) and goes to the ordinary handlers.
 
 use super::choices::{self, Kind};
@@ -111,7 +112,8 @@ pub(crate) unsafe fn testall(
 }
 
 /// A test of all of `n` requests whose flag is a choice: repeated (a replacement's), or
-/// tested and recorded.
+/// tested; recorded either way. Requests none of which recovery tracks (on `MPI_COMM_SELF`,
+/// persistent ones) go to the ordinary handlers.
 ///
 /// # Safety
 /// As [`complete`]'s; `flag` is writable.
@@ -122,20 +124,30 @@ unsafe fn tested(
     flag: *mut c_int,
 ) -> c_int {
     let choosing = chooses();
+    // SAFETY: the caller's `n` handles.
+    let tracked = covers(unsafe { slice(handles, n as c_int) });
     if let Some(r) = choosing.then(|| choices::repeat(Kind::Test)).flatten() {
-        let rc = match r.flag() {
-            // SAFETY: the caller's handles and statuses.
-            true => unsafe { complete(handles, n, statuses, None) },
-            false => abi::SUCCESS,
+        // SAFETY: the caller's handles and statuses.
+        let rc = match (r.flag(), tracked) {
+            (false, _) => abi::SUCCESS,
+            (true, true) => unsafe { complete(handles, n, statuses, None) },
+            (true, false) => unsafe { crate::wait::waitall(n as c_int, handles, statuses) },
         };
+        let found = r.flag() && rc == abi::SUCCESS;
         // SAFETY: the caller's flag.
-        unsafe { flag.write(c_int::from(r.flag() && rc == abi::SUCCESS)) };
+        unsafe { flag.write(c_int::from(found)) };
+        choices::chose_test(found);
         return rc;
     }
     // SAFETY: the caller's handles, statuses and flag.
-    let rc = unsafe { complete(handles, n, statuses, Some(flag)) };
+    let rc = unsafe {
+        match tracked {
+            true => complete(handles, n, statuses, Some(flag)),
+            false => crate::wait::testall(n as c_int, handles, flag, statuses),
+        }
+    };
     if choosing && rc == abi::SUCCESS {
-        // SAFETY: written by `complete`.
+        // SAFETY: written above.
         choices::chose_test(unsafe { flag.read() } != 0);
     }
     rc
@@ -165,7 +177,7 @@ unsafe fn complete(
     // SAFETY: the caller's array of `n` handles.
     let handles = unsafe { std::slice::from_raw_parts_mut(handles, n) };
     let null = abi::predefined().request_null;
-    let mut out = vec![Status::zeroed(); n];
+    let mut out = vec![Status::empty(); n];
     loop {
         requests::substitute(handles);
         let before = handles.to_vec();
@@ -278,6 +290,22 @@ untracking! {
     cancel => Cancel(request, 1; request: *mut Request);
 }
 
+/// `MPI_Request_get_status`: its flag is a choice that is not recorded (see the module docs).
+///
+/// # Safety
+/// The MPI function's contract.
+pub(crate) unsafe fn request_get_status(
+    request: Request,
+    flag: *mut c_int,
+    status: *mut Status,
+) -> c_int {
+    if super::keeping() && requests::any_tracked(&[request]) {
+        requests::untrack(&[request]);
+    }
+    // SAFETY: forwarded.
+    unsafe { crate::wait::request_get_status(request, flag, status) }
+}
+
 /// `MPI_Waitany`.
 ///
 /// # Safety
@@ -374,7 +402,8 @@ pub(crate) unsafe fn testsome(
 }
 
 /// Tests each active request in turn (a wait: until one completes), through repairs; the
-/// choice is repeated or recorded (see the module docs). With `flag` a test.
+/// choice is repeated or made, and recorded (see the module docs). With `flag` a test.
+/// Requests none of which recovery tracks go to the ordinary handlers.
 ///
 /// # Safety
 /// `index` and `flag` are writable, `status` is one status or `MPI_STATUS_IGNORE`.
@@ -392,7 +421,9 @@ unsafe fn any(
                 f.write(c_int::from(chosen));
             }
         }
+        choices::chose_any(chosen, i);
     };
+    let tracked = covers(handles);
     if let Some(r) = choices::repeat(Kind::Any) {
         let slot = usize::try_from(r.index())
             .ok()
@@ -400,7 +431,9 @@ unsafe fn any(
         let rc = match (r.flag(), slot) {
             (false, _) => abi::SUCCESS,
             // SAFETY: one of the caller's handles, and its status.
-            (true, Some(i)) => unsafe { complete(&mut handles[i], 1, status, None) },
+            (true, Some(i)) if tracked => unsafe { complete(&mut handles[i], 1, status, None) },
+            // SAFETY: as above.
+            (true, Some(i)) => unsafe { crate::wait::wait(&mut handles[i], status) },
             (true, None) => {
                 // SAFETY: the caller's status.
                 unsafe { Status::empty().store(status) };
@@ -408,6 +441,22 @@ unsafe fn any(
             }
         };
         give(r.flag(), slot.map_or(abi::UNDEFINED, |i| i as c_int));
+        return rc;
+    }
+    if !tracked {
+        let (n, requests) = (handles.len() as c_int, handles.as_mut_ptr());
+        // SAFETY: forwarded: the caller's handles, index, flag and status.
+        let rc = unsafe {
+            match flag {
+                None => crate::wait::waitany(n, requests, index, status),
+                Some(f) => crate::wait::testany(n, requests, index, f, status),
+            }
+        };
+        if rc == abi::SUCCESS {
+            // SAFETY: written by the call.
+            let (chosen, i) = unsafe { (flag.is_none_or(|f| f.read() != 0), index.read()) };
+            give(chosen, i);
+        }
         return rc;
     }
     let null = abi::predefined().request_null;
@@ -421,10 +470,12 @@ unsafe fn any(
             let mut done: c_int = 0;
             // SAFETY: one of the caller's handles, and its status.
             let rc = unsafe { complete(handle, 1, status, Some(&mut done)) };
-            if rc != abi::SUCCESS || done != 0 {
-                if rc == abi::SUCCESS {
-                    choices::chose_any(true, i as c_int);
-                }
+            if rc != abi::SUCCESS {
+                // SAFETY: the caller's index.
+                unsafe { index.write(i as c_int) };
+                return rc;
+            }
+            if done != 0 {
                 give(true, i as c_int);
                 return rc;
             }
@@ -432,12 +483,10 @@ unsafe fn any(
         if !active {
             // SAFETY: the caller's status.
             unsafe { Status::empty().store(status) };
-            choices::chose_any(true, abi::UNDEFINED);
             give(true, abi::UNDEFINED);
             return abi::SUCCESS;
         }
         if flag.is_some() {
-            choices::chose_any(false, abi::UNDEFINED);
             give(false, abi::UNDEFINED);
             return abi::SUCCESS;
         }
@@ -445,7 +494,8 @@ unsafe fn any(
 }
 
 /// Tests every active request (`wait`: until at least one completes), through repairs; the
-/// set is repeated or recorded (see the module docs).
+/// set is repeated or made, and recorded (see the module docs). Requests none of which
+/// recovery tracks go to the ordinary handlers.
 ///
 /// # Safety
 /// `outcount` is writable, `indices` holds `handles.len()` ints, `statuses` as many statuses
@@ -469,12 +519,19 @@ unsafe fn some(
         }
         // SAFETY: the caller's count.
         unsafe { outcount.write(done.len() as c_int) };
+        let chosen: Vec<c_int> = done.iter().map(|(i, _)| *i).collect();
+        choices::chose_some(Some(&chosen));
     };
+    let undefined = || {
+        // SAFETY: the caller's count.
+        unsafe { outcount.write(abi::UNDEFINED) };
+        choices::chose_some(None);
+        abi::SUCCESS
+    };
+    let tracked = covers(handles);
     if let Some(head) = choices::repeat(Kind::Some) {
         let Some(list) = choices::repeat_some(head) else {
-            // SAFETY: the caller's count.
-            unsafe { outcount.write(abi::UNDEFINED) };
-            return abi::SUCCESS;
+            return undefined();
         };
         let mut done = Vec::with_capacity(list.len());
         for i in list {
@@ -483,14 +540,43 @@ unsafe fn some(
             };
             let mut st = Status::zeroed();
             // SAFETY: one of the caller's handles, and our status.
-            let rc = unsafe { complete(&mut handles[slot], 1, &mut st, None) };
+            let rc = unsafe {
+                match tracked {
+                    true => complete(&mut handles[slot], 1, &mut st, None),
+                    false => crate::wait::wait(&mut handles[slot], &mut st),
+                }
+            };
             if rc != abi::SUCCESS {
+                give(&done);
                 return rc;
             }
             done.push((i, st));
         }
         give(&done);
         return abi::SUCCESS;
+    }
+    if !tracked {
+        let (n, requests) = (handles.len() as c_int, handles.as_mut_ptr());
+        // SAFETY: forwarded: the caller's handles, count, indices and statuses.
+        let rc = unsafe {
+            match wait {
+                true => crate::wait::waitsome(n, requests, outcount, indices, statuses),
+                false => crate::wait::testsome(n, requests, outcount, indices, statuses),
+            }
+        };
+        if rc == abi::SUCCESS {
+            // SAFETY: written by the call; `indices` holds `outcount` of them.
+            let out = unsafe { outcount.read() };
+            match usize::try_from(out) {
+                Ok(k) => {
+                    // SAFETY: as above.
+                    let chosen = unsafe { std::slice::from_raw_parts(indices, k) };
+                    choices::chose_some(Some(chosen));
+                }
+                Err(_) => choices::chose_some(None),
+            }
+        }
+        return rc;
     }
     let null = abi::predefined().request_null;
     loop {
@@ -505,6 +591,8 @@ unsafe fn some(
             // SAFETY: one of the caller's handles, and our status.
             let rc = unsafe { complete(handle, 1, &mut st, Some(&mut flag)) };
             if rc != abi::SUCCESS {
+                // the ones that completed before it are the caller's still
+                give(&done);
                 return rc;
             }
             if flag != 0 {
@@ -512,14 +600,9 @@ unsafe fn some(
             }
         }
         if !active {
-            choices::chose_some(None);
-            // SAFETY: the caller's count.
-            unsafe { outcount.write(abi::UNDEFINED) };
-            return abi::SUCCESS;
+            return undefined();
         }
         if !done.is_empty() || !wait {
-            let chosen: Vec<c_int> = done.iter().map(|(i, _)| *i).collect();
-            choices::chose_some(Some(&chosen));
             give(&done);
             return abi::SUCCESS;
         }

@@ -75,7 +75,8 @@ pub(crate) use calls::{
     allgather, allreduce, barrier, bcast, irecv, isend, recv, send, sendrecv, ssend,
 };
 pub(crate) use completion::{
-    cancel, request_free, test, testall, testany, testsome, wait, waitall, waitany, waitsome,
+    cancel, request_free, request_get_status, test, testall, testany, testsome, wait, waitall,
+    waitany, waitsome,
 };
 pub(crate) use join::comm_get_parent;
 pub(crate) use nonblocking::{iallgather, iallreduce, ibarrier, ibcast};

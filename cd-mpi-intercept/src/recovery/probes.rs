@@ -101,8 +101,10 @@ pub(crate) unsafe fn iprobe(
             true => unsafe { wait_for(chan, r.index(), tag, status) },
             false => abi::SUCCESS,
         };
+        let found = r.flag() && rc == abi::SUCCESS;
         // SAFETY: the caller's flag.
-        unsafe { flag.write(c_int::from(r.flag() && rc == abi::SUCCESS)) };
+        unsafe { flag.write(c_int::from(found)) };
+        choices::chose_probe(Kind::Iprobe, found, r.index(), tag);
         return rc;
     }
     // SAFETY: forwarded, with the caller's flag and a writable status.

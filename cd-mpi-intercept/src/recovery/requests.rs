@@ -436,9 +436,9 @@ pub(crate) fn untrack(handles: &[Request]) {
     });
     if any {
         crate::errors::stop_containing(
-            "the application completed a nonblocking request with a call in-job recovery does \
-             not cover (MPI_Waitany, MPI_Waitsome, MPI_Testany, MPI_Testsome, MPI_Request_free \
-             or MPI_Cancel)",
+            "the application gave a nonblocking request to a call in-job recovery does not \
+             cover (MPI_Request_free, MPI_Cancel, MPI_Request_get_status, or MPI_Waitany and \
+             the like in the program's start)",
         );
     }
 }

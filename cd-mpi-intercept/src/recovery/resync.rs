@@ -32,6 +32,8 @@ struct Role {
     /// partner (`super::choices::orphaned`).
     orphaned: u64,
     partner: u64,
+    /// A lost rank whose choices did not fit this rank's window, plus one (0: none).
+    truncated: u64,
 }
 
 /// What a rank tells one peer, over all communicators: its counts with that peer at the
@@ -83,6 +85,7 @@ pub(crate) fn sync(repaired: Comm, replacement: bool, lost: &[c_int]) -> Result<
         whole: u64::from(whole),
         orphaned: orphaned.map_or(0, |(r, _)| r as u64 + 1),
         partner: orphaned.map_or(0, |(_, p)| p as u64),
+        truncated: choices::truncated(me, n, &lost).map_or(0, |r| r as u64 + 1),
     };
     let roles = exchange(
         real::Allgather,
@@ -108,6 +111,13 @@ pub(crate) fn sync(repaired: Comm, replacement: bool, lost: &[c_int]) -> Result<
              the version (receives from MPI_ANY_SOURCE, MPI_Waitany and the like) died with them",
             r.orphaned - 1,
             r.partner
+        ));
+    }
+    if let Some(r) = roles.iter().find(|r| r.truncated != 0) {
+        return Err(format!(
+            "the choices rank {} made since the version (receives from MPI_ANY_SOURCE, \
+             MPI_Waitany and the like) did not fit its partner's window (CD_ULFM_CHOICES_BYTES)",
+            r.truncated - 1
         ));
     }
     let completed = roles[first].completed;
