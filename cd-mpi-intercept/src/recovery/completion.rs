@@ -306,6 +306,18 @@ pub(crate) unsafe fn request_get_status(
     unsafe { crate::wait::request_get_status(request, flag, status) }
 }
 
+/// Before the ordinary handler of a call that chooses runs instead (see the module docs): a
+/// tracked request among the caller's `n` stops containment.
+///
+/// # Safety
+/// `handles` points to `n` requests when `n > 0`.
+unsafe fn unchosen(handles: *mut Request, n: c_int) {
+    if super::keeping() && requests::tracked() {
+        // SAFETY: the caller's handles.
+        requests::untrack(unsafe { slice(handles, n) });
+    }
+}
+
 /// `MPI_Waitany`.
 ///
 /// # Safety
@@ -317,10 +329,8 @@ pub(crate) unsafe fn waitany(
     status: *mut Status,
 ) -> c_int {
     if index.is_null() || !chooses() {
-        if super::keeping() && requests::tracked() {
-            // SAFETY: the caller's handles.
-            requests::untrack(unsafe { slice(requests, count) });
-        }
+        // SAFETY: the caller's handles.
+        unsafe { unchosen(requests, count) };
         // SAFETY: forwarded.
         return unsafe { crate::wait::waitany(count, requests, index, status) };
     }
@@ -341,10 +351,8 @@ pub(crate) unsafe fn testany(
     status: *mut Status,
 ) -> c_int {
     if index.is_null() || flag.is_null() || !chooses() {
-        if super::keeping() && requests::tracked() {
-            // SAFETY: the caller's handles.
-            requests::untrack(unsafe { slice(requests, count) });
-        }
+        // SAFETY: the caller's handles.
+        unsafe { unchosen(requests, count) };
         // SAFETY: forwarded.
         return unsafe { crate::wait::testany(count, requests, index, flag, status) };
     }
@@ -365,10 +373,8 @@ pub(crate) unsafe fn waitsome(
     statuses: *mut Status,
 ) -> c_int {
     if outcount.is_null() || indices.is_null() || !chooses() {
-        if super::keeping() && requests::tracked() {
-            // SAFETY: the caller's handles.
-            requests::untrack(unsafe { slice(requests, incount) });
-        }
+        // SAFETY: the caller's handles.
+        unsafe { unchosen(requests, incount) };
         // SAFETY: forwarded.
         return unsafe { crate::wait::waitsome(incount, requests, outcount, indices, statuses) };
     }
@@ -389,10 +395,8 @@ pub(crate) unsafe fn testsome(
     statuses: *mut Status,
 ) -> c_int {
     if outcount.is_null() || indices.is_null() || !chooses() {
-        if super::keeping() && requests::tracked() {
-            // SAFETY: the caller's handles.
-            requests::untrack(unsafe { slice(requests, incount) });
-        }
+        // SAFETY: the caller's handles.
+        unsafe { unchosen(requests, incount) };
         // SAFETY: forwarded.
         return unsafe { crate::wait::testsome(incount, requests, outcount, indices, statuses) };
     }
