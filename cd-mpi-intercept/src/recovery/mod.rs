@@ -22,8 +22,10 @@
 //! then spawns one replacement per lost rank (this executable, its arguments), merges, and
 //! reorders so that each replacement has the lost rank's number: that communicator is the
 //! world from now on ([`crate::pmpi::world`]). The replacement's `MPI_Init` joins the same
-//! steps ([`join`], [`resync`]): the communicators derived from the world are rebuilt on it
-//! (`crate::derived`). Then, on the repaired world, every rank exchanges its counts; the
+//! steps ([`join`], [`resync`]): each replacement gets the choices its lost rank made since
+//! the version from its partner ([`choices`]), and the communicators derived from the world
+//! are rebuilt on it (`crate::derived`). Then, on the repaired world, every rank exchanges its
+//! counts; the
 //! survivors' persisted files are used to rebuild the replacement's (the linking library's
 //! [`crate::Hooks::rebuild`]); a survivor serves the collective results the replacement (and
 //! any survivor whose own collective was interrupted) lacks; and every survivor resends, to
@@ -33,9 +35,10 @@
 //! # The replacement's catch-up ([`catchup`])
 //! Its application starts at `main`, re-executes the program's start, whose messages and
 //! collective results its peers kept for the whole run ([`prologue`]), finds the rebuilt
-//! version at `create_cd` and restores it. From there its sends are dropped while the survivors already have them (their receive
-//! counts since the version say how many), its receives are matched by the resent messages,
-//! and its collectives are served from the survivor's results; then it is live.
+//! version at `create_cd` and restores it. From there its sends are dropped while the
+//! survivors already have them (their receive counts since the version say how many), its
+//! receives are matched by the resent messages, its collectives are served from the
+//! survivor's results, and its choices repeat the lost rank's; then it is live.
 //!
 //! # Covered, and not yet
 //! The calls that survive a loss are those of [`calls`] and [`completion`]: blocking

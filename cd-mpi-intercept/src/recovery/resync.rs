@@ -1,6 +1,7 @@
 //! The steps every rank of the repaired world takes together after a repair (survivors from
-//! `super::repair::repair`, a replacement from its `MPI_Init`): the derived communicators are
-//! rebuilt, the message counts exchanged, the collective results and the persistent CDs'
+//! `super::repair::repair`, a replacement from its `MPI_Init`): the replacements' choices
+//! handed over (`super::choices`), the derived communicators rebuilt, the message counts
+//! exchanged, the collective results and the persistent CDs'
 //! description served, the replacement's files rebuilt, and what each rank lacks resent.
 //!
 //! Everything is counted per communicator (`crate::derived`: the world is channel 0), because
