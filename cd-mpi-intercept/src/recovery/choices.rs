@@ -45,16 +45,16 @@ use std::ffi::c_int;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
-/// Bytes of each rank's window for its predecessor's choices (default 1 MiB: 43,690
+/// Bytes of each rank's window for its predecessor's choices (default 1 MiB: 32,766
 /// choices).
 pub const CHOICES_ENV: &str = "CD_ULFM_CHOICES_BYTES";
 const DEFAULT_BYTES: usize = 1 << 20;
 
-/// Where things are in a window: the word of the rank two before, the header (version and
-/// bytes used) of the rank before, then its records.
+/// Where things are in a window: the word of the rank two before, then the records of the
+/// rank before, each sealed ([`Record::sealed`]): the first slot whose record is not sealed
+/// for the current version ends them.
 const FLAG_AT: usize = 0;
-const HEADER_AT: usize = 8;
-const RECORDS_AT: usize = 24;
+const RECORDS_AT: usize = 8;
 
 /// One choice as the window holds it.
 #[derive(Clone, Copy, Default, PartialEq, Eq, Debug, bytemuck::Pod, bytemuck::Zeroable)]
@@ -67,6 +67,9 @@ pub(crate) struct Record {
     /// A wildcard receive's place; for the others, how many times in a row (a test that found
     /// nothing).
     n: u64,
+    /// In a window: a checksum of the rest and of the version ([`Record::sealed`]); 0 in this
+    /// rank's own log.
+    seal: u64,
 }
 
 const SIZE: usize = std::mem::size_of::<Record>();
@@ -89,6 +92,8 @@ pub(crate) enum Kind {
     Probe = 6,
     /// `MPI_Iprobe`: `a` the flag, `b` the source found, `c` the tag.
     Iprobe = 7,
+    /// In a window's last slot: the records that follow did not fit.
+    Overflow = 8,
 }
 
 impl Record {
@@ -99,6 +104,28 @@ impl Record {
             b,
             c: 0,
             n,
+            seal: 0,
+        }
+    }
+
+    /// This record as written into a window for version `tag`: sealed by a checksum of its
+    /// fields and the version, never 0. A slot left from an older version, never written
+    /// (zeroed), or torn by a writer that died in the middle of its put, is not sealed for the
+    /// current version: the records end there (the choice of a torn one was not delivered).
+    fn sealed(self, tag: u64) -> Record {
+        let fields = [
+            u64::from(self.kind) | u64::from(self.a as u32) << 32,
+            u64::from(self.b as u32) | u64::from(self.c as u32) << 32,
+            self.n,
+        ];
+        let mut h = tag ^ 0x9E37_79B9_7F4A_7C15;
+        for w in fields {
+            h = (h ^ w).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            h ^= h >> 31;
+        }
+        Record {
+            seal: h | 1,
+            ..self
         }
     }
 
@@ -182,7 +209,7 @@ pub(crate) fn open(world: Comm) {
         .ok()
         .and_then(|v| v.parse::<u64>().ok())
         .unwrap_or(DEFAULT_BYTES as u64)
-        .clamp((RECORDS_AT + SIZE) as u64, i64::MAX as u64);
+        .clamp((RECORDS_AT + 2 * SIZE) as u64, i64::MAX as u64);
     // every window as long as the shortest asked for (a replacement has mpirun's environment,
     // not its lost rank's): a put never goes past its target's
     let mut bytes = wanted;
@@ -296,20 +323,16 @@ fn partners() -> (c_int, c_int) {
     ((me + 1) % n, (me + 2) % n)
 }
 
-/// The header's count of bytes used that says the records did not fit: the replacement
-/// cannot repeat them all.
-const OVERFLOWED: u64 = u64::MAX;
-
 /// Why records are not at the partner.
 enum Unreplicated {
-    /// They do not fit its window: its header says so ([`OVERFLOWED`]).
+    /// They do not fit its window: its last slot says so ([`Kind::Overflow`]).
     Overflow,
     /// A put failed (the partner is lost: a repair is coming, whose [`reopen`] writes them at
     /// the new partner).
     Failed,
 }
 
-/// Writes records `from..` of `st.log` (and the header) at the partner; the flag at the rank
+/// Writes records `from..` of `st.log`, sealed, at the partner (one put); the flag at the rank
 /// after it first, the first time since the version.
 fn replicate(st: &mut State, from: usize) -> Result<(), Unreplicated> {
     let Some((win, _, bytes)) = st.win else {
@@ -322,17 +345,26 @@ fn replicate(st: &mut State, from: usize) -> Result<(), Unreplicated> {
         }
         st.flagged = true;
     }
-    let used = st.log.len() * SIZE;
-    if RECORDS_AT + used > bytes {
-        let header: [u64; 2] = [tag(), OVERFLOWED];
-        put(win, partner, HEADER_AT, bytemuck::cast_slice(&header));
+    // the last slot is kept for the mark of an overflow
+    let fits = (bytes - RECORDS_AT) / SIZE - 1;
+    let tag = tag();
+    if st.log.len() > fits {
+        let mark = Record::new(Kind::Overflow, 0, 0, 0).sealed(tag);
+        put(
+            win,
+            partner,
+            RECORDS_AT + fits * SIZE,
+            bytemuck::bytes_of(&mark),
+        );
         return Err(Unreplicated::Overflow);
     }
-    let records: &[u8] = bytemuck::cast_slice(&st.log[from..]);
-    let header: [u64; 2] = [tag(), used as u64];
-    if !put(win, partner, RECORDS_AT + from * SIZE, records)
-        || !put(win, partner, HEADER_AT, bytemuck::cast_slice(&header))
-    {
+    let sealed: Vec<Record> = st.log[from..].iter().map(|r| r.sealed(tag)).collect();
+    if !put(
+        win,
+        partner,
+        RECORDS_AT + from * SIZE,
+        bytemuck::cast_slice(&sealed),
+    ) {
         return Err(Unreplicated::Failed);
     }
     Ok(())
@@ -514,8 +546,7 @@ pub(super) fn orphaned(me: usize, n: usize, lost: &[usize]) -> Option<(usize, us
 /// (it is their partner), so its replacement could not repeat them.
 pub(super) fn truncated(me: usize, n: usize, lost: &[usize]) -> Option<usize> {
     let r = (me + n - 1) % n;
-    (lost.contains(&r) && header().is_some_and(|[t, used]| t == tag() && used == OVERFLOWED))
-        .then_some(r)
+    (lost.contains(&r) && predecessor_log().is_none()).then_some(r)
 }
 
 /// After a repair (collective on the repaired world): a window on it, into which this rank's
@@ -539,45 +570,54 @@ pub(super) fn reopen(repaired: Comm) {
     }
 }
 
-/// Reads the 8-byte word at `at` in this rank's window, after the puts that completed there
-/// (the writer is dead: the runtime reads its own memory after the failure).
-fn word(at: usize) -> Option<u64> {
+/// Whether the rank two before this one said it made choices since the version.
+fn flagged_by_predecessor_but_one() -> bool {
     let st = state();
-    let (win, base, _) = st.win?;
+    let Some((win, base, _)) = st.win else {
+        return false;
+    };
     // SAFETY: no pointer is passed; makes the completed puts visible to local loads.
     unsafe { real::Win_sync(win) };
     let base = std::ptr::with_exposed_provenance::<u8>(base);
-    // SAFETY: our window's memory, at least `RECORDS_AT` bytes; `at + 8 <= RECORDS_AT`.
-    Some(unsafe { std::ptr::read_volatile(base.add(at).cast::<u64>()) })
+    // SAFETY: our window's memory, at least `RECORDS_AT` bytes; its writer is dead (the runtime
+    // reads its own memory after the failure).
+    let word = unsafe { std::ptr::read_volatile(base.add(FLAG_AT).cast::<u64>()) };
+    word == tag()
 }
 
-/// The header the rank before this one wrote: its version tag and bytes used.
-fn header() -> Option<[u64; 2]> {
-    Some([word(HEADER_AT)?, word(HEADER_AT + 8)?])
-}
-
-/// Whether the rank two before this one said it made choices since the version.
-fn flagged_by_predecessor_but_one() -> bool {
-    word(FLAG_AT) == Some(tag())
-}
-
-/// The records the rank before this one wrote since the version, as bytes.
-pub(super) fn predecessor_records() -> Vec<u8> {
-    let Some([t, used]) = header() else {
-        return Vec::new();
-    };
+/// The records the rank before this one wrote since the version, unsealed; `None` when they
+/// did not fit.
+fn predecessor_log() -> Option<Vec<Record>> {
     let st = state();
-    let Some((_, base, bytes)) = st.win else {
-        return Vec::new();
+    let Some((win, base, bytes)) = st.win else {
+        return Some(Vec::new());
     };
-    if t != tag() || used == OVERFLOWED {
-        return Vec::new();
-    }
-    let used = (used as usize).min(bytes - RECORDS_AT);
+    // SAFETY: no pointer is passed; makes the completed puts visible to local loads.
+    unsafe { real::Win_sync(win) };
     let base = std::ptr::with_exposed_provenance::<u8>(base);
-    // SAFETY: our window's memory, `bytes` long, `used` bytes from `RECORDS_AT` inside it; its
-    // writer is dead (synchronized by `header`).
-    unsafe { std::slice::from_raw_parts(base.add(RECORDS_AT), used) }.to_vec()
+    let tag = tag();
+    let mut log = Vec::new();
+    for slot in 0..(bytes - RECORDS_AT) / SIZE {
+        // SAFETY: our window's memory, `bytes` long; the slot lies inside it. Its writer is
+        // dead.
+        let r: Record =
+            unsafe { std::ptr::read_volatile(base.add(RECORDS_AT + slot * SIZE).cast()) };
+        let unsealed = Record { seal: 0, ..r };
+        if r.seal != unsealed.sealed(tag).seal {
+            break;
+        }
+        if r.kind == Kind::Overflow as u32 {
+            return None;
+        }
+        log.push(unsealed);
+    }
+    Some(log)
+}
+
+/// The records the rank before this one wrote since the version, as bytes (none when they
+/// did not fit: [`truncated`] ended the repair).
+pub(super) fn predecessor_records() -> Vec<u8> {
+    bytemuck::cast_slice(&predecessor_log().unwrap_or_default()).to_vec()
 }
 
 /// A replacement's choices to repeat, from its partner.
