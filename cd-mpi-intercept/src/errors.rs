@@ -121,6 +121,15 @@ pub(crate) fn start_containing() -> bool {
 /// Why containment stopped (see [`stop_containing`]).
 static STOPPED_BY: Mutex<Option<&'static str>> = Mutex::new(None);
 
+/// What runs when this rank stops containing (in-job recovery tells the survivors: a loss of
+/// this rank is then not contained either).
+static ON_STOP: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
+
+/// Sets what runs when this rank stops containing (once).
+pub(crate) fn on_stop(f: fn()) {
+    let _ = ON_STOP.set(f);
+}
+
 /// From now on a loss ends the job, for the reason `why` (the end of a rank's line): the
 /// application did something a replacement could not re-execute.
 pub(crate) fn stop_containing(why: &'static str) {
@@ -128,8 +137,20 @@ pub(crate) fn stop_containing(why: &'static str) {
     if stopped.is_none() {
         *stopped = Some(why);
         CONTAINING.store(false, Ordering::Relaxed);
+        drop(stopped);
         tracing::warn!(why, "a later loss in this ULFM job ends it");
+        if let Some(f) = ON_STOP.get() {
+            f();
+        }
     }
+}
+
+/// Whether this rank stopped containing ([`stop_containing`]).
+pub(crate) fn stopped() -> bool {
+    STOPPED_BY
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .is_some()
 }
 
 /// Whether this process is in the program's start (`crate::recovery::prologue`).

@@ -34,6 +34,8 @@ fn after_init() {
                 // where this rank's choices are kept (a replacement's is made at its join)
                 recovery::choices::open(abi::predefined().comm_world);
             }
+            // a rank that stops containing tells its partner (see `recovery::choices`)
+            errors::on_stop(recovery::choices::mark_stopped);
         }
     }
     if let Some(hooks) = hooks::hooks() {

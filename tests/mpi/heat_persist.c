@@ -19,7 +19,7 @@
  * a periodic Cartesian ring (MPI_Cart_create, MPI_Cart_shift; a scratch MPI_Comm_dup of it made
  * and freed in the start) and adds, every step, the sum over a pair of ranks (MPI_Allreduce on
  * an MPI_Comm_split of the ring); HEAT_CART=2 makes an MPI_Comm_split_type communicator in the
- * start, HEAT_CART=3 a distributed graph (which in-job recovery does not rebuild). HEAT_WILDCARD=1 receives the left halo from MPI_ANY_SOURCE (with MPI_Sendrecv, or MPI_Irecv); HEAT_WILDCARD=2 also passes a token to the right every step, found by polling MPI_Iprobe and by MPI_Probe from MPI_ANY_SOURCE. HEAT_ORDER=swapped adds the ranges in the other order, HEAT_SHORT=1 adds
+ * start, HEAT_CART=3 a distributed graph (which in-job recovery does not rebuild). HEAT_WILDCARD=1 receives the left halo from MPI_ANY_SOURCE (with MPI_Sendrecv, or MPI_Irecv); HEAT_WILDCARD=2 also passes a token to the right every step, found by polling MPI_Iprobe and by MPI_Probe from MPI_ANY_SOURCE. HEAT_CHOOSY=R makes rank R alone complete a message to itself with MPI_Waitany every step (two choices). HEAT_ORDER=swapped adds the ranges in the other order, HEAT_SHORT=1 adds
  * a shorter array. With HEAT_PERSIST_ERRORS=continue a failed advance prints its error and the
  * run goes on. Prints "heat rank R resumed S version V" after a restore, "heat rank R error
  * CODE MESSAGE" when a CD call fails (and exits cleanly), "heat rank R result STEPS PART HEX"
@@ -178,6 +178,15 @@ int main(int argc, char **argv) {
                          halo, MPI_STATUS_IGNORE);
             MPI_Sendrecv(&u[N], 1, MPI_DOUBLE, right, 1, &u[0], 1, MPI_DOUBLE, from_left, 1,
                          halo, MPI_STATUS_IGNORE);
+        }
+        if (env_int("HEAT_CHOOSY", -1) == rank) {
+            /* two choices more a step on this rank alone: a message to itself on
+             * MPI_COMM_SELF, its send and receive completed by MPI_Waitany */
+            MPI_Request self[2];
+            double out = step, in = -1;
+            MPI_Irecv(&in, 1, MPI_DOUBLE, 0, 6, MPI_COMM_SELF, &self[0]);
+            MPI_Isend(&out, 1, MPI_DOUBLE, 0, 6, MPI_COMM_SELF, &self[1]);
+            for (int k = 0, index; k < 2; k++) MPI_Waitany(2, self, &index, MPI_STATUS_IGNORE);
         }
         if (env_int("HEAT_WILDCARD", 0) == 2) {
             /* a token to the right, found by polling MPI_Iprobe and by MPI_Probe, both from

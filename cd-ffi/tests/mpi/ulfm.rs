@@ -465,7 +465,9 @@ fn a_loss_during_a_persist_ends_the_job_clearly_and_the_relaunch_restores() {
 
 /// Issue 23: a program whose replacement could not re-execute the same way is not contained:
 /// one whose choices since the version (`MPI_Waitany`'s, four a step) do not fit the partner's
-/// window of 1000 bytes, one that makes a derived communicator with
+/// window of 1000 bytes, one whose lost rank alone made more choices than its partner's
+/// window of 16 records holds (the survivors learn it from the partner's window), one that
+/// makes a derived communicator with
 /// `MPI_Dist_graph_create_adjacent` (not rebuilt), one whose start calls `MPI_Scan` (not kept
 /// for a replacement), and one that calls `MPI_Scan` every step (at the repair the survivors
 /// find their journals lack it). A later loss ends the job, every survivor's line says
@@ -479,6 +481,10 @@ fn a_loss_after_unkept_choices_or_an_unfollowed_communicator_ends_the_job_clearl
         (
             &[("HEAT_NONBLOCKING", "3"), ("CD_ULFM_CHOICES_BYTES", "1000")][..],
             "do not fit its partner's window (CD_ULFM_CHOICES_BYTES)",
+        ),
+        (
+            &[("HEAT_CHOOSY", "1"), ("CD_ULFM_CHOICES_BYTES", "520")],
+            "rank 1 had stopped containing before it was lost",
         ),
         (
             &[("HEAT_CART", "3")],

@@ -92,8 +92,9 @@ pub(crate) enum Kind {
     Probe = 6,
     /// `MPI_Iprobe`: `a` the flag, `b` the source found, `c` the tag.
     Iprobe = 7,
-    /// In a window's last slot: the records that follow did not fit.
-    Overflow = 8,
+    /// In a window's first slot: the rank stopped containing (it did something a replacement
+    /// could not repeat); its records do not count.
+    Stopped = 8,
 }
 
 impl Record {
@@ -209,7 +210,7 @@ pub(crate) fn open(world: Comm) {
         .ok()
         .and_then(|v| v.parse::<u64>().ok())
         .unwrap_or(DEFAULT_BYTES as u64)
-        .clamp((RECORDS_AT + 2 * SIZE) as u64, i64::MAX as u64);
+        .clamp((RECORDS_AT + SIZE) as u64, i64::MAX as u64);
     // every window as long as the shortest asked for (a replacement has mpirun's environment,
     // not its lost rank's): a put never goes past its target's
     let mut bytes = wanted;
@@ -283,12 +284,33 @@ pub(crate) fn close() {
     }
 }
 
-/// A persist completed: the choices start again from this version.
+/// A persist completed: the choices start again from this version (and a rank that stopped
+/// containing says so again, for the new version).
 pub(crate) fn version_complete() {
     let mut st = state();
     st.log.clear();
     st.flagged = false;
     st.wildcards = 0;
+    drop(st);
+    if crate::errors::stopped() {
+        mark_stopped();
+    }
+}
+
+/// This rank stopped containing (`crate::errors::stop_containing`, which calls this): its
+/// partner's first slot says so, sealed for the current version, so that a loss of this rank
+/// ends the job at the repair ([`truncated`]) instead of a replacement that cannot repeat it.
+/// Written again at each version and each repair.
+pub(crate) fn mark_stopped() {
+    let st = state();
+    let Some((win, _, _)) = st.win else {
+        return;
+    };
+    let (partner, _) = partners();
+    let mark = Record::new(Kind::Stopped, 0, 0, 0).sealed(tag());
+    if !put(win, partner, RECORDS_AT, bytemuck::bytes_of(&mark)) {
+        tracing::warn!("the partner could not be told that this rank stopped containing");
+    }
 }
 
 /// The version tag records carry: persists completed, plus one (0 is "none").
@@ -325,7 +347,7 @@ fn partners() -> (c_int, c_int) {
 
 /// Why records are not at the partner.
 enum Unreplicated {
-    /// They do not fit its window: its last slot says so ([`Kind::Overflow`]).
+    /// They do not fit its window (this rank stops containing: [`mark_stopped`]).
     Overflow,
     /// A put failed (the partner is lost: a repair is coming, whose [`reopen`] writes them at
     /// the new partner).
@@ -345,17 +367,8 @@ fn replicate(st: &mut State, from: usize) -> Result<(), Unreplicated> {
         }
         st.flagged = true;
     }
-    // the last slot is kept for the mark of an overflow
-    let fits = (bytes - RECORDS_AT) / SIZE - 1;
     let tag = tag();
-    if st.log.len() > fits {
-        let mark = Record::new(Kind::Overflow, 0, 0, 0).sealed(tag);
-        put(
-            win,
-            partner,
-            RECORDS_AT + fits * SIZE,
-            bytemuck::bytes_of(&mark),
-        );
+    if st.log.len() > (bytes - RECORDS_AT) / SIZE {
         return Err(Unreplicated::Overflow);
     }
     let sealed: Vec<Record> = st.log[from..].iter().map(|r| r.sealed(tag)).collect();
@@ -371,7 +384,7 @@ fn replicate(st: &mut State, from: usize) -> Result<(), Unreplicated> {
 }
 
 /// After [`replicate`] failed: a full window stops containment (a later loss of this rank
-/// ends the job: its partner's header says why); a failed put waits for the repair.
+/// ends the job: [`mark_stopped`]); a failed put waits for the repair.
 fn unreplicated(why: Unreplicated) {
     match why {
         Unreplicated::Overflow => crate::errors::stop_containing(
@@ -542,8 +555,8 @@ pub(super) fn orphaned(me: usize, n: usize, lost: &[usize]) -> Option<(usize, us
     })
 }
 
-/// At a repair: a lost rank whose choices since the version did not fit this rank's window
-/// (it is their partner), so its replacement could not repeat them.
+/// At a repair: a lost rank that had stopped containing (this rank is its partner: its first
+/// slot says so), so its replacement could not repeat it.
 pub(super) fn truncated(me: usize, n: usize, lost: &[usize]) -> Option<usize> {
     let r = (me + n - 1) % n;
     (lost.contains(&r) && predecessor_log().is_none()).then_some(r)
@@ -553,6 +566,10 @@ pub(super) fn truncated(me: usize, n: usize, lost: &[usize]) -> Option<usize> {
 /// choices since the version are written again.
 pub(super) fn reopen(repaired: Comm) {
     open(repaired);
+    if crate::errors::stopped() {
+        mark_stopped();
+        return;
+    }
     let mut st = state();
     st.flagged = false;
     if st.log.is_empty() {
@@ -585,8 +602,8 @@ fn flagged_by_predecessor_but_one() -> bool {
     word == tag()
 }
 
-/// The records the rank before this one wrote since the version, unsealed; `None` when they
-/// did not fit.
+/// The records the rank before this one wrote since the version, unsealed; `None` when it had
+/// stopped containing.
 fn predecessor_log() -> Option<Vec<Record>> {
     let st = state();
     let Some((win, base, bytes)) = st.win else {
@@ -606,7 +623,7 @@ fn predecessor_log() -> Option<Vec<Record>> {
         if r.seal != unsealed.sealed(tag).seal {
             break;
         }
-        if r.kind == Kind::Overflow as u32 {
+        if r.kind == Kind::Stopped as u32 {
             return None;
         }
         log.push(unsealed);
@@ -614,8 +631,8 @@ fn predecessor_log() -> Option<Vec<Record>> {
     Some(log)
 }
 
-/// The records the rank before this one wrote since the version, as bytes (none when they
-/// did not fit: [`truncated`] ended the repair).
+/// The records the rank before this one wrote since the version, as bytes (none when it had
+/// stopped containing: [`truncated`] ended the repair).
 pub(super) fn predecessor_records() -> Vec<u8> {
     bytemuck::cast_slice(&predecessor_log().unwrap_or_default()).to_vec()
 }

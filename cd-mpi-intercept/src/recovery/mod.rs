@@ -112,11 +112,11 @@ pub fn persistent_create() {
 /// each successful persist of a persistent CD.
 pub fn version_complete() {
     COMPLETED.fetch_add(1, Ordering::Relaxed);
+    choices::version_complete();
     if !crate::errors::start_containing() {
         return;
     }
     crate::derived::version_complete();
-    choices::version_complete();
     let counts = crate::traffic::message_counts();
     let received = crate::derived::channels()
         .into_iter()

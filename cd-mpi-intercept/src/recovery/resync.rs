@@ -33,7 +33,8 @@ struct Role {
     /// partner (`super::choices::orphaned`).
     orphaned: u64,
     partner: u64,
-    /// A lost rank whose choices did not fit this rank's window, plus one (0: none).
+    /// A lost rank that had stopped containing (its partner's window says so), plus one (0:
+    /// none).
     truncated: u64,
 }
 
@@ -116,8 +117,9 @@ pub(crate) fn sync(repaired: Comm, replacement: bool, lost: &[c_int]) -> Result<
     }
     if let Some(r) = roles.iter().find(|r| r.truncated != 0) {
         return Err(format!(
-            "the choices rank {} made since the version (receives from MPI_ANY_SOURCE, \
-             MPI_Waitany and the like) did not fit its partner's window (CD_ULFM_CHOICES_BYTES)",
+            "rank {} had stopped containing before it was lost (it did something a replacement \
+             could not repeat, such as more choices than its partner's window holds: \
+             CD_ULFM_CHOICES_BYTES)",
             r.truncated - 1
         ));
     }
