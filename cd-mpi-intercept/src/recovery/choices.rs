@@ -17,11 +17,12 @@
 //! Consecutive tests that found nothing are one record with a repeat count (a polling loop
 //! rewrites one record in place), so the window ([`CHOICES_ENV`] bytes, the smallest any rank
 //! asks for) fills with choices, not with polls. A rank whose choices overflow it stops
-//! containing and marks its partner's header: a later loss of that rank ends the job clearly
-//! at the repair (it could not be repeated), a loss of another ends it as any stopped
-//! containment does. A put that fails (the partner is lost) keeps the record for the repair,
-//! which writes it at the new partner; the word at the rank after the partner, written before
-//! the first record, still tells that a choice was made.
+//! containing. A rank that stops containing, for this or any reason, marks its partner's first
+//! slot ([`mark_stopped`]): a later loss of that rank ends the job clearly at the repair (it
+//! could not be repeated), a loss of another ends it as any stopped containment does. A put
+//! that fails (the partner is lost) keeps the record for the repair, which writes it at the
+//! new partner; the word at the rank after the partner, written before the first record, still
+//! tells that a choice was made.
 //!
 //! # Replay
 //! At a repair the partner reads the lost rank's choices from its own memory and sends them to
