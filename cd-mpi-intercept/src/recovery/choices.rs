@@ -137,9 +137,20 @@ impl Record {
     }
 }
 
+/// A window on the current world.
+#[derive(Clone, Copy)]
+struct Window {
+    win: Win,
+    /// Its memory (exposed address) and length.
+    base: usize,
+    bytes: usize,
+    /// This rank's partner on that world, and the rank after it.
+    partner: c_int,
+    next: c_int,
+}
+
 struct State {
-    /// The window on the current world, its memory, its bytes.
-    win: Option<(Win, usize, usize)>,
+    win: Option<Window>,
     /// This rank's records since the version.
     log: Vec<Record>,
     /// Whether the rank after the partner was told of choices since the version.
@@ -173,7 +184,7 @@ fn state() -> std::sync::MutexGuard<'static, State> {
 }
 
 impl State {
-    fn set_win(&mut self, win: Option<(Win, usize, usize)>) {
+    fn set_win(&mut self, win: Option<Window>) {
         OPEN.store(win.is_some(), Ordering::Relaxed);
         self.win = win;
     }
@@ -268,14 +279,21 @@ pub(crate) fn open(world: Comm) {
         );
         return;
     }
-    st.set_win(Some((win, base.expose_provenance(), len)));
+    let (me, n) = (safe::comm_rank(world), safe::comm_size(world).max(1));
+    st.set_win(Some(Window {
+        win,
+        base: base.expose_provenance(),
+        bytes: len,
+        partner: (me + 1) % n,
+        next: (me + 2) % n,
+    }));
 }
 
 /// At `MPI_Finalize` (collective on the current world): the window is freed, before the
 /// finalize, which would otherwise wait on it for the survivors of a repair to disconnect.
 pub(crate) fn close() {
     let mut st = state();
-    if let Some((mut win, _, _)) = st.win {
+    if let Some(Window { mut win, .. }) = st.win {
         st.set_win(None);
         // SAFETY: our window; nothing uses it after this.
         unsafe {
@@ -304,12 +322,11 @@ pub(crate) fn version_complete() {
 /// Written again at each version and each repair.
 pub(crate) fn mark_stopped() {
     let st = state();
-    let Some((win, _, _)) = st.win else {
+    let Some(w) = st.win else {
         return;
     };
-    let (partner, _) = partners();
     let mark = Record::new(Kind::Stopped, 0, 0, 0).sealed(tag());
-    if !put(win, partner, RECORDS_AT, bytemuck::bytes_of(&mark)) {
+    if !put(w.win, w.partner, RECORDS_AT, bytemuck::bytes_of(&mark)) {
         tracing::warn!("the partner could not be told that this rank stopped containing");
     }
 }
@@ -339,13 +356,6 @@ fn put(win: Win, target: c_int, at: usize, bytes: &[u8]) -> bool {
     }
 }
 
-/// This rank's partner and the rank after it on the current world.
-fn partners() -> (c_int, c_int) {
-    let world = crate::pmpi::world::current();
-    let (me, n) = (safe::comm_rank(world), safe::comm_size(world).max(1));
-    ((me + 1) % n, (me + 2) % n)
-}
-
 /// Why records are not at the partner.
 enum Unreplicated {
     /// They do not fit its window (this rank stops containing: [`mark_stopped`]).
@@ -358,24 +368,23 @@ enum Unreplicated {
 /// Writes records `from..` of `st.log`, sealed, at the partner (one put); the flag at the rank
 /// after it first, the first time since the version.
 fn replicate(st: &mut State, from: usize) -> Result<(), Unreplicated> {
-    let Some((win, _, bytes)) = st.win else {
+    let Some(w) = st.win else {
         return Err(Unreplicated::Failed);
     };
-    let (partner, next) = partners();
-    if !st.flagged && next != partner {
-        if !put(win, next, FLAG_AT, &tag().to_le_bytes()) {
+    let tag = tag();
+    if !st.flagged && w.next != w.partner {
+        if !put(w.win, w.next, FLAG_AT, &tag.to_le_bytes()) {
             return Err(Unreplicated::Failed);
         }
         st.flagged = true;
     }
-    let tag = tag();
-    if st.log.len() > (bytes - RECORDS_AT) / SIZE {
+    if st.log.len() > (w.bytes - RECORDS_AT) / SIZE {
         return Err(Unreplicated::Overflow);
     }
     let sealed: Vec<Record> = st.log[from..].iter().map(|r| r.sealed(tag)).collect();
     if !put(
-        win,
-        partner,
+        w.win,
+        w.partner,
         RECORDS_AT + from * SIZE,
         bytemuck::cast_slice(&sealed),
     ) {
@@ -591,7 +600,7 @@ pub(super) fn reopen(repaired: Comm) {
 /// Whether the rank two before this one said it made choices since the version.
 fn flagged_by_predecessor_but_one() -> bool {
     let st = state();
-    let Some((win, base, _)) = st.win else {
+    let Some(Window { win, base, .. }) = st.win else {
         return false;
     };
     // SAFETY: no pointer is passed; makes the completed puts visible to local loads.
@@ -607,7 +616,10 @@ fn flagged_by_predecessor_but_one() -> bool {
 /// stopped containing.
 fn predecessor_log() -> Option<Vec<Record>> {
     let st = state();
-    let Some((win, base, bytes)) = st.win else {
+    let Some(Window {
+        win, base, bytes, ..
+    }) = st.win
+    else {
         return Some(Vec::new());
     };
     // SAFETY: no pointer is passed; makes the completed puts visible to local loads.

@@ -81,14 +81,16 @@ pub(crate) unsafe fn waitall(count: c_int, requests: *mut Request, statuses: *mu
 /// # Safety
 /// The MPI function's contract.
 pub(crate) unsafe fn test(request: *mut Request, flag: *mut c_int, status: *mut Status) -> c_int {
+    let choosing = chooses();
     // SAFETY: one handle, the caller's.
-    if flag.is_null() || !(chooses() || covers(unsafe { slice(request, 1) })) {
+    let tracked = covers(unsafe { slice(request, 1) });
+    if flag.is_null() || !(choosing || tracked) {
         // SAFETY: forwarded.
         return unsafe { crate::wait::test(request, flag, status) };
     }
     stats::count(Call::Test);
     // SAFETY: one handle, one status (or MPI_STATUS_IGNORE) and the flag, the caller's.
-    unsafe { tested(request, 1, status, flag) }
+    unsafe { tested(request, 1, status, flag, choosing, tracked) }
 }
 
 /// `MPI_Testall`.
@@ -101,19 +103,22 @@ pub(crate) unsafe fn testall(
     flag: *mut c_int,
     statuses: *mut Status,
 ) -> c_int {
+    let choosing = chooses();
     // SAFETY: `count` handles, the caller's.
-    if flag.is_null() || !(chooses() || covers(unsafe { slice(requests, count) })) {
+    let tracked = covers(unsafe { slice(requests, count) });
+    if flag.is_null() || !(choosing || tracked) {
         // SAFETY: forwarded.
         return unsafe { crate::wait::testall(count, requests, flag, statuses) };
     }
     stats::count(Call::Testall);
+    let n = count.max(0) as usize;
     // SAFETY: `count` handles and statuses (or MPI_STATUSES_IGNORE) and the flag, the caller's.
-    unsafe { tested(requests, count.max(0) as usize, statuses, flag) }
+    unsafe { tested(requests, n, statuses, flag, choosing, tracked) }
 }
 
-/// A test of all of `n` requests whose flag is a choice: repeated (a replacement's), or
-/// tested; recorded either way. Requests none of which recovery tracks (on `MPI_COMM_SELF`,
-/// persistent ones) go to the ordinary handlers.
+/// A test of all of `n` requests: with `choosing`, its flag is a choice, repeated (a
+/// replacement's) or tested, and recorded either way. Requests none of which recovery tracks
+/// (`!tracked`: on `MPI_COMM_SELF`, persistent ones) go to the ordinary handlers.
 ///
 /// # Safety
 /// As [`complete`]'s; `flag` is writable.
@@ -122,10 +127,9 @@ unsafe fn tested(
     n: usize,
     statuses: *mut Status,
     flag: *mut c_int,
+    choosing: bool,
+    tracked: bool,
 ) -> c_int {
-    let choosing = chooses();
-    // SAFETY: the caller's `n` handles.
-    let tracked = covers(unsafe { slice(handles, n as c_int) });
     if let Some(r) = choosing.then(|| choices::repeat(Kind::Test)).flatten() {
         // SAFETY: the caller's handles and statuses.
         let rc = match (r.flag(), tracked) {
