@@ -11,7 +11,9 @@
  * the state (HEAT_REDUCE=2 also an MPI_Reduce, in place at rank 0, and an MPI_Gather of it to rank 0,
  * which scatters a share of them back, folded into every rank's state; HEAT_REDUCE=3 an MPI_Scan of it, which in-job recovery does not cover); HEAT_NONBLOCKING=1 exchanges the halo with MPI_Irecv, MPI_Isend and MPI_Waitall
  * instead of MPI_Sendrecv (HEAT_NONBLOCKING=2: MPI_Testall until complete, 3: MPI_Waitany four times, 4: an
- * MPI_Iallreduce completed with them by MPI_Waitall). A restart finds the persisted version (cd_recovered_version), restores it and
+ * MPI_Iallreduce completed with them by MPI_Waitall; 5: persistent requests made once in the
+ * start, MPI_Recv_init, MPI_Send_init and MPI_Ssend_init, started by MPI_Start and MPI_Startall
+ * and completed by MPI_Waitall every step). A restart finds the persisted version (cd_recovered_version), restores it and
  * goes on from there. HEAT_START=1 makes the program's start (before create_cd) communicate: rank
  * 0 broadcasts the diffusion coefficient, each rank takes a bias from its left neighbour
  * (MPI_Sendrecv) and the ranks' sum (MPI_Allreduce); a replacement re-executes it (HEAT_START=2
@@ -108,6 +110,13 @@ int main(int argc, char **argv) {
 
     static double u[N + 2], v[N + 2];
     for (int i = 0; i < N + 2; i++) u[i] = (rank * 31 + i * 7) % 101;
+    MPI_Request halo_requests[4];
+    if (nonblocking == 5) {
+        MPI_Recv_init(&u[N + 1], 1, MPI_DOUBLE, right, 0, halo, &halo_requests[0]);
+        MPI_Recv_init(&u[0], 1, MPI_DOUBLE, from_left, 1, halo, &halo_requests[1]);
+        MPI_Send_init(&u[1], 1, MPI_DOUBLE, left, 0, halo, &halo_requests[2]);
+        MPI_Ssend_init(&u[N], 1, MPI_DOUBLE, right, 1, halo, &halo_requests[3]);
+    }
     int step = 0;
     double coefficient = 0.25, bias = 0;
     if (env_int("HEAT_START", 0)) {
@@ -154,7 +163,11 @@ int main(int argc, char **argv) {
     }
 
     while (step < STEPS) {
-        if (nonblocking) {
+        if (nonblocking == 5) {
+            MPI_Start(&halo_requests[0]);
+            MPI_Startall(3, &halo_requests[1]);
+            MPI_Waitall(4, halo_requests, MPI_STATUSES_IGNORE);
+        } else if (nonblocking) {
             MPI_Request r[5];
             MPI_Irecv(&u[N + 1], 1, MPI_DOUBLE, right, 0, halo, &r[0]);
             MPI_Irecv(&u[0], 1, MPI_DOUBLE, from_left, 1, halo, &r[1]);
@@ -270,6 +283,8 @@ int main(int argc, char **argv) {
     printf("heat rank %d executed %d\n", rank, executed);
     fflush(stdout);
     commit_cd(cd);
+    if (nonblocking == 5)
+        for (int k = 0; k < 4; k++) MPI_Request_free(&halo_requests[k]);
     if (pair != MPI_COMM_NULL) MPI_Comm_free(&pair);
     if (halo != MPI_COMM_WORLD) MPI_Comm_free(&halo);
     MPI_Finalize();

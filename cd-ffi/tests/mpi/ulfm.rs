@@ -149,7 +149,10 @@ const CONTAINED: [(&str, &str); 4] = [
 /// `MPI_Sendrecv`, rank 0 lost, and by `MPI_Irecv` completed with `MPI_Testall` (its flags are
 /// choices too), rank 3 lost; and a token found every step by polling `MPI_Iprobe` and by
 /// `MPI_Probe` from `MPI_ANY_SOURCE`, rank 2 lost; and an `MPI_Comm_split_type` communicator
-/// made (and freed) in the start, rebuilt for the replacement, rank 1 lost.
+/// made (and freed) in the start, rebuilt for the replacement, rank 1 lost; and (persistent
+/// requests, re-posted on the repaired communicators) with the halo's `MPI_Recv_init`,
+/// `MPI_Send_init` and `MPI_Ssend_init` requests made in the start and started every step, on
+/// the Cartesian ring with rank 2 lost, and with a receive from `MPI_ANY_SOURCE` with rank 0.
 #[test]
 fn a_lost_rank_is_contained_in_the_job() {
     if skipped("a_lost_rank_is_contained_in_the_job") {
@@ -174,7 +177,7 @@ fn a_lost_rank_is_contained_in_the_job() {
         world_only, rooted,
         "the rooted collectives change the result"
     );
-    // (lost rank, step, nonblocking halo exchange, a second loss "step:rank" after the first
+    // (lost rank, step, nonblocking halo exchange (5: persistent requests), a second loss "step:rank" after the first
     // recovery and the version its replacement resumes from, derived communicators, the
     // collectives every step: 1 Allreduce, 2 also Reduce, Gather and Scatter at rank 0)
     // (and choices: the left halo received from MPI_ANY_SOURCE, 2: and a token probed for)
@@ -194,6 +197,8 @@ fn a_lost_rank_is_contained_in_the_job() {
         (3, "132", "2", None, "0", "1", "1"),
         (2, "134", "0", None, "0", "1", "2"),
         (1, "133", "1", None, "2", "1", "0"),
+        (2, "130", "5", None, "1", "1", "0"),
+        (0, "133", "5", None, "0", "1", "1"),
     ];
     for (lost, step, nonblocking, second, cart, reduce, wildcard) in cases {
         let expected = match (cart, reduce) {
@@ -202,7 +207,7 @@ fn a_lost_rank_is_contained_in_the_job() {
             _ => &world_only,
         };
         let tag = format!(
-            "ulfm-contained-{lost}-{}-{cart}-{reduce}-{wildcard}",
+            "ulfm-contained-{lost}-{}-{nonblocking}-{cart}-{reduce}-{wildcard}",
             second.is_some()
         );
         let cache = fresh_cache(&tag);

@@ -29,11 +29,11 @@ macro_rules! mpi_table {
                 Init(argc: *mut c_int, argv: *mut *mut *mut c_char) => init::init;
                 Init_thread(argc: *mut c_int, argv: *mut *mut *mut c_char, required: c_int, provided: *mut c_int) => init::init_thread;
                 Finalize() => init::finalize;
-                Send_init(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request) => p2p::send_init;
-                Ssend_init(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request) => p2p::ssend_init;
-                Bsend_init(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request) => p2p::bsend_init;
-                Rsend_init(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request) => p2p::rsend_init;
-                Recv_init(buf: BufMut, count: c_int, datatype: Datatype, source: c_int, tag: c_int, comm: Comm, request: *mut Request) => p2p::recv_init;
+                Send_init(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request) => recovery::send_init;
+                Ssend_init(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request) => recovery::ssend_init;
+                Bsend_init(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request) => recovery::bsend_init;
+                Rsend_init(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request) => recovery::rsend_init;
+                Recv_init(buf: BufMut, count: c_int, datatype: Datatype, source: c_int, tag: c_int, comm: Comm, request: *mut Request) => recovery::recv_init;
                 Request_free(request: *mut Request) => recovery::request_free;
                 Comm_create_errhandler(function: ErrhandlerFn, errhandler: *mut Errhandler) => errors::comm_create_errhandler;
                 Comm_set_errhandler(comm: Comm, errhandler: Errhandler) => errors::comm_set_errhandler;
@@ -48,7 +48,7 @@ macro_rules! mpi_table {
                 Bsend(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm) => p2p::bsend;
                 Rsend(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm) => p2p::rsend;
                 Isend(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request) => recovery::isend;
-                Issend(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request) => p2p::issend;
+                Issend(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request) => recovery::issend;
                 Ibsend(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request) => p2p::ibsend;
                 Irsend(buf: Buf, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request) => p2p::irsend;
                 Recv(buf: BufMut, count: c_int, datatype: Datatype, source: c_int, tag: c_int, comm: Comm, status: *mut Status) => recovery::recv;
@@ -72,8 +72,8 @@ macro_rules! mpi_table {
                 Testsome(incount: c_int, requests: *mut Request, outcount: *mut c_int, indices: *mut c_int, statuses: *mut Status) => recovery::testsome;
                 Request_get_status(request: Request, flag: *mut c_int, status: *mut Status) => recovery::request_get_status;
                 Cancel(request: *mut Request) => recovery::cancel;
-                Start(request: *mut Request) => wait::start;
-                Startall(count: c_int, requests: *mut Request) => wait::startall;
+                Start(request: *mut Request) => recovery::start;
+                Startall(count: c_int, requests: *mut Request) => recovery::startall;
 
                 Barrier(comm: Comm) => recovery::barrier;
                 Bcast(buffer: BufMut, count: c_int, datatype: Datatype, root: c_int, comm: Comm) => recovery::bcast;

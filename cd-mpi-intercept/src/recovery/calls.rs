@@ -55,7 +55,7 @@ pub(super) fn covers(comm: Comm) -> Option<Chan> {
 /// [`covers`] for a receive from `source`. A wildcard source (`MPI_ANY_SOURCE`) is a choice a
 /// replacement must repeat: covered where it is recorded ([`choices`]), else it stops the
 /// containment of later losses.
-fn covers_receive(comm: Comm, source: c_int) -> Option<Chan> {
+pub(super) fn covers_receive(comm: Comm, source: c_int) -> Option<Chan> {
     let chan = covers(comm)?;
     if source == abi::ANY_SOURCE
         && !choices::admit(
@@ -572,28 +572,36 @@ pub(super) unsafe fn complete_request(tag: c_int, request: *mut Request) -> c_in
     }
 }
 
-/// `MPI_Isend`.
+/// A nonblocking send of the standard or synchronous mode on `chan`, counted as `call`
+/// (`MPI_Start` posts a persistent send this way: `super::persistent`).
 ///
 /// # Safety
 /// The MPI function's contract.
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn isend(
+pub(super) unsafe fn post_send(
+    call: Call,
+    synchronous: bool,
+    chan: Chan,
     buf: *const c_void,
     count: c_int,
     datatype: Datatype,
     dest: c_int,
     tag: c_int,
-    comm: Comm,
     request: *mut Request,
 ) -> c_int {
-    let Some(chan) = covers(comm) else {
+    count_send(call, chan, dest);
+    let post = |comm: Comm| {
         // SAFETY: forwarded.
-        return unsafe { crate::p2p::isend(buf, count, datatype, dest, tag, comm, request) };
+        unsafe {
+            match synchronous {
+                true => real::Issend(buf, count, datatype, dest, tag, comm, request),
+                false => real::Isend(buf, count, datatype, dest, tag, comm, request),
+            }
+        }
     };
-    count_send(Call::Isend, chan, dest);
     if dest < 0 {
-        // SAFETY: forwarded (MPI_PROC_NULL).
-        return unsafe { real::Isend(buf, count, datatype, dest, tag, chan.comm(), request) };
+        // MPI_PROC_NULL: nothing to keep, nothing to fail
+        return post(chan.comm());
     }
     let to = chan.world(dest);
     // SAFETY: the caller's buffer holds the message.
@@ -602,10 +610,7 @@ pub(crate) unsafe fn isend(
         // SAFETY: the caller's request.
         return unsafe { complete_request(tag, request) };
     }
-    let rc = repair::covered(|| {
-        // SAFETY: forwarded.
-        unsafe { real::Isend(buf, count, datatype, dest, tag, chan.comm(), request) }
-    });
+    let rc = repair::covered(|| post(chan.comm()));
     if rc == abi::SUCCESS {
         // SAFETY: MPI wrote the handle.
         requests::posted_send(unsafe { *request });
@@ -618,6 +623,36 @@ pub(crate) unsafe fn isend(
         return unsafe { complete_request(tag, request) };
     }
     rc
+}
+
+macro_rules! covered_posts {
+    ($($fn:ident => $call:ident, synchronous: $sync:expr;)*) => {$(
+        #[doc = concat!("`MPI_", stringify!($call), "`.")]
+        ///
+        /// # Safety
+        /// The MPI function's contract.
+        pub(crate) unsafe fn $fn(
+            buf: *const c_void,
+            count: c_int,
+            datatype: Datatype,
+            dest: c_int,
+            tag: c_int,
+            comm: Comm,
+            request: *mut Request,
+        ) -> c_int {
+            let Some(chan) = covers(comm) else {
+                // SAFETY: forwarded.
+                return unsafe { crate::p2p::$fn(buf, count, datatype, dest, tag, comm, request) };
+            };
+            // SAFETY: forwarded.
+            unsafe { post_send(Call::$call, $sync, chan, buf, count, datatype, dest, tag, request) }
+        }
+    )*};
+}
+
+covered_posts! {
+    isend => Isend, synchronous: false;
+    issend => Issend, synchronous: true;
 }
 
 /// `MPI_Irecv`.
@@ -641,7 +676,38 @@ pub(crate) unsafe fn irecv(
         // SAFETY: forwarded.
         return unsafe { crate::p2p::irecv(buf, count, datatype, source, tag, comm, request) };
     };
-    stats::count(Call::Irecv);
+    // SAFETY: forwarded.
+    unsafe {
+        post_receive(
+            Call::Irecv,
+            chan,
+            buf,
+            count,
+            datatype,
+            source,
+            tag,
+            request,
+        )
+    }
+}
+
+/// A nonblocking receive on `chan`, tracked through repairs and counted as `call` (`MPI_Start`
+/// posts a persistent receive this way: `super::persistent`).
+///
+/// # Safety
+/// The MPI function's contract; `source` is not `MPI_PROC_NULL`.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn post_receive(
+    call: Call,
+    chan: Chan,
+    buf: *mut c_void,
+    count: c_int,
+    datatype: Datatype,
+    source: c_int,
+    tag: c_int,
+    request: *mut Request,
+) -> c_int {
+    stats::count(call);
     let (wildcard, source) = wildcard(source);
     loop {
         let rc = repair::covered(|| {

@@ -1,7 +1,7 @@
 //! The completion calls while a loss is contained ([`super::requests`]): `MPI_Wait`,
 //! `MPI_Waitall`, `MPI_Test` and `MPI_Testall` complete the application's nonblocking sends
 //! and receives on the world through repairs (a handle a repair replaced is exchanged for its
-//! new request first). `MPI_Waitany`, `MPI_Waitsome`, `MPI_Testany` and `MPI_Testsome` are
+//! new request first; a persistent request's handle, for its activation's: `super::persistent`). `MPI_Waitany`, `MPI_Waitsome`, `MPI_Testany` and `MPI_Testsome` are
 //! built on them, one request at a time, so that a repair finds them the same way; what they
 //! choose (which request, which set), a test's flag, and the source an `MPI_Irecv` from
 //! `MPI_ANY_SOURCE` matched are recorded at the partner before the application sees them, and a
@@ -36,7 +36,7 @@ fn covers(handles: &[Request]) -> bool {
 ///
 /// # Safety
 /// `handles` points to `n` requests when `n > 0`.
-unsafe fn slice<'a>(handles: *mut Request, n: c_int) -> &'a mut [Request] {
+pub(super) unsafe fn slice<'a>(handles: *mut Request, n: c_int) -> &'a mut [Request] {
     match usize::try_from(n) {
         // SAFETY: the caller's array of `n` handles.
         Ok(n) if n > 0 && !handles.is_null() => unsafe {
@@ -118,7 +118,7 @@ pub(crate) unsafe fn testall(
 
 /// A test of all of `n` requests: with `choosing`, its flag is a choice, repeated (a
 /// replacement's) or tested, and recorded either way. Requests none of which recovery tracks
-/// (`!tracked`: on `MPI_COMM_SELF`, persistent ones) go to the ordinary handlers.
+/// (`!tracked`: on `MPI_COMM_SELF`, say) go to the ordinary handlers.
 ///
 /// # Safety
 /// As [`complete`]'s; `flag` is writable.

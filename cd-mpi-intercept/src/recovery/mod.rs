@@ -42,8 +42,9 @@
 //!
 //! # Covered, and not yet
 //! The calls that survive a loss are those of [`calls`] and [`completion`]: blocking
-//! point-to-point (`Send`, `Ssend`, `Recv`, `Sendrecv`), `Isend` and `Irecv` completed by
-//! `Wait`, `Waitall`, `Test` or `Testall`, and the collectives whose result is the same on every
+//! point-to-point (`Send`, `Ssend`, `Recv`, `Sendrecv`), `Isend`, `Issend` and `Irecv`, and the
+//! activations of persistent requests ([`persistent`]), completed by `Wait`, `Waitall`, `Test`
+//! or `Testall`, and the collectives whose result is the same on every
 //! rank (`Barrier`, `Bcast`, `Allreduce`, `Allgather`, and their nonblocking forms:
 //! [`nonblocking`]), `Reduce`, `Gather` and `Scatter` (run so that every rank holds the result: [`rooted`]), on `MPI_COMM_WORLD` and on the
 //! communicators derived from it with `MPI_Comm_dup`, `MPI_Comm_split`, `MPI_Comm_split_type`, `MPI_Comm_create`,
@@ -67,6 +68,7 @@ pub(crate) mod completion;
 pub(crate) mod join;
 pub(crate) mod journal;
 mod nonblocking;
+mod persistent;
 mod probes;
 pub(crate) mod prologue;
 pub(crate) mod repair;
@@ -75,14 +77,15 @@ mod resync;
 mod rooted;
 
 pub(crate) use calls::{
-    allgather, allreduce, barrier, bcast, irecv, isend, recv, send, sendrecv, ssend,
-};
-pub(crate) use completion::{
-    cancel, request_free, request_get_status, test, testall, testany, testsome, wait, waitall,
-    waitany, waitsome,
+    allgather, allreduce, barrier, bcast, irecv, isend, issend, recv, send, sendrecv, ssend,
 };
 pub(crate) use join::comm_get_parent;
 pub(crate) use nonblocking::{iallgather, iallreduce, ibarrier, ibcast};
+pub(crate) use persistent::{
+    bsend_init, cancel, recv_init, request_free, request_get_status, rsend_init, send_init,
+    ssend_init, start, startall, test, testall, testany, testsome, wait, waitall, waitany,
+    waitsome,
+};
 pub(crate) use probes::{iprobe, probe};
 pub(crate) use rooted::{gather, reduce, scatter};
 

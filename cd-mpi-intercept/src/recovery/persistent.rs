@@ -1,0 +1,401 @@
+//! Persistent point-to-point requests in a ULFM job whose losses are contained: each
+//! activation (`MPI_Start`) is posted as the nonblocking call it stands for.
+//!
+//! A persistent request is bound to the communicator it was made on, and a repair replaces
+//! that communicator; MPI cannot move a request to another. The application, though, keeps the
+//! handle `MPI_Send_init` gave it for the whole run. So in such a job the runtime keeps each
+//! persistent request's arguments (on the world or a communicator derived from it:
+//! `crate::derived`), and every `MPI_Start` posts the send or receive on the communicator that
+//! channel means now: on a communicator recovery covers, journaled, dropped while a replacement
+//! catches up, posted again after a repair, its wildcard match recorded, like any `MPI_Isend`
+//! or `MPI_Irecv` ([`super::calls`]); elsewhere (a CD that logs), through the ordinary
+//! handlers. Buffered and ready sends are posted as `MPI_Ibsend` and `MPI_Irsend`, which
+//! recovery does not cover (a loss after one ends the job clearly, as after those calls).
+//!
+//! The completion calls lend the activation's request in place of the application's handle
+//! while they run ([`lend`]), and an inactive one as `MPI_REQUEST_NULL`, which MPI treats
+//! alike; then they give the handle back ([`give_back`]). The request `MPI_Send_init` made is
+//! never started: it keeps the application's handle unique until `MPI_Request_free`.
+
+use super::calls::{self, Chan};
+use super::completion;
+use crate::abi::{self, Comm, Datatype, Request, Status};
+use crate::pmpi::Call;
+use std::collections::HashMap;
+use std::ffi::{c_int, c_void};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// Which call a start posts.
+#[derive(Clone, Copy)]
+enum Mode {
+    Standard,
+    Synchronous,
+    Buffered,
+    Ready,
+    Receive,
+}
+
+/// A persistent request made here: its arguments, and its activation's request while active.
+#[derive(Clone, Copy)]
+struct Made {
+    mode: Mode,
+    /// The buffer's address (exposed: the table is shared).
+    buf: usize,
+    count: c_int,
+    datatype: Datatype,
+    /// The destination or the source.
+    peer: c_int,
+    tag: c_int,
+    /// Its communicator (`crate::derived`).
+    channel: u64,
+    active: Option<Request>,
+}
+
+static MADE: Mutex<Option<HashMap<u64, Made>>> = Mutex::new(None);
+/// How many entries [`MADE`] holds (the completion calls look only when some are).
+static COUNT: AtomicUsize = AtomicUsize::new(0);
+
+fn with<R>(f: impl FnOnce(&mut HashMap<u64, Made>) -> R) -> R {
+    let mut guard = MADE.lock().unwrap_or_else(|e| e.into_inner());
+    let map = guard.get_or_insert_with(HashMap::new);
+    let r = f(map);
+    COUNT.store(map.len(), Ordering::Relaxed);
+    r
+}
+
+/// Whether any persistent request is kept here (one relaxed load).
+#[inline]
+fn any() -> bool {
+    COUNT.load(Ordering::Relaxed) > 0
+}
+
+fn made(handle: Request) -> Option<Made> {
+    with(|m| m.get(&handle.bits()).copied())
+}
+
+macro_rules! inits {
+    ($($fn:ident => $mode:ident, $buf:ty;)*) => {$(
+        #[doc = concat!("`MPI_", stringify!($fn), "`: made as usual, and kept (see the module docs).")]
+        ///
+        /// # Safety
+        /// The MPI function's contract.
+        pub(crate) unsafe fn $fn(
+            buf: $buf,
+            count: c_int,
+            datatype: Datatype,
+            peer: c_int,
+            tag: c_int,
+            comm: Comm,
+            request: *mut Request,
+        ) -> c_int {
+            // SAFETY: forwarded.
+            let rc = unsafe { crate::p2p::$fn(buf, count, datatype, peer, tag, comm, request) };
+            if rc == abi::SUCCESS && crate::errors::repair_wanted() && !crate::boundary::inside() {
+                if let Some(channel) = crate::derived::channel(comm) {
+                    let kept = Made {
+                        mode: Mode::$mode,
+                        buf: buf.expose_provenance(),
+                        count,
+                        datatype,
+                        peer,
+                        tag,
+                        channel,
+                        active: None,
+                    };
+                    // SAFETY: MPI wrote the handle.
+                    let handle = unsafe { *request };
+                    with(|m| m.insert(handle.bits(), kept));
+                }
+            }
+            rc
+        }
+    )*};
+}
+
+inits! {
+    send_init => Standard, *const c_void;
+    ssend_init => Synchronous, *const c_void;
+    bsend_init => Buffered, *const c_void;
+    rsend_init => Ready, *const c_void;
+    recv_init => Receive, *mut c_void;
+}
+
+/// Posts an activation of `m` on its communicator now; returns its request.
+///
+/// # Safety
+/// The buffer `m` names is the application's, valid until the activation completes (MPI's
+/// contract for `MPI_Start`).
+unsafe fn activate(m: &Made) -> Result<Request, c_int> {
+    let comm = crate::derived::current(m.channel);
+    let mut posted = abi::predefined().request_null;
+    let request = &mut posted as *mut Request;
+    let (count, datatype, peer, tag) = (m.count, m.datatype, m.peer, m.tag);
+    let send = std::ptr::with_exposed_provenance::<c_void>(m.buf);
+    let covered = calls::covers(comm);
+    // SAFETY: the application's arguments to `*_init`, and the caller's contract.
+    let rc = unsafe {
+        match (m.mode, covered) {
+            (Mode::Standard, Some(chan)) => post_send(false, chan, send, m, request),
+            (Mode::Synchronous, Some(chan)) => post_send(true, chan, send, m, request),
+            (Mode::Standard, None) => {
+                crate::p2p::isend(send, count, datatype, peer, tag, comm, request)
+            }
+            (Mode::Synchronous, None) => {
+                crate::p2p::issend(send, count, datatype, peer, tag, comm, request)
+            }
+            (Mode::Buffered, _) => {
+                crate::p2p::ibsend(send, count, datatype, peer, tag, comm, request)
+            }
+            (Mode::Ready, _) => crate::p2p::irsend(send, count, datatype, peer, tag, comm, request),
+            (Mode::Receive, _) => {
+                let buf = std::ptr::with_exposed_provenance_mut::<c_void>(m.buf);
+                let chan = (peer != abi::PROC_NULL)
+                    .then(|| calls::covers_receive(comm, peer))
+                    .flatten();
+                match chan {
+                    Some(chan) => calls::post_receive(
+                        Call::Start,
+                        chan,
+                        buf,
+                        count,
+                        datatype,
+                        peer,
+                        tag,
+                        request,
+                    ),
+                    None => crate::p2p::irecv(buf, count, datatype, peer, tag, comm, request),
+                }
+            }
+        }
+    };
+    if rc == abi::SUCCESS {
+        Ok(posted)
+    } else {
+        Err(rc)
+    }
+}
+
+/// [`activate`]'s covered send.
+///
+/// # Safety
+/// As [`activate`].
+unsafe fn post_send(
+    synchronous: bool,
+    chan: Chan,
+    buf: *const c_void,
+    m: &Made,
+    request: *mut Request,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe {
+        calls::post_send(
+            Call::Start,
+            synchronous,
+            chan,
+            buf,
+            m.count,
+            m.datatype,
+            m.peer,
+            m.tag,
+            request,
+        )
+    }
+}
+
+/// Starts the kept request under `handle`: `None` when it is not one.
+///
+/// # Safety
+/// As [`activate`].
+unsafe fn start_kept(handle: Request) -> Option<c_int> {
+    let m = made(handle)?;
+    if m.active.is_some() {
+        // starting an active request is erroneous: raised as MPI would
+        let comm = crate::derived::current(m.channel);
+        crate::pmpi::safe::comm_call_errhandler(comm, abi::ERR_REQUEST);
+        return Some(abi::ERR_REQUEST);
+    }
+    // SAFETY: the caller's contract.
+    Some(match unsafe { activate(&m) } {
+        Ok(posted) => {
+            with(|t| t.get_mut(&handle.bits()).map(|k| k.active = Some(posted)));
+            abi::SUCCESS
+        }
+        Err(rc) => rc,
+    })
+}
+
+/// `MPI_Start`.
+///
+/// # Safety
+/// The MPI function's contract.
+pub(crate) unsafe fn start(request: *mut Request) -> c_int {
+    if any() && !request.is_null() {
+        // SAFETY: the caller's handle; its request's buffer (MPI's contract).
+        if let Some(rc) = unsafe { start_kept(*request) } {
+            return rc;
+        }
+    }
+    // SAFETY: forwarded.
+    unsafe { crate::wait::start(request) }
+}
+
+/// `MPI_Startall`: the requests made elsewhere start together as usual, then each kept one
+/// (MPI starts them in no particular order).
+///
+/// # Safety
+/// The MPI function's contract.
+pub(crate) unsafe fn startall(count: c_int, requests: *mut Request) -> c_int {
+    // SAFETY: the caller's `count` handles.
+    let handles = unsafe { completion::slice(requests, count) };
+    if !any() || handles.iter().all(|h| made(*h).is_none()) {
+        // SAFETY: forwarded.
+        return unsafe { crate::wait::startall(count, requests) };
+    }
+    let (kept, mut others): (Vec<Request>, Vec<Request>) =
+        handles.iter().partition(|h| made(**h).is_some());
+    if !others.is_empty() {
+        // SAFETY: the application's requests, in an array of their number.
+        let rc = unsafe { crate::wait::startall(others.len() as c_int, others.as_mut_ptr()) };
+        if rc != abi::SUCCESS {
+            return rc;
+        }
+    }
+    for handle in kept {
+        // SAFETY: the caller's request's buffer (MPI's contract).
+        if let Some(rc) = unsafe { start_kept(handle) }.filter(|&rc| rc != abi::SUCCESS) {
+            return rc;
+        }
+    }
+    abi::SUCCESS
+}
+
+/// While a completion call runs on the application's `handles`: each handle of a kept request
+/// is exchanged for its activation's request, or for `MPI_REQUEST_NULL` while it is inactive.
+/// Returns what [`give_back`] puts back.
+pub(super) fn lend(handles: &mut [Request]) -> Vec<(usize, Request)> {
+    if !any() {
+        return Vec::new();
+    }
+    let null = abi::predefined().request_null;
+    with(|t| {
+        let mut lent = Vec::new();
+        for (i, h) in handles.iter_mut().enumerate() {
+            if let Some(m) = t.get(&h.bits()) {
+                lent.push((i, *h));
+                *h = m.active.unwrap_or(null);
+            }
+        }
+        lent
+    })
+}
+
+/// After the completion call: the application's handles back. An activation whose request
+/// the call completed (now `MPI_REQUEST_NULL`) is over; one that a repair replaced goes on
+/// under the new request.
+pub(super) fn give_back(handles: &mut [Request], lent: &[(usize, Request)]) {
+    if lent.is_empty() {
+        return;
+    }
+    let null = abi::predefined().request_null;
+    with(|t| {
+        for &(i, app) in lent {
+            let now = std::mem::replace(&mut handles[i], app);
+            if let Some(m) = t.get_mut(&app.bits()) {
+                m.active = (now != null).then_some(now);
+            }
+        }
+    });
+}
+
+/// `MPI_Request_free`: a kept request is forgotten; its activation, if active, is given to
+/// the call as its own request (see `super::completion`).
+///
+/// # Safety
+/// The MPI function's contract.
+pub(crate) unsafe fn request_free(request: *mut Request) -> c_int {
+    let kept = match any() && !request.is_null() {
+        // SAFETY: the caller's handle.
+        true => with(|t| t.remove(&unsafe { *request }.bits())),
+        false => None,
+    };
+    if let Some(mut active) = kept.and_then(|m| m.active) {
+        // SAFETY: the activation's request, which the application frees with its handle.
+        let rc = unsafe { completion::request_free(&mut active) };
+        if rc != abi::SUCCESS {
+            return rc;
+        }
+    }
+    // SAFETY: forwarded (a kept request's own handle is inactive).
+    unsafe { completion::request_free(request) }
+}
+
+/// `MPI_Cancel`: of a kept request, its activation's (an inactive one is the call's own).
+///
+/// # Safety
+/// The MPI function's contract.
+pub(crate) unsafe fn cancel(request: *mut Request) -> c_int {
+    // SAFETY: one handle, the caller's.
+    let lent = lend(unsafe { completion::slice(request, 1) });
+    // SAFETY: as above.
+    let inactive = !lent.is_empty() && unsafe { *request } == abi::predefined().request_null;
+    if inactive {
+        // SAFETY: as above.
+        give_back(unsafe { completion::slice(request, 1) }, &lent);
+    }
+    // SAFETY: forwarded, with the activation's request in place of an active kept one.
+    let rc = unsafe { completion::cancel(request) };
+    if !inactive {
+        // SAFETY: as above.
+        give_back(unsafe { completion::slice(request, 1) }, &lent);
+    }
+    rc
+}
+
+/// `MPI_Request_get_status`: of a kept request, its activation's (an inactive one's is empty).
+///
+/// # Safety
+/// The MPI function's contract.
+pub(crate) unsafe fn request_get_status(
+    request: Request,
+    flag: *mut c_int,
+    status: *mut Status,
+) -> c_int {
+    let mut handles = [request];
+    lend(&mut handles);
+    // SAFETY: forwarded, with the activation's request in place of a kept one.
+    unsafe { completion::request_get_status(handles[0], flag, status) }
+}
+
+macro_rules! lending {
+    ($($fn:ident($handles:ident, $n:expr; $($a:ident : $t:ty),*);)*) => {$(
+        #[doc = concat!("`", stringify!($fn), "` of `super::completion`, lent the activations of kept requests ([`lend`]).")]
+        ///
+        /// # Safety
+        /// The MPI function's contract.
+        pub(crate) unsafe fn $fn($($a: $t),*) -> c_int {
+            if !any() {
+                // SAFETY: forwarded.
+                return unsafe { completion::$fn($($a),*) };
+            }
+            // SAFETY: the caller's handles.
+            let lent = lend(unsafe { completion::slice($handles, $n) });
+            // SAFETY: forwarded, with the activations' requests in place of the kept ones.
+            let rc = unsafe { completion::$fn($($a),*) };
+            // SAFETY: the caller's handles, after the call.
+            give_back(unsafe { completion::slice($handles, $n) }, &lent);
+            rc
+        }
+    )*};
+}
+
+lending! {
+    wait(request, 1; request: *mut Request, status: *mut Status);
+    waitall(requests, count; count: c_int, requests: *mut Request, statuses: *mut Status);
+    waitany(requests, count; count: c_int, requests: *mut Request, index: *mut c_int, status: *mut Status);
+    waitsome(requests, incount; incount: c_int, requests: *mut Request, outcount: *mut c_int, indices: *mut c_int, statuses: *mut Status);
+    test(request, 1; request: *mut Request, flag: *mut c_int, status: *mut Status);
+    testall(requests, count; count: c_int, requests: *mut Request, flag: *mut c_int, statuses: *mut Status);
+    testany(requests, count; count: c_int, requests: *mut Request, index: *mut c_int, flag: *mut c_int, status: *mut Status);
+    testsome(requests, incount; incount: c_int, requests: *mut Request, outcount: *mut c_int, indices: *mut c_int, statuses: *mut Status);
+}
