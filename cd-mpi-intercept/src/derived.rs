@@ -1,18 +1,20 @@
 //! The communicators a loss is contained on: the world (channel 0), and those the application
 //! derives from it with `MPI_Comm_dup`, `MPI_Comm_split`, `MPI_Comm_split_type`,
-//! `MPI_Comm_create`, `MPI_Cart_create` and `MPI_Cart_sub`, or derives from those the same way.
+//! `MPI_Comm_create`, `MPI_Cart_create`, `MPI_Cart_sub`, `MPI_Graph_create`,
+//! `MPI_Dist_graph_create` and `MPI_Dist_graph_create_adjacent`, or derives from those the
+//! same way.
 //!
 //! Each derived communicator gets an identity every member computes alike: its parent's
 //! identity and how many communicators were derived from the parent before it (every member of
 //! the parent calls the constructor, in the same order, MPI's rule for collectives). With it
 //! the runtime keeps the communicator's members (their world ranks, in rank order) and its
-//! Cartesian topology, if any.
+//! virtual topology, if any (`crate::topology`).
 //!
 //! After a loss, every rank of the repaired world rebuilds each derived communicator that some
 //! survivor has (alive, or freed since the last version or in the program's start, which a
 //! replacement may derive again as it re-executes): in one order of identities, one
 //! `MPI_Comm_split` of the repaired world per identity, each piece with the same members in the
-//! same order, and `MPI_Cart_create` (no reordering) for a Cartesian one
+//! same order, and its topology made again on that piece, without reordering
 //! (`crate::recovery::resync`). The application's handles then mean the rebuilt communicators
 //! (`crate::pmpi::world::map`); a replacement's constructor, re-executed, gets the rebuilt one
 //! instead of calling MPI ([`prebuilt`]), since its peers made theirs long ago. A process that
@@ -24,6 +26,7 @@
 
 use crate::abi::{self, Comm};
 use crate::pmpi::{real, safe, world, Call};
+use crate::topology::Topology;
 use std::collections::HashMap;
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -31,9 +34,6 @@ use std::sync::Mutex;
 
 /// The world's identity.
 pub(crate) const WORLD: u64 = 0;
-
-/// A Cartesian topology: dimensions and periodicity.
-pub(crate) type Cart = (Vec<c_int>, Vec<c_int>);
 
 /// What the runtime knows of a derived communicator.
 #[derive(Clone)]
@@ -47,8 +47,8 @@ pub(crate) struct Derived {
     handles: Vec<u64>,
     /// The members' world ranks, in rank order.
     pub(crate) members: Vec<c_int>,
-    /// Dimensions and periodicity, for a Cartesian communicator.
-    pub(crate) cart: Option<Cart>,
+    /// Its virtual topology, if any.
+    pub(crate) topology: Option<Topology>,
     /// How many communicators were derived from it.
     children: u32,
     /// Freed by the application (kept until the next version, or for the whole run when it
@@ -65,9 +65,9 @@ struct Registry {
     /// How many communicators were derived from the world.
     world_children: u32,
     derived: Vec<Derived>,
-    /// A replacement's rebuilt communicators, by identity (`MPI_COMM_NULL` where it is no
-    /// member), until its constructor asks for them.
-    prebuilt: HashMap<u64, u64>,
+    /// A replacement's rebuilt communicators and their topologies, by identity
+    /// (`MPI_COMM_NULL` where it is no member), until its constructor asks for them.
+    prebuilt: HashMap<u64, (u64, Option<Topology>)>,
 }
 
 static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
@@ -197,6 +197,9 @@ fn followed(call: Call) -> bool {
             | Call::Comm_create
             | Call::Cart_create
             | Call::Cart_sub
+            | Call::Graph_create
+            | Call::Dist_graph_create
+            | Call::Dist_graph_create_adjacent
     )
 }
 
@@ -212,18 +215,18 @@ pub(crate) fn follows(call: Call, parent: Comm) -> bool {
 /// then [`derived_from`]).
 pub(crate) fn prebuilt(parent: Comm, in_start: bool) -> Option<Comm> {
     let parent_id = channel(parent)?;
-    let (id, comm) = with(|r| {
+    let (id, comm, topology) = with(|r| {
         let index = child_index(r, parent_id)?;
         let id = child_id(parent_id, index);
-        let comm = r.prebuilt.remove(&id)?;
+        let (comm, topology) = r.prebuilt.remove(&id)?;
         bump_children(r, parent_id);
-        Some((id, Comm::from_bits(comm)))
+        Some((id, Comm::from_bits(comm), topology))
     })?;
     if comm != abi::predefined().comm_null {
-        let (members, cart) = describe(comm);
+        let members = members(comm);
         with(|r| {
             r.derived
-                .push(Derived::new(id, comm, members, cart, in_start))
+                .push(Derived::new(id, comm, members, topology, in_start))
         });
     }
     Some(comm)
@@ -253,7 +256,7 @@ impl Derived {
         id: u64,
         comm: Comm,
         members: Vec<c_int>,
-        cart: Option<Cart>,
+        topology: Option<Topology>,
         in_start: bool,
     ) -> Derived {
         Derived {
@@ -262,7 +265,7 @@ impl Derived {
             current: comm.bits(),
             handles: vec![comm.bits()],
             members,
-            cart,
+            topology,
             children: 0,
             freed: false,
             in_start,
@@ -277,54 +280,34 @@ pub(crate) fn derived_from(parent: Comm, new: Comm, in_start: bool) {
     let Some(parent_id) = channel(parent) else {
         return;
     };
-    let described = (new != abi::predefined().comm_null).then(|| describe(new));
+    // (for a distributed graph, collective over `new`: every member derives it here)
+    let described = (new != abi::predefined().comm_null).then(|| (members(new), Topology::of(new)));
     with(|r| {
         let Some(index) = child_index(r, parent_id) else {
             return;
         };
         bump_children(r, parent_id);
-        if let Some((members, cart)) = described {
+        if let Some((members, topology)) = described {
             r.derived.push(Derived::new(
                 child_id(parent_id, index),
                 new,
                 members,
-                cart,
+                topology,
                 in_start,
             ));
         }
     });
 }
 
-/// A communicator's members (world ranks, rank order) and Cartesian topology.
-fn describe(comm: Comm) -> (Vec<c_int>, Option<Cart>) {
+/// A communicator's members: their world ranks, in rank order.
+fn members(comm: Comm) -> Vec<c_int> {
     let group = safe::comm_group(comm);
     let ranks: Vec<c_int> = (0..safe::group_size(group).max(0)).collect();
     let world_group = safe::comm_group(world::current());
     let members = safe::group_translate_ranks(group, &ranks, world_group);
     safe::group_free(group);
     safe::group_free(world_group);
-    let mut kind: c_int = abi::UNDEFINED;
-    // SAFETY: writes one int.
-    unsafe { real::Topo_test(comm, &mut kind) };
-    let cart = (kind == abi::CART).then(|| {
-        let mut ndims: c_int = 0;
-        // SAFETY: writes one int.
-        unsafe { real::Cartdim_get(comm, &mut ndims) };
-        let n = ndims.max(0) as usize;
-        let (mut dims, mut periods, mut coords) = (vec![0; n], vec![0; n], vec![0; n]);
-        // SAFETY: three arrays of `ndims` ints.
-        unsafe {
-            real::Cart_get(
-                comm,
-                ndims,
-                dims.as_mut_ptr(),
-                periods.as_mut_ptr(),
-                coords.as_mut_ptr(),
-            )
-        };
-        (dims, periods)
-    });
-    (members, cart)
+    members
 }
 
 /// The application frees `comm` (a real handle): a followed one is kept until the next
@@ -368,10 +351,10 @@ pub(crate) fn version_complete() {
 /// is no member). A survivor's communicator freed since the version is kept too (the resends to
 /// a replacement may go on it); a replacement keeps every one for its constructors
 /// ([`prebuilt`]).
-pub(crate) fn rebuilt(id: u64, rebuilt: Comm, replacement: bool) {
+pub(crate) fn rebuilt(id: u64, rebuilt: Comm, topology: Option<Topology>, replacement: bool) {
     with(|r| {
         if replacement {
-            r.prebuilt.insert(id, rebuilt.bits());
+            r.prebuilt.insert(id, (rebuilt.bits(), topology));
         } else if let Some(d) = r.derived.iter_mut().find(|d| d.id == id) {
             d.current = rebuilt.bits();
             d.handles.push(rebuilt.bits());
@@ -388,7 +371,7 @@ pub(crate) fn rebuilt(id: u64, rebuilt: Comm, replacement: bool) {
 pub(crate) fn free_rebuilt() {
     let held: Vec<u64> = with(|r| {
         let live = r.derived.iter().filter(|d| !d.freed).map(|d| d.current);
-        let unclaimed = r.prebuilt.drain().map(|(_, c)| c);
+        let unclaimed = r.prebuilt.drain().map(|(_, (c, _))| c);
         let all = live.chain(unclaimed).collect();
         r.derived.clear();
         all

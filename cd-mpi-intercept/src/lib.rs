@@ -96,9 +96,11 @@ mod record;
 mod recovery;
 mod resolve;
 mod stats;
+mod topology;
 mod traffic;
 mod types;
 mod wait;
+mod wire;
 
 pub use boundary::untraced;
 pub use hooks::{set_hooks, Hooks};

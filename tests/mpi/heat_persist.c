@@ -21,7 +21,10 @@
  * a periodic Cartesian ring (MPI_Cart_create, MPI_Cart_shift; a scratch MPI_Comm_dup of it made
  * and freed in the start) and adds, every step, the sum over a pair of ranks (MPI_Allreduce on
  * an MPI_Comm_split of the ring); HEAT_CART=2 makes an MPI_Comm_split_type communicator in the
- * start, HEAT_CART=3 a distributed graph (which in-job recovery does not rebuild). HEAT_WILDCARD=1 receives the left halo from MPI_ANY_SOURCE (with MPI_Sendrecv, or MPI_Irecv); HEAT_WILDCARD=2 also passes a token to the right every step, found by polling MPI_Iprobe and by MPI_Probe from MPI_ANY_SOURCE. HEAT_CHOOSY=R makes rank R alone complete a message to itself with MPI_Waitany every step (two choices). HEAT_ORDER=swapped adds the ranges in the other order, HEAT_SHORT=1 adds
+ * start; HEAT_CART=3 exchanges the halo on a distributed graph of the ring (its neighbours
+ * from MPI_Dist_graph_neighbors) and adds, every step, the sum over an MPI_Graph_create ring
+ * (HEAT_CART=4 makes an MPI_Comm_create_group communicator, which in-job recovery does not
+ * rebuild). HEAT_WILDCARD=1 receives the left halo from MPI_ANY_SOURCE (with MPI_Sendrecv, or MPI_Irecv); HEAT_WILDCARD=2 also passes a token to the right every step, found by polling MPI_Iprobe and by MPI_Probe from MPI_ANY_SOURCE. HEAT_CHOOSY=R makes rank R alone complete a message to itself with MPI_Waitany every step (two choices). HEAT_ORDER=swapped adds the ranges in the other order, HEAT_SHORT=1 adds
  * a shorter array. With HEAT_PERSIST_ERRORS=continue a failed advance prints its error and the
  * run goes on. Prints "heat rank R resumed S version V" after a restore, "heat rank R error
  * CODE MESSAGE" when a CD call fails (and exits cleanly), "heat rank R result STEPS PART HEX"
@@ -91,12 +94,29 @@ int main(int argc, char **argv) {
         MPI_Barrier(node);
         MPI_Comm_free(&node);
     } else if (cart == 3) {
-        MPI_Comm ring;
-        /* (weights given: GCC takes Open MPI's MPI_UNWEIGHTED sentinel for an empty array) */
-        int from = (rank + size - 1) % size, to = (rank + 1) % size, weight = 1;
-        MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &from, &weight, 1, &to, &weight,
-                                       MPI_INFO_NULL, 0, &ring);
-        MPI_Comm_free(&ring);
+        /* each rank gives its own neighbours, left first, weighted; the halo takes them back */
+        int ring[2] = {left, right}, weights[2] = {2, 3}, got[2], got_weights[2];
+        MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, ring, weights, 2, ring, weights,
+                                       MPI_INFO_NULL, 0, &halo);
+        MPI_Dist_graph_neighbors(halo, 2, got, got_weights, 2, ring, weights);
+        left = got[0], right = got[1];
+        int index[64], edges[128];
+        if (size <= 64) {
+            for (int r = 0; r < size; r++) {
+                index[r] = 2 * (r + 1);
+                edges[2 * r] = (r + size - 1) % size, edges[2 * r + 1] = (r + 1) % size;
+            }
+            MPI_Graph_create(MPI_COMM_WORLD, size, index, edges, 0, &pair);
+        }
+    } else if (cart == 4) {
+        /* every rank makes a communicator of the world's group (not through the world) */
+        MPI_Group all;
+        MPI_Comm own;
+        MPI_Comm_group(MPI_COMM_WORLD, &all);
+        MPI_Comm_create_group(MPI_COMM_WORLD, all, 7, &own);
+        MPI_Barrier(own);
+        MPI_Comm_free(&own);
+        MPI_Group_free(&all);
     }
     const int from_left = env_int("HEAT_WILDCARD", 0) ? MPI_ANY_SOURCE : left;
     int kill_at = getenv("HEAT_KILL_AT") ? atoi(getenv("HEAT_KILL_AT")) : -1;

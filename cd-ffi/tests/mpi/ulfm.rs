@@ -152,7 +152,10 @@ const CONTAINED: [(&str, &str); 4] = [
 /// made (and freed) in the start, rebuilt for the replacement, rank 1 lost; and (persistent
 /// requests, re-posted on the repaired communicators) with the halo's `MPI_Recv_init`,
 /// `MPI_Send_init` and `MPI_Ssend_init` requests made in the start and started every step, on
-/// the Cartesian ring with rank 2 lost, and with a receive from `MPI_ANY_SOURCE` with rank 0.
+/// the Cartesian ring with rank 2 lost, and with a receive from `MPI_ANY_SOURCE` with rank 0;
+/// and (graph topologies) with the halo exchanged on a distributed graph of the ring and a sum
+/// over an `MPI_Graph_create` ring every step, rank 2 lost, and rank 1 with persistent
+/// requests on the distributed graph.
 #[test]
 fn a_lost_rank_is_contained_in_the_job() {
     if skipped("a_lost_rank_is_contained_in_the_job") {
@@ -169,6 +172,7 @@ fn a_lost_rank_is_contained_in_the_job() {
         expected
     };
     let (world_only, derived, rooted) = (clean("0", "1"), clean("1", "1"), clean("0", "2"));
+    let graphs = clean("3", "1");
     assert_ne!(
         world_only, derived,
         "the derived communicators' sum changes the result"
@@ -178,7 +182,7 @@ fn a_lost_rank_is_contained_in_the_job() {
         "the rooted collectives change the result"
     );
     // (lost rank, step, nonblocking halo exchange (5: persistent requests), a second loss "step:rank" after the first
-    // recovery and the version its replacement resumes from, derived communicators, the
+    // recovery and the version its replacement resumes from, derived communicators (1: Cartesian, 2: split type, 3: graphs), the
     // collectives every step: 1 Allreduce, 2 also Reduce, Gather and Scatter at rank 0)
     // (and choices: the left halo received from MPI_ANY_SOURCE, 2: and a token probed for)
     let cases = [
@@ -200,10 +204,13 @@ fn a_lost_rank_is_contained_in_the_job() {
         (1, "133", "1", None, "2", "1", "0"),
         (2, "130", "5", None, "1", "1", "0"),
         (0, "133", "5", None, "0", "1", "1"),
+        (2, "130", "1", None, "3", "1", "0"),
+        (1, "131", "5", None, "3", "1", "0"),
     ];
     for (lost, step, nonblocking, second, cart, reduce, wildcard) in cases {
         let expected = match (cart, reduce) {
             ("1", _) => &derived,
+            ("3", _) => &graphs,
             (_, "2") => &rooted,
             _ => &world_only,
         };
@@ -506,7 +513,7 @@ fn a_loss_after_unkept_choices_or_an_unfollowed_communicator_ends_the_job_clearl
             "rank 1 had stopped containing before it was lost",
         ),
         (
-            &[("HEAT_CART", "3")],
+            &[("HEAT_CART", "4")],
             "does not rebuild (an intercommunicator",
         ),
         (

@@ -263,3 +263,49 @@ pub(crate) fn error_string(code: c_int) -> String {
     text.truncate(usize::try_from(used).unwrap_or(0).min(len));
     String::from_utf8_lossy(&text).into_owned()
 }
+
+/// Every rank of `comm`'s `mine`, of any length, by rank (collective over `comm`).
+pub(crate) fn allgather_bytes(comm: Comm, mine: &[u8]) -> Result<Vec<Vec<u8>>, Code> {
+    let n = comm_size(comm).max(0) as usize;
+    let byte = abi::predefined().byte;
+    let mut lengths = vec![0u64; n];
+    let size = std::mem::size_of::<u64>() as c_int;
+    // SAFETY: one u64 in, `n` out, as bytes.
+    let rc = unsafe {
+        real::Allgather(
+            (&(mine.len() as u64) as *const u64).cast(),
+            size,
+            byte,
+            lengths.as_mut_ptr().cast(),
+            size,
+            byte,
+            comm,
+        )
+    };
+    checked(rc, ())?;
+    let me = comm_rank(comm).max(0) as usize;
+    let mut out = Vec::with_capacity(n);
+    for (root, &len) in lengths.iter().enumerate() {
+        if len == 0 {
+            out.push(Vec::new());
+            continue;
+        }
+        let mut data = match root == me {
+            true => mine.to_vec(),
+            false => vec![0u8; len as usize],
+        };
+        // SAFETY: our buffer, of the length its root announced.
+        let rc = unsafe {
+            real::Bcast(
+                data.as_mut_ptr().cast(),
+                data.len() as c_int,
+                byte,
+                root as c_int,
+                comm,
+            )
+        };
+        checked(rc, ())?;
+        out.push(data);
+    }
+    Ok(out)
+}

@@ -380,6 +380,9 @@ macro_rules! mpi_table {
                 Cart_get(comm: Comm, maxdims: c_int, dims: *mut c_int, periods: *mut c_int, coords: *mut c_int);
                 Graph_neighbors_count(comm: Comm, rank: c_int, nneighbors: *mut c_int);
                 Dist_graph_neighbors_count(comm: Comm, indegree: *mut c_int, outdegree: *mut c_int, weighted: *mut c_int);
+                Dist_graph_neighbors(comm: Comm, maxindegree: c_int, sources: *mut c_int, sourceweights: *mut c_int, maxoutdegree: c_int, destinations: *mut c_int, destweights: *mut c_int);
+                Graphdims_get(comm: Comm, nnodes: *mut c_int, nedges: *mut c_int);
+                Graph_get(comm: Comm, maxindex: c_int, maxedges: c_int, index: *mut c_int, edges: *mut c_int);
                 Comm_call_errhandler(comm: Comm, errorcode: c_int);
                 Win_set_errhandler(win: Win, errhandler: Errhandler);
                 Error_class(errorcode: c_int, errorclass: *mut c_int);

@@ -48,7 +48,8 @@
 //! rank (`Barrier`, `Bcast`, `Allreduce`, `Allgather`, and their nonblocking forms:
 //! [`nonblocking`]), `Reduce`, `Gather` and `Scatter` (run so that every rank holds the result: [`rooted`]), on `MPI_COMM_WORLD` and on the
 //! communicators derived from it with `MPI_Comm_dup`, `MPI_Comm_split`, `MPI_Comm_split_type`, `MPI_Comm_create`,
-//! `MPI_Cart_create` and `MPI_Cart_sub` (rebuilt after a repair: `crate::derived`), outside CDs
+//! `MPI_Cart_create`, `MPI_Cart_sub` and the graph constructors (rebuilt after a repair:
+//! `crate::derived`), outside CDs
 //! that log. The choices a replacement must repeat (a receive's wildcard source, `Waitany`
 //! and the like, a test's flag, what a probe found: [`probes`]) are recorded at a partner
 //! ([`choices`]). A loss seen in any

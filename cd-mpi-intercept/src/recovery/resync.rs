@@ -13,6 +13,8 @@ use super::{catchup, choices, journal, prologue};
 use crate::abi::{self, Comm, Datatype, Status};
 use crate::derived::{self, WORLD};
 use crate::pmpi::{real, safe, Buf, BufMut};
+use crate::topology::Topology;
+use crate::wire;
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::Ordering;
@@ -63,7 +65,7 @@ struct Received {
 /// A derived communicator as a survivor describes it for the rebuild.
 struct Described {
     members: Vec<c_int>,
-    cart: Option<derived::Cart>,
+    topology: Option<Topology>,
 }
 
 /// See the module docs. `repaired` is the repaired world, `lost` the ranks replaced.
@@ -341,31 +343,23 @@ fn rebuild(
     let mut mine = Vec::new();
     if !replacement {
         for d in derived::derived() {
-            mine.extend(d.id.to_le_bytes());
-            let (dims, periods) = d.cart.clone().unwrap_or_default();
-            for list in [&d.members, &dims, &periods] {
-                mine.extend((list.len() as u64).to_le_bytes());
-                for v in list.iter() {
-                    mine.extend(v.to_le_bytes());
-                }
-            }
-            mine.push(u8::from(d.cart.is_some()));
+            wire::put_u64(d.id, &mut mine);
+            wire::put_ints(&d.members, &mut mine);
+            Topology::encode(d.topology.as_ref(), &mut mine);
         }
     }
+    let what = "exchanging the derived communicators";
     let mut table: BTreeMap<u64, Vec<Described>> = BTreeMap::new();
-    for bytes in allgather_bytes(ctl, &mine)? {
+    let all = safe::allgather_bytes(ctl, &mine).map_err(|rc| failed(what, rc))?;
+    for bytes in all {
         let mut at = 0usize;
         while at < bytes.len() {
-            let id = read_u64(&bytes, &mut at)?;
-            let members = read_ints(&bytes, &mut at)?;
-            let dims = read_ints(&bytes, &mut at)?;
-            let periods = read_ints(&bytes, &mut at)?;
-            let cartesian = *bytes.get(at).ok_or("a malformed description")? == 1;
-            at += 1;
-            let cart = cartesian.then_some((dims, periods));
+            let id = wire::u64_at(&bytes, &mut at)?;
+            let members = wire::ints_at(&bytes, &mut at)?;
+            let topology = Topology::decode(&bytes, &mut at)?;
             let pieces = table.entry(id).or_default();
             if !pieces.iter().any(|d| d.members == members) {
-                pieces.push(Described { members, cart });
+                pieces.push(Described { members, topology });
             }
         }
     }
@@ -376,62 +370,23 @@ fn rebuild(
             Some((i, position, d))
         });
         let colour = mine.map_or(abi::UNDEFINED, |(i, _, _)| i as c_int);
-        let position = mine.map(|(_, p, _)| p);
+        let position = mine.map_or(0, |(_, p, _)| p);
         let mut split = abi::predefined().comm_null;
         // SAFETY: MPI writes one handle.
         check(
-            unsafe {
-                real::Comm_split(repaired, colour, position.unwrap_or(0) as c_int, &mut split)
-            },
+            unsafe { real::Comm_split(repaired, colour, position as c_int, &mut split) },
             "rebuilding a derived communicator",
         )?;
-        let rebuilt = match mine.and_then(|(_, _, d)| d.cart.as_ref()) {
-            Some((dims, periods)) => {
-                let mut cart = abi::predefined().comm_null;
-                // SAFETY: `dims` and `periods` hold `ndims` ints; MPI writes one handle.
-                let rc = unsafe {
-                    real::Cart_create(
-                        split,
-                        dims.len() as c_int,
-                        dims.as_ptr(),
-                        periods.as_ptr(),
-                        0,
-                        &mut cart,
-                    )
-                };
-                // SAFETY: our own communicator, no longer needed.
-                unsafe { real::Comm_free(&mut split) };
-                check(rc, "rebuilding a Cartesian communicator")?;
-                cart
-            }
+        let topology = mine.and_then(|(_, _, d)| d.topology.clone());
+        let rebuilt = match &topology {
+            Some(t) => t
+                .make(split, position)
+                .map_err(|rc| failed("rebuilding a communicator's topology", rc))?,
             None => split,
         };
-        derived::rebuilt(id, rebuilt, replacement);
+        derived::rebuilt(id, rebuilt, topology, replacement);
     }
     Ok(table)
-}
-
-fn read_u64(bytes: &[u8], at: &mut usize) -> Result<u64, String> {
-    let v = bytes
-        .get(*at..*at + 8)
-        .and_then(|b| b.try_into().ok())
-        .map(u64::from_le_bytes)
-        .ok_or("a malformed description")?;
-    *at += 8;
-    Ok(v)
-}
-
-fn read_ints(bytes: &[u8], at: &mut usize) -> Result<Vec<c_int>, String> {
-    let len = read_u64(bytes, at)? as usize;
-    let size = std::mem::size_of::<c_int>();
-    let out = bytes
-        .get(*at..*at + len * size)
-        .ok_or("a malformed description")?
-        .chunks_exact(size)
-        .map(|b| c_int::from_le_bytes(b.try_into().unwrap_or_default()))
-        .collect();
-    *at += len * size;
-    Ok(out)
 }
 
 /// Starts the resend, to every other rank, of the messages it had not received from this one
@@ -489,8 +444,13 @@ pub(super) fn check(rc: c_int, what: &str) -> Result<(), String> {
     if rc == abi::SUCCESS {
         Ok(())
     } else {
-        Err(format!("{what}: {}", safe::error_string(rc)))
+        Err(failed(what, rc))
     }
+}
+
+/// What failed, with MPI's description of `rc`.
+fn failed(what: &str, rc: c_int) -> String {
+    format!("{what}: {}", safe::error_string(rc))
 }
 
 /// The signature `MPI_Allgather` and `MPI_Alltoall` share.
@@ -523,43 +483,6 @@ fn exchange<T: bytemuck::Pod + Default>(
         )
     };
     check(rc, what).map(|_| theirs)
-}
-
-/// Every rank's `mine`, of any length.
-fn allgather_bytes(comm: Comm, mine: &[u8]) -> Result<Vec<Vec<u8>>, String> {
-    let lengths = exchange(
-        real::Allgather,
-        comm,
-        &[mine.len() as u64],
-        1,
-        "exchanging the derived communicators",
-    )?;
-    let n = lengths.len();
-    let mut out = Vec::with_capacity(n);
-    for (root, &len) in lengths.iter().enumerate() {
-        if len == 0 {
-            out.push(Vec::new());
-            continue;
-        }
-        let mut data = if root == safe::comm_rank(comm) as usize {
-            mine.to_vec()
-        } else {
-            vec![0u8; len as usize]
-        };
-        // SAFETY: our buffer of the length the root announced.
-        let rc = unsafe {
-            real::Bcast(
-                data.as_mut_ptr().cast(),
-                data.len() as c_int,
-                abi::predefined().byte,
-                root as c_int,
-                comm,
-            )
-        };
-        check(rc, "exchanging the derived communicators")?;
-        out.push(data);
-    }
-    Ok(out)
 }
 
 /// Sends `data` to `dest` on the runtime's communicator.
