@@ -380,11 +380,25 @@ unsafe fn making(
             follow = true;
         }
     }
+    // a distributed graph's members exchange their neighbours in any ULFM job that contains
+    // losses, whether this rank follows it or not: every member must join that exchange
+    let exchanges = crate::errors::repair_wanted()
+        && !crate::boundary::inside()
+        && matches!(
+            call,
+            Call::Dist_graph_create | Call::Dist_graph_create_adjacent
+        );
     let run = || {
         let rc = run();
-        if follow && rc == abi::SUCCESS {
+        if rc == abi::SUCCESS && (follow || exchanges) {
             // SAFETY: MPI wrote the new communicator.
-            crate::derived::derived_from(comm, unsafe { *newcomm }, crate::errors::in_start());
+            let new = unsafe { *newcomm };
+            let topology = (new != abi::predefined().comm_null)
+                .then(|| crate::topology::Topology::of(new))
+                .flatten();
+            if follow {
+                crate::derived::derived_from(comm, new, topology, crate::errors::in_start());
+            }
         }
         rc
     };

@@ -274,14 +274,13 @@ impl Derived {
     }
 }
 
-/// `new` (`MPI_COMM_NULL` where this process is no member) was derived from `parent`: followed
-/// from now on (`in_start`: in the program's start).
-pub(crate) fn derived_from(parent: Comm, new: Comm, in_start: bool) {
+/// `new` (`MPI_COMM_NULL` where this process is no member), with `topology`, was derived from
+/// `parent`: followed from now on (`in_start`: in the program's start).
+pub(crate) fn derived_from(parent: Comm, new: Comm, topology: Option<Topology>, in_start: bool) {
     let Some(parent_id) = channel(parent) else {
         return;
     };
-    // (for a distributed graph, collective over `new`: every member derives it here)
-    let described = (new != abi::predefined().comm_null).then(|| (members(new), Topology::of(new)));
+    let described = (new != abi::predefined().comm_null).then(|| (members(new), topology));
     with(|r| {
         let Some(index) = child_index(r, parent_id) else {
             return;
