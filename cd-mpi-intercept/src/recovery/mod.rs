@@ -59,6 +59,7 @@
 //! [`journal::holds`]), or during a repair, ends the job with one line per rank as before, and
 //! a relaunch restores the persisted version.
 
+mod allform;
 mod arena;
 pub(crate) mod calls;
 pub(crate) mod catchup;
