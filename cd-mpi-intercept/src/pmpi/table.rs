@@ -87,10 +87,10 @@ macro_rules! mpi_table {
                 Allgatherv(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, displs: Ints, recvtype: Datatype, comm: Comm) => coll::allgatherv;
                 Alltoall(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, comm: Comm) => coll::alltoall;
                 Alltoallv(sendbuf: Buf, sendcounts: Ints, sdispls: Ints, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, rdispls: Ints, recvtype: Datatype, comm: Comm) => coll::alltoallv;
-                Reduce_scatter_block(sendbuf: Buf, recvbuf: BufMut, recvcount: c_int, datatype: Datatype, op: Op, comm: Comm) => coll::reduce_scatter_block;
-                Reduce_scatter(sendbuf: Buf, recvbuf: BufMut, recvcounts: Ints, datatype: Datatype, op: Op, comm: Comm) => coll::reduce_scatter;
-                Scan(sendbuf: Buf, recvbuf: BufMut, count: c_int, datatype: Datatype, op: Op, comm: Comm) => coll::scan;
-                Exscan(sendbuf: Buf, recvbuf: BufMut, count: c_int, datatype: Datatype, op: Op, comm: Comm) => coll::exscan;
+                Reduce_scatter_block(sendbuf: Buf, recvbuf: BufMut, recvcount: c_int, datatype: Datatype, op: Op, comm: Comm) => recovery::reduce_scatter_block;
+                Reduce_scatter(sendbuf: Buf, recvbuf: BufMut, recvcounts: Ints, datatype: Datatype, op: Op, comm: Comm) => recovery::reduce_scatter;
+                Scan(sendbuf: Buf, recvbuf: BufMut, count: c_int, datatype: Datatype, op: Op, comm: Comm) => recovery::scan;
+                Exscan(sendbuf: Buf, recvbuf: BufMut, count: c_int, datatype: Datatype, op: Op, comm: Comm) => recovery::exscan;
                 Alltoallw(sendbuf: Buf, sendcounts: Ints, sdispls: Ints, sendtypes: Types, recvbuf: BufMut, recvcounts: Ints, rdispls: Ints, recvtypes: Types, comm: Comm) => coll::alltoallw;
                 Neighbor_allgather(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, comm: Comm) => coll::neighbor_allgather;
                 Neighbor_allgatherv(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, displs: Ints, recvtype: Datatype, comm: Comm) => coll::neighbor_allgatherv;
@@ -392,6 +392,7 @@ macro_rules! mpi_table {
                 Unpack(inbuf: Buf, insize: c_int, position: *mut c_int, outbuf: BufMut, outcount: c_int, datatype: Datatype, comm: Comm);
                 Pack_size(incount: c_int, datatype: Datatype, comm: Comm, size: *mut c_int);
                 Get_count(status: *const Status, datatype: Datatype, count: *mut c_int);
+                Reduce_local(inbuf: Buf, inoutbuf: BufMut, count: c_int, datatype: Datatype, op: Op);
                 Type_size(datatype: Datatype, size: *mut c_int);
                 Type_get_extent(datatype: Datatype, lb: *mut i64, extent: *mut i64);
                 Type_get_true_extent(datatype: Datatype, true_lb: *mut i64, true_extent: *mut i64);

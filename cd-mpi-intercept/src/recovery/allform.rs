@@ -1,4 +1,5 @@
-//! What the collectives run as all-forms share ([`super::rooted`]): whether they are ([`transformed`]), scratch memory for a whole result
+//! What the collectives run as all-forms share ([`super::rooted`], [`super::reduced`]):
+//! whether they are ([`transformed`]), scratch memory for a whole result
 //! a rank does not keep ([`Scratch`]), typed copies between a result and the caller's buffer,
 //! and the run through [`super::calls::collective`] when recovery takes the call.
 //!
@@ -88,6 +89,32 @@ pub(super) fn block_at(
         datatype,
         i64::from(count).saturating_mul(i64::from(index)),
     )
+}
+
+/// The `n` counts or displacements at `ints`.
+///
+/// # Safety
+/// `ints` holds `n` of them (the MPI call's contract for an argument significant here).
+pub(super) unsafe fn ints<'a>(ints: *const c_int, n: c_int) -> &'a [c_int] {
+    match usize::try_from(n) {
+        Ok(n) if n > 0 && !ints.is_null() => {
+            // SAFETY: the caller's contract.
+            unsafe { std::slice::from_raw_parts(ints, n) }
+        }
+        _ => &[],
+    }
+}
+
+/// The displacements of blocks of `counts` elements laid one after another, and their total;
+/// `None` when it does not fit an `int` (then every rank, which has the same counts, says so).
+pub(super) fn packed_displs(counts: &[c_int]) -> Option<(Vec<c_int>, c_int)> {
+    let mut displs = Vec::with_capacity(counts.len());
+    let mut total: c_int = 0;
+    for &count in counts {
+        displs.push(total);
+        total = total.checked_add(count.max(0))?;
+    }
+    Some((displs, total))
 }
 
 /// Copies `count` of `sendtype` at `from` to `count2` of `recvtype` at `to` (matching

@@ -70,6 +70,7 @@ pub(crate) mod journal;
 mod nonblocking;
 mod probes;
 pub(crate) mod prologue;
+mod reduced;
 pub(crate) mod repair;
 pub(crate) mod requests;
 mod resync;
@@ -85,6 +86,7 @@ pub(crate) use completion::{
 pub(crate) use join::comm_get_parent;
 pub(crate) use nonblocking::{iallgather, iallreduce, ibarrier, ibcast};
 pub(crate) use probes::{iprobe, probe};
+pub(crate) use reduced::{exscan, reduce_scatter, reduce_scatter_block, scan};
 pub(crate) use rooted::{gather, reduce, scatter};
 
 use std::sync::atomic::{AtomicU64, Ordering};
