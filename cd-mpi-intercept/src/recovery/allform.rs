@@ -1,5 +1,5 @@
-//! What the collectives run as all-forms share ([`super::rooted`], [`super::reduced`]):
-//! whether they are ([`transformed`]), scratch memory for a whole result
+//! What the collectives run as all-forms share ([`super::rooted`], [`super::reduced`],
+//! [`super::spread`]): whether they are ([`transformed`]), scratch memory for a whole result
 //! a rank does not keep ([`Scratch`]), typed copies between a result and the caller's buffer,
 //! and the run through [`super::calls::collective`] when recovery takes the call.
 //!

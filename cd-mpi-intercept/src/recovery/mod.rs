@@ -68,6 +68,7 @@ pub(crate) mod completion;
 pub(crate) mod join;
 pub(crate) mod journal;
 mod nonblocking;
+mod packed;
 mod probes;
 pub(crate) mod prologue;
 mod reduced;
@@ -75,6 +76,7 @@ pub(crate) mod repair;
 pub(crate) mod requests;
 mod resync;
 mod rooted;
+mod spread;
 
 pub(crate) use calls::{
     allgather, allreduce, barrier, bcast, irecv, isend, recv, send, sendrecv, ssend,
@@ -88,6 +90,7 @@ pub(crate) use nonblocking::{iallgather, iallreduce, ibarrier, ibcast};
 pub(crate) use probes::{iprobe, probe};
 pub(crate) use reduced::{exscan, reduce_scatter, reduce_scatter_block, scan};
 pub(crate) use rooted::{gather, reduce, scatter};
+pub(crate) use spread::{allgatherv, alltoall, alltoallv, gatherv, scatterv};
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
