@@ -13,8 +13,9 @@
  * MPI_Scan, MPI_Exscan (and a non-commutative scan of a derived type), MPI_Alltoall,
  * MPI_Reduce_scatter_block (in place), MPI_Allgatherv (in place), MPI_Reduce_scatter,
  * MPI_Gatherv (in place at rank 0), MPI_Scatterv from rank 0 and MPI_Alltoallv (in place), all
- * folded into every rank's state; HEAT_REDUCE=4 an MPI_Alltoallw, which in-job recovery does
- * not cover); HEAT_NONBLOCKING=1 exchanges the halo with MPI_Irecv, MPI_Isend and MPI_Waitall
+ * folded into every rank's state, and with HEAT_KILL_INSIDE=1 the rank HEAT_KILL_AT kills
+ * dies amid them, after the MPI_Alltoall of step S; HEAT_REDUCE=4 an MPI_Alltoallw, which
+ * in-job recovery does not cover); HEAT_NONBLOCKING=1 exchanges the halo with MPI_Irecv, MPI_Isend and MPI_Waitall
  * instead of MPI_Sendrecv (HEAT_NONBLOCKING=2: MPI_Testall until complete, 3: MPI_Waitany four times, 4: an
  * MPI_Iallreduce completed with them by MPI_Waitall). A restart finds the persisted version (cd_recovered_version), restores it and
  * goes on from there. HEAT_START=1 makes the program's start (before create_cd) communicate: rank
@@ -271,6 +272,8 @@ int main(int argc, char **argv) {
                     counts[j] = j % 3 + 1, displs[j] = n, n += counts[j];
                 }
                 MPI_Alltoall(to, 1, MPI_DOUBLE, from, 1, MPI_DOUBLE, MPI_COMM_WORLD);
+                if (env_int("HEAT_KILL_INSIDE", 0) && step + 1 == kill_at && kill_rank == rank)
+                    kill_self("");
                 MPI_Reduce_scatter_block(MPI_IN_PLACE, block, 1, MPI_DOUBLE, MPI_SUM,
                                          MPI_COMM_WORLD);
                 for (int j = 0; j < counts[rank]; j++) all[displs[rank] + j] = u[5 + j] + rank;

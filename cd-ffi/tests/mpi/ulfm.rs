@@ -147,7 +147,8 @@ const CONTAINED: [(&str, &str); 4] = [
 /// result differs per rank, and the v-forms) with `MPI_Scan`, `MPI_Exscan`, `MPI_Alltoall`,
 /// `MPI_Reduce_scatter_block`, `MPI_Allgatherv`, `MPI_Reduce_scatter`, `MPI_Gatherv` and
 /// `MPI_Scatterv` of rank 0 and `MPI_Alltoallv` every step, rank 0 lost, and rank 3 with the
-/// nonblocking halo exchange; and (choices, recorded at
+/// nonblocking halo exchange, amid them (the survivors are in those collectives); and
+/// (choices, recorded at
 /// the partner and repeated by the replacement) with the left halo received from
 /// `MPI_ANY_SOURCE`: by `MPI_Irecv` completed with `MPI_Waitany`, rank 1 lost, by
 /// `MPI_Sendrecv`, rank 0 lost, and by `MPI_Irecv` completed with `MPI_Testall` (its flags are
@@ -239,6 +240,10 @@ fn a_lost_rank_is_contained_in_the_job() {
         ]);
         if let Some((kill2, _)) = second {
             env.push(("HEAT_KILL2", kill2));
+        }
+        // rank 3's case of HEAT_REDUCE=3 dies amid its collectives, after MPI_Alltoall
+        if reduce == "3" && lost == 3 {
+            env.push(("HEAT_KILL_INSIDE", "1"));
         }
         // rank 0's case keeps the journal in files (`CD_MPI_LOG_SPILL=0`)
         let spills = lost == 0;
