@@ -87,8 +87,8 @@ pub(crate) fn containing() -> bool {
     CONTAINING.load(Ordering::Relaxed)
 }
 
-/// Whether `CD_ULFM_REPAIR=0` turned in-job recovery off (read once: the rooted collectives
-/// ask on every call).
+/// Whether `CD_ULFM_REPAIR=0` turned in-job recovery off (read once: the collectives run as
+/// all-forms ask on every call).
 fn repair_off() -> bool {
     static OFF: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *OFF.get_or_init(|| std::env::var(REPAIR_ENV).is_ok_and(|v| v == "0"))

@@ -9,7 +9,13 @@
  * goes on), HEAT_KILL_WIPE=1 removes the rank's node cache directory first (the node's disk is
  * lost with it). HEAT_REDUCE=1 adds an MPI_Allreduce of the array's sum every step, folded into
  * the state (HEAT_REDUCE=2 also an MPI_Reduce, in place at rank 0, and an MPI_Gather of it to rank 0,
- * which scatters a share of them back, folded into every rank's state; HEAT_REDUCE=3 an MPI_Scan of it, which in-job recovery does not cover); HEAT_NONBLOCKING=1 exchanges the halo with MPI_Irecv, MPI_Isend and MPI_Waitall
+ * which scatters a share of them back, folded into every rank's state; HEAT_REDUCE=3 instead
+ * MPI_Scan, MPI_Exscan (and a non-commutative scan of a derived type), MPI_Alltoall,
+ * MPI_Reduce_scatter_block (in place), MPI_Allgatherv (in place), MPI_Reduce_scatter,
+ * MPI_Gatherv (in place at rank 0), MPI_Scatterv from rank 0 and MPI_Alltoallv (in place), all
+ * folded into every rank's state, and with HEAT_KILL_INSIDE=1 the rank HEAT_KILL_AT kills
+ * dies amid them, after the MPI_Alltoall of step S; HEAT_REDUCE=4 an MPI_Alltoallw, which
+ * in-job recovery does not cover); HEAT_NONBLOCKING=1 exchanges the halo with MPI_Irecv, MPI_Isend and MPI_Waitall
  * instead of MPI_Sendrecv (HEAT_NONBLOCKING=2: MPI_Testall until complete, 3: MPI_Waitany four times, 4: an
  * MPI_Iallreduce completed with them by MPI_Waitall; 5: persistent requests made once in the
  * start, MPI_Recv_init, MPI_Send_init and MPI_Ssend_init, started by MPI_Start and MPI_Startall
@@ -17,7 +23,7 @@
  * goes on from there. HEAT_START=1 makes the program's start (before create_cd) communicate: rank
  * 0 broadcasts the diffusion coefficient, each rank takes a bias from its left neighbour
  * (MPI_Sendrecv) and the ranks' sum (MPI_Allreduce); a replacement re-executes it (HEAT_START=2
- * adds an MPI_Scan, which in-job recovery does not cover). HEAT_CART=1 exchanges the halo on
+ * adds an MPI_Alltoallw, which in-job recovery does not cover). HEAT_CART=1 exchanges the halo on
  * a periodic Cartesian ring (MPI_Cart_create, MPI_Cart_shift; a scratch MPI_Comm_dup of it made
  * and freed in the start) and adds, every step, the sum over a pair of ranks (MPI_Allreduce on
  * an MPI_Comm_split of the ring); HEAT_CART=2 makes an MPI_Comm_split_type communicator in the
@@ -65,6 +71,28 @@ static void kill_self(const char *suffix) {
     }
     fflush(stdout);
     raise(SIGKILL);
+}
+
+/* HEAT_REDUCE=3's op, not commutative: a pair (a, b) is the map x -> a x + b, and `inout`
+ * becomes itself after `in` */
+static void compose_maps(void *in, void *inout, int *len, MPI_Datatype *type) {
+    (void)type;
+    double *f = in, *g = inout;
+    for (int i = 0; i < *len; i++, f += 2, g += 2) g[1] = g[0] * f[1] + g[1], g[0] *= f[0];
+}
+
+/* An MPI_Alltoallw of `mine` to every rank (HEAT_START=2, HEAT_REDUCE=4; up to 64 ranks):
+ * the sum of what every rank sent this one. */
+static double alltoallw_sum(double mine, int size) {
+    double to[64], from[64], sum = 0;
+    int counts[64], displs[64];
+    MPI_Datatype types[64];
+    for (int j = 0; j < 64; j++)
+        to[j] = mine * (j + 1), counts[j] = 1, displs[j] = j * (int)sizeof(double),
+        types[j] = MPI_DOUBLE;
+    MPI_Alltoallw(to, counts, displs, types, from, counts, displs, types, MPI_COMM_WORLD);
+    for (int j = 0; j < size && j < 64; j++) sum += from[j];
+    return sum;
 }
 
 int main(int argc, char **argv) {
@@ -147,10 +175,7 @@ int main(int argc, char **argv) {
         MPI_Sendrecv(&mine, 1, MPI_DOUBLE, right, 2, &theirs, 1, MPI_DOUBLE, left, 2,
                      MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         MPI_Allreduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-        if (env_int("HEAT_START", 0) == 2) {
-            double prefix = 0;
-            MPI_Scan(&mine, &prefix, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-        }
+        if (env_int("HEAT_START", 0) == 2) alltoallw_sum(mine, size);
         coefficient = params[0];
         bias = params[1] * theirs / sum;
     }
@@ -258,9 +283,66 @@ int main(int argc, char **argv) {
                     for (int r = 0; r < size; r++) all[r] = all[r] * 1e-8 + at_root * 1e-9;
                 MPI_Scatter(all, 1, MPI_DOUBLE, &share, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
                 u[3] += share;
-            } else if (reduce == 3) {
-                double prefix = 0;
+            } else if (reduce == 3 && size <= 64) {
+                /* the collectives whose result differs per rank, and the v-forms (the rooted
+                 * ones at rank 0), each folded into every rank's state */
+                static MPI_Op compose = MPI_OP_NULL;
+                static MPI_Datatype pair;
+                if (compose == MPI_OP_NULL) {
+                    MPI_Op_create(compose_maps, 0, &compose);
+                    MPI_Type_contiguous(2, MPI_DOUBLE, &pair);
+                    MPI_Type_commit(&pair);
+                }
+                double prefix = 0, before = 0, map[2] = {1 + rank * 1e-3, local * 1e-6}, maps[2];
                 MPI_Scan(&local, &prefix, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+                MPI_Exscan(&local, &before, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+                MPI_Scan(map, maps, 1, pair, compose, MPI_COMM_WORLD);
+                double to[64], from[64], block[64], all[192], mix[192], some[3], back[3];
+                double x[128] = {0};
+                int counts[64], displs[64], n = 0;
+                for (int j = 0; j < size; j++) {
+                    to[j] = u[1 + j] * (rank + 1), block[j] = u[2 + j];
+                    counts[j] = j % 3 + 1, displs[j] = n, n += counts[j];
+                }
+                MPI_Alltoall(to, 1, MPI_DOUBLE, from, 1, MPI_DOUBLE, MPI_COMM_WORLD);
+                if (env_int("HEAT_KILL_INSIDE", 0) && step + 1 == kill_at && kill_rank == rank)
+                    kill_self("");
+                MPI_Reduce_scatter_block(MPI_IN_PLACE, block, 1, MPI_DOUBLE, MPI_SUM,
+                                         MPI_COMM_WORLD);
+                for (int j = 0; j < counts[rank]; j++) all[displs[rank] + j] = u[5 + j] + rank;
+                MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, counts, displs, MPI_DOUBLE,
+                               MPI_COMM_WORLD);
+                for (int j = 0; j < n; j++) mix[j] = all[j] * (rank + 1);
+                MPI_Reduce_scatter(mix, some, counts, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+                /* rank 0 gathers the pieces (its own in place), changes them and scatters them
+                 * back; the other ranks pass no counts */
+                if (rank == 0) {
+                    for (int j = 0; j < counts[0]; j++) mix[j] = some[j];
+                    MPI_Gatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, mix, counts, displs,
+                                MPI_DOUBLE, 0, MPI_COMM_WORLD);
+                    for (int j = 0; j < n; j++) mix[j] = mix[j] * 0.5 + j;
+                    MPI_Scatterv(mix, counts, displs, MPI_DOUBLE, back, counts[0], MPI_DOUBLE, 0,
+                                 MPI_COMM_WORLD);
+                } else {
+                    MPI_Gatherv(some, counts[rank], MPI_DOUBLE, NULL, NULL, NULL, MPI_DOUBLE, 0,
+                                MPI_COMM_WORLD);
+                    MPI_Scatterv(NULL, NULL, NULL, MPI_DOUBLE, back, counts[rank], MPI_DOUBLE, 0,
+                                 MPI_COMM_WORLD);
+                }
+                /* in place: (rank + j) % 2 + 1 values each way between this rank and rank j */
+                int pairs[64], at[64];
+                for (int j = 0; j < size; j++) {
+                    pairs[j] = (rank + j) % 2 + 1, at[j] = 2 * j;
+                    for (int k = 0; k < pairs[j]; k++) x[2 * j + k] = u[6 + k] * (j + 1) + rank;
+                }
+                MPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, x, pairs, at,
+                              MPI_DOUBLE, MPI_COMM_WORLD);
+                double fold = prefix + (rank ? before : 0) + maps[0] + maps[1] * 1e3 + block[0];
+                for (int j = 0; j < size; j++) fold += from[j] * (j + 1) + x[2 * j] + x[2 * j + 1];
+                for (int j = 0; j < counts[rank]; j++) fold += (some[j] + back[j]) * (j + 1);
+                u[4] += fold * 1e-9;
+            } else if (reduce == 4) {
+                u[4] += alltoallw_sum(local, size) * 1e-9;
             }
             if (pair != MPI_COMM_NULL) {
                 MPI_Allreduce(&local, &total, 1, MPI_DOUBLE, MPI_SUM, pair);

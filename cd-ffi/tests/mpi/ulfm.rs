@@ -143,7 +143,12 @@ const CONTAINED: [(&str, &str); 4] = [
 /// collectives in flight) with an `MPI_Iallreduce` completed with the halo exchange by
 /// `MPI_Waitall`, rank 3 lost, and rank 0 with the derived communicators too; and (collectives
 /// whose result is at a root) with an `MPI_Reduce` (in place at the root), an `MPI_Gather` and
-/// an `MPI_Scatter` of rank 0 every step, rank 0 lost, and rank 2; and (choices, recorded at
+/// an `MPI_Scatter` of rank 0 every step, rank 0 lost, and rank 2; and (collectives whose
+/// result differs per rank, and the v-forms) with `MPI_Scan`, `MPI_Exscan`, `MPI_Alltoall`,
+/// `MPI_Reduce_scatter_block`, `MPI_Allgatherv`, `MPI_Reduce_scatter`, `MPI_Gatherv` and
+/// `MPI_Scatterv` of rank 0 and `MPI_Alltoallv` every step, rank 0 lost, and rank 3 with the
+/// nonblocking halo exchange, amid them (the survivors are in those collectives); and
+/// (choices, recorded at
 /// the partner and repeated by the replacement) with the left halo received from
 /// `MPI_ANY_SOURCE`: by `MPI_Irecv` completed with `MPI_Waitany`, rank 1 lost, by
 /// `MPI_Sendrecv`, rank 0 lost, and by `MPI_Irecv` completed with `MPI_Testall` (its flags are
@@ -172,7 +177,7 @@ fn a_lost_rank_is_contained_in_the_job() {
         expected
     };
     let (world_only, derived, rooted) = (clean("0", "1"), clean("1", "1"), clean("0", "2"));
-    let graphs = clean("3", "1");
+    let (graphs, spread) = (clean("3", "1"), clean("0", "3"));
     assert_ne!(
         world_only, derived,
         "the derived communicators' sum changes the result"
@@ -181,9 +186,15 @@ fn a_lost_rank_is_contained_in_the_job() {
         world_only, rooted,
         "the rooted collectives change the result"
     );
-    // (lost rank, step, nonblocking halo exchange (5: persistent requests), a second loss "step:rank" after the first
-    // recovery and the version its replacement resumes from, derived communicators (1: Cartesian, 2: split type, 3: graphs), the
-    // collectives every step: 1 Allreduce, 2 also Reduce, Gather and Scatter at rank 0)
+    assert_ne!(
+        world_only, spread,
+        "the collectives of HEAT_REDUCE=3 change the result"
+    );
+    // (lost rank, step, nonblocking halo exchange (5: persistent requests), a second loss
+    // "step:rank" after the first recovery and the version its replacement resumes from,
+    // derived communicators (1: Cartesian, 2: split type, 3: graphs), the collectives every
+    // step: 1 Allreduce, 2 also Reduce, Gather and Scatter at rank 0, 3 instead Scan, Exscan,
+    // Alltoall, Reduce_scatter(_block) and the v-forms, rooted at rank 0)
     // (and choices: the left halo received from MPI_ANY_SOURCE, 2: and a token probed for)
     let cases = [
         (3usize, "130", "1", None, "0", "1", "0"),
@@ -197,6 +208,8 @@ fn a_lost_rank_is_contained_in_the_job() {
         (0, "133", "4", None, "1", "1", "0"),
         (0, "131", "1", None, "0", "2", "0"),
         (2, "135", "0", None, "0", "2", "0"),
+        (0, "132", "0", None, "0", "3", "0"),
+        (3, "136", "1", None, "0", "3", "0"),
         (1, "131", "3", None, "0", "1", "1"),
         (0, "135", "0", None, "0", "1", "1"),
         (3, "132", "2", None, "0", "1", "1"),
@@ -212,6 +225,7 @@ fn a_lost_rank_is_contained_in_the_job() {
             ("1", _) => &derived,
             ("3", _) => &graphs,
             (_, "2") => &rooted,
+            (_, "3") => &spread,
             _ => &world_only,
         };
         let tag = format!(
@@ -239,6 +253,10 @@ fn a_lost_rank_is_contained_in_the_job() {
         ]);
         if let Some((kill2, _)) = second {
             env.push(("HEAT_KILL2", kill2));
+        }
+        // rank 3's case of HEAT_REDUCE=3 dies amid its collectives, after MPI_Alltoall
+        if reduce == "3" && lost == 3 {
+            env.push(("HEAT_KILL_INSIDE", "1"));
         }
         // rank 0's case keeps the journal in files (`CD_MPI_LOG_SPILL=0`)
         let spills = lost == 0;
@@ -494,9 +512,9 @@ fn a_loss_during_a_persist_ends_the_job_clearly_and_the_relaunch_restores() {
 /// window of 1000 bytes, one whose lost rank alone made more choices than its partner's
 /// window of 16 records holds (the survivors learn it from the partner's window), one that
 /// makes a derived communicator with
-/// `MPI_Dist_graph_create_adjacent` (not rebuilt), one whose start calls `MPI_Scan` (not kept
-/// for a replacement), and one that calls `MPI_Scan` every step (at the repair the survivors
-/// find their journals lack it). A later loss ends the job, every survivor's line says
+/// `MPI_Dist_graph_create_adjacent` (not rebuilt), one whose start calls `MPI_Alltoallw` (not
+/// kept for a replacement), and one that calls `MPI_Alltoallw` every step (at the repair the
+/// survivors find their journals lack it). A later loss ends the job, every survivor's line says
 /// why.
 #[test]
 fn a_loss_after_unkept_choices_or_an_unfollowed_communicator_ends_the_job_clearly() {
@@ -521,7 +539,7 @@ fn a_loss_after_unkept_choices_or_an_unfollowed_communicator_ends_the_job_clearl
             "the program's start (before its first persistent create_cd)",
         ),
         (
-            &[("HEAT_REDUCE", "3")],
+            &[("HEAT_REDUCE", "4")],
             "MPI calls since the last version that in-job recovery does not keep",
         ),
     ];
@@ -533,7 +551,7 @@ fn a_loss_after_unkept_choices_or_an_unfollowed_communicator_ends_the_job_clearl
         env.extend([("HEAT_KILL_AT", "130"), ("HEAT_KILL_RANK", "1")]);
         let (ok, text) = heat(&cache, &env);
         assert!(!ok, "{knob}={value}:\n{text}");
-        // with MPI_Scan every step a survivor can also see the loss inside it and end at
+        // with MPI_Alltoallw every step a survivor can also see the loss inside it and end at
         // once, which the others see as a second failure during their repair
         let second_failure = knob == "HEAT_REDUCE";
         survivors_say(&text, &[0, 2, 3], "rank 1", |line| {

@@ -46,14 +46,18 @@
 //! activations of persistent requests ([`persistent`]), completed by `Wait`, `Waitall`, `Test`
 //! or `Testall`, and the collectives whose result is the same on every
 //! rank (`Barrier`, `Bcast`, `Allreduce`, `Allgather`, and their nonblocking forms:
-//! [`nonblocking`]), `Reduce`, `Gather` and `Scatter` (run so that every rank holds the result: [`rooted`]), on `MPI_COMM_WORLD` and on the
+//! [`nonblocking`]; `Allgatherv`: [`spread`]), and those run so that every rank holds what
+//! their result is made of ([`allform`]): `Reduce`, `Gather` and `Scatter` ([`rooted`]),
+//! `Scan`, `Exscan`, `Reduce_scatter_block` and `Reduce_scatter` ([`reduced`]), `Alltoall`,
+//! `Gatherv`, `Scatterv` and `Alltoallv` ([`spread`]); on `MPI_COMM_WORLD` and on the
 //! communicators derived from it with `MPI_Comm_dup`, `MPI_Comm_split`, `MPI_Comm_split_type`, `MPI_Comm_create`,
 //! `MPI_Cart_create`, `MPI_Cart_sub` and the graph constructors (rebuilt after a repair:
 //! `crate::derived`), outside CDs
 //! that log. The choices a replacement must repeat (a receive's wildcard source, `Waitany`
 //! and the like, a test's flag, what a probe found: [`probes`]) are recorded at a partner
 //! ([`choices`]). A loss seen in any
-//! other call (other collectives, a persist under way), after a communicator made otherwise,
+//! other call (other collectives: `Alltoallw`, the neighborhood ones, the other nonblocking
+//! ones, the large-count forms; a persist under way), after a communicator made otherwise,
 //! after a choice that is not recorded (a matched probe, a choice in the start, more than the partner's window holds, a tracked request given to
 //! `MPI_Request_free` or `MPI_Cancel`: [`completion`]), after a start that
 //! communicated otherwise ([`prologue`]), after other traffic since the version (at the repair
@@ -61,6 +65,7 @@
 //! [`journal::holds`]), or during a repair, ends the job with one line per rank as before, and
 //! a relaunch restores the persisted version.
 
+mod allform;
 mod arena;
 pub(crate) mod calls;
 pub(crate) mod catchup;
@@ -69,13 +74,16 @@ pub(crate) mod completion;
 pub(crate) mod join;
 pub(crate) mod journal;
 mod nonblocking;
+mod packed;
 mod persistent;
 mod probes;
 pub(crate) mod prologue;
+mod reduced;
 pub(crate) mod repair;
 pub(crate) mod requests;
 mod resync;
 mod rooted;
+mod spread;
 
 pub(crate) use calls::{
     allgather, allreduce, barrier, bcast, irecv, isend, issend, recv, send, sendrecv, ssend,
@@ -88,7 +96,9 @@ pub(crate) use persistent::{
     waitsome,
 };
 pub(crate) use probes::{iprobe, probe};
+pub(crate) use reduced::{exscan, reduce_scatter, reduce_scatter_block, scan};
 pub(crate) use rooted::{gather, reduce, scatter};
+pub(crate) use spread::{allgatherv, alltoall, alltoallv, gatherv, scatterv};
 
 use std::sync::atomic::{AtomicU64, Ordering};
 

@@ -1,140 +1,18 @@
 //! `MPI_Reduce`, `MPI_Gather` and `MPI_Scatter` in a ULFM job that contains losses: run so
 //! that every rank holds the whole result (`MPI_Allreduce`, `MPI_Allgather`, and a broadcast of
-//! the scattered buffer).
+//! the scattered buffer; see [`super::allform`]).
 //!
 //! A rooted collective's result lives at its root alone (a scatter's, in pieces). If the root
-//! is lost, its replacement re-executes the call, and no survivor could serve it the result:
-//! the survivors' contributions are gone from MPI. Run as the all-form, every rank holds the
-//! result, so any survivor serves it like any collective of [`super::calls`]; a rank that
-//! does not need it keeps it in a scratch buffer, which the journal keeps. That costs an
-//! all-form's traffic instead of a rooted one's, in such jobs only.
-//!
-//! Every rank must call the same collective, so the choice depends only on what every rank of
-//! the job shares ([`transformed`]: a ULFM job with recovery on), not on a rank's own state:
-//! a rank whose call recovery does not take (a CD logs, or containment stopped) still runs the
-//! all-form, through the ordinary wrappers. Any datatype works (scratch buffers span the
-//! datatype's true extent); `MPI_IN_PLACE` at the root is turned into an explicit buffer.
+//! is lost, its replacement re-executes the call, and no survivor could serve it the result.
+//! Run as the all-form, a rank that does not need the result keeps it in a scratch buffer,
+//! which the journal keeps. That costs an all-form's traffic instead of a rooted one's, in
+//! such jobs only. `MPI_IN_PLACE` at the root is turned into an explicit buffer.
 
-use super::calls::{self, Chan};
+use super::allform::{all_form, block_at, copy_typed, transformed, Scratch};
+use super::calls;
 use crate::abi::{self, Comm, Datatype, Op};
 use crate::pmpi::{real, safe, Call};
 use std::ffi::{c_int, c_void};
-
-/// Whether rooted collectives run as their all-forms (the same on every rank).
-fn transformed() -> bool {
-    crate::errors::repair_wanted() && !crate::boundary::inside()
-}
-
-/// Memory for `count` elements of `datatype`: its bytes, and where element 0 starts in them.
-struct Scratch {
-    bytes: Vec<u8>,
-    /// `-true_lb`: the offset of the buffer address MPI is given.
-    origin: isize,
-}
-
-impl Scratch {
-    fn new(count: c_int, datatype: Datatype) -> Scratch {
-        let (lb, extent) = safe::type_get_true_extent(datatype).unwrap_or((0, 0));
-        let (_, stride) = safe::type_get_extent(datatype).unwrap_or((0, 0));
-        let len = match usize::try_from(count) {
-            Ok(0) | Err(_) => 0,
-            Ok(n) => (n as i64 - 1)
-                .saturating_mul(stride)
-                .saturating_add(extent)
-                .max(0) as usize,
-        };
-        Scratch {
-            bytes: vec![0u8; len],
-            origin: -(lb as isize),
-        }
-    }
-
-    /// The buffer address MPI is given.
-    fn buf(&mut self) -> *mut c_void {
-        self.bytes.as_mut_ptr().wrapping_offset(self.origin).cast()
-    }
-
-    /// A copy of the memory `count` elements of `datatype` at `buf` span.
-    ///
-    /// # Safety
-    /// `buf` holds `count` elements of `datatype`.
-    unsafe fn copy_of(buf: *const c_void, count: c_int, datatype: Datatype) -> Scratch {
-        let mut scratch = Scratch::new(count, datatype);
-        let from = buf.cast::<u8>().wrapping_offset(-scratch.origin);
-        // SAFETY: the elements at `buf` span these bytes (the caller's contract); `bytes` has
-        // room for them.
-        unsafe {
-            std::ptr::copy_nonoverlapping(from, scratch.bytes.as_mut_ptr(), scratch.bytes.len())
-        };
-        scratch
-    }
-}
-
-/// Where block `index` of blocks of `count` elements of `datatype` starts in `buf`.
-fn block_at(buf: *mut c_void, count: c_int, datatype: Datatype, index: c_int) -> *mut c_void {
-    let (_, stride) = safe::type_get_extent(datatype).unwrap_or((0, 0));
-    let offset = stride
-        .saturating_mul(i64::from(count))
-        .saturating_mul(i64::from(index));
-    buf.cast::<u8>().wrapping_offset(offset as isize).cast()
-}
-
-/// Copies `count` of `sendtype` at `from` to `count2` of `recvtype` at `to` (matching
-/// signatures) on `MPI_COMM_SELF`.
-///
-/// # Safety
-/// The buffers hold their elements.
-unsafe fn copy_typed(
-    from: *const c_void,
-    count: c_int,
-    sendtype: Datatype,
-    to: *mut c_void,
-    count2: c_int,
-    recvtype: Datatype,
-) -> c_int {
-    let own = abi::predefined().comm_self;
-    let mut status = abi::Status::zeroed();
-    // SAFETY: the caller's buffers; a message to and from this process alone.
-    unsafe {
-        real::Sendrecv(
-            from,
-            count,
-            sendtype,
-            0,
-            0,
-            to,
-            count2,
-            recvtype,
-            0,
-            0,
-            own,
-            &mut status,
-        )
-    }
-}
-
-/// Runs the all-form `run` with its result in `count` of `datatype` at `result`: journaled,
-/// served and repaired through `chan` when recovery takes the call, else as it is.
-///
-/// # Safety
-/// As `calls::collective`.
-#[allow(clippy::too_many_arguments)]
-unsafe fn all_form(
-    call: Call,
-    chan: Option<Chan>,
-    result: *mut c_void,
-    count: c_int,
-    datatype: Datatype,
-    input: bool,
-    run: impl Fn(Comm) -> c_int,
-    comm: Comm,
-) -> c_int {
-    match chan {
-        // SAFETY: the caller's contract.
-        Some(chan) => unsafe { calls::collective(call, chan, result, count, datatype, input, run) },
-        None => run(comm),
-    }
-}
 
 /// `MPI_Reduce`.
 ///

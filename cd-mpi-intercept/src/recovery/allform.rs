@@ -1,0 +1,175 @@
+//! What the collectives run as all-forms share ([`super::rooted`], [`super::reduced`],
+//! [`super::spread`]): whether they are ([`transformed`]), scratch memory for a whole result
+//! a rank does not keep ([`Scratch`]), typed copies between a result and the caller's buffer,
+//! and the run through [`super::calls::collective`] when recovery takes the call.
+//!
+//! A collective whose result is not the same on every rank (at a root alone, or a piece per
+//! rank) could not be served to a replacement: the survivors' contributions are gone from MPI
+//! once it completed. Run as a collective whose whole result every rank holds, any survivor
+//! serves it like any collective of [`super::calls`], and each rank takes its part from it.
+
+use super::calls::{self, Chan};
+use crate::abi::{self, Comm, Datatype};
+use crate::pmpi::{real, safe, Call};
+use std::ffi::{c_int, c_void};
+
+/// Whether collectives run as their all-forms. Every rank must call the same collective, so
+/// this depends only on what every rank of the job shares (a ULFM job with recovery on), not
+/// on a rank's own state: a rank whose call recovery does not take (a CD logs, or containment
+/// stopped) still runs the all-form, through the ordinary wrappers.
+pub(super) fn transformed() -> bool {
+    crate::errors::repair_wanted() && !crate::boundary::inside()
+}
+
+/// Memory for `count` elements of `datatype`: its bytes, and where element 0 starts in them
+/// (it spans the datatype's true extent, so any datatype fits).
+pub(super) struct Scratch {
+    bytes: Vec<u8>,
+    /// `-true_lb`: the offset of the buffer address MPI is given.
+    origin: isize,
+}
+
+impl Scratch {
+    pub(super) fn new(count: c_int, datatype: Datatype) -> Scratch {
+        let (lb, extent) = safe::type_get_true_extent(datatype).unwrap_or((0, 0));
+        let (_, stride) = safe::type_get_extent(datatype).unwrap_or((0, 0));
+        let len = match usize::try_from(count) {
+            Ok(0) | Err(_) => 0,
+            Ok(n) => (n as i64 - 1)
+                .saturating_mul(stride)
+                .saturating_add(extent)
+                .max(0) as usize,
+        };
+        Scratch {
+            bytes: vec![0u8; len],
+            origin: -(lb as isize),
+        }
+    }
+
+    /// The buffer address MPI is given.
+    pub(super) fn buf(&mut self) -> *mut c_void {
+        self.bytes.as_mut_ptr().wrapping_offset(self.origin).cast()
+    }
+
+    /// A copy of the memory `count` elements of `datatype` at `buf` span.
+    ///
+    /// # Safety
+    /// `buf` holds `count` elements of `datatype`.
+    pub(super) unsafe fn copy_of(buf: *const c_void, count: c_int, datatype: Datatype) -> Scratch {
+        let mut scratch = Scratch::new(count, datatype);
+        let from = buf.cast::<u8>().wrapping_offset(-scratch.origin);
+        // SAFETY: the elements at `buf` span these bytes (the caller's contract); `bytes` has
+        // room for them.
+        unsafe {
+            std::ptr::copy_nonoverlapping(from, scratch.bytes.as_mut_ptr(), scratch.bytes.len())
+        };
+        scratch
+    }
+}
+
+/// Where element `index` of elements of `datatype` starts in `buf` (extents from it).
+pub(super) fn element_at(buf: *const c_void, datatype: Datatype, index: i64) -> *mut c_void {
+    let (_, stride) = safe::type_get_extent(datatype).unwrap_or((0, 0));
+    let offset = stride.saturating_mul(index);
+    buf.cast::<u8>()
+        .wrapping_offset(offset as isize)
+        .cast_mut()
+        .cast()
+}
+
+/// Where block `index` of blocks of `count` elements of `datatype` starts in `buf`.
+pub(super) fn block_at(
+    buf: *const c_void,
+    count: c_int,
+    datatype: Datatype,
+    index: c_int,
+) -> *mut c_void {
+    element_at(
+        buf,
+        datatype,
+        i64::from(count).saturating_mul(i64::from(index)),
+    )
+}
+
+/// The `n` counts or displacements at `ints`.
+///
+/// # Safety
+/// `ints` holds `n` of them (the MPI call's contract for an argument significant here).
+pub(super) unsafe fn ints<'a>(ints: *const c_int, n: c_int) -> &'a [c_int] {
+    match usize::try_from(n) {
+        Ok(n) if n > 0 && !ints.is_null() => {
+            // SAFETY: the caller's contract.
+            unsafe { std::slice::from_raw_parts(ints, n) }
+        }
+        _ => &[],
+    }
+}
+
+/// The displacements of blocks of `counts` elements laid one after another, and their total;
+/// `None` when it does not fit an `int` (then every rank, which has the same counts, says so).
+pub(super) fn packed_displs(counts: &[c_int]) -> Option<(Vec<c_int>, c_int)> {
+    let mut displs = Vec::with_capacity(counts.len());
+    let mut total: c_int = 0;
+    for &count in counts {
+        displs.push(total);
+        total = total.checked_add(count.max(0))?;
+    }
+    Some((displs, total))
+}
+
+/// Copies `count` of `sendtype` at `from` to `count2` of `recvtype` at `to` (matching
+/// signatures) on `MPI_COMM_SELF`.
+///
+/// # Safety
+/// The buffers hold their elements.
+pub(super) unsafe fn copy_typed(
+    from: *const c_void,
+    count: c_int,
+    sendtype: Datatype,
+    to: *mut c_void,
+    count2: c_int,
+    recvtype: Datatype,
+) -> c_int {
+    let own = abi::predefined().comm_self;
+    let mut status = abi::Status::zeroed();
+    // SAFETY: the caller's buffers; a message to and from this process alone.
+    unsafe {
+        real::Sendrecv(
+            from,
+            count,
+            sendtype,
+            0,
+            0,
+            to,
+            count2,
+            recvtype,
+            0,
+            0,
+            own,
+            &mut status,
+        )
+    }
+}
+
+/// Runs the all-form `run` with its result in `count` of `datatype` at `result`: journaled,
+/// served and repaired through `chan` when recovery takes the call, else as it is.
+///
+/// # Safety
+/// As `calls::collective`.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn all_form(
+    call: Call,
+    chan: Option<Chan>,
+    result: *mut c_void,
+    count: c_int,
+    datatype: Datatype,
+    input: bool,
+    run: impl Fn(Comm) -> c_int,
+    comm: Comm,
+) -> c_int {
+    match chan {
+        // SAFETY: the caller's contract.
+        Some(chan) => unsafe { calls::collective(call, chan, result, count, datatype, input, run) },
+        None => run(comm),
+    }
+}

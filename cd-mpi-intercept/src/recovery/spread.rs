@@ -1,0 +1,343 @@
+//! `MPI_Allgatherv`, `MPI_Gatherv`, `MPI_Scatterv`, `MPI_Alltoall` and `MPI_Alltoallv` in a ULFM
+//! job that contains losses: the collectives that spread blocks of their own layout, run as a
+//! collective whose whole result every rank holds ([`super::allform`]), each rank then taking
+//! its blocks from it.
+//!
+//! - `MPI_Allgatherv`'s result is the same on every rank already, laid out by its counts and
+//!   displacements: it runs into a contiguous scratch buffer, which the journal keeps (and a
+//!   replacement is served), each block then copied to its displacement.
+//! - `MPI_Alltoall` runs as an `MPI_Allgather` of every rank's whole send buffer, each rank
+//!   then taking the blocks sent to it: every rank receives `size` times what it would.
+//! - `MPI_Gatherv`, `MPI_Scatterv` and `MPI_Alltoallv` have counts that not every rank knows:
+//!   their contributions are exchanged packed ([`super::packed`]: an `MPI_Allgatherv` of every
+//!   rank's parts, or a broadcast of the root's), after an exchange of their sizes. A gather's
+//!   contributions reach every rank instead of its root, a scatter's whole buffer every rank
+//!   instead of its block, and an all-to-all's every block every rank; each is packed and
+//!   unpacked once more than MPI would.
+//!
+//! These costs are paid in ULFM jobs with recovery on only. With `MPI_IN_PLACE` the input is in
+//! the receive buffer, which the all-form reads; the result is written there once it completed.
+//! `MPI_Alltoallw` is not covered.
+
+use super::allform::{all_form, block_at, copy_typed, element_at, ints, packed_displs};
+use super::allform::{transformed, Scratch};
+use super::calls;
+use super::packed::{self, Packer};
+use crate::abi::{self, Comm, Datatype};
+use crate::pmpi::{real, safe, Call};
+use std::ffi::{c_int, c_void};
+
+/// `MPI_Allgatherv`.
+///
+/// # Safety
+/// The MPI function's contract.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn allgatherv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: Datatype,
+    comm: Comm,
+) -> c_int {
+    let Some(chan) = calls::covers(comm) else {
+        // SAFETY: forwarded.
+        return unsafe {
+            crate::coll::allgatherv(
+                sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+            )
+        };
+    };
+    let size = safe::comm_size(comm);
+    let rank = safe::comm_rank(comm) as usize;
+    // SAFETY: both arrays have an entry per rank (significant on every rank).
+    let (counts, displs) = unsafe { (ints(recvcounts, size), ints(displs, size)) };
+    let Some((places, total)) = packed_displs(counts) else {
+        return abi::ERR_COUNT;
+    };
+    if counts.len() <= rank || displs.len() <= rank {
+        return abi::ERR_ARG;
+    }
+    let (send, scount, stype) = if sendbuf.addr() == abi::IN_PLACE {
+        let own = element_at(recvbuf, recvtype, i64::from(displs[rank]));
+        (own.cast_const(), counts[rank], recvtype)
+    } else {
+        (sendbuf, sendcount, sendtype)
+    };
+    let mut whole = Scratch::new(total, recvtype);
+    let buf = whole.buf();
+    let (counts_p, places_p) = (counts.as_ptr(), places.as_ptr());
+    // SAFETY: `buf` holds every block, one after another.
+    let rc = unsafe {
+        calls::collective(Call::Allgatherv, chan, buf, total, recvtype, false, |c| {
+            real::Allgatherv(send, scount, stype, buf, counts_p, places_p, recvtype, c)
+        })
+    };
+    if rc != abi::SUCCESS {
+        return rc;
+    }
+    for (i, &count) in counts.iter().enumerate() {
+        let from = element_at(buf, recvtype, i64::from(places[i]));
+        let to = element_at(recvbuf, recvtype, i64::from(displs[i]));
+        // SAFETY: block `i` of the scratch, to its place in the caller's receive buffer.
+        let rc = unsafe { copy_typed(from, count, recvtype, to, count, recvtype) };
+        if rc != abi::SUCCESS {
+            return rc;
+        }
+    }
+    abi::SUCCESS
+}
+
+/// `MPI_Gatherv`, as an allgather of the packed contributions, which the root unpacks.
+///
+/// # Safety
+/// The MPI function's contract.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn gatherv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: Datatype,
+    root: c_int,
+    comm: Comm,
+) -> c_int {
+    if !transformed() || safe::comm_test_inter(comm) {
+        // SAFETY: forwarded.
+        return unsafe {
+            crate::coll::gatherv(
+                sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm,
+            )
+        };
+    }
+    let chan = calls::covers(comm);
+    let size = safe::comm_size(comm);
+    let at_root = safe::comm_rank(comm) == root;
+    let (counts, displs) = if at_root {
+        // SAFETY: at the root both arrays have an entry per rank (significant there alone).
+        unsafe { (ints(recvcounts, size), ints(displs, size)) }
+    } else {
+        (&[][..], &[][..])
+    };
+    if at_root && (counts.len() <= root as usize || displs.len() <= root as usize) {
+        return abi::ERR_ARG;
+    }
+    let block = |i: usize| element_at(recvbuf, recvtype, i64::from(displs[i]));
+    let in_place = at_root && sendbuf.addr() == abi::IN_PLACE;
+    let mut mine = Packer::default();
+    // SAFETY: the input: the root's own block in place, else the send buffer.
+    let pushed = unsafe {
+        if in_place {
+            mine.push(block(root as usize), counts[root as usize], recvtype)
+        } else {
+            mine.push(sendbuf, sendcount, sendtype)
+        }
+    };
+    if let Err(rc) = pushed {
+        return rc;
+    }
+    // SAFETY: the call's communicator.
+    let parts = match unsafe { packed::allgather(Call::Gatherv, chan, mine, comm) } {
+        Ok(parts) => parts,
+        Err(rc) => return rc,
+    };
+    if !at_root {
+        return abi::SUCCESS;
+    }
+    for (i, &count) in counts.iter().enumerate() {
+        if in_place && i == root as usize {
+            continue;
+        }
+        // SAFETY: block `i` of the root's receive buffer.
+        let rc = unsafe { parts.unpack(i, block(i), count, recvtype) };
+        if rc != abi::SUCCESS {
+            return rc;
+        }
+    }
+    abi::SUCCESS
+}
+
+/// `MPI_Scatterv`, as a broadcast of the root's packed blocks, each rank unpacking its own.
+///
+/// # Safety
+/// The MPI function's contract.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn scatterv(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    displs: *const c_int,
+    sendtype: Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: Datatype,
+    root: c_int,
+    comm: Comm,
+) -> c_int {
+    if !transformed() || safe::comm_test_inter(comm) {
+        // SAFETY: forwarded.
+        return unsafe {
+            crate::coll::scatterv(
+                sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
+            )
+        };
+    }
+    let chan = calls::covers(comm);
+    let size = safe::comm_size(comm);
+    let rank = safe::comm_rank(comm);
+    let mine = if rank == root {
+        // SAFETY: at the root both arrays have an entry per rank (significant there alone).
+        let (counts, displs) = unsafe { (ints(sendcounts, size), ints(displs, size)) };
+        let mut mine = Packer::default();
+        for (&count, &displ) in counts.iter().zip(displs) {
+            let from = element_at(sendbuf, sendtype, i64::from(displ));
+            // SAFETY: a block of the root's send buffer.
+            if let Err(rc) = unsafe { mine.push(from, count, sendtype) } {
+                return rc;
+            }
+        }
+        Some(mine)
+    } else {
+        None
+    };
+    // SAFETY: the call's communicator.
+    let parts = match unsafe { packed::bcast(Call::Scatterv, chan, mine, size, root, comm) } {
+        Ok(parts) => parts,
+        Err(rc) => return rc,
+    };
+    if rank == root && recvbuf.addr() == abi::IN_PLACE {
+        return abi::SUCCESS;
+    }
+    // SAFETY: this rank's block, into the caller's receive buffer.
+    unsafe { parts.unpack(rank as usize, recvbuf, recvcount, recvtype) }
+}
+
+/// `MPI_Alltoall`, as an allgather of every rank's whole send buffer.
+///
+/// # Safety
+/// The MPI function's contract.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn alltoall(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: Datatype,
+    comm: Comm,
+) -> c_int {
+    if !transformed() || safe::comm_test_inter(comm) {
+        // SAFETY: forwarded.
+        return unsafe {
+            crate::coll::alltoall(
+                sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+            )
+        };
+    }
+    let chan = calls::covers(comm);
+    let size = safe::comm_size(comm);
+    let rank = safe::comm_rank(comm);
+    let (send, scount, stype) = if sendbuf.addr() == abi::IN_PLACE {
+        (recvbuf.cast_const(), recvcount, recvtype)
+    } else {
+        (sendbuf, sendcount, sendtype)
+    };
+    // each rank's whole send buffer, and all of them
+    let (scount, rcount) = (scount.saturating_mul(size), recvcount.saturating_mul(size));
+    let total = rcount.saturating_mul(size);
+    let mut whole = Scratch::new(total, recvtype);
+    let buf = whole.buf();
+    // SAFETY: `buf` holds every rank's send buffer.
+    let rc = unsafe {
+        all_form(
+            Call::Alltoall,
+            chan,
+            buf,
+            total,
+            recvtype,
+            false,
+            |c| match chan {
+                Some(_) => real::Allgather(send, scount, stype, buf, rcount, recvtype, c),
+                None => crate::coll::allgather(send, scount, stype, buf, rcount, recvtype, c),
+            },
+            comm,
+        )
+    };
+    if rc != abi::SUCCESS {
+        return rc;
+    }
+    for i in 0..size {
+        let from = block_at(buf, recvcount, recvtype, i.saturating_mul(size) + rank);
+        let to = block_at(recvbuf, recvcount, recvtype, i);
+        // SAFETY: rank `i`'s block for this rank, to block `i` of the caller's receive buffer.
+        let rc = unsafe { copy_typed(from, recvcount, recvtype, to, recvcount, recvtype) };
+        if rc != abi::SUCCESS {
+            return rc;
+        }
+    }
+    abi::SUCCESS
+}
+
+/// `MPI_Alltoallv`, as an allgather of every rank's packed blocks.
+///
+/// # Safety
+/// The MPI function's contract.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn alltoallv(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtype: Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtype: Datatype,
+    comm: Comm,
+) -> c_int {
+    if !transformed() || safe::comm_test_inter(comm) {
+        // SAFETY: forwarded.
+        return unsafe {
+            crate::coll::alltoallv(
+                sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                comm,
+            )
+        };
+    }
+    let chan = calls::covers(comm);
+    let size = safe::comm_size(comm);
+    let rank = safe::comm_rank(comm) as usize;
+    // SAFETY: the four arrays have an entry per rank.
+    let (rcounts, rdispls) = unsafe { (ints(recvcounts, size), ints(rdispls, size)) };
+    let (send, scounts, sdispls, stype) = if sendbuf.addr() == abi::IN_PLACE {
+        (recvbuf.cast_const(), rcounts, rdispls, recvtype)
+    } else {
+        // SAFETY: as above.
+        let (counts, displs) = unsafe { (ints(sendcounts, size), ints(sdispls, size)) };
+        (sendbuf, counts, displs, sendtype)
+    };
+    let mut mine = Packer::default();
+    for (&count, &displ) in scounts.iter().zip(sdispls) {
+        // SAFETY: a block of the input.
+        let pushed = unsafe { mine.push(element_at(send, stype, i64::from(displ)), count, stype) };
+        if let Err(rc) = pushed {
+            return rc;
+        }
+    }
+    // SAFETY: the call's communicator.
+    let parts = match unsafe { packed::allgather(Call::Alltoallv, chan, mine, comm) } {
+        Ok(parts) => parts,
+        Err(rc) => return rc,
+    };
+    for (i, (&count, &displ)) in rcounts.iter().zip(rdispls).enumerate() {
+        let to = element_at(recvbuf, recvtype, i64::from(displ));
+        // SAFETY: rank `i`'s block for this rank, to its place in the caller's receive buffer.
+        let rc = unsafe { parts.unpack(i * size as usize + rank, to, count, recvtype) };
+        if rc != abi::SUCCESS {
+            return rc;
+        }
+    }
+    abi::SUCCESS
+}
