@@ -47,6 +47,7 @@ const PREDEFINED: &[(&str, &str, &str)] = &[
     ("MPI_INFO_NULL", "MPI_Info", "info_null"),
     ("MPI_OP_NULL", "MPI_Op", "op_null"),
     ("MPI_MIN", "MPI_Op", "op_min"),
+    ("MPI_MAX", "MPI_Op", "op_max"),
     ("MPI_ERRORS_ARE_FATAL", "MPI_Errhandler", "errors_are_fatal"),
     ("MPI_ERRORS_RETURN", "MPI_Errhandler", "errors_return"),
 ];
@@ -67,6 +68,7 @@ const INT_CONSTANTS: &[(&str, &str)] = &[
     ("MPI_ERR_TRUNCATE", "ERR_TRUNCATE"),
     ("MPI_ERR_IN_STATUS", "ERR_IN_STATUS"),
     ("MPI_ERR_PENDING", "ERR_PENDING"),
+    ("MPI_ERR_TOPOLOGY", "ERR_TOPOLOGY"),
     ("MPI_THREAD_SINGLE", "THREAD_SINGLE"),
     ("MPI_THREAD_FUNNELED", "THREAD_FUNNELED"),
     ("MPI_THREAD_SERIALIZED", "THREAD_SERIALIZED"),

@@ -19,7 +19,9 @@
  * instead of MPI_Sendrecv (HEAT_NONBLOCKING=2: MPI_Testall until complete, 3: MPI_Waitany four times, 4: an
  * MPI_Iallreduce completed with them by MPI_Waitall; 5: persistent requests made once in the
  * start, MPI_Recv_init, MPI_Send_init and MPI_Ssend_init, started by MPI_Start and MPI_Startall
- * and completed by MPI_Waitall every step). A restart finds the persisted version (cd_recovered_version), restores it and
+ * and completed by MPI_Waitall every step; 6, on a communicator with a topology (HEAT_CART=1 or
+ * 3): MPI_Neighbor_alltoall, and each neighbour's rank checked with MPI_Neighbor_allgather,
+ * MPI_Neighbor_allgatherv and MPI_Neighbor_alltoallv). A restart finds the persisted version (cd_recovered_version), restores it and
  * goes on from there. HEAT_START=1 makes the program's start (before create_cd) communicate: rank
  * 0 broadcasts the diffusion coefficient, each rank takes a bias from its left neighbour
  * (MPI_Sendrecv) and the ranks' sum (MPI_Allreduce); a replacement re-executes it (HEAT_START=2
@@ -208,7 +210,28 @@ int main(int argc, char **argv) {
     }
 
     while (step < STEPS) {
-        if (nonblocking == 5) {
+        if (nonblocking == 6) {
+            /* neighbours: left, then right (a ring, Cartesian or a distributed graph) */
+            double out[2] = {u[1], u[N]}, in[2];
+            MPI_Neighbor_alltoall(out, 1, MPI_DOUBLE, in, 1, MPI_DOUBLE, halo);
+            u[0] = in[0], u[N + 1] = in[1];
+            int me = rank, got[2] = {-1, -1}, gotv[2] = {-1, -1}, twice[3] = {-1, -1, -1};
+            int ones[2] = {1, 1}, at[2] = {0, 1};
+            MPI_Neighbor_allgather(&me, 1, MPI_INT, got, 1, MPI_INT, halo);
+            MPI_Neighbor_allgatherv(&me, 1, MPI_INT, gotv, ones, at, MPI_INT, halo);
+            /* one int to the left, two to the right: from the left two, from the right one */
+            int to[3] = {left, right, right}, sends[2] = {1, 2}, receives[2] = {2, 1};
+            int sent_at[2] = {0, 1}, received_at[2] = {0, 2};
+            MPI_Neighbor_alltoallv(to, sends, sent_at, MPI_INT, twice, receives, received_at,
+                                   MPI_INT, halo);
+            if (got[0] != left || got[1] != right || gotv[0] != left || gotv[1] != right ||
+                twice[0] != rank || twice[1] != rank || twice[2] != rank) {
+                fprintf(stderr, "heat rank %d: neighbours %d %d %d %d %d %d %d at step %d\n",
+                        rank, got[0], got[1], gotv[0], gotv[1], twice[0], twice[1], twice[2],
+                        step);
+                return 1;
+            }
+        } else if (nonblocking == 5) {
             MPI_Start(&halo_requests[0]);
             MPI_Startall(3, &halo_requests[1]);
             MPI_Waitall(4, halo_requests, MPI_STATUSES_IGNORE);

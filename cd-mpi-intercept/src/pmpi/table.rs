@@ -92,10 +92,10 @@ macro_rules! mpi_table {
                 Scan(sendbuf: Buf, recvbuf: BufMut, count: c_int, datatype: Datatype, op: Op, comm: Comm) => recovery::scan;
                 Exscan(sendbuf: Buf, recvbuf: BufMut, count: c_int, datatype: Datatype, op: Op, comm: Comm) => recovery::exscan;
                 Alltoallw(sendbuf: Buf, sendcounts: Ints, sdispls: Ints, sendtypes: Types, recvbuf: BufMut, recvcounts: Ints, rdispls: Ints, recvtypes: Types, comm: Comm) => coll::alltoallw;
-                Neighbor_allgather(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, comm: Comm) => coll::neighbor_allgather;
-                Neighbor_allgatherv(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, displs: Ints, recvtype: Datatype, comm: Comm) => coll::neighbor_allgatherv;
-                Neighbor_alltoall(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, comm: Comm) => coll::neighbor_alltoall;
-                Neighbor_alltoallv(sendbuf: Buf, sendcounts: Ints, sdispls: Ints, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, rdispls: Ints, recvtype: Datatype, comm: Comm) => coll::neighbor_alltoallv;
+                Neighbor_allgather(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, comm: Comm) => recovery::neighbor_allgather;
+                Neighbor_allgatherv(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, displs: Ints, recvtype: Datatype, comm: Comm) => recovery::neighbor_allgatherv;
+                Neighbor_alltoall(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, comm: Comm) => recovery::neighbor_alltoall;
+                Neighbor_alltoallv(sendbuf: Buf, sendcounts: Ints, sdispls: Ints, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, rdispls: Ints, recvtype: Datatype, comm: Comm) => recovery::neighbor_alltoallv;
                 Neighbor_alltoallw(sendbuf: Buf, sendcounts: Ints, sdispls: Aints, sendtypes: Types, recvbuf: BufMut, recvcounts: Ints, rdispls: Aints, recvtypes: Types, comm: Comm) => coll::neighbor_alltoallw;
 
                 Ibarrier(comm: Comm, request: *mut Request) => recovery::ibarrier;
@@ -379,6 +379,8 @@ macro_rules! mpi_table {
                 Cartdim_get(comm: Comm, ndims: *mut c_int);
                 Cart_get(comm: Comm, maxdims: c_int, dims: *mut c_int, periods: *mut c_int, coords: *mut c_int);
                 Graph_neighbors_count(comm: Comm, rank: c_int, nneighbors: *mut c_int);
+                Graph_neighbors(comm: Comm, rank: c_int, maxneighbors: c_int, neighbors: *mut c_int);
+                Cart_shift(comm: Comm, direction: c_int, disp: c_int, rank_source: *mut c_int, rank_dest: *mut c_int);
                 Dist_graph_neighbors_count(comm: Comm, indegree: *mut c_int, outdegree: *mut c_int, weighted: *mut c_int);
                 Dist_graph_neighbors(comm: Comm, maxindegree: c_int, sources: *mut c_int, sourceweights: *mut c_int, maxoutdegree: c_int, destinations: *mut c_int, destweights: *mut c_int);
                 Graphdims_get(comm: Comm, nnodes: *mut c_int, nedges: *mut c_int);

@@ -9,8 +9,9 @@
 //! persist's consistency check has proven that no message crosses it). Messages are packed
 //! (`MPI_Pack`, or one copy for a predefined contiguous datatype: module `types`), so a resend
 //! is one `MPI_PACKED` message whatever the datatype; the receiver unpacks it with its own, as
-//! MPI's type matching allows. Their bytes go into the chunks of an [`Arena`], reused from one
-//! version to the next, or past the MPI logs' spill threshold into a file.
+//! MPI's type matching allows. Their bytes, and the collective results', go into the chunks of
+//! an [`Arena`], reused from one version to the next, or past the MPI logs' spill threshold
+//! into a file.
 
 use super::arena::{Arena, Span};
 use crate::abi::{self, Datatype};
@@ -20,7 +21,7 @@ use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
 use std::sync::Mutex;
 
-/// Where a message's packed bytes are.
+/// Where a message's (or a collective result's) packed bytes are.
 enum Payload {
     Memory(Span),
     /// In the journal's spill file.
@@ -54,7 +55,7 @@ struct Journal {
     /// Messages received on each communicator from each world rank at the version.
     received_at: HashMap<u64, Vec<u64>>,
     /// Packed results of the collectives since the version, in order, with their communicator.
-    collectives: Vec<(u64, Span)>,
+    collectives: Vec<(u64, Payload)>,
     /// Collectives started since the version, by communicator (an interrupted one has no
     /// result yet).
     started: HashMap<u64, u64>,
@@ -263,7 +264,7 @@ impl Journal {
             .append(data.len(), |dst| crate::copy::into_log(dst, data))
     }
 
-    /// The bytes of a message.
+    /// The bytes of a message or a collective result.
     fn read(&self, payload: &Payload) -> Vec<u8> {
         match payload {
             Payload::Memory(span) => self.arena.get(*span).to_vec(),
@@ -307,8 +308,8 @@ pub(crate) fn collective_packed(channel: u64, data: &[u8]) {
         return super::prologue::collective(channel, data);
     }
     with(|j| {
-        let span = j.hold(data);
-        j.collectives.push((channel, span));
+        let payload = j.keep(data);
+        j.collectives.push((channel, payload));
     });
 }
 
@@ -393,9 +394,7 @@ pub(crate) fn collectives(channel: u64) -> u64 {
 pub(crate) fn collective_results(channel: u64, from: usize) -> Vec<Vec<u8>> {
     with(|j| {
         let on = j.collectives.iter().filter(|(c, _)| *c == channel);
-        on.skip(from)
-            .map(|&(_, s)| j.arena.get(s).to_vec())
-            .collect()
+        on.skip(from).map(|(_, p)| j.read(p)).collect()
     })
 }
 

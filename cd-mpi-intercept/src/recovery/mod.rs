@@ -49,14 +49,15 @@
 //! [`nonblocking`]; `Allgatherv`: [`spread`]), and those run so that every rank holds what
 //! their result is made of ([`allform`]): `Reduce`, `Gather` and `Scatter` ([`rooted`]),
 //! `Scan`, `Exscan`, `Reduce_scatter_block` and `Reduce_scatter` ([`reduced`]), `Alltoall`,
-//! `Gatherv`, `Scatterv` and `Alltoallv` ([`spread`]); on `MPI_COMM_WORLD` and on the
+//! `Gatherv`, `Scatterv` and `Alltoallv` ([`spread`]), `Neighbor_allgather(v)` and
+//! `Neighbor_alltoall(v)` ([`neighbors`]); on `MPI_COMM_WORLD` and on the
 //! communicators derived from it with `MPI_Comm_dup`, `MPI_Comm_split`, `MPI_Comm_split_type`, `MPI_Comm_create`,
 //! `MPI_Cart_create`, `MPI_Cart_sub` and the graph constructors (rebuilt after a repair:
 //! `crate::derived`), outside CDs
 //! that log. The choices a replacement must repeat (a receive's wildcard source, `Waitany`
 //! and the like, a test's flag, what a probe found: [`probes`]) are recorded at a partner
 //! ([`choices`]). A loss seen in any
-//! other call (other collectives: `Alltoallw`, the neighborhood ones, the other nonblocking
+//! other call (other collectives: `Alltoallw`, `Neighbor_alltoallw`, the other nonblocking
 //! ones, the large-count forms; a persist under way), after a communicator made otherwise,
 //! after a choice that is not recorded (a matched probe, a choice in the start, more than the partner's window holds, a tracked request given to
 //! `MPI_Request_free` or `MPI_Cancel`: [`completion`]), after a start that
@@ -73,6 +74,7 @@ pub(crate) mod choices;
 pub(crate) mod completion;
 pub(crate) mod join;
 pub(crate) mod journal;
+mod neighbors;
 mod nonblocking;
 mod packed;
 mod persistent;
@@ -89,6 +91,9 @@ pub(crate) use calls::{
     allgather, allreduce, barrier, bcast, irecv, isend, issend, recv, send, sendrecv, ssend,
 };
 pub(crate) use join::comm_get_parent;
+pub(crate) use neighbors::{
+    neighbor_allgather, neighbor_allgatherv, neighbor_alltoall, neighbor_alltoallv,
+};
 pub(crate) use nonblocking::{iallgather, iallreduce, ibarrier, ibcast};
 pub(crate) use persistent::{
     bsend_init, cancel, recv_init, request_free, request_get_status, rsend_init, send_init,
