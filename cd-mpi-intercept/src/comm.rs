@@ -358,6 +358,7 @@ unsafe fn making(
     comm: Comm,
     newcomm: *mut Comm,
     request: Option<*mut Request>,
+    group: Option<u64>,
     run: impl FnOnce() -> c_int,
 ) -> c_int {
     release_ready();
@@ -368,7 +369,7 @@ unsafe fn making(
         if cd_core::logging_anywhere() || !derived::follows(call, comm) {
             crate::errors::communicator_made(call, comm);
         } else if let Some(rebuilt) = crate::pmpi::world::is_replacement()
-            .then(|| derived::prebuilt(comm, crate::errors::in_start()))
+            .then(|| derived::prebuilt(comm, group, crate::errors::in_start()))
             .flatten()
         {
             // a replacement re-executing a constructor its peers made long ago
@@ -397,7 +398,8 @@ unsafe fn making(
                 .then(|| crate::topology::Topology::of(new))
                 .flatten();
             if follow {
-                crate::derived::derived_from(comm, new, topology, crate::errors::in_start());
+                let in_start = crate::errors::in_start();
+                crate::derived::derived_from(comm, new, topology, group, in_start);
             }
         }
         rc
@@ -493,7 +495,7 @@ macro_rules! makers {
             $(header.tag = $tag;)?
             $(header.count = i64::from($count);)?
             // SAFETY: forwarded.
-            unsafe { making(header, $comm, $new, None, || real::$call($($a),*)) }
+            unsafe { making(header, $comm, $new, None, None, || real::$call($($a),*)) }
         }
     )*};
 }
@@ -506,8 +508,6 @@ makers! {
     comm_split_type => Comm_split_type(comm: Comm, split_type: c_int, key: c_int, info: Info, newcomm: *mut Comm)
         from comm into newcomm, peer split_type, tag key;
     comm_create => Comm_create(comm: Comm, group: Group, newcomm: *mut Comm) from comm into newcomm;
-    comm_create_group => Comm_create_group(comm: Comm, group: Group, tag: c_int, newcomm: *mut Comm)
-        from comm into newcomm, tag tag;
     cart_create => Cart_create(comm_old: Comm, ndims: c_int, dims: *const c_int, periods: *const c_int, reorder: c_int, comm_cart: *mut Comm)
         from comm_old into comm_cart, peer reorder, count ndims;
     cart_sub => Cart_sub(comm: Comm, remain_dims: *const c_int, newcomm: *mut Comm) from comm into newcomm;
@@ -523,6 +523,29 @@ makers! {
         from intercomm into newintracomm, peer high;
 }
 
+/// `MPI_Comm_create_group`: made by the group's members alone, so in-job recovery names it
+/// by its members and tag (`crate::derived::group_key`).
+///
+/// # Safety
+/// The MPI function's contract.
+pub(crate) unsafe fn comm_create_group(
+    comm: Comm,
+    group: Group,
+    tag: c_int,
+    newcomm: *mut Comm,
+) -> c_int {
+    let mut header = Header::plain(Call::Comm_create_group, comm);
+    header.tag = tag;
+    let key = (crate::errors::keeping() && !crate::boundary::inside())
+        .then(|| crate::derived::group_key(group, tag));
+    // SAFETY: forwarded.
+    unsafe {
+        making(header, comm, newcomm, None, key, || {
+            real::Comm_create_group(comm, group, tag, newcomm)
+        })
+    }
+}
+
 /// `MPI_Comm_idup`: the new handle is logged at once (MPI returns it at once, usable after
 /// the request completes); the request is a post.
 ///
@@ -532,7 +555,7 @@ pub(crate) unsafe fn comm_idup(comm: Comm, newcomm: *mut Comm, request: *mut Req
     let header = Header::plain(Call::Comm_idup, comm);
     // SAFETY: forwarded.
     unsafe {
-        making(header, comm, newcomm, Some(request), || {
+        making(header, comm, newcomm, Some(request), None, || {
             real::Comm_idup(comm, newcomm, request)
         })
     }
@@ -552,7 +575,7 @@ pub(crate) unsafe fn comm_idup_with_info(
     let header = Header::plain(Call::Comm_idup_with_info, comm);
     // SAFETY: forwarded.
     unsafe {
-        making(header, comm, newcomm, Some(request), || {
+        making(header, comm, newcomm, Some(request), None, || {
             real::Comm_idup_with_info(comm, info, newcomm, request)
         })
     }
@@ -599,7 +622,7 @@ pub(crate) unsafe fn comm_create_from_group(
     header.tag = unsafe { string_tag(stringtag) };
     // SAFETY: forwarded.
     unsafe {
-        making(header, own, newcomm, None, || {
+        making(header, own, newcomm, None, None, || {
             real::Comm_create_from_group(group, stringtag, info, errhandler, newcomm)
         })
     }
@@ -630,7 +653,7 @@ pub(crate) unsafe fn intercomm_create_from_groups(
     header.tag = unsafe { string_tag(stringtag) };
     // SAFETY: forwarded.
     unsafe {
-        making(header, own, newintercomm, None, || {
+        making(header, own, newintercomm, None, None, || {
             real::Intercomm_create_from_groups(
                 local_group,
                 local_leader,

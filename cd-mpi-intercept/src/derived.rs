@@ -1,12 +1,14 @@
 //! The communicators a loss is contained on: the world (channel 0), and those the application
 //! derives from it with `MPI_Comm_dup`, `MPI_Comm_split`, `MPI_Comm_split_type`,
-//! `MPI_Comm_create`, `MPI_Cart_create`, `MPI_Cart_sub`, `MPI_Graph_create`,
-//! `MPI_Dist_graph_create` and `MPI_Dist_graph_create_adjacent`, or derives from those the
-//! same way.
+//! `MPI_Comm_create`, `MPI_Comm_create_group`, `MPI_Cart_create`, `MPI_Cart_sub`,
+//! `MPI_Graph_create`, `MPI_Dist_graph_create` and `MPI_Dist_graph_create_adjacent`, or
+//! derives from those the same way.
 //!
 //! Each derived communicator gets an identity every member computes alike: its parent's
 //! identity and how many communicators were derived from the parent before it (every member of
-//! the parent calls the constructor, in the same order, MPI's rule for collectives). With it
+//! the parent calls the constructor, in the same order, MPI's rule for collectives). Only the
+//! members of an `MPI_Comm_create_group` communicator make it, so its identity is its parent's,
+//! its members and tag, and how many alike were made before it ([`group_key`]). With it
 //! the runtime keeps the communicator's members (their world ranks, in rank order) and its
 //! virtual topology, if any (`crate::topology`).
 //!
@@ -24,7 +26,7 @@
 //! The identities are kept in a short list searched linearly: programs derive a few
 //! communicators, not thousands.
 
-use crate::abi::{self, Comm};
+use crate::abi::{self, Comm, Group};
 use crate::pmpi::{real, safe, world, Call};
 use crate::topology::Topology;
 use std::collections::HashMap;
@@ -65,6 +67,9 @@ struct Registry {
     /// How many communicators were derived from the world.
     world_children: u32,
     derived: Vec<Derived>,
+    /// How many `MPI_Comm_create_group` communicators were derived from a parent, by parent
+    /// and [`group_key`].
+    grouped: HashMap<(u64, u64), u32>,
     /// A replacement's rebuilt communicators and their topologies, by identity
     /// (`MPI_COMM_NULL` where it is no member), until its constructor asks for them.
     prebuilt: HashMap<u64, (u64, Option<Topology>)>,
@@ -195,6 +200,7 @@ fn followed(call: Call) -> bool {
             | Call::Comm_split
             | Call::Comm_split_type
             | Call::Comm_create
+            | Call::Comm_create_group
             | Call::Cart_create
             | Call::Cart_sub
             | Call::Graph_create
@@ -209,17 +215,16 @@ pub(crate) fn follows(call: Call, parent: Comm) -> bool {
     followed(call) && channel(parent).is_some()
 }
 
-/// A replacement re-executing a constructor on `parent`: the communicator the repair rebuilt
-/// for it (`Some(MPI_COMM_NULL)` where it is no member), followed from now on (`in_start`: in
-/// the program's start); `None` when that constructor was not rebuilt (it is called as usual,
-/// then [`derived_from`]).
-pub(crate) fn prebuilt(parent: Comm, in_start: bool) -> Option<Comm> {
+/// A replacement re-executing a constructor on `parent` (`group`: `MPI_Comm_create_group`'s
+/// [`group_key`]): the communicator the repair rebuilt for it (`Some(MPI_COMM_NULL)` where it
+/// is no member), followed from now on (`in_start`: in the program's start); `None` when that
+/// constructor was not rebuilt (it is called as usual, then [`derived_from`]).
+pub(crate) fn prebuilt(parent: Comm, group: Option<u64>, in_start: bool) -> Option<Comm> {
     let parent_id = channel(parent)?;
     let (id, comm, topology) = with(|r| {
-        let index = child_index(r, parent_id)?;
-        let id = child_id(parent_id, index);
+        let id = next_child(r, parent_id, group)?;
         let (comm, topology) = r.prebuilt.remove(&id)?;
-        bump_children(r, parent_id);
+        count_child(r, parent_id, group);
         Some((id, Comm::from_bits(comm), topology))
     })?;
     if comm != abi::predefined().comm_null {
@@ -232,23 +237,39 @@ pub(crate) fn prebuilt(parent: Comm, in_start: bool) -> Option<Comm> {
     Some(comm)
 }
 
-/// How many communicators were derived from `parent_id` so far.
-fn child_index(r: &Registry, parent_id: u64) -> Option<u32> {
-    if parent_id == WORLD {
-        return Some(r.world_children);
+/// The identity the next communicator derived from `parent_id` gets: by its place among those
+/// every member of the parent derived (`group: None`), or, for one that only its own members
+/// make (`MPI_Comm_create_group`), by its members and tag and its place among those alike.
+fn next_child(r: &Registry, parent_id: u64, group: Option<u64>) -> Option<u64> {
+    if let Some(key) = group {
+        let n = r.grouped.get(&(parent_id, key)).copied().unwrap_or(0);
+        return Some(child_id(child_id(parent_id, u32::MAX) ^ key, n));
     }
-    r.derived
-        .iter()
-        .find(|d| d.id == parent_id)
-        .map(|d| d.children)
+    let index = match parent_id {
+        WORLD => r.world_children,
+        _ => r.derived.iter().find(|d| d.id == parent_id)?.children,
+    };
+    Some(child_id(parent_id, index))
 }
 
-fn bump_children(r: &mut Registry, parent_id: u64) {
-    if parent_id == WORLD {
+/// Counts the communicator [`next_child`] named.
+fn count_child(r: &mut Registry, parent_id: u64, group: Option<u64>) {
+    if let Some(key) = group {
+        *r.grouped.entry((parent_id, key)).or_insert(0) += 1;
+    } else if parent_id == WORLD {
         r.world_children += 1;
     } else if let Some(d) = r.derived.iter_mut().find(|d| d.id == parent_id) {
         d.children += 1;
     }
+}
+
+/// What tells an `MPI_Comm_create_group` communicator apart: its members (world ranks, in
+/// order) and its tag, which every member passes alike.
+pub(crate) fn group_key(group: Group, tag: c_int) -> u64 {
+    world_ranks(group)
+        .iter()
+        .chain([&tag])
+        .fold(0x243F_6A88_85A3_08D3, |h: u64, &v| child_id(h, v as u32))
 }
 
 impl Derived {
@@ -275,25 +296,27 @@ impl Derived {
 }
 
 /// `new` (`MPI_COMM_NULL` where this process is no member), with `topology`, was derived from
-/// `parent`: followed from now on (`in_start`: in the program's start).
-pub(crate) fn derived_from(parent: Comm, new: Comm, topology: Option<Topology>, in_start: bool) {
+/// `parent` (`group`: as in [`prebuilt`]): followed from now on (`in_start`: in the program's
+/// start).
+pub(crate) fn derived_from(
+    parent: Comm,
+    new: Comm,
+    topology: Option<Topology>,
+    group: Option<u64>,
+    in_start: bool,
+) {
     let Some(parent_id) = channel(parent) else {
         return;
     };
     let described = (new != abi::predefined().comm_null).then(|| (members(new), topology));
     with(|r| {
-        let Some(index) = child_index(r, parent_id) else {
+        let Some(id) = next_child(r, parent_id, group) else {
             return;
         };
-        bump_children(r, parent_id);
+        count_child(r, parent_id, group);
         if let Some((members, topology)) = described {
-            r.derived.push(Derived::new(
-                child_id(parent_id, index),
-                new,
-                members,
-                topology,
-                in_start,
-            ));
+            r.derived
+                .push(Derived::new(id, new, members, topology, in_start));
         }
     });
 }
@@ -301,10 +324,16 @@ pub(crate) fn derived_from(parent: Comm, new: Comm, topology: Option<Topology>, 
 /// A communicator's members: their world ranks, in rank order.
 fn members(comm: Comm) -> Vec<c_int> {
     let group = safe::comm_group(comm);
+    let members = world_ranks(group);
+    safe::group_free(group);
+    members
+}
+
+/// The world ranks of `group`'s members, in its order.
+fn world_ranks(group: Group) -> Vec<c_int> {
     let ranks: Vec<c_int> = (0..safe::group_size(group).max(0)).collect();
     let world_group = safe::comm_group(world::current());
     let members = safe::group_translate_ranks(group, &ranks, world_group);
-    safe::group_free(group);
     safe::group_free(world_group);
     members
 }

@@ -194,8 +194,7 @@ pub(crate) fn communicator_made(call: Call, comm: Comm) {
     if others {
         stop_containing(
             "the application made a communicator that in-job recovery does not rebuild (an \
-             intercommunicator, MPI_Comm_create_group, MPI_Comm_idup, or inside a CD that \
-             logs)",
+             intercommunicator, MPI_Comm_idup, or inside a CD that logs)",
         );
     }
 }

@@ -31,8 +31,9 @@
  * an MPI_Comm_split of the ring); HEAT_CART=2 makes an MPI_Comm_split_type communicator in the
  * start; HEAT_CART=3 exchanges the halo on a distributed graph of the ring (its neighbours
  * from MPI_Dist_graph_neighbors) and adds, every step, the sum over an MPI_Graph_create ring
- * (HEAT_CART=4 makes an MPI_Comm_create_group communicator, which in-job recovery does not
- * rebuild). HEAT_WILDCARD=1 receives the left halo from MPI_ANY_SOURCE (with MPI_Sendrecv, or MPI_Irecv); HEAT_WILDCARD=2 also passes a token to the right every step, found by polling MPI_Iprobe and by MPI_Probe from MPI_ANY_SOURCE. HEAT_CHOOSY=R makes rank R alone complete a message to itself with MPI_Waitany every step (two choices). HEAT_ORDER=swapped adds the ranges in the other order, HEAT_SHORT=1 adds
+ * (HEAT_CART=4 adds instead the sum over the even and over the odd ranks, each an
+ * MPI_Comm_create_group communicator made by its members alone; HEAT_CART=5 makes an
+ * MPI_Comm_idup communicator, which in-job recovery does not rebuild). HEAT_WILDCARD=1 receives the left halo from MPI_ANY_SOURCE (with MPI_Sendrecv, or MPI_Irecv); HEAT_WILDCARD=2 also passes a token to the right every step, found by polling MPI_Iprobe and by MPI_Probe from MPI_ANY_SOURCE. HEAT_CHOOSY=R makes rank R alone complete a message to itself with MPI_Waitany every step (two choices). HEAT_ORDER=swapped adds the ranges in the other order, HEAT_SHORT=1 adds
  * a shorter array. With HEAT_PERSIST_ERRORS=continue a failed advance prints its error and the
  * run goes on. Prints "heat rank R resumed S version V" after a restore, "heat rank R error
  * CODE MESSAGE" when a CD call fails (and exits cleanly), "heat rank R result STEPS PART HEX"
@@ -139,14 +140,22 @@ int main(int argc, char **argv) {
             MPI_Graph_create(MPI_COMM_WORLD, size, index, edges, 0, &pair);
         }
     } else if (cart == 4) {
-        /* every rank makes a communicator of the world's group (not through the world) */
-        MPI_Group all;
-        MPI_Comm own;
+        /* the even ranks and the odd ranks each make a communicator, by the same tag */
+        MPI_Group all, mine;
+        int ranks[64], n = 0;
         MPI_Comm_group(MPI_COMM_WORLD, &all);
-        MPI_Comm_create_group(MPI_COMM_WORLD, all, 7, &own);
-        MPI_Barrier(own);
-        MPI_Comm_free(&own);
+        for (int r = rank % 2; r < size && n < 64; r += 2) ranks[n++] = r;
+        MPI_Group_incl(all, n, ranks, &mine);
+        MPI_Comm_create_group(MPI_COMM_WORLD, mine, 7, &pair);
+        MPI_Group_free(&mine);
         MPI_Group_free(&all);
+    } else if (cart == 5) {
+        MPI_Comm copy;
+        MPI_Request made;
+        MPI_Comm_idup(MPI_COMM_WORLD, &copy, &made);
+        MPI_Wait(&made, MPI_STATUS_IGNORE);
+        MPI_Barrier(copy);
+        MPI_Comm_free(&copy);
     }
     const int from_left = env_int("HEAT_WILDCARD", 0) ? MPI_ANY_SOURCE : left;
     int kill_at = getenv("HEAT_KILL_AT") ? atoi(getenv("HEAT_KILL_AT")) : -1;

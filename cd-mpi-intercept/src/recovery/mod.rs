@@ -51,7 +51,8 @@
 //! `Scan`, `Exscan`, `Reduce_scatter_block` and `Reduce_scatter` ([`reduced`]), `Alltoall`,
 //! `Gatherv`, `Scatterv` and `Alltoallv` ([`spread`]), `Neighbor_allgather(v)` and
 //! `Neighbor_alltoall(v)` ([`neighbors`]); on `MPI_COMM_WORLD` and on the
-//! communicators derived from it with `MPI_Comm_dup`, `MPI_Comm_split`, `MPI_Comm_split_type`, `MPI_Comm_create`,
+//! communicators derived from it with `MPI_Comm_dup`, `MPI_Comm_split`, `MPI_Comm_split_type`,
+//! `MPI_Comm_create`, `MPI_Comm_create_group`,
 //! `MPI_Cart_create`, `MPI_Cart_sub` and the graph constructors (rebuilt after a repair:
 //! `crate::derived`), outside CDs
 //! that log. The choices a replacement must repeat (a receive's wildcard source, `Waitany`
