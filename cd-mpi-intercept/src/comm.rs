@@ -349,7 +349,8 @@ fn free(what: Held) {
 }
 
 /// A call that makes one communicator into `newcomm` (and, for `MPI_Comm_idup`, a request
-/// that completes it: a post like a nonblocking send's).
+/// that completes it: a post like a nonblocking send's). `group`: `MPI_Comm_create_group`'s
+/// key (`crate::derived::group_key`), by which in-job recovery names it.
 ///
 /// # Safety
 /// `newcomm` (and `request`) must be writable; `run` is the MPI call with its contract.
@@ -364,12 +365,26 @@ unsafe fn making(
     release_ready();
     let call = header.call;
     let mut follow = false;
+    let kin = match (call, group) {
+        (Call::Intercomm_create, _) => crate::derived::Kin::Inter,
+        (_, Some(key)) => crate::derived::Kin::Group(key),
+        (_, None) => crate::derived::Kin::Child,
+    };
     if crate::errors::keeping() && !crate::boundary::inside() {
         use crate::derived;
         if cd_core::logging_anywhere() || !derived::follows(call, comm) {
             crate::errors::communicator_made(call, comm);
         } else if let Some(rebuilt) = crate::pmpi::world::is_replacement()
-            .then(|| derived::prebuilt(comm, group, crate::errors::in_start()))
+            .then(|| {
+                // a split's colour or type (the header's peer) says whether it is a member
+                let member = matches!(call, Call::Comm_split | Call::Comm_split_type)
+                    && header.peer != abi::UNDEFINED;
+                let alone = || {
+                    let own = abi::predefined().comm_self;
+                    member.then(|| safe::comm_dup(own).ok()).flatten()
+                };
+                derived::prebuilt(comm, kin, crate::errors::in_start(), alone)
+            })
             .flatten()
         {
             // a replacement re-executing a constructor its peers made long ago
@@ -399,7 +414,7 @@ unsafe fn making(
                 .flatten();
             if follow {
                 let in_start = crate::errors::in_start();
-                crate::derived::derived_from(comm, new, topology, group, in_start);
+                crate::derived::derived_from(comm, new, topology, kin, in_start);
             }
         }
         rc

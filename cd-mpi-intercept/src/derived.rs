@@ -1,14 +1,16 @@
 //! The communicators a loss is contained on: the world (channel 0), and those the application
 //! derives from it with `MPI_Comm_dup`, `MPI_Comm_split`, `MPI_Comm_split_type`,
 //! `MPI_Comm_create`, `MPI_Comm_create_group`, `MPI_Cart_create`, `MPI_Cart_sub`,
-//! `MPI_Graph_create`, `MPI_Dist_graph_create` and `MPI_Dist_graph_create_adjacent`, or
-//! derives from those the same way.
+//! `MPI_Graph_create`, `MPI_Dist_graph_create`, `MPI_Dist_graph_create_adjacent`,
+//! `MPI_Intercomm_create` and `MPI_Intercomm_merge`, or derives from those the same way.
 //!
 //! Each derived communicator gets an identity every member computes alike: its parent's
 //! identity and how many communicators were derived from the parent before it (every member of
 //! the parent calls the constructor, in the same order, MPI's rule for collectives). Only the
 //! members of an `MPI_Comm_create_group` communicator make it, so its identity is its parent's,
-//! its members and tag, and how many alike were made before it ([`group_key`]). With it
+//! its members and tag, and how many alike were made before it ([`group_key`]); an
+//! intercommunicator's two groups come from parents of their own, so its identity is the two
+//! groups and how many were made between them before ([`inter_id`]). With it
 //! the runtime keeps the communicator's members (their world ranks, in rank order) and its
 //! virtual topology, if any (`crate::topology`).
 //!
@@ -20,8 +22,11 @@
 //! (`crate::recovery::resync`). The application's handles then mean the rebuilt communicators
 //! (`crate::pmpi::world::map`); a replacement's constructor, re-executed, gets the rebuilt one
 //! instead of calling MPI ([`prebuilt`]), since its peers made theirs long ago. A process that
-//! is a member of no piece of a split gets `MPI_COMM_NULL` (a replacement alone in its piece
-//! gets that too: its piece has no survivor to describe it).
+//! is a member of no piece of a split gets `MPI_COMM_NULL`. A replacement alone in its piece
+//! (no survivor describes it) gets a communicator of its own when its split's colour says it
+//! is a member ([`prebuilt`]). An intercommunicator is rebuilt from the two groups' pieces
+//! (one a survivor of the other group describes, if none of its own is left), joined by
+//! `MPI_Intercomm_create`.
 //!
 //! The identities are kept in a short list searched linearly: programs derive a few
 //! communicators, not thousands.
@@ -51,6 +56,8 @@ pub(crate) struct Derived {
     pub(crate) members: Vec<c_int>,
     /// Its virtual topology, if any.
     pub(crate) topology: Option<Topology>,
+    /// An intercommunicator's other side (`members` is then its local group).
+    pub(crate) remote: Option<Remote>,
     /// How many communicators were derived from it.
     children: u32,
     /// Freed by the application (kept until the next version, or for the whole run when it
@@ -62,6 +69,29 @@ pub(crate) struct Derived {
     received_at_free: Vec<u64>,
 }
 
+/// How a derived communicator is named, so that every member names it alike.
+#[derive(Clone, Copy)]
+pub(crate) enum Kin {
+    /// Every member of its parent derives it: by its place among the parent's children.
+    Child,
+    /// `MPI_Comm_create_group`: only its members make it, by its members and tag
+    /// ([`group_key`]).
+    Group(u64),
+    /// `MPI_Intercomm_create`: each of its two groups makes it from a parent of its own, by
+    /// the two groups ([`inter_id`]).
+    Inter,
+}
+
+/// An intercommunicator's other side.
+#[derive(Clone, PartialEq)]
+pub(crate) struct Remote {
+    /// The remote group's world ranks, in rank order.
+    pub(crate) members: Vec<c_int>,
+    /// How many intercommunicators this rank's local group made before it (a replacement
+    /// finds its own again by it: [`prebuilt`]); `None` where no survivor of that group said.
+    pub(crate) seq: Option<u32>,
+}
+
 #[derive(Default)]
 struct Registry {
     /// How many communicators were derived from the world.
@@ -70,9 +100,22 @@ struct Registry {
     /// How many `MPI_Comm_create_group` communicators were derived from a parent, by parent
     /// and [`group_key`].
     grouped: HashMap<(u64, u64), u32>,
-    /// A replacement's rebuilt communicators and their topologies, by identity
-    /// (`MPI_COMM_NULL` where it is no member), until its constructor asks for them.
-    prebuilt: HashMap<u64, (u64, Option<Topology>)>,
+    /// How many intercommunicators were made between two groups, by [`inter_id`]'s key.
+    inter: HashMap<u64, u32>,
+    /// How many intercommunicators a local group made, by [`list_key`] of its members.
+    inter_seq: HashMap<u64, u32>,
+    /// A replacement's rebuilt communicators, their topologies, and for an intercommunicator
+    /// its `seq`, by identity (`MPI_COMM_NULL` where it is no member), until its constructor
+    /// asks for them.
+    prebuilt: HashMap<u64, Prebuilt>,
+}
+
+/// A communicator a repair rebuilt for a replacement, until its constructor asks for it.
+struct Prebuilt {
+    comm: u64,
+    topology: Option<Topology>,
+    /// An intercommunicator's [`Remote::seq`].
+    inter: Option<Option<u32>>,
 }
 
 static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
@@ -124,7 +167,13 @@ pub(crate) fn current(id: u64) -> Comm {
         .map_or(abi::predefined().comm_null, Comm::from_bits)
 }
 
-/// The world rank of rank `rank` of channel `id` (`-1`: none).
+/// Whether channel `id` is an intercommunicator.
+pub(crate) fn is_inter(id: u64) -> bool {
+    id != WORLD && with(|r| r.derived.iter().any(|d| d.id == id && d.remote.is_some()))
+}
+
+/// The world rank of rank `rank` of channel `id` (`-1`: none): of its remote group for an
+/// intercommunicator, as point-to-point calls address them.
 pub(crate) fn world_rank(id: u64, rank: c_int) -> c_int {
     if id == WORLD || rank < 0 {
         return rank;
@@ -133,12 +182,13 @@ pub(crate) fn world_rank(id: u64, rank: c_int) -> c_int {
         r.derived
             .iter()
             .find(|d| d.id == id)
-            .and_then(|d| d.members.get(rank as usize).copied())
+            .and_then(|d| d.peers().get(rank as usize).copied())
     })
     .unwrap_or(-1)
 }
 
-/// The rank of world rank `world_rank` in channel `id` (`-1`: not a member).
+/// The rank of world rank `world_rank` in channel `id` (`-1`: not a member; of the remote
+/// group for an intercommunicator).
 pub(crate) fn rank_of(id: u64, world_rank: usize) -> c_int {
     if id == WORLD {
         return world_rank as c_int;
@@ -147,7 +197,7 @@ pub(crate) fn rank_of(id: u64, world_rank: usize) -> c_int {
         r.derived
             .iter()
             .find(|d| d.id == id)
-            .and_then(|d| d.members.iter().position(|&w| w as usize == world_rank))
+            .and_then(|d| d.peers().iter().position(|&w| w as usize == world_rank))
     })
     .map_or(-1, |p| p as c_int)
 }
@@ -201,6 +251,8 @@ fn followed(call: Call) -> bool {
             | Call::Comm_split_type
             | Call::Comm_create
             | Call::Comm_create_group
+            | Call::Intercomm_create
+            | Call::Intercomm_merge
             | Call::Cart_create
             | Call::Cart_sub
             | Call::Graph_create
@@ -215,33 +267,79 @@ pub(crate) fn follows(call: Call, parent: Comm) -> bool {
     followed(call) && channel(parent).is_some()
 }
 
-/// A replacement re-executing a constructor on `parent` (`group`: `MPI_Comm_create_group`'s
-/// [`group_key`]): the communicator the repair rebuilt for it (`Some(MPI_COMM_NULL)` where it
-/// is no member), followed from now on (`in_start`: in the program's start); `None` when that
-/// constructor was not rebuilt (it is called as usual, then [`derived_from`]).
-pub(crate) fn prebuilt(parent: Comm, group: Option<u64>, in_start: bool) -> Option<Comm> {
+/// A replacement re-executing a constructor on `parent`, named by `kin`: the communicator the
+/// repair rebuilt for it (`Some(MPI_COMM_NULL)` where it is no member), followed from now on
+/// (`in_start`: in the program's start); `None` when that constructor was not rebuilt (it is
+/// called as usual, then [`derived_from`]). Where no survivor is a member of its piece, the
+/// repair could not know that this process is one: `alone` makes it the communicator of its
+/// own if its arguments say it is a member (a split's colour).
+pub(crate) fn prebuilt(
+    parent: Comm,
+    kin: Kin,
+    in_start: bool,
+    alone: impl FnOnce() -> Option<Comm>,
+) -> Option<Comm> {
     let parent_id = channel(parent)?;
-    let (id, comm, topology) = with(|r| {
-        let id = next_child(r, parent_id, group)?;
-        let (comm, topology) = r.prebuilt.remove(&id)?;
-        count_child(r, parent_id, group);
-        Some((id, Comm::from_bits(comm), topology))
+    let local = matches!(kin, Kin::Inter).then(|| members(parent));
+    let (id, comm, topology, remote) = with(|r| {
+        let (id, remote) = match &local {
+            Some(local) => {
+                let (id, remote) = prebuilt_inter(r, local)?;
+                (id, Some(remote))
+            }
+            None => (next_child(r, parent_id, kin)?, None),
+        };
+        let built = r.prebuilt.remove(&id)?;
+        match (&local, &remote) {
+            (Some(local), Some(remote)) => {
+                inter_id(r, local, &remote.members);
+            }
+            _ => count_child(r, parent_id, kin),
+        }
+        Some((id, Comm::from_bits(built.comm), built.topology, remote))
     })?;
-    if comm != abi::predefined().comm_null {
+    let null = abi::predefined().comm_null;
+    let comm = match comm == null && remote.is_none() {
+        true => alone().unwrap_or(null),
+        false => comm,
+    };
+    if comm != null {
         let members = members(comm);
         with(|r| {
-            r.derived
-                .push(Derived::new(id, comm, members, topology, in_start))
+            let mut d = Derived::new(id, comm, members, topology, in_start);
+            d.remote = remote;
+            r.derived.push(d)
         });
     }
     Some(comm)
 }
 
-/// The identity the next communicator derived from `parent_id` gets: by its place among those
-/// every member of the parent derived (`group: None`), or, for one that only its own members
-/// make (`MPI_Comm_create_group`), by its members and tag and its place among those alike.
-fn next_child(r: &Registry, parent_id: u64, group: Option<u64>) -> Option<u64> {
-    if let Some(key) = group {
+/// The intercommunicator rebuilt for a replacement whose local group is `local`: the next one
+/// that group made (by its count), or the one of that group whose count no survivor knew.
+fn prebuilt_inter(r: &Registry, local: &[c_int]) -> Option<(u64, Remote)> {
+    let seq = r.inter_seq.get(&list_key(local)).copied().unwrap_or(0);
+    let mut fits = r.prebuilt.iter().filter_map(|(&id, b)| {
+        let known = b.inter?;
+        let comm = Comm::from_bits(b.comm);
+        (members(comm) == local).then(|| (id, known, comm))
+    });
+    let all: Vec<_> = fits.by_ref().collect();
+    let (id, known, comm) = all
+        .iter()
+        .find(|(_, known, _)| *known == Some(seq))
+        .or_else(|| all.iter().find(|(_, known, _)| known.is_none()))
+        .copied()?;
+    let remote = Remote {
+        members: remote_members(comm),
+        seq: known.or(Some(seq)),
+    };
+    Some((id, remote))
+}
+
+/// The identity the next communicator derived from `parent_id` gets (see [`Kin`]; an
+/// intercommunicator's is [`inter_id`]).
+fn next_child(r: &Registry, parent_id: u64, kin: Kin) -> Option<u64> {
+    if let Kin::Group(key) = kin {
         let n = r.grouped.get(&(parent_id, key)).copied().unwrap_or(0);
         return Some(child_id(child_id(parent_id, u32::MAX) ^ key, n));
     }
@@ -253,8 +351,8 @@ fn next_child(r: &Registry, parent_id: u64, group: Option<u64>) -> Option<u64> {
 }
 
 /// Counts the communicator [`next_child`] named.
-fn count_child(r: &mut Registry, parent_id: u64, group: Option<u64>) {
-    if let Some(key) = group {
+fn count_child(r: &mut Registry, parent_id: u64, kin: Kin) {
+    if let Kin::Group(key) = kin {
         *r.grouped.entry((parent_id, key)).or_insert(0) += 1;
     } else if parent_id == WORLD {
         r.world_children += 1;
@@ -263,16 +361,47 @@ fn count_child(r: &mut Registry, parent_id: u64, group: Option<u64>) {
     }
 }
 
-/// What tells an `MPI_Comm_create_group` communicator apart: its members (world ranks, in
-/// order) and its tag, which every member passes alike.
-pub(crate) fn group_key(group: Group, tag: c_int) -> u64 {
-    world_ranks(group)
-        .iter()
-        .chain([&tag])
+/// Names an intercommunicator between the groups `local` and `remote` (world ranks) and
+/// counts it: by the two groups, the one with the lowest world rank first, and how many were
+/// made between them before (both sides name it alike). Returns it and the local group's
+/// count of intercommunicators before it.
+fn inter_id(r: &mut Registry, local: &[c_int], remote: &[c_int]) -> (u64, u32) {
+    let low = |g: &[c_int]| g.iter().min().copied().unwrap_or(c_int::MAX);
+    let (a, b) = match low(local) <= low(remote) {
+        true => (local, remote),
+        false => (remote, local),
+    };
+    let key = list_key(a) ^ list_key(b).rotate_left(32);
+    let n = r.inter.entry(key).or_insert(0);
+    let id = child_id(child_id(key, u32::MAX - 1), *n);
+    *n += 1;
+    let seq = r.inter_seq.entry(list_key(local)).or_insert(0);
+    let before = *seq;
+    *seq += 1;
+    (id, before)
+}
+
+/// A key for a list of ints (members, a tag), alike on every rank that holds the same list.
+fn list_key(list: &[c_int]) -> u64 {
+    list.iter()
         .fold(0x243F_6A88_85A3_08D3, |h: u64, &v| child_id(h, v as u32))
 }
 
+/// What tells an `MPI_Comm_create_group` communicator apart: its members (world ranks, in
+/// order) and its tag, which every member passes alike.
+pub(crate) fn group_key(group: Group, tag: c_int) -> u64 {
+    let mut list = world_ranks(group);
+    list.push(tag);
+    list_key(&list)
+}
+
 impl Derived {
+    /// The world ranks point-to-point calls on it address: its members, or an
+    /// intercommunicator's remote group.
+    fn peers(&self) -> &[c_int] {
+        self.remote.as_ref().map_or(&self.members, |r| &r.members)
+    }
+
     fn new(
         id: u64,
         comm: Comm,
@@ -287,6 +416,7 @@ impl Derived {
             handles: vec![comm.bits()],
             members,
             topology,
+            remote: None,
             children: 0,
             freed: false,
             in_start,
@@ -296,27 +426,44 @@ impl Derived {
 }
 
 /// `new` (`MPI_COMM_NULL` where this process is no member), with `topology`, was derived from
-/// `parent` (`group`: as in [`prebuilt`]): followed from now on (`in_start`: in the program's
-/// start).
+/// `parent`, named by `kin`: followed from now on (`in_start`: in the program's start).
 pub(crate) fn derived_from(
     parent: Comm,
     new: Comm,
     topology: Option<Topology>,
-    group: Option<u64>,
+    kin: Kin,
     in_start: bool,
 ) {
     let Some(parent_id) = channel(parent) else {
         return;
     };
     let described = (new != abi::predefined().comm_null).then(|| (members(new), topology));
+    let remote = match (kin, &described) {
+        (Kin::Inter, Some(_)) => Some(remote_members(new)),
+        _ => None,
+    };
     with(|r| {
-        let Some(id) = next_child(r, parent_id, group) else {
-            return;
+        let (id, remote) = match (&described, remote) {
+            (Some((local, _)), Some(remote)) => {
+                let (id, seq) = inter_id(r, local, &remote);
+                let remote = Remote {
+                    members: remote,
+                    seq: Some(seq),
+                };
+                (id, Some(remote))
+            }
+            _ => {
+                let Some(id) = next_child(r, parent_id, kin) else {
+                    return;
+                };
+                count_child(r, parent_id, kin);
+                (id, None)
+            }
         };
-        count_child(r, parent_id, group);
         if let Some((members, topology)) = described {
-            r.derived
-                .push(Derived::new(id, new, members, topology, in_start));
+            let mut d = Derived::new(id, new, members, topology, in_start);
+            d.remote = remote;
+            r.derived.push(d);
         }
     });
 }
@@ -324,6 +471,14 @@ pub(crate) fn derived_from(
 /// A communicator's members: their world ranks, in rank order.
 fn members(comm: Comm) -> Vec<c_int> {
     let group = safe::comm_group(comm);
+    let members = world_ranks(group);
+    safe::group_free(group);
+    members
+}
+
+/// An intercommunicator's remote group: its world ranks, in rank order.
+fn remote_members(comm: Comm) -> Vec<c_int> {
+    let group = safe::comm_remote_group(comm);
     let members = world_ranks(group);
     safe::group_free(group);
     members
@@ -379,10 +534,21 @@ pub(crate) fn version_complete() {
 /// is no member). A survivor's communicator freed since the version is kept too (the resends to
 /// a replacement may go on it); a replacement keeps every one for its constructors
 /// ([`prebuilt`]).
-pub(crate) fn rebuilt(id: u64, rebuilt: Comm, topology: Option<Topology>, replacement: bool) {
+pub(crate) fn rebuilt(
+    id: u64,
+    rebuilt: Comm,
+    topology: Option<Topology>,
+    remote: Option<&Remote>,
+    replacement: bool,
+) {
     with(|r| {
         if replacement {
-            r.prebuilt.insert(id, (rebuilt.bits(), topology));
+            let built = Prebuilt {
+                comm: rebuilt.bits(),
+                topology,
+                inter: remote.map(|r| r.seq),
+            };
+            r.prebuilt.insert(id, built);
         } else if let Some(d) = r.derived.iter_mut().find(|d| d.id == id) {
             d.current = rebuilt.bits();
             d.handles.push(rebuilt.bits());
@@ -399,7 +565,7 @@ pub(crate) fn rebuilt(id: u64, rebuilt: Comm, topology: Option<Topology>, replac
 pub(crate) fn free_rebuilt() {
     let held: Vec<u64> = with(|r| {
         let live = r.derived.iter().filter(|d| !d.freed).map(|d| d.current);
-        let unclaimed = r.prebuilt.drain().map(|(_, (c, _))| c);
+        let unclaimed = r.prebuilt.drain().map(|(_, b)| b.comm);
         let all = live.chain(unclaimed).collect();
         r.derived.clear();
         all

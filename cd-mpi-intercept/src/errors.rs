@@ -193,8 +193,8 @@ pub(crate) fn communicator_made(call: Call, comm: Comm) {
         || safe::comm_size(comm) > 1;
     if others {
         stop_containing(
-            "the application made a communicator that in-job recovery does not rebuild (an \
-             intercommunicator, MPI_Comm_idup, or inside a CD that logs)",
+            "the application made a communicator that in-job recovery does not rebuild \
+             (MPI_Comm_idup, from groups, or inside a CD that logs)",
         );
     }
 }

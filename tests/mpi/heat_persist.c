@@ -33,7 +33,9 @@
  * from MPI_Dist_graph_neighbors) and adds, every step, the sum over an MPI_Graph_create ring
  * (HEAT_CART=4 adds instead the sum over the even and over the odd ranks, each an
  * MPI_Comm_create_group communicator made by its members alone; HEAT_CART=5 makes an
- * MPI_Comm_idup communicator, which in-job recovery does not rebuild). HEAT_WILDCARD=1 receives the left halo from MPI_ANY_SOURCE (with MPI_Sendrecv, or MPI_Irecv); HEAT_WILDCARD=2 also passes a token to the right every step, found by polling MPI_Iprobe and by MPI_Probe from MPI_ANY_SOURCE. HEAT_CHOOSY=R makes rank R alone complete a message to itself with MPI_Waitany every step (two choices). HEAT_ORDER=swapped adds the ranges in the other order, HEAT_SHORT=1 adds
+ * MPI_Comm_idup communicator, which in-job recovery does not rebuild; HEAT_CART=6 joins the
+ * even and the odd ranks by an intercommunicator made in the start, exchanges each rank's sum
+ * with its counterpart over it every step, and adds the sum over the intercommunicator merged). HEAT_WILDCARD=1 receives the left halo from MPI_ANY_SOURCE (with MPI_Sendrecv, or MPI_Irecv); HEAT_WILDCARD=2 also passes a token to the right every step, found by polling MPI_Iprobe and by MPI_Probe from MPI_ANY_SOURCE. HEAT_CHOOSY=R makes rank R alone complete a message to itself with MPI_Waitany every step (two choices). HEAT_ORDER=swapped adds the ranges in the other order, HEAT_SHORT=1 adds
  * a shorter array. With HEAT_PERSIST_ERRORS=continue a failed advance prints its error and the
  * run goes on. Prints "heat rank R resumed S version V" after a restore, "heat rank R error
  * CODE MESSAGE" when a CD call fails (and exits cleanly), "heat rank R result STEPS PART HEX"
@@ -109,7 +111,7 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int left = (rank + size - 1) % size, right = (rank + 1) % size;
     const int cart = env_int("HEAT_CART", 0);
-    MPI_Comm halo = MPI_COMM_WORLD, pair = MPI_COMM_NULL;
+    MPI_Comm halo = MPI_COMM_WORLD, pair = MPI_COMM_NULL, inter = MPI_COMM_NULL;
     if (cart == 1) {
         int dims[1] = {size}, periods[1] = {1};
         MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &halo);
@@ -149,6 +151,13 @@ int main(int argc, char **argv) {
         MPI_Comm_create_group(MPI_COMM_WORLD, mine, 7, &pair);
         MPI_Group_free(&mine);
         MPI_Group_free(&all);
+    } else if (cart == 6) {
+        /* the even and the odd ranks, joined by an intercommunicator, then merged */
+        MPI_Comm side;
+        MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &side);
+        MPI_Intercomm_create(side, 0, MPI_COMM_WORLD, rank % 2 ? 0 : 1, 9, &inter);
+        MPI_Intercomm_merge(inter, rank % 2, &pair);
+        MPI_Comm_free(&side);
     } else if (cart == 5) {
         MPI_Comm copy;
         MPI_Request made;
@@ -380,6 +389,17 @@ int main(int argc, char **argv) {
                 MPI_Allreduce(&local, &total, 1, MPI_DOUBLE, MPI_SUM, pair);
                 u[2] += total * 1e-7;
             }
+            if (inter != MPI_COMM_NULL) {
+                /* the rank of the same place on the other side, over the intercommunicator */
+                int place, remote;
+                double theirs = 0;
+                MPI_Comm_rank(inter, &place);
+                MPI_Comm_remote_size(inter, &remote);
+                if (place < remote)
+                    MPI_Sendrecv(&local, 1, MPI_DOUBLE, place, 4, &theirs, 1, MPI_DOUBLE, place,
+                                 4, inter, MPI_STATUS_IGNORE);
+                u[5] += theirs * 1e-8;
+            }
         }
         step++;
         executed++;
@@ -420,6 +440,7 @@ int main(int argc, char **argv) {
     if (nonblocking == 5)
         for (int k = 0; k < 4; k++) MPI_Request_free(&halo_requests[k]);
     if (pair != MPI_COMM_NULL) MPI_Comm_free(&pair);
+    if (inter != MPI_COMM_NULL) MPI_Comm_free(&inter);
     if (halo != MPI_COMM_WORLD) MPI_Comm_free(&halo);
     MPI_Finalize();
     return 0;

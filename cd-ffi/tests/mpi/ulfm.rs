@@ -165,7 +165,10 @@ const CONTAINED: [(&str, &str); 4] = [
 /// `MPI_Neighbor_allgatherv` and `MPI_Neighbor_alltoallv`, on the Cartesian ring with rank 2
 /// lost, and on the distributed graph with rank 0; and (communicators made by their members
 /// alone) with a sum every step over the even and over the odd ranks, each an
-/// `MPI_Comm_create_group` communicator, rank 3 lost.
+/// `MPI_Comm_create_group` communicator, rank 3 lost; and (an intercommunicator) with the even
+/// and the odd ranks joined by `MPI_Intercomm_create` in the start, a message to each rank's
+/// counterpart over it and a sum over its `MPI_Intercomm_merge` every step, rank 1 lost, and
+/// rank 0 (the even group's leader) with the nonblocking halo.
 #[test]
 fn a_lost_rank_is_contained_in_the_job() {
     if skipped("a_lost_rank_is_contained_in_the_job") {
@@ -183,6 +186,7 @@ fn a_lost_rank_is_contained_in_the_job() {
     };
     let (world_only, derived, rooted) = (clean("0", "1"), clean("1", "1"), clean("0", "2"));
     let (graphs, spread, grouped) = (clean("3", "1"), clean("0", "3"), clean("4", "1"));
+    let joined = clean("6", "1");
     assert_ne!(
         world_only, derived,
         "the derived communicators' sum changes the result"
@@ -198,7 +202,8 @@ fn a_lost_rank_is_contained_in_the_job() {
     // (lost rank, step, nonblocking halo exchange (5: persistent requests, 6: neighbourhood
     // collectives), a second loss
     // "step:rank" after the first recovery and the version its replacement resumes from,
-    // derived communicators (1: Cartesian, 2: split type, 3: graphs, 4: by group), the collectives every
+    // derived communicators (1: Cartesian, 2: split type, 3: graphs, 4: by group, 6: an
+    // intercommunicator and its merge), the collectives every
     // step: 1 Allreduce, 2 also Reduce, Gather and Scatter at rank 0, 3 instead Scan, Exscan,
     // Alltoall, Reduce_scatter(_block) and the v-forms, rooted at rank 0)
     // (and choices: the left halo received from MPI_ANY_SOURCE, 2: and a token probed for)
@@ -228,12 +233,15 @@ fn a_lost_rank_is_contained_in_the_job() {
         (2, "130", "6", None, "1", "1", "0"),
         (0, "133", "6", None, "3", "1", "0"),
         (3, "131", "1", None, "4", "1", "0"),
+        (1, "131", "0", None, "6", "1", "0"),
+        (0, "133", "1", None, "6", "1", "0"),
     ];
     for (lost, step, nonblocking, second, cart, reduce, wildcard) in cases {
         let expected = match (cart, reduce) {
             ("1", _) => &derived,
             ("3", _) => &graphs,
             ("4", _) => &grouped,
+            ("6", _) => &joined,
             (_, "2") => &rooted,
             (_, "3") => &spread,
             _ => &world_only,
@@ -541,10 +549,7 @@ fn a_loss_after_unkept_choices_or_an_unfollowed_communicator_ends_the_job_clearl
             &[("HEAT_CHOOSY", "1"), ("CD_ULFM_CHOICES_BYTES", "520")],
             "rank 1 had stopped containing before it was lost",
         ),
-        (
-            &[("HEAT_CART", "5")],
-            "does not rebuild (an intercommunicator",
-        ),
+        (&[("HEAT_CART", "5")], "does not rebuild (MPI_Comm_idup"),
         (
             &[("HEAT_START", "2")],
             "the program's start (before its first persistent create_cd)",

@@ -43,20 +43,29 @@ impl Chan {
     }
 }
 
-/// The communicator of this call on `comm`, if it is one recovery takes (see the module docs).
+/// The communicator of this point-to-point call on `comm`, if it is one recovery takes (see
+/// the module docs).
 #[inline]
-pub(super) fn covers(comm: Comm) -> Option<Chan> {
+pub(super) fn covers_p2p(comm: Comm) -> Option<Chan> {
     if !super::keeping() || crate::boundary::inside() || cd_core::logging_anywhere() {
         return None;
     }
     derived::channel(comm).map(Chan)
 }
 
+/// [`covers_p2p`] for a collective or a probe: not on an intercommunicator, whose collectives'
+/// results differ between its two groups (no survivor of one could serve a replacement of the
+/// other).
+#[inline]
+pub(super) fn covers(comm: Comm) -> Option<Chan> {
+    covers_p2p(comm).filter(|c| !derived::is_inter(c.0))
+}
+
 /// [`covers`] for a receive from `source`. A wildcard source (`MPI_ANY_SOURCE`) is a choice a
 /// replacement must repeat: covered where it is recorded ([`choices`]), else it stops the
 /// containment of later losses.
 pub(super) fn covers_receive(comm: Comm, source: c_int) -> Option<Chan> {
-    let chan = covers(comm)?;
+    let chan = covers_p2p(comm)?;
     if source == abi::ANY_SOURCE
         && !choices::admit(
             "the application received with MPI_ANY_SOURCE in the program's start, whose match \
@@ -165,7 +174,7 @@ macro_rules! covered_sends {
             tag: c_int,
             comm: Comm,
         ) -> c_int {
-            let Some(chan) = covers(comm) else {
+            let Some(chan) = covers_p2p(comm) else {
                 // SAFETY: forwarded.
                 return unsafe { crate::p2p::$fn(buf, count, datatype, dest, tag, comm) };
             };
@@ -640,7 +649,7 @@ macro_rules! covered_posts {
             comm: Comm,
             request: *mut Request,
         ) -> c_int {
-            let Some(chan) = covers(comm) else {
+            let Some(chan) = covers_p2p(comm) else {
                 // SAFETY: forwarded.
                 return unsafe { crate::p2p::$fn(buf, count, datatype, dest, tag, comm, request) };
             };

@@ -52,7 +52,8 @@
 //! `Gatherv`, `Scatterv` and `Alltoallv` ([`spread`]), `Neighbor_allgather(v)` and
 //! `Neighbor_alltoall(v)` ([`neighbors`]); on `MPI_COMM_WORLD` and on the
 //! communicators derived from it with `MPI_Comm_dup`, `MPI_Comm_split`, `MPI_Comm_split_type`,
-//! `MPI_Comm_create`, `MPI_Comm_create_group`,
+//! `MPI_Comm_create`, `MPI_Comm_create_group`, `MPI_Intercomm_create` (point-to-point only),
+//! `MPI_Intercomm_merge`,
 //! `MPI_Cart_create`, `MPI_Cart_sub` and the graph constructors (rebuilt after a repair:
 //! `crate::derived`), outside CDs
 //! that log. The choices a replacement must repeat (a receive's wildcard source, `Waitany`

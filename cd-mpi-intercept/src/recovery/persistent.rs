@@ -132,7 +132,7 @@ unsafe fn activate(m: &Made) -> Result<Request, c_int> {
     let request = &mut posted as *mut Request;
     let (count, datatype, peer, tag) = (m.count, m.datatype, m.peer, m.tag);
     let send = std::ptr::with_exposed_provenance::<c_void>(m.buf);
-    let covered = calls::covers(comm);
+    let covered = calls::covers_p2p(comm);
     // SAFETY: the application's arguments to `*_init`, and the caller's contract.
     let rc = unsafe {
         match (m.mode, covered) {

@@ -11,7 +11,7 @@
 use super::repair::{RESENDS, RESENT, SERVED};
 use super::{catchup, choices, journal, prologue};
 use crate::abi::{self, Comm, Datatype, Status};
-use crate::derived::{self, WORLD};
+use crate::derived::{self, Remote, WORLD};
 use crate::pmpi::{real, safe, Buf, BufMut};
 use crate::topology::Topology;
 use crate::wire;
@@ -66,7 +66,13 @@ struct Received {
 struct Described {
     members: Vec<c_int>,
     topology: Option<Topology>,
+    /// An intercommunicator's other side (`members` is its local group).
+    remote: Option<Remote>,
 }
+
+/// The tag of the rebuild's `MPI_Intercomm_create` calls (on the repaired world, where
+/// nothing else is in flight then).
+const INTER_TAG: c_int = 0x0CD1;
 
 /// See the module docs. `repaired` is the repaired world, `lost` the ranks replaced.
 pub(crate) fn sync(repaired: Comm, replacement: bool, lost: &[c_int]) -> Result<(), String> {
@@ -346,6 +352,11 @@ fn rebuild(
             wire::put_u64(d.id, &mut mine);
             wire::put_ints(&d.members, &mut mine);
             Topology::encode(d.topology.as_ref(), &mut mine);
+            let remote = d.remote.as_ref();
+            wire::put_ints(remote.map_or(&[][..], |r| &r.members), &mut mine);
+            // (0: not an intercommunicator; else 1 + its local group's count)
+            let seq = remote.and_then(|r| r.seq).map_or(0, |s| u64::from(s) + 1);
+            wire::put_u64(seq, &mut mine);
         }
     }
     let what = "exchanging the derived communicators";
@@ -357,9 +368,36 @@ fn rebuild(
             let id = wire::u64_at(&bytes, &mut at)?;
             let members = wire::ints_at(&bytes, &mut at)?;
             let topology = Topology::decode(&bytes, &mut at)?;
+            let remote_members = wire::ints_at(&bytes, &mut at)?;
+            let seq = wire::u64_at(&bytes, &mut at)?;
+            let remote = (seq != 0).then(|| Remote {
+                members: remote_members,
+                seq: u32::try_from(seq - 1).ok(),
+            });
             let pieces = table.entry(id).or_default();
             if !pieces.iter().any(|d| d.members == members) {
-                pieces.push(Described { members, topology });
+                pieces.push(Described {
+                    members,
+                    topology,
+                    remote,
+                });
+            }
+        }
+    }
+    // an intercommunicator one of whose groups has no survivor: that group, as the other
+    // describes it (its count of intercommunicators unknown)
+    for pieces in table.values_mut() {
+        if let [one] = &pieces[..] {
+            if let Some(remote) = &one.remote {
+                let other = Described {
+                    members: remote.members.clone(),
+                    topology: None,
+                    remote: Some(Remote {
+                        members: one.members.clone(),
+                        seq: None,
+                    }),
+                };
+                pieces.push(other);
             }
         }
     }
@@ -378,15 +416,34 @@ fn rebuild(
             "rebuilding a derived communicator",
         )?;
         let topology = mine.and_then(|(_, _, d)| d.topology.clone());
-        let rebuilt = match &topology {
-            Some(t) => t
+        let remote = mine.and_then(|(_, _, d)| d.remote.as_ref());
+        let rebuilt = match (&topology, remote) {
+            (Some(t), _) => t
                 .make(split, position)
                 .map_err(|rc| failed("rebuilding a communicator's topology", rc))?,
-            None => split,
+            (None, Some(remote)) => inter(split, repaired, remote)?,
+            (None, None) => split,
         };
-        derived::rebuilt(id, rebuilt, topology, replacement);
+        derived::rebuilt(id, rebuilt, topology, remote, replacement);
     }
     Ok(table)
+}
+
+/// An intercommunicator between `local` (this process's group, rebuilt in its order) and the
+/// group `remote` on the repaired world; frees `local`.
+fn inter(mut local: Comm, repaired: Comm, remote: &Remote) -> Result<Comm, String> {
+    let leader = remote
+        .members
+        .first()
+        .copied()
+        .ok_or("an empty remote group")?;
+    let mut made = abi::predefined().comm_null;
+    // SAFETY: MPI writes one handle; the local group's rank 0 leads it, and the remote
+    // group's first member (its rank 0) leads that.
+    let rc = unsafe { real::Intercomm_create(local, 0, repaired, leader, INTER_TAG, &mut made) };
+    // SAFETY: our own communicator, no longer needed.
+    unsafe { real::Comm_free(&mut local) };
+    check(rc, "rebuilding an intercommunicator").map(|_| made)
 }
 
 /// Starts the resend, to every other rank, of the messages it had not received from this one
