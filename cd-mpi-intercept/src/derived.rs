@@ -318,16 +318,16 @@ pub(crate) fn prebuilt(
 /// that group made (by its count), or the one of that group whose count no survivor knew.
 fn prebuilt_inter(r: &Registry, local: &[c_int]) -> Option<(u64, Remote)> {
     let seq = r.inter_seq.get(&list_key(local)).copied().unwrap_or(0);
-    let mut fits = r.prebuilt.iter().filter_map(|(&id, b)| {
-        let known = b.inter?;
-        let comm = Comm::from_bits(b.comm);
-        (members(comm) == local).then(|| (id, known, comm))
-    });
-    let all: Vec<_> = fits.by_ref().collect();
-    let (id, known, comm) = all
+    let ours: Vec<(u64, Option<u32>, Comm)> = r
+        .prebuilt
+        .iter()
+        .filter_map(|(&id, b)| Some((id, b.inter?, Comm::from_bits(b.comm))))
+        .filter(|&(_, _, comm)| members(comm) == local)
+        .collect();
+    let (id, known, comm) = ours
         .iter()
         .find(|(_, known, _)| *known == Some(seq))
-        .or_else(|| all.iter().find(|(_, known, _)| known.is_none()))
+        .or_else(|| ours.iter().find(|(_, known, _)| known.is_none()))
         .copied()?;
     let remote = Remote {
         members: remote_members(comm),
