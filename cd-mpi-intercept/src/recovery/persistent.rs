@@ -47,9 +47,21 @@ struct Made {
     /// The destination or the source.
     peer: c_int,
     tag: c_int,
-    /// Its communicator (`crate::derived`).
+    /// Its communicator (`crate::derived`), and the real one it was made on (which still
+    /// serves after the application freed the communicator, as MPI allows).
     channel: u64,
+    made_on: Comm,
     active: Option<Request>,
+}
+
+impl Made {
+    /// Its communicator now.
+    fn comm(&self) -> Comm {
+        match crate::derived::current(self.channel) {
+            c if c == abi::predefined().comm_null => self.made_on,
+            c => c,
+        }
+    }
 }
 
 static MADE: Mutex<Option<HashMap<u64, Made>>> = Mutex::new(None);
@@ -101,6 +113,7 @@ macro_rules! inits {
                         peer,
                         tag,
                         channel,
+                        made_on: comm,
                         active: None,
                     };
                     // SAFETY: MPI wrote the handle.
@@ -127,7 +140,7 @@ inits! {
 /// The buffer `m` names is the application's, valid until the activation completes (MPI's
 /// contract for `MPI_Start`).
 unsafe fn activate(m: &Made) -> Result<Request, c_int> {
-    let comm = crate::derived::current(m.channel);
+    let comm = m.comm();
     let mut posted = abi::predefined().request_null;
     let request = &mut posted as *mut Request;
     let (count, datatype, peer, tag) = (m.count, m.datatype, m.peer, m.tag);
@@ -211,8 +224,7 @@ unsafe fn start_kept(handle: Request) -> Option<c_int> {
     let m = made(handle)?;
     if m.active.is_some() {
         // starting an active request is erroneous: raised as MPI would
-        let comm = crate::derived::current(m.channel);
-        crate::pmpi::safe::comm_call_errhandler(comm, abi::ERR_REQUEST);
+        crate::pmpi::safe::comm_call_errhandler(m.comm(), abi::ERR_REQUEST);
         return Some(abi::ERR_REQUEST);
     }
     // SAFETY: the caller's contract.
