@@ -254,3 +254,54 @@ fn dist_graph(comm: Comm) -> Option<Topology> {
         members,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every kind of topology (and none) reads back as written, one after another.
+    #[test]
+    fn descriptions_read_back_as_written() {
+        let ring = |r: c_int| Adjacency {
+            sources: vec![(r + 3) % 4, (r + 1) % 4],
+            source_weights: vec![2, 3],
+            destinations: vec![(r + 3) % 4, (r + 1) % 4],
+            destination_weights: vec![2, 3],
+        };
+        let all = [
+            None,
+            Some(Topology::Cart {
+                dims: vec![2, 2],
+                periods: vec![1, 0],
+            }),
+            Some(Topology::Graph {
+                index: vec![2, 4, 6, 8],
+                edges: vec![3, 1, 0, 2, 1, 3, 2, 0],
+            }),
+            Some(Topology::DistGraph {
+                weighted: true,
+                members: (0..4).map(ring).collect(),
+            }),
+            Some(Topology::DistGraph {
+                weighted: false,
+                members: vec![Adjacency::default()],
+            }),
+        ];
+        let mut out = Vec::new();
+        for t in &all {
+            Topology::encode(t.as_ref(), &mut out);
+        }
+        let at = &mut 0;
+        for t in &all {
+            assert!(Topology::decode(&out, at).expect("well formed") == *t);
+        }
+        assert_eq!(*at, out.len());
+        assert!(Topology::decode(&[9], &mut 0).is_err(), "an unknown kind");
+        let mut one = Vec::new();
+        Topology::encode(all[1].as_ref(), &mut one);
+        assert!(
+            Topology::decode(&one[..one.len() - 1], &mut 0).is_err(),
+            "cut short"
+        );
+    }
+}

@@ -45,3 +45,35 @@ pub(crate) fn ints_at(bytes: &[u8], at: &mut usize) -> Result<Vec<c_int>, String
     *at = end;
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_read_back_as_written() {
+        let mut out = Vec::new();
+        put_u64(7, &mut out);
+        put_ints(&[3, -1, 40], &mut out);
+        put_ints(&[], &mut out);
+        let at = &mut 0;
+        assert_eq!(u64_at(&out, at), Ok(7));
+        assert_eq!(ints_at(&out, at), Ok(vec![3, -1, 40]));
+        assert_eq!(ints_at(&out, at), Ok(vec![]));
+        assert_eq!(*at, out.len());
+    }
+
+    #[test]
+    fn a_malformed_description_is_an_error() {
+        let mut out = Vec::new();
+        put_ints(&[1, 2], &mut out);
+        // cut short, and a length past the bytes (or past usize)
+        assert!(ints_at(&out[..out.len() - 1], &mut 0).is_err());
+        assert!(u64_at(&out[..7], &mut 0).is_err());
+        let mut huge = Vec::new();
+        put_u64(u64::MAX, &mut huge);
+        assert!(ints_at(&huge, &mut 0).is_err());
+        let mut past_the_end = usize::MAX;
+        assert!(ints_at(&out, &mut past_the_end).is_err());
+    }
+}
