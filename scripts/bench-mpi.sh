@@ -74,25 +74,8 @@ flags=(-Wall -Wextra -Werror -std=gnu11 -O2)
     -Wl,-rpath,"$lib" -ldl -o "$out/mpi_overhead"
 "$MPICC" "${flags[@]}" -DNO_LIBCD "$src" -ldl -o "$out/mpi_overhead_nolibcd"
 
-# Waits (up to $CD_BENCH_IDLE_WAIT seconds, default 600; 0: not at all) until both CPUs were
-# under 10% busy during two 5-second samples in a row: other work on the 2 cores would
-# deschedule a busy-polling rank and swamp what is measured. Prints the busy share and load.
-busy_pct() {
-    local a b busy total
-    read -ra a < /proc/stat; sleep 5; read -ra b < /proc/stat
-    busy=$(( b[1]+b[2]+b[3]+b[6]+b[7]+b[8] - a[1]-a[2]-a[3]-a[6]-a[7]-a[8] ))  # steal counts
-    total=$(( busy + b[4]+b[5] - a[4]-a[5] ))
-    echo $(( 100 * busy / (total > 0 ? total : 1) ))
-}
-wait_idle() {
-    local limit=${CD_BENCH_IDLE_WAIT:-600} start=$SECONDS quiet=0 pct="?"
-    while [ "$limit" -gt 0 ] && [ $((SECONDS - start)) -lt "$limit" ]; do
-        pct=$(busy_pct)
-        if [ "$pct" -lt 10 ]; then quiet=$((quiet + 1)); else quiet=0; fi
-        [ "$quiet" -ge 2 ] && break
-    done
-    echo "== CPUs ${pct}% busy before this step (waited $((SECONDS - start)) s), load $(cut -d' ' -f1-3 /proc/loadavg)"
-}
+# each step first waits for idle CPUs (scripts/bench-idle.sh; $CD_BENCH_IDLE_WAIT, default 600)
+source scripts/bench-idle.sh
 
 run() {
     echo
@@ -120,18 +103,18 @@ if [ "$family" = ompi5 ]; then
         echo
         echo "== launch pair $launch of $launches"
         for modes in raw,nocd,log raw,journal; do
-            wait_idle
+            echo "== $(wait_idle)"
             run "$out/mpi_overhead" "${quick_args[@]}" --bench pingpong --modes "$modes" --sizes "$sizes" "$@"
         done
         # every receive from MPI_ANY_SOURCE: a choice recorded at the partner (MPI_Put and
         # MPI_Win_flush) besides the journal, against raw MPI receiving from MPI_ANY_SOURCE too
-        wait_idle
+        echo "== $(wait_idle)"
         run "$out/mpi_overhead" "${quick_args[@]}" --bench pingpong --modes raw,journal \
             --any-source 1 --sizes 8 "$@"
     done
     echo
     echo "== where the journal's time goes: its stages on each rank alone"
-    wait_idle
+    echo "== $(wait_idle)"
     run "$out/mpi_overhead" "${quick_args[@]}" --bench packing --sizes "$sizes"
     echo
     echo "== the journal checked with CD_MPI_STATS"
@@ -155,7 +138,7 @@ else
     steps=(args)
 fi
 for step in "${steps[@]}"; do
-    wait_idle
+    echo "== $(wait_idle)"
     if [ "$step" = args ]; then
         run "$out/mpi_overhead" "${quick_args[@]}" "$@"
     else
@@ -166,18 +149,18 @@ done
 
 echo
 echo "== cross-check of the reference, without libcd: raw pointers vs MPI_X from the program"
-wait_idle
+echo "== $(wait_idle)"
 run "$out/mpi_overhead_nolibcd" "${quick_args[@]}" --bench pingpong,allreduce --modes raw,direct \
     --sizes 8,4k,1M --ar-sizes 8,4k,1M
 echo
 echo "== the same program preloaded with libcd (an unmodified MPI program): direct = libcd's wrappers, no CD"
 if [ "$family" = openmpi ]; then preload=(-x "LD_PRELOAD=$lib/libcd.so"); else preload=(-genv LD_PRELOAD "$lib/libcd.so"); fi
-wait_idle
+echo "== $(wait_idle)"
 run "${preload[@]}" "$out/mpi_overhead_nolibcd" "${quick_args[@]}" --bench pingpong,allreduce \
     --modes raw,direct --sizes 8,64,4k,1M --ar-sizes 8,4k,1M
 echo
 echo "== raw only, the libcd build and the build without libcd alternated (3 processes each)"
-wait_idle
+echo "== $(wait_idle)"
 for _ in 1 2 3; do
     for bin in mpi_overhead mpi_overhead_nolibcd; do
         run "$out/$bin" "${quick_args[@]}" --bench pingpong --modes raw --sizes 8,4k,1M |

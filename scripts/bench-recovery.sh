@@ -89,22 +89,7 @@ launch() {
     echo "   exit $rc, $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f s", b - a }')"
 }
 
-busy_pct() {
-    local a b busy total
-    read -ra a < /proc/stat; sleep 5; read -ra b < /proc/stat
-    busy=$(( b[1]+b[2]+b[3]+b[6]+b[7]+b[8] - a[1]-a[2]-a[3]-a[6]-a[7]-a[8] ))  # steal counts
-    total=$(( busy + b[4]+b[5] - a[4]-a[5] ))
-    echo $(( 100 * busy / (total > 0 ? total : 1) ))
-}
-wait_idle() {
-    local limit=${CD_BENCH_IDLE_WAIT:-60} start=$SECONDS quiet=0 pct="?"
-    while [ "$limit" -gt 0 ] && [ $((SECONDS - start)) -lt "$limit" ]; do
-        pct=$(busy_pct)
-        if [ "$pct" -lt 10 ]; then quiet=$((quiet + 1)); else quiet=0; fi
-        [ "$quiet" -ge 2 ] && break
-    done
-    echo "CPUs ${pct}% busy before it (waited $((SECONDS - start)) s), load $(cut -d' ' -f1-3 /proc/loadavg)"
-}
+source scripts/bench-idle.sh
 
 fresh() {
     rm -rf "$1"
@@ -116,7 +101,7 @@ for rep in $(seq 1 "$reps"); do
     shift_by=$(( (rep - 1) % 3 ))
     order=("${kinds[@]:$shift_by}" "${kinds[@]:0:$shift_by}")
     echo
-    echo "== repetition $rep of $reps: ${order[*]}, $(wait_idle)"
+    echo "== repetition $rep of $reps: ${order[*]}, $(wait_idle 60)"
     for k in "${order[@]}"; do
         run="$dir/$rep-$k"
         fresh "$run"

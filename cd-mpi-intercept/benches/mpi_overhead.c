@@ -159,57 +159,26 @@ static long minflt(void) {
 
 /* ---- finding the MPI library's own PMPI_X ---------------------------------------------- */
 
-static char mpi_lib[512];
-
-/* The first loaded object other than libcd and the executable that defines PMPI_Send. */
-static int find_mpi(struct dl_phdr_info *info, size_t n, void *data) {
-    (void)n;
-    (void)data;
-    const char *name = info->dlpi_name;
-    if (name == NULL || name[0] == '\0' || strstr(name, "libcd.") != NULL) return 0;
-    void *h = dlopen(name, RTLD_LAZY | RTLD_NOLOAD);
-    if (h == NULL) return 0;
-    void *f = dlsym(h, "PMPI_Send");
-    Dl_info where;
-    int found = f != NULL && dladdr(f, &where) != 0 && strcmp(where.dli_fname, name) == 0;
-    dlclose(h);
-    if (found) snprintf(mpi_lib, sizeof mpi_lib, "%s", name);
-    return found;
-}
-
-static void *mpi_sym(void *h, const char *name) {
-    void *f = dlsym(h, name);
-    if (f == NULL) die(name);
-    return f;
-}
-
-static const char *object_of(void *f) {
-    Dl_info where;
-    return dladdr(f, &where) != 0 ? where.dli_fname : "?";
-}
+#include "raw_mpi.h"
 
 static void resolve(void) {
-    if (!dl_iterate_phdr(find_mpi, NULL)) die("no loaded object defines PMPI_Send");
-    void *h = dlopen(mpi_lib, RTLD_LAZY | RTLD_NOLOAD);
-    if (h == NULL) die("dlopen of the MPI library");
-    /* POSIX: dlsym's result converts to a function pointer through its bytes. */
-    void *p;
-    p = mpi_sym(h, "PMPI_Send"), memcpy(&raw_fns.send, &p, sizeof p);
-    p = mpi_sym(h, "PMPI_Recv"), memcpy(&raw_fns.recv, &p, sizeof p);
-    p = mpi_sym(h, "PMPI_Allreduce"), memcpy(&raw_fns.allreduce, &p, sizeof p);
-    p = mpi_sym(h, "PMPI_Barrier"), memcpy(&raw_fns.barrier, &p, sizeof p);
-    p = mpi_sym(h, "PMPI_Bcast"), memcpy(&raw_fns.bcast, &p, sizeof p);
-    p = mpi_sym(h, "PMPI_Sendrecv"), memcpy(&raw_fns.sendrecv, &p, sizeof p);
-    p = mpi_sym(h, "PMPI_Pack"), memcpy(&raw_pack, &p, sizeof p);
-    p = mpi_sym(h, "PMPI_Pack_size"), memcpy(&raw_pack_size, &p, sizeof p);
+    void *h = raw_mpi_open();
+    raw_mpi_sym(h, "PMPI_Send", &raw_fns.send, sizeof raw_fns.send);
+    raw_mpi_sym(h, "PMPI_Recv", &raw_fns.recv, sizeof raw_fns.recv);
+    raw_mpi_sym(h, "PMPI_Allreduce", &raw_fns.allreduce, sizeof raw_fns.allreduce);
+    raw_mpi_sym(h, "PMPI_Barrier", &raw_fns.barrier, sizeof raw_fns.barrier);
+    raw_mpi_sym(h, "PMPI_Bcast", &raw_fns.bcast, sizeof raw_fns.bcast);
+    raw_mpi_sym(h, "PMPI_Sendrecv", &raw_fns.sendrecv, sizeof raw_fns.sendrecv);
+    raw_mpi_sym(h, "PMPI_Pack", &raw_pack, sizeof raw_pack);
+    raw_mpi_sym(h, "PMPI_Pack_size", &raw_pack_size, sizeof raw_pack_size);
     exe_fns =
         (struct mpi_fns){MPI_Send, MPI_Recv, MPI_Allreduce, MPI_Barrier, MPI_Bcast, MPI_Sendrecv};
     if (rank == 0) {
         void *raw_send, *exe_send;
         memcpy(&raw_send, &raw_fns.send, sizeof raw_send);
         memcpy(&exe_send, &exe_fns.send, sizeof exe_send);
-        printf("raw:  PMPI_Send from %s\n", object_of(raw_send));
-        printf("MPI_Send as bound by this executable: %s\n", object_of(exe_send));
+        printf("raw:  PMPI_Send from %s\n", raw_mpi_object_of(raw_send));
+        printf("MPI_Send as bound by this executable: %s\n", raw_mpi_object_of(exe_send));
         if (raw_send == exe_send) printf("(the same function)\n");
     }
 }
