@@ -34,7 +34,9 @@
  * start; HEAT_CART=3 exchanges the halo on a distributed graph of the ring (its neighbours
  * from MPI_Dist_graph_neighbors) and adds, every step, the sum over an MPI_Graph_create ring
  * (HEAT_CART=4 makes an MPI_Comm_create_group communicator, which in-job recovery does not
- * rebuild). HEAT_WILDCARD=1 receives the left halo from MPI_ANY_SOURCE (with MPI_Sendrecv, or MPI_Irecv); HEAT_WILDCARD=2 also passes a token to the right every step, found by polling MPI_Iprobe and by MPI_Probe from MPI_ANY_SOURCE. HEAT_CHOOSY=R makes rank R alone complete a message to itself with MPI_Waitany every step (two choices). HEAT_ORDER=swapped adds the ranges in the other order, HEAT_SHORT=1 adds
+ * rebuild). HEAT_WILDCARD=1 receives the left halo from MPI_ANY_SOURCE (with MPI_Sendrecv, or MPI_Irecv); HEAT_WILDCARD=2 also passes a token to the right every step, found by polling MPI_Iprobe and by MPI_Probe from MPI_ANY_SOURCE; HEAT_WILDCARD=3 instead two tokens matched from MPI_ANY_SOURCE, one by polling MPI_Improbe and received with MPI_Mrecv, one by MPI_Mprobe and received with MPI_Imrecv (HEAT_WILDCARD=4: after an MPI_Barrier, and
+ * with HEAT_KILL_INSIDE=1 the rank HEAT_KILL_AT kills dies before it, while the others hold the
+ * matched message). HEAT_CHOOSY=R makes rank R alone complete a message to itself with MPI_Waitany every step (two choices). HEAT_ORDER=swapped adds the ranges in the other order, HEAT_SHORT=1 adds
  * a shorter array. With HEAT_PERSIST_ERRORS=continue a failed advance prints its error and the
  * run goes on. Prints "heat rank R resumed S version V" after a restore, "heat rank R error
  * CODE MESSAGE" when a CD call fails (and exits cleanly), "heat rank R result STEPS PART HEX"
@@ -321,6 +323,35 @@ int main(int argc, char **argv) {
             if (got != step) {
                 fprintf(stderr, "heat rank %d: token %g from rank %d at step %d\n", rank, got,
                         st.MPI_SOURCE, step);
+                return 1;
+            }
+        }
+        if (env_int("HEAT_WILDCARD", 0) >= 3) {
+            /* two tokens to the right, matched from MPI_ANY_SOURCE: one by polling
+             * MPI_Improbe and received with MPI_Mrecv, the other by MPI_Mprobe and received
+             * with MPI_Imrecv */
+            MPI_Request sent[2], receiving;
+            double tokens[2] = {step, -step}, got[2] = {-1, -1};
+            int found = 0;
+            MPI_Message matched;
+            MPI_Status st;
+            MPI_Isend(&tokens[0], 1, MPI_DOUBLE, right, 5, halo, &sent[0]);
+            MPI_Isend(&tokens[1], 1, MPI_DOUBLE, right, 7, halo, &sent[1]);
+            while (!found) MPI_Improbe(MPI_ANY_SOURCE, 5, halo, &found, &matched, &st);
+            MPI_Mrecv(&got[0], 1, MPI_DOUBLE, &matched, MPI_STATUS_IGNORE);
+            MPI_Mprobe(MPI_ANY_SOURCE, 7, halo, &matched, &st);
+            if (env_int("HEAT_WILDCARD", 0) == 4) {
+                /* a collective while the message is matched, not received */
+                if (env_int("HEAT_KILL_INSIDE", 0) && step + 1 == kill_at && kill_rank == rank)
+                    kill_self("");
+                MPI_Barrier(halo);
+            }
+            MPI_Imrecv(&got[1], 1, MPI_DOUBLE, &matched, &receiving);
+            MPI_Wait(&receiving, MPI_STATUS_IGNORE);
+            MPI_Waitall(2, sent, MPI_STATUSES_IGNORE);
+            if (got[0] != step || got[1] != -step) {
+                fprintf(stderr, "heat rank %d: tokens %g %g from rank %d at step %d\n", rank,
+                        got[0], got[1], st.MPI_SOURCE, step);
                 return 1;
             }
         }

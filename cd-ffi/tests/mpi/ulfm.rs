@@ -165,7 +165,10 @@ const CONTAINED: [(&str, &str); 4] = [
 /// `MPI_Neighbor_allgatherv` and `MPI_Neighbor_alltoallv`, on the Cartesian ring with rank 2
 /// lost, and on the distributed graph with rank 0 (and `MPI_Neighbor_alltoallw` with a datatype
 /// per neighbour, in both); and (`MPI_Alltoallw` with a datatype per block every step, one in
-/// place, and one in the start) rank 1 lost, and rank 3 between them.
+/// place, and one in the start) rank 1 lost, and rank 3 between them; and (matched probes) two
+/// tokens found every step from `MPI_ANY_SOURCE`, one by polling `MPI_Improbe` and received
+/// with `MPI_Mrecv`, one by `MPI_Mprobe` and received with `MPI_Imrecv`, rank 2 lost, and rank
+/// 0 on the Cartesian ring with the nonblocking halo exchange.
 #[test]
 fn a_lost_rank_is_contained_in_the_job() {
     if skipped("a_lost_rank_is_contained_in_the_job") {
@@ -206,7 +209,8 @@ fn a_lost_rank_is_contained_in_the_job() {
     // derived communicators (1: Cartesian, 2: split type, 3: graphs), the collectives every
     // step: 1 Allreduce, 2 also Reduce, Gather and Scatter at rank 0, 3 instead Scan, Exscan,
     // Alltoall, Reduce_scatter(_block) and the v-forms, rooted at rank 0, 5 Alltoallw)
-    // (and choices: the left halo received from MPI_ANY_SOURCE, 2: and a token probed for)
+    // (and choices: the left halo received from MPI_ANY_SOURCE, 2: and a token probed for,
+    // 3: and two tokens matched by MPI_Improbe and MPI_Mprobe)
     let cases = [
         (3usize, "130", "1", None, "0", "1", "0"),
         (0, "137", "0", None, "0", "1", "0"),
@@ -234,6 +238,8 @@ fn a_lost_rank_is_contained_in_the_job() {
         (0, "133", "6", None, "3", "1", "0"),
         (1, "134", "0", None, "0", "5", "0"),
         (3, "136", "1", None, "0", "5", "0"),
+        (2, "132", "0", None, "0", "1", "3"),
+        (0, "135", "1", None, "1", "1", "3"),
     ];
     for (lost, step, nonblocking, second, cart, reduce, wildcard) in cases {
         let expected = match (cart, reduce) {
@@ -532,7 +538,8 @@ fn a_loss_during_a_persist_ends_the_job_clearly_and_the_relaunch_restores() {
 /// makes a derived communicator with
 /// `MPI_Comm_create_group` (not rebuilt), one whose start calls `MPI_Ireduce` (not kept for a
 /// replacement), and one that calls `MPI_Ireduce` every step (at the repair the survivors find
-/// their journals lack it). A later loss ends the job, every survivor's line says
+/// their journals lack it), and one whose survivors hold a message they matched with
+/// `MPI_Mprobe` and did not receive yet when rank 1 is lost (a repair cannot carry it). A later loss ends the job, every survivor's line says
 /// why.
 #[test]
 fn a_loss_after_unkept_choices_or_an_unfollowed_communicator_ends_the_job_clearly() {
@@ -560,6 +567,10 @@ fn a_loss_after_unkept_choices_or_an_unfollowed_communicator_ends_the_job_clearl
             &[("HEAT_REDUCE", "4")],
             "MPI calls since the last version that in-job recovery does not keep",
         ),
+        (
+            &[("HEAT_WILDCARD", "4"), ("HEAT_KILL_INSIDE", "1")],
+            "a message the application matched with MPI_Mprobe or MPI_Improbe was not received",
+        ),
     ];
     for (knobs, why) in cases {
         let (knob, value) = knobs[0];
@@ -572,8 +583,15 @@ fn a_loss_after_unkept_choices_or_an_unfollowed_communicator_ends_the_job_clearl
         // with MPI_Ireduce every step a survivor can also see the loss inside it (its
         // MPI_Wait) and end at once, which the others see as a second failure during their repair
         let second_failure = knob == "HEAT_REDUCE";
+        // a survivor that had matched nothing yet (rank 2 waits for rank 1's tokens) learns
+        // that another cannot contain the loss
+        let matched = knob == "HEAT_WILDCARD";
+        if matched {
+            assert!(text.contains(why), "{knob}={value}:\n{text}");
+        }
         survivors_say(&text, &[0, 2, 3], "rank 1", |line| {
             line.contains(why)
+                || (matched && line.contains("another survivor cannot contain the loss"))
                 || (second_failure
                     && (line.contains("a request in-job recovery does not cover (another")
                         || line.contains("does not cover (another collective")

@@ -57,10 +57,10 @@ macro_rules! mpi_table {
                 Sendrecv_replace(buf: BufMut, count: c_int, datatype: Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: Comm, status: *mut Status) => p2p::sendrecv_replace;
                 Probe(source: c_int, tag: c_int, comm: Comm, status: *mut Status) => recovery::probe;
                 Iprobe(source: c_int, tag: c_int, comm: Comm, flag: *mut c_int, status: *mut Status) => recovery::iprobe;
-                Mprobe(source: c_int, tag: c_int, comm: Comm, message: *mut Message, status: *mut Status) => p2p::mprobe;
-                Improbe(source: c_int, tag: c_int, comm: Comm, flag: *mut c_int, message: *mut Message, status: *mut Status) => p2p::improbe;
-                Mrecv(buf: BufMut, count: c_int, datatype: Datatype, message: *mut Message, status: *mut Status) => p2p::mrecv;
-                Imrecv(buf: BufMut, count: c_int, datatype: Datatype, message: *mut Message, request: *mut Request) => p2p::imrecv;
+                Mprobe(source: c_int, tag: c_int, comm: Comm, message: *mut Message, status: *mut Status) => recovery::mprobe;
+                Improbe(source: c_int, tag: c_int, comm: Comm, flag: *mut c_int, message: *mut Message, status: *mut Status) => recovery::improbe;
+                Mrecv(buf: BufMut, count: c_int, datatype: Datatype, message: *mut Message, status: *mut Status) => recovery::mrecv;
+                Imrecv(buf: BufMut, count: c_int, datatype: Datatype, message: *mut Message, request: *mut Request) => recovery::imrecv;
 
                 Wait(request: *mut Request, status: *mut Status) => recovery::wait;
                 Waitall(count: c_int, requests: *mut Request, statuses: *mut Status) => recovery::waitall;
