@@ -200,17 +200,17 @@ pub(crate) fn communicator_made(call: Call, comm: Comm) {
 }
 
 /// The application probes for a message from `source` (`with_flag`: `MPI_Iprobe` or
-/// `MPI_Improbe`) where in-job recovery does not record the outcome (a matched probe, a probe
-/// inside a CD that logs; `crate::recovery::probes` records the others). Whether a message was
+/// `MPI_Improbe`) where in-job recovery does not record the outcome (a communicator it does not
+/// follow, inside a CD that logs; `crate::recovery` records the others). Whether a message was
 /// there (the flag) and which one matched a wildcard source are choices a replacement would
 /// have to repeat: from now on a loss ends the job clearly. A blocking probe of one source is
 /// no choice.
 pub(crate) fn probed(source: c_int, with_flag: bool) {
     if with_flag || source == abi::ANY_SOURCE {
         stop_containing(
-            "the application probed where in-job recovery does not record the outcome \
-             (MPI_Improbe, MPI_Mprobe, a communicator it does not follow, inside a CD that \
-             logs), which a replacement could not repeat",
+            "the application probed where in-job recovery does not record the outcome (a \
+             communicator it does not follow, inside a CD that logs), which a replacement \
+             could not repeat",
         );
     }
 }

@@ -14,18 +14,20 @@
  * MPI_Reduce_scatter_block (in place), MPI_Allgatherv (in place), MPI_Reduce_scatter,
  * MPI_Gatherv (in place at rank 0), MPI_Scatterv from rank 0 and MPI_Alltoallv (in place), all
  * folded into every rank's state, and with HEAT_KILL_INSIDE=1 the rank HEAT_KILL_AT kills
- * dies amid them, after the MPI_Alltoall of step S; HEAT_REDUCE=4 an MPI_Alltoallw, which
- * in-job recovery does not cover); HEAT_NONBLOCKING=1 exchanges the halo with MPI_Irecv, MPI_Isend and MPI_Waitall
+ * dies amid them, after the MPI_Alltoall of step S; HEAT_REDUCE=4 an MPI_Ireduce, which
+ * in-job recovery does not cover; HEAT_REDUCE=5 an MPI_Alltoallw with a datatype per block and
+ * an in-place one, folded into the state, and with HEAT_START one in the start too; with
+ * HEAT_KILL_INSIDE=1 the rank HEAT_KILL_AT kills dies between the two); HEAT_NONBLOCKING=1 exchanges the halo with MPI_Irecv, MPI_Isend and MPI_Waitall
  * instead of MPI_Sendrecv (HEAT_NONBLOCKING=2: MPI_Testall until complete, 3: MPI_Waitany four times, 4: an
  * MPI_Iallreduce completed with them by MPI_Waitall; 5: persistent requests made once in the
  * start, MPI_Recv_init, MPI_Send_init and MPI_Ssend_init, started by MPI_Start and MPI_Startall
  * and completed by MPI_Waitall every step; 6, on a communicator with a topology (HEAT_CART=1 or
  * 3): MPI_Neighbor_alltoall, and each neighbour's rank checked with MPI_Neighbor_allgather,
- * MPI_Neighbor_allgatherv and MPI_Neighbor_alltoallv). A restart finds the persisted version (cd_recovered_version), restores it and
+ * MPI_Neighbor_allgatherv, MPI_Neighbor_alltoallv and MPI_Neighbor_alltoallw). A restart finds the persisted version (cd_recovered_version), restores it and
  * goes on from there. HEAT_START=1 makes the program's start (before create_cd) communicate: rank
  * 0 broadcasts the diffusion coefficient, each rank takes a bias from its left neighbour
  * (MPI_Sendrecv) and the ranks' sum (MPI_Allreduce); a replacement re-executes it (HEAT_START=2
- * adds an MPI_Alltoallw, which in-job recovery does not cover). HEAT_CART=1 exchanges the halo on
+ * adds an MPI_Ireduce, which in-job recovery does not cover). HEAT_CART=1 exchanges the halo on
  * a periodic Cartesian ring (MPI_Cart_create, MPI_Cart_shift; a scratch MPI_Comm_dup of it made
  * and freed in the start) and adds, every step, the sum over a pair of ranks (MPI_Allreduce on
  * an MPI_Comm_split of the ring); HEAT_CART=2 makes an MPI_Comm_split_type communicator in the
@@ -35,7 +37,9 @@
  * MPI_Comm_create_group communicator made by its members alone; HEAT_CART=5 makes an
  * MPI_Comm_idup communicator, which in-job recovery does not rebuild; HEAT_CART=6 joins the
  * even and the odd ranks by an intercommunicator made in the start, exchanges each rank's sum
- * with its counterpart over it every step, and adds the sum over the intercommunicator merged). HEAT_WILDCARD=1 receives the left halo from MPI_ANY_SOURCE (with MPI_Sendrecv, or MPI_Irecv); HEAT_WILDCARD=2 also passes a token to the right every step, found by polling MPI_Iprobe and by MPI_Probe from MPI_ANY_SOURCE. HEAT_CHOOSY=R makes rank R alone complete a message to itself with MPI_Waitany every step (two choices). HEAT_ORDER=swapped adds the ranges in the other order, HEAT_SHORT=1 adds
+ * with its counterpart over it every step, and adds the sum over the intercommunicator merged). HEAT_WILDCARD=1 receives the left halo from MPI_ANY_SOURCE (with MPI_Sendrecv, or MPI_Irecv); HEAT_WILDCARD=2 also passes a token to the right every step, found by polling MPI_Iprobe and by MPI_Probe from MPI_ANY_SOURCE; HEAT_WILDCARD=3 instead two tokens matched from MPI_ANY_SOURCE, one by polling MPI_Improbe and received with MPI_Mrecv, one by MPI_Mprobe and received with MPI_Imrecv (HEAT_WILDCARD=4: after an MPI_Barrier, and
+ * with HEAT_KILL_INSIDE=1 the rank HEAT_KILL_AT kills dies before it, while the others hold the
+ * matched message). HEAT_CHOOSY=R makes rank R alone complete a message to itself with MPI_Waitany every step (two choices). HEAT_ORDER=swapped adds the ranges in the other order, HEAT_SHORT=1 adds
  * a shorter array. With HEAT_PERSIST_ERRORS=continue a failed advance prints its error and the
  * run goes on. Prints "heat rank R resumed S version V" after a restore, "heat rank R error
  * CODE MESSAGE" when a CD call fails (and exits cleanly), "heat rank R result STEPS PART HEX"
@@ -86,18 +90,38 @@ static void compose_maps(void *in, void *inout, int *len, MPI_Datatype *type) {
     for (int i = 0; i < *len; i++, f += 2, g += 2) g[1] = g[0] * f[1] + g[1], g[0] *= f[0];
 }
 
-/* An MPI_Alltoallw of `mine` to every rank (HEAT_START=2, HEAT_REDUCE=4; up to 64 ranks):
- * the sum of what every rank sent this one. */
-static double alltoallw_sum(double mine, int size) {
-    double to[64], from[64], sum = 0;
-    int counts[64], displs[64];
-    MPI_Datatype types[64];
-    for (int j = 0; j < 64; j++)
-        to[j] = mine * (j + 1), counts[j] = 1, displs[j] = j * (int)sizeof(double),
-        types[j] = MPI_DOUBLE;
-    MPI_Alltoallw(to, counts, displs, types, from, counts, displs, types, MPI_COMM_WORLD);
-    for (int j = 0; j < size && j < 64; j++) sum += from[j];
-    return sum;
+/* An MPI_Ireduce of `mine` to rank 0 (HEAT_START=2, HEAT_REDUCE=4), which in-job recovery
+ * does not cover: the largest at rank 0, 0 elsewhere. */
+static double ireduce_max(double mine) {
+    double most = 0;
+    MPI_Request r;
+    MPI_Ireduce(&mine, &most, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD, &r);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    return most;
+}
+
+/* HEAT_REDUCE=5 (up to 64 ranks): an MPI_Alltoallw of two values of `u` to every rank, laid
+ * out backwards in bytes, as two MPI_DOUBLE to even ranks and one `pair` to odd ones (received
+ * as the other: signatures match), then an in-place one of one value per rank, strided; the
+ * sum of what this rank received, weighted. With `die` this rank is lost between the two. */
+static double alltoallw_fold(const double *u, int size, MPI_Datatype pair, int die) {
+    double to[128] = {0}, from[128] = {0}, x[192] = {0}, fold = 0;
+    int counts[64] = {0}, rcounts[64] = {0}, displs[64] = {0}, ones[64] = {0}, strided[64] = {0};
+    MPI_Datatype types[64] = {0}, rtypes[64] = {0}, doubles[64] = {0};
+    for (int j = 0; j < size; j++) {
+        displs[j] = (size - 1 - j) * 2 * (int)sizeof(double);
+        to[2 * (size - 1 - j)] = u[1 + j % N] * (rank + 1), to[2 * (size - 1 - j) + 1] = u[1 + (j + 8) % N] + j;
+        counts[j] = j % 2 ? 1 : 2, types[j] = j % 2 ? pair : MPI_DOUBLE;
+        rcounts[j] = rank % 2 ? 2 : 1, rtypes[j] = rank % 2 ? MPI_DOUBLE : pair;
+        ones[j] = 1, strided[j] = 3 * j * (int)sizeof(double), doubles[j] = MPI_DOUBLE;
+        x[3 * j] = u[1 + (j + 16) % N] * (j + 2) + rank;
+    }
+    MPI_Alltoallw(to, counts, displs, types, from, rcounts, displs, rtypes, MPI_COMM_WORLD);
+    if (die) kill_self("");
+    MPI_Alltoallw(MPI_IN_PLACE, NULL, NULL, NULL, x, ones, strided, doubles, MPI_COMM_WORLD);
+    for (int j = 0; j < size; j++)
+        fold += from[2 * (size - 1 - j)] * (j + 1) + from[2 * (size - 1 - j) + 1] + x[3 * j] * 1e-3;
+    return fold;
 }
 
 int main(int argc, char **argv) {
@@ -175,6 +199,11 @@ int main(int argc, char **argv) {
         kill2_at = -1;
     const int reduce = env_int("HEAT_REDUCE", 0), nonblocking = env_int("HEAT_NONBLOCKING", 0);
     int executed = 0;
+    MPI_Datatype two_doubles = MPI_DATATYPE_NULL; /* HEAT_REDUCE=5's */
+    if (reduce == 5 && size <= 64) {
+        MPI_Type_contiguous(2, MPI_DOUBLE, &two_doubles);
+        MPI_Type_commit(&two_doubles);
+    }
 
     static double u[N + 2], v[N + 2];
     for (int i = 0; i < N + 2; i++) u[i] = (rank * 31 + i * 7) % 101;
@@ -195,9 +224,10 @@ int main(int argc, char **argv) {
         MPI_Sendrecv(&mine, 1, MPI_DOUBLE, right, 2, &theirs, 1, MPI_DOUBLE, left, 2,
                      MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         MPI_Allreduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-        if (env_int("HEAT_START", 0) == 2) alltoallw_sum(mine, size);
+        if (env_int("HEAT_START", 0) == 2) ireduce_max(mine);
         coefficient = params[0];
         bias = params[1] * theirs / sum;
+        if (two_doubles != MPI_DATATYPE_NULL) bias += alltoallw_fold(u, size, two_doubles, 0) * 1e-12;
     }
 
     char info[1024];
@@ -242,11 +272,20 @@ int main(int argc, char **argv) {
             int sent_at[2] = {0, 1}, received_at[2] = {0, 2};
             MPI_Neighbor_alltoallv(to, sends, sent_at, MPI_INT, twice, receives, received_at,
                                    MPI_INT, halo);
+            /* each rank's own number: once to the left as an MPI_INT, twice to the right as an
+             * MPI_2INT (received as two MPI_INT), at byte displacements */
+            int mine[3] = {rank, rank, rank}, theirs[3] = {-1, -1, -1}, counts_w[2] = {1, 1};
+            int from_w[2] = {2, 1};
+            MPI_Aint sent_w[2] = {0, sizeof(int)}, received_w[2] = {0, 2 * sizeof(int)};
+            MPI_Datatype sent_types[2] = {MPI_INT, MPI_2INT}, received_types[2] = {MPI_INT, MPI_INT};
+            MPI_Neighbor_alltoallw(mine, counts_w, sent_w, sent_types, theirs, from_w, received_w,
+                                   received_types, halo);
             if (got[0] != left || got[1] != right || gotv[0] != left || gotv[1] != right ||
-                twice[0] != rank || twice[1] != rank || twice[2] != rank) {
-                fprintf(stderr, "heat rank %d: neighbours %d %d %d %d %d %d %d at step %d\n",
+                twice[0] != rank || twice[1] != rank || twice[2] != rank || theirs[0] != left ||
+                theirs[1] != left || theirs[2] != right) {
+                fprintf(stderr, "heat rank %d: neighbours %d %d %d %d %d %d %d %d %d %d at step %d\n",
                         rank, got[0], got[1], gotv[0], gotv[1], twice[0], twice[1], twice[2],
-                        step);
+                        theirs[0], theirs[1], theirs[2], step);
                 return 1;
             }
         } else if (nonblocking == 5) {
@@ -302,6 +341,35 @@ int main(int argc, char **argv) {
             if (got != step) {
                 fprintf(stderr, "heat rank %d: token %g from rank %d at step %d\n", rank, got,
                         st.MPI_SOURCE, step);
+                return 1;
+            }
+        }
+        if (env_int("HEAT_WILDCARD", 0) >= 3) {
+            /* two tokens to the right, matched from MPI_ANY_SOURCE: one by polling
+             * MPI_Improbe and received with MPI_Mrecv, the other by MPI_Mprobe and received
+             * with MPI_Imrecv */
+            MPI_Request sent[2], receiving;
+            double tokens[2] = {step, -step}, got[2] = {-1, -1};
+            int found = 0;
+            MPI_Message matched;
+            MPI_Status st;
+            MPI_Isend(&tokens[0], 1, MPI_DOUBLE, right, 5, halo, &sent[0]);
+            MPI_Isend(&tokens[1], 1, MPI_DOUBLE, right, 7, halo, &sent[1]);
+            while (!found) MPI_Improbe(MPI_ANY_SOURCE, 5, halo, &found, &matched, &st);
+            MPI_Mrecv(&got[0], 1, MPI_DOUBLE, &matched, MPI_STATUS_IGNORE);
+            MPI_Mprobe(MPI_ANY_SOURCE, 7, halo, &matched, &st);
+            if (env_int("HEAT_WILDCARD", 0) == 4) {
+                /* a collective while the message is matched, not received */
+                if (env_int("HEAT_KILL_INSIDE", 0) && step + 1 == kill_at && kill_rank == rank)
+                    kill_self("");
+                MPI_Barrier(halo);
+            }
+            MPI_Imrecv(&got[1], 1, MPI_DOUBLE, &matched, &receiving);
+            MPI_Wait(&receiving, MPI_STATUS_IGNORE);
+            MPI_Waitall(2, sent, MPI_STATUSES_IGNORE);
+            if (got[0] != step || got[1] != -step) {
+                fprintf(stderr, "heat rank %d: tokens %g %g from rank %d at step %d\n", rank,
+                        got[0], got[1], st.MPI_SOURCE, step);
                 return 1;
             }
         }
@@ -383,7 +451,10 @@ int main(int argc, char **argv) {
                 for (int j = 0; j < counts[rank]; j++) fold += (some[j] + back[j]) * (j + 1);
                 u[4] += fold * 1e-9;
             } else if (reduce == 4) {
-                u[4] += alltoallw_sum(local, size) * 1e-9;
+                u[4] += ireduce_max(local) * 1e-9;
+            } else if (two_doubles != MPI_DATATYPE_NULL) {
+                int die = env_int("HEAT_KILL_INSIDE", 0) && step + 1 == kill_at && kill_rank == rank;
+                u[4] += alltoallw_fold(u, size, two_doubles, die) * 1e-9;
             }
             if (pair != MPI_COMM_NULL) {
                 MPI_Allreduce(&local, &total, 1, MPI_DOUBLE, MPI_SUM, pair);

@@ -163,8 +163,13 @@ const CONTAINED: [(&str, &str); 4] = [
 /// requests on the distributed graph; and (neighbourhood collectives) with the halo exchanged
 /// by `MPI_Neighbor_alltoall` and the neighbours checked with `MPI_Neighbor_allgather`,
 /// `MPI_Neighbor_allgatherv` and `MPI_Neighbor_alltoallv`, on the Cartesian ring with rank 2
-/// lost, and on the distributed graph with rank 0; and (communicators made by their members
-/// alone) with a sum every step over the even and over the odd ranks, each an
+/// lost, and on the distributed graph with rank 0 (and `MPI_Neighbor_alltoallw` with a datatype
+/// per neighbour, in both); and (`MPI_Alltoallw` with a datatype per block every step, one in
+/// place, and one in the start) rank 1 lost, and rank 3 between them; and (matched probes) two
+/// tokens found every step from `MPI_ANY_SOURCE`, one by polling `MPI_Improbe` and received
+/// with `MPI_Mrecv`, one by `MPI_Mprobe` and received with `MPI_Imrecv`, rank 2 lost, and rank
+/// 0 on the Cartesian ring with the nonblocking halo exchange; and (communicators made by their
+/// members alone) with a sum every step over the even and over the odd ranks, each an
 /// `MPI_Comm_create_group` communicator, rank 3 lost; and (an intercommunicator) with the even
 /// and the odd ranks joined by `MPI_Intercomm_create` in the start, a message to each rank's
 /// counterpart over it and a sum over its `MPI_Intercomm_merge` every step, rank 1 lost, and
@@ -186,7 +191,7 @@ fn a_lost_rank_is_contained_in_the_job() {
     };
     let (world_only, derived, rooted) = (clean("0", "1"), clean("1", "1"), clean("0", "2"));
     let (graphs, spread, grouped) = (clean("3", "1"), clean("0", "3"), clean("4", "1"));
-    let joined = clean("6", "1");
+    let (joined, alltoallw) = (clean("6", "1"), clean("0", "5"));
     assert_ne!(
         world_only, derived,
         "the derived communicators' sum changes the result"
@@ -199,14 +204,19 @@ fn a_lost_rank_is_contained_in_the_job() {
         world_only, spread,
         "the collectives of HEAT_REDUCE=3 change the result"
     );
+    assert_ne!(
+        world_only, alltoallw,
+        "the MPI_Alltoallw of HEAT_REDUCE=5 changes the result"
+    );
     // (lost rank, step, nonblocking halo exchange (5: persistent requests, 6: neighbourhood
     // collectives), a second loss
     // "step:rank" after the first recovery and the version its replacement resumes from,
     // derived communicators (1: Cartesian, 2: split type, 3: graphs, 4: by group, 6: an
     // intercommunicator and its merge), the collectives every
     // step: 1 Allreduce, 2 also Reduce, Gather and Scatter at rank 0, 3 instead Scan, Exscan,
-    // Alltoall, Reduce_scatter(_block) and the v-forms, rooted at rank 0)
-    // (and choices: the left halo received from MPI_ANY_SOURCE, 2: and a token probed for)
+    // Alltoall, Reduce_scatter(_block) and the v-forms, rooted at rank 0, 5 Alltoallw)
+    // (and choices: the left halo received from MPI_ANY_SOURCE, 2: and a token probed for,
+    // 3: and two tokens matched by MPI_Improbe and MPI_Mprobe)
     let cases = [
         (3usize, "130", "1", None, "0", "1", "0"),
         (0, "137", "0", None, "0", "1", "0"),
@@ -235,6 +245,10 @@ fn a_lost_rank_is_contained_in_the_job() {
         (3, "131", "1", None, "4", "1", "0"),
         (1, "131", "0", None, "6", "1", "0"),
         (0, "133", "1", None, "6", "1", "0"),
+        (1, "134", "0", None, "0", "5", "0"),
+        (3, "136", "1", None, "0", "5", "0"),
+        (2, "132", "0", None, "0", "1", "3"),
+        (0, "135", "1", None, "1", "1", "3"),
     ];
     for (lost, step, nonblocking, second, cart, reduce, wildcard) in cases {
         let expected = match (cart, reduce) {
@@ -244,6 +258,7 @@ fn a_lost_rank_is_contained_in_the_job() {
             ("6", _) => &joined,
             (_, "2") => &rooted,
             (_, "3") => &spread,
+            (_, "5") => &alltoallw,
             _ => &world_only,
         };
         let tag = format!(
@@ -272,8 +287,9 @@ fn a_lost_rank_is_contained_in_the_job() {
         if let Some((kill2, _)) = second {
             env.push(("HEAT_KILL2", kill2));
         }
-        // rank 3's case of HEAT_REDUCE=3 dies amid its collectives, after MPI_Alltoall
-        if reduce == "3" && lost == 3 {
+        // rank 3's cases of HEAT_REDUCE=3 and 5 die amid their collectives (after MPI_Alltoall,
+        // between the two MPI_Alltoallw)
+        if (reduce == "3" || reduce == "5") && lost == 3 {
             env.push(("HEAT_KILL_INSIDE", "1"));
         }
         // rank 0's case keeps the journal in files (`CD_MPI_LOG_SPILL=0`)
@@ -531,9 +547,10 @@ fn a_loss_during_a_persist_ends_the_job_clearly_and_the_relaunch_restores() {
 /// window of 1000 bytes, one whose lost rank alone made more choices than its partner's
 /// window of 16 records holds (the survivors learn it from the partner's window), one that
 /// makes a derived communicator with
-/// `MPI_Dist_graph_create_adjacent` (not rebuilt), one whose start calls `MPI_Alltoallw` (not
-/// kept for a replacement), and one that calls `MPI_Alltoallw` every step (at the repair the
-/// survivors find their journals lack it). A later loss ends the job, every survivor's line says
+/// `MPI_Comm_create_group` (not rebuilt), one whose start calls `MPI_Ireduce` (not kept for a
+/// replacement), and one that calls `MPI_Ireduce` every step (at the repair the survivors find
+/// their journals lack it), and one whose survivors hold a message they matched with
+/// `MPI_Mprobe` and did not receive yet when rank 1 is lost (a repair cannot carry it). A later loss ends the job, every survivor's line says
 /// why.
 #[test]
 fn a_loss_after_unkept_choices_or_an_unfollowed_communicator_ends_the_job_clearly() {
@@ -558,6 +575,10 @@ fn a_loss_after_unkept_choices_or_an_unfollowed_communicator_ends_the_job_clearl
             &[("HEAT_REDUCE", "4")],
             "MPI calls since the last version that in-job recovery does not keep",
         ),
+        (
+            &[("HEAT_WILDCARD", "4"), ("HEAT_KILL_INSIDE", "1")],
+            "a message the application matched with MPI_Mprobe or MPI_Improbe was not received",
+        ),
     ];
     for (knobs, why) in cases {
         let (knob, value) = knobs[0];
@@ -567,13 +588,21 @@ fn a_loss_after_unkept_choices_or_an_unfollowed_communicator_ends_the_job_clearl
         env.extend([("HEAT_KILL_AT", "130"), ("HEAT_KILL_RANK", "1")]);
         let (ok, text) = heat(&cache, &env);
         assert!(!ok, "{knob}={value}:\n{text}");
-        // with MPI_Alltoallw every step a survivor can also see the loss inside it and end at
-        // once, which the others see as a second failure during their repair
+        // with MPI_Ireduce every step a survivor can also see the loss inside it (its
+        // MPI_Wait) and end at once, which the others see as a second failure during their repair
         let second_failure = knob == "HEAT_REDUCE";
+        // a survivor that had matched nothing yet (rank 2 waits for rank 1's tokens) learns
+        // that another cannot contain the loss
+        let matched = knob == "HEAT_WILDCARD";
+        if matched {
+            assert!(text.contains(why), "{knob}={value}:\n{text}");
+        }
         survivors_say(&text, &[0, 2, 3], "rank 1", |line| {
             line.contains(why)
+                || (matched && line.contains("another survivor cannot contain the loss"))
                 || (second_failure
-                    && (line.contains("does not cover (another collective")
+                    && (line.contains("a request in-job recovery does not cover (another")
+                        || line.contains("does not cover (another collective")
                         || line.contains("the repair failed: exchanging the repair's roles")))
         });
     }

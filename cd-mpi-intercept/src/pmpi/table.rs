@@ -57,10 +57,10 @@ macro_rules! mpi_table {
                 Sendrecv_replace(buf: BufMut, count: c_int, datatype: Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: Comm, status: *mut Status) => p2p::sendrecv_replace;
                 Probe(source: c_int, tag: c_int, comm: Comm, status: *mut Status) => recovery::probe;
                 Iprobe(source: c_int, tag: c_int, comm: Comm, flag: *mut c_int, status: *mut Status) => recovery::iprobe;
-                Mprobe(source: c_int, tag: c_int, comm: Comm, message: *mut Message, status: *mut Status) => p2p::mprobe;
-                Improbe(source: c_int, tag: c_int, comm: Comm, flag: *mut c_int, message: *mut Message, status: *mut Status) => p2p::improbe;
-                Mrecv(buf: BufMut, count: c_int, datatype: Datatype, message: *mut Message, status: *mut Status) => p2p::mrecv;
-                Imrecv(buf: BufMut, count: c_int, datatype: Datatype, message: *mut Message, request: *mut Request) => p2p::imrecv;
+                Mprobe(source: c_int, tag: c_int, comm: Comm, message: *mut Message, status: *mut Status) => recovery::mprobe;
+                Improbe(source: c_int, tag: c_int, comm: Comm, flag: *mut c_int, message: *mut Message, status: *mut Status) => recovery::improbe;
+                Mrecv(buf: BufMut, count: c_int, datatype: Datatype, message: *mut Message, status: *mut Status) => recovery::mrecv;
+                Imrecv(buf: BufMut, count: c_int, datatype: Datatype, message: *mut Message, request: *mut Request) => recovery::imrecv;
 
                 Wait(request: *mut Request, status: *mut Status) => recovery::wait;
                 Waitall(count: c_int, requests: *mut Request, statuses: *mut Status) => recovery::waitall;
@@ -91,12 +91,12 @@ macro_rules! mpi_table {
                 Reduce_scatter(sendbuf: Buf, recvbuf: BufMut, recvcounts: Ints, datatype: Datatype, op: Op, comm: Comm) => recovery::reduce_scatter;
                 Scan(sendbuf: Buf, recvbuf: BufMut, count: c_int, datatype: Datatype, op: Op, comm: Comm) => recovery::scan;
                 Exscan(sendbuf: Buf, recvbuf: BufMut, count: c_int, datatype: Datatype, op: Op, comm: Comm) => recovery::exscan;
-                Alltoallw(sendbuf: Buf, sendcounts: Ints, sdispls: Ints, sendtypes: Types, recvbuf: BufMut, recvcounts: Ints, rdispls: Ints, recvtypes: Types, comm: Comm) => coll::alltoallw;
+                Alltoallw(sendbuf: Buf, sendcounts: Ints, sdispls: Ints, sendtypes: Types, recvbuf: BufMut, recvcounts: Ints, rdispls: Ints, recvtypes: Types, comm: Comm) => recovery::alltoallw;
                 Neighbor_allgather(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, comm: Comm) => recovery::neighbor_allgather;
                 Neighbor_allgatherv(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, displs: Ints, recvtype: Datatype, comm: Comm) => recovery::neighbor_allgatherv;
                 Neighbor_alltoall(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, comm: Comm) => recovery::neighbor_alltoall;
                 Neighbor_alltoallv(sendbuf: Buf, sendcounts: Ints, sdispls: Ints, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, rdispls: Ints, recvtype: Datatype, comm: Comm) => recovery::neighbor_alltoallv;
-                Neighbor_alltoallw(sendbuf: Buf, sendcounts: Ints, sdispls: Aints, sendtypes: Types, recvbuf: BufMut, recvcounts: Ints, rdispls: Aints, recvtypes: Types, comm: Comm) => coll::neighbor_alltoallw;
+                Neighbor_alltoallw(sendbuf: Buf, sendcounts: Ints, sdispls: Aints, sendtypes: Types, recvbuf: BufMut, recvcounts: Ints, rdispls: Aints, recvtypes: Types, comm: Comm) => recovery::neighbor_alltoallw;
 
                 Ibarrier(comm: Comm, request: *mut Request) => recovery::ibarrier;
                 Ibcast(buffer: BufMut, count: c_int, datatype: Datatype, root: c_int, comm: Comm, request: *mut Request) => recovery::ibcast;

@@ -67,14 +67,22 @@ impl Scratch {
     }
 }
 
-/// Where element `index` of elements of `datatype` starts in `buf` (extents from it).
-pub(super) fn element_at(buf: *const c_void, datatype: Datatype, index: i64) -> *mut c_void {
-    let (_, stride) = safe::type_get_extent(datatype).unwrap_or((0, 0));
-    let offset = stride.saturating_mul(index);
+/// A block of a collective's send or receive buffer: where it starts, its count and its
+/// datatype.
+pub(super) type Block = (*mut c_void, c_int, Datatype);
+
+/// The address `offset` bytes from `buf` (`MPI_Alltoallw`'s displacements are in bytes).
+pub(super) fn byte_at(buf: *const c_void, offset: i64) -> *mut c_void {
     buf.cast::<u8>()
         .wrapping_offset(offset as isize)
         .cast_mut()
         .cast()
+}
+
+/// Where element `index` of elements of `datatype` starts in `buf` (extents from it).
+pub(super) fn element_at(buf: *const c_void, datatype: Datatype, index: i64) -> *mut c_void {
+    let (_, stride) = safe::type_get_extent(datatype).unwrap_or((0, 0));
+    byte_at(buf, stride.saturating_mul(index))
 }
 
 /// Where block `index` of blocks of `count` elements of `datatype` starts in `buf`.
@@ -91,18 +99,41 @@ pub(super) fn block_at(
     )
 }
 
-/// The `n` counts or displacements at `ints`.
+/// The `n` counts, displacements or datatypes at `array` (none when it is null).
 ///
 /// # Safety
-/// `ints` holds `n` of them (the MPI call's contract for an argument significant here).
-pub(super) unsafe fn ints<'a>(ints: *const c_int, n: c_int) -> &'a [c_int] {
+/// `array` holds `n` of them (the MPI call's contract for an argument significant here).
+pub(super) unsafe fn entries<'a, T>(array: *const T, n: c_int) -> &'a [T] {
     match usize::try_from(n) {
-        Ok(n) if n > 0 && !ints.is_null() => {
+        Ok(n) if n > 0 && !array.is_null() => {
             // SAFETY: the caller's contract.
-            unsafe { std::slice::from_raw_parts(ints, n) }
+            unsafe { std::slice::from_raw_parts(array, n) }
         }
         _ => &[],
     }
+}
+
+/// The blocks of `counts` elements of `types` at `displs` bytes from `buf`, `n` of each
+/// (`MPI_Alltoallw`'s displacements are `int`, `MPI_Neighbor_alltoallw`'s `MPI_Aint`).
+///
+/// # Safety
+/// The three arrays hold `n` entries (the MPI call's contract for an argument significant here).
+pub(super) unsafe fn typed_blocks<D: Copy + Into<i64>>(
+    buf: *const c_void,
+    counts: *const c_int,
+    displs: *const D,
+    types: *const Datatype,
+    n: c_int,
+) -> Vec<Block> {
+    // SAFETY: the caller's contract.
+    let (counts, displs, types) =
+        unsafe { (entries(counts, n), entries(displs, n), entries(types, n)) };
+    counts
+        .iter()
+        .zip(displs)
+        .zip(types)
+        .map(|((&count, &displ), &datatype)| (byte_at(buf, displ.into()), count, datatype))
+        .collect()
 }
 
 /// The displacements of blocks of `counts` elements laid one after another, and their total;

@@ -2,7 +2,7 @@
 //! the same way and which die with the lost process: the source a receive from
 //! `MPI_ANY_SOURCE` matched, the request `MPI_Waitany`/`MPI_Testany` completed, the set
 //! `MPI_Waitsome`/`MPI_Testsome` completed, the flag of `MPI_Test`/`MPI_Testall`, what
-//! `MPI_Iprobe` or a probe from `MPI_ANY_SOURCE` found.
+//! `MPI_Iprobe`, `MPI_Improbe` or a probe from `MPI_ANY_SOURCE` found.
 //!
 //! # Pessimistic, without the partner's help
 //! Each choice is written into its partner's memory (rank + 1, modulo the size) before the
@@ -96,6 +96,10 @@ pub(crate) enum Kind {
     /// In a window's first slot: the rank stopped containing (it did something a replacement
     /// could not repeat); its records do not count.
     Stopped = 8,
+    /// `MPI_Mprobe` from `MPI_ANY_SOURCE`: as [`Kind::Probe`].
+    Mprobe = 9,
+    /// `MPI_Improbe`: as [`Kind::Iprobe`].
+    Improbe = 10,
 }
 
 impl Record {
@@ -480,7 +484,8 @@ pub(crate) fn chose_test(flag: bool) {
     record(&[Record::new(Kind::Test, c_int::from(flag), 0, 1)]);
 }
 
-/// A probe (`kind`: [`Kind::Probe`] or [`Kind::Iprobe`]) chose: whether it `found` a message,
+/// A probe (`kind`: [`Kind::Probe`], [`Kind::Iprobe`], [`Kind::Mprobe`] or [`Kind::Improbe`])
+/// chose: whether it `found` a message,
 /// and from which `source` with which `tag`.
 pub(crate) fn chose_probe(kind: Kind, found: bool, source: c_int, tag: c_int) {
     let mut r = Record::new(kind, c_int::from(found), source, 1);

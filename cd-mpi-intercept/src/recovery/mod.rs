@@ -44,29 +44,29 @@
 //! The calls that survive a loss are those of [`calls`] and [`completion`]: blocking
 //! point-to-point (`Send`, `Ssend`, `Recv`, `Sendrecv`), `Isend`, `Issend` and `Irecv`, and the
 //! activations of persistent requests ([`persistent`]), completed by `Wait`, `Waitall`, `Test`
-//! or `Testall`, and the collectives whose result is the same on every
-//! rank (`Barrier`, `Bcast`, `Allreduce`, `Allgather`, and their nonblocking forms:
-//! [`nonblocking`]; `Allgatherv`: [`spread`]), and those run so that every rank holds what
-//! their result is made of ([`allform`]): `Reduce`, `Gather` and `Scatter` ([`rooted`]),
-//! `Scan`, `Exscan`, `Reduce_scatter_block` and `Reduce_scatter` ([`reduced`]), `Alltoall`,
-//! `Gatherv`, `Scatterv` and `Alltoallv` ([`spread`]), `Neighbor_allgather(v)` and
-//! `Neighbor_alltoall(v)` ([`neighbors`]); on `MPI_COMM_WORLD` and on the
-//! communicators derived from it with `MPI_Comm_dup`, `MPI_Comm_split`, `MPI_Comm_split_type`,
+//! or `Testall`, and the collectives whose result is the same on every rank (`Barrier`,
+//! `Bcast`, `Allreduce`, `Allgather`, and their nonblocking forms: [`nonblocking`];
+//! `Allgatherv`: [`spread`]), and those run so that every rank holds what their result is made
+//! of ([`allform`]): `Reduce`, `Gather` and `Scatter` ([`rooted`]), `Scan`, `Exscan`,
+//! `Reduce_scatter_block` and `Reduce_scatter` ([`reduced`]), `Alltoall`, `Gatherv`,
+//! `Scatterv`, `Alltoallv` and `Alltoallw` ([`spread`]), `Neighbor_allgather(v)` and
+//! `Neighbor_alltoall(v/w)` ([`neighbors`]); on `MPI_COMM_WORLD` and on the communicators
+//! derived from it with `MPI_Comm_dup`, `MPI_Comm_split`, `MPI_Comm_split_type`,
 //! `MPI_Comm_create`, `MPI_Comm_create_group`, `MPI_Intercomm_create` (point-to-point only),
-//! `MPI_Intercomm_merge`,
-//! `MPI_Cart_create`, `MPI_Cart_sub` and the graph constructors (rebuilt after a repair:
-//! `crate::derived`), outside CDs
-//! that log. The choices a replacement must repeat (a receive's wildcard source, `Waitany`
-//! and the like, a test's flag, what a probe found: [`probes`]) are recorded at a partner
-//! ([`choices`]). A loss seen in any
-//! other call (other collectives: `Alltoallw`, `Neighbor_alltoallw`, the other nonblocking
-//! ones, the large-count forms; a persist under way), after a communicator made otherwise,
-//! after a choice that is not recorded (a matched probe, a choice in the start, more than the partner's window holds, a tracked request given to
-//! `MPI_Request_free` or `MPI_Cancel`: [`completion`]), after a start that
+//! `MPI_Intercomm_merge`, `MPI_Cart_create`, `MPI_Cart_sub` and the graph constructors
+//! (rebuilt after a repair: `crate::derived`), outside CDs that log. The choices a replacement must
+//! repeat (a receive's wildcard source, `Waitany` and the like, a test's flag, what a probe
+//! found: [`probes`], what a matched probe matched, received by `Mrecv` or `Imrecv`:
+//! [`matched`]) are recorded at a partner ([`choices`]). A loss seen in any other call (other
+//! collectives: the other nonblocking ones, the persistent ones, the large-count forms; a
+//! persist under way), after a communicator made otherwise, after a choice that is not
+//! recorded (a choice in the start, more than the partner's window holds, a tracked request
+//! given to `MPI_Request_free` or `MPI_Cancel`: [`completion`]), after a start that
 //! communicated otherwise ([`prologue`]), after other traffic since the version (at the repair
 //! each survivor checks that its journal accounts for all its message counts:
-//! [`journal::holds`]), or during a repair, ends the job with one line per rank as before, and
-//! a relaunch restores the persisted version.
+//! [`journal::holds`]), while a survivor holds a matched message not yet received
+//! ([`matched`]), or during a repair, ends the job with one line per rank as before, and a
+//! relaunch restores the persisted version.
 
 mod allform;
 mod arena;
@@ -76,6 +76,7 @@ pub(crate) mod choices;
 pub(crate) mod completion;
 pub(crate) mod join;
 pub(crate) mod journal;
+mod matched;
 mod neighbors;
 mod nonblocking;
 mod packed;
@@ -93,8 +94,10 @@ pub(crate) use calls::{
     allgather, allreduce, barrier, bcast, irecv, isend, issend, recv, send, sendrecv, ssend,
 };
 pub(crate) use join::comm_get_parent;
+pub(crate) use matched::{improbe, imrecv, mprobe, mrecv};
 pub(crate) use neighbors::{
     neighbor_allgather, neighbor_allgatherv, neighbor_alltoall, neighbor_alltoallv,
+    neighbor_alltoallw,
 };
 pub(crate) use nonblocking::{iallgather, iallreduce, ibarrier, ibcast};
 pub(crate) use persistent::{
@@ -105,7 +108,7 @@ pub(crate) use persistent::{
 pub(crate) use probes::{iprobe, probe};
 pub(crate) use reduced::{exscan, reduce_scatter, reduce_scatter_block, scan};
 pub(crate) use rooted::{gather, reduce, scatter};
-pub(crate) use spread::{allgatherv, alltoall, alltoallv, gatherv, scatterv};
+pub(crate) use spread::{allgatherv, alltoall, alltoallv, alltoallw, gatherv, scatterv};
 
 use std::sync::atomic::{AtomicU64, Ordering};
 

@@ -1,7 +1,8 @@
 //! The neighbourhood collectives in a ULFM job that contains losses: `MPI_Neighbor_allgather`,
-//! `MPI_Neighbor_allgatherv`, `MPI_Neighbor_alltoall` and `MPI_Neighbor_alltoallv` on a
-//! communicator with a topology (Cartesian, graph, distributed graph: `crate::topology`), run
-//! as collectives whose whole result every rank holds ([`super::allform`]).
+//! `MPI_Neighbor_allgatherv`, `MPI_Neighbor_alltoall`, `MPI_Neighbor_alltoallv` and
+//! `MPI_Neighbor_alltoallw` on a communicator with a topology (Cartesian, graph, distributed
+//! graph: `crate::topology`), run as collectives whose whole result every rank holds
+//! ([`super::allform`]). The all-to-all forms share one exchange of packed blocks.
 //!
 //! Each rank's result is made of its in-neighbours' blocks, which no survivor holds for a
 //! replacement; run as an all-form, every rank receives every rank's contribution (its send
@@ -15,7 +16,8 @@
 //! periodic dimension of one or two ranks); in a graph, the k-th edge from a rank to another
 //! pairs with the k-th in-edge the other has from it.
 
-use super::allform::{all_form, block_at, copy_typed, element_at, ints, transformed, Scratch};
+use super::allform::{all_form, block_at, copy_typed, element_at, entries, transformed};
+use super::allform::{typed_blocks, Block, Scratch};
 use super::calls::{self, Chan};
 use super::packed::{self, Packer, Parts};
 use crate::abi::{self, Comm, Datatype};
@@ -217,7 +219,7 @@ pub(crate) unsafe fn neighbor_allgatherv(
     };
     let n = near.sources.len() as c_int;
     // SAFETY: an entry per in-neighbour.
-    let (counts, displs) = unsafe { (ints(recvcounts, n), ints(displs, n)) };
+    let (counts, displs) = unsafe { (entries(recvcounts, n), entries(displs, n)) };
     for (i, &source) in near.sources.iter().enumerate() {
         if source < 0 {
             continue;
@@ -238,13 +240,12 @@ pub(crate) unsafe fn neighbor_allgatherv(
 /// others, tells how many). Returns the parts and how many each rank has.
 ///
 /// # Safety
-/// `blocks` are `(address, count, datatype)` of the caller's send blocks, one per
-/// out-neighbour.
+/// `blocks` are the caller's send blocks, one per out-neighbour.
 unsafe fn exchange(
     call: Call,
     chan: Option<Chan>,
     near: &Neighbours,
-    blocks: &[(*const c_void, c_int, Datatype)],
+    blocks: &[Block],
     comm: Comm,
 ) -> Result<(Parts, usize), c_int> {
     let int = abi::predefined().int;
@@ -289,20 +290,14 @@ unsafe fn exchange(
     Ok((parts, 2 + most.max(0) as usize))
 }
 
-/// Takes each in-neighbour's block for this rank from what [`exchange`] gave: `to(i)` is where
-/// in-slot `i`'s block goes, with its count and datatype.
+/// Takes each in-neighbour's block for this rank from what [`exchange`] gave into `to`, a
+/// block per in-neighbour.
 ///
 /// # Safety
-/// `to` names the caller's receive blocks.
-unsafe fn take(
-    near: &Neighbours,
-    parts: &Parts,
-    per: usize,
-    me: c_int,
-    to: impl Fn(usize) -> (*mut c_void, c_int, Datatype),
-) -> c_int {
+/// `to` are the caller's receive blocks.
+unsafe fn take(near: &Neighbours, parts: &Parts, per: usize, me: c_int, to: &[Block]) -> c_int {
     let int = abi::predefined().int;
-    for (i, &source) in near.sources.iter().enumerate() {
+    for (i, (&source, &(buf, count, datatype))) in near.sources.iter().zip(to).enumerate() {
         if source < 0 {
             continue;
         }
@@ -323,7 +318,6 @@ unsafe fn take(
         let Some(j) = near.paired(i, &theirs, me) else {
             return abi::ERR_TOPOLOGY;
         };
-        let (buf, count, datatype) = to(i);
         // SAFETY: the source's block for this rank, to the caller's block `i`.
         let rc = unsafe { parts.unpack(base + 2 + j, buf, count, datatype) };
         if rc != abi::SUCCESS {
@@ -331,6 +325,27 @@ unsafe fn take(
         }
     }
     abi::SUCCESS
+}
+
+/// A neighbourhood all-to-all of `send`, a block per out-neighbour, into `recv`, a block per
+/// in-neighbour ([`exchange`], then [`take`]).
+///
+/// # Safety
+/// The blocks are the caller's (the MPI call's contract), on `comm`.
+unsafe fn all_to_neighbours(
+    call: Call,
+    chan: Option<Chan>,
+    near: &Neighbours,
+    send: &[Block],
+    recv: &[Block],
+    comm: Comm,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    match unsafe { exchange(call, chan, near, send, comm) } {
+        // SAFETY: as above.
+        Ok((parts, per)) => unsafe { take(near, &parts, per, safe::comm_rank(comm), recv) },
+        Err(rc) => rc,
+    }
 }
 
 /// `MPI_Neighbor_alltoall`.
@@ -355,26 +370,14 @@ pub(crate) unsafe fn neighbor_alltoall(
             )
         };
     };
-    let blocks: Vec<_> = (0..near.destinations.len() as c_int)
-        .map(|j| {
-            let at = block_at(sendbuf.cast_mut(), sendcount, sendtype, j);
-            (at.cast_const(), sendcount, sendtype)
-        })
-        .collect();
-    // SAFETY: the caller's blocks, one per out-neighbour.
-    let (parts, per) =
-        match unsafe { exchange(Call::Neighbor_alltoall, chan, &near, &blocks, comm) } {
-            Ok(exchanged) => exchanged,
-            Err(rc) => return rc,
-        };
-    let me = safe::comm_rank(comm);
-    // SAFETY: block `i` of the caller's receive buffer.
-    unsafe {
-        take(&near, &parts, per, me, |i| {
-            let at = block_at(recvbuf, recvcount, recvtype, i as c_int);
-            (at, recvcount, recvtype)
-        })
-    }
+    let blocks = |buf: *const c_void, n: usize, count, datatype| -> Vec<Block> {
+        let at = |j| (block_at(buf, count, datatype, j as c_int), count, datatype);
+        (0..n).map(at).collect()
+    };
+    let send = blocks(sendbuf, near.destinations.len(), sendcount, sendtype);
+    let recv = blocks(recvbuf, near.sources.len(), recvcount, recvtype);
+    // SAFETY: the caller's blocks.
+    unsafe { all_to_neighbours(Call::Neighbor_alltoall, chan, &near, &send, &recv, comm) }
 }
 
 /// `MPI_Neighbor_alltoallv`.
@@ -402,39 +405,61 @@ pub(crate) unsafe fn neighbor_alltoallv(
             )
         };
     };
-    let (outdegree, indegree) = (
-        near.destinations.len() as c_int,
-        near.sources.len() as c_int,
+    let blocks = |buf: *const c_void, n: usize, counts, displs, datatype| -> Vec<Block> {
+        // SAFETY: an entry per out-neighbour (sending) or in-neighbour (receiving).
+        let (counts, displs) =
+            unsafe { (entries(counts, n as c_int), entries(displs, n as c_int)) };
+        let at = |(&count, &displ): (&c_int, &c_int)| {
+            (element_at(buf, datatype, i64::from(displ)), count, datatype)
+        };
+        counts.iter().zip(displs).map(at).collect()
+    };
+    let send = blocks(
+        sendbuf,
+        near.destinations.len(),
+        sendcounts,
+        sdispls,
+        sendtype,
     );
+    let recv = blocks(recvbuf, near.sources.len(), recvcounts, rdispls, recvtype);
+    // SAFETY: the caller's blocks.
+    unsafe { all_to_neighbours(Call::Neighbor_alltoallv, chan, &near, &send, &recv, comm) }
+}
+
+/// `MPI_Neighbor_alltoallw`: `MPI_Neighbor_alltoallv` with a datatype per block and
+/// displacements in bytes.
+///
+/// # Safety
+/// The MPI function's contract.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn neighbor_alltoallw(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const i64,
+    sendtypes: *const Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const i64,
+    recvtypes: *const Datatype,
+    comm: Comm,
+) -> c_int {
+    let Some((chan, near)) = transformed_on(comm) else {
+        // SAFETY: forwarded.
+        return unsafe {
+            crate::coll::neighbor_alltoallw(
+                sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+                comm,
+            )
+        };
+    };
+    let (outdegree, indegree) = (near.destinations.len(), near.sources.len());
     // SAFETY: an entry per out-neighbour and per in-neighbour.
-    let (scounts, sdispls, rcounts, rdispls) = unsafe {
+    let (send, recv) = unsafe {
         (
-            ints(sendcounts, outdegree),
-            ints(sdispls, outdegree),
-            ints(recvcounts, indegree),
-            ints(rdispls, indegree),
+            typed_blocks(sendbuf, sendcounts, sdispls, sendtypes, outdegree as c_int),
+            typed_blocks(recvbuf, recvcounts, rdispls, recvtypes, indegree as c_int),
         )
     };
-    let blocks: Vec<_> = scounts
-        .iter()
-        .zip(sdispls)
-        .map(|(&count, &displ)| {
-            let at = element_at(sendbuf, sendtype, i64::from(displ));
-            (at.cast_const(), count, sendtype)
-        })
-        .collect();
-    // SAFETY: the caller's blocks, one per out-neighbour.
-    let (parts, per) =
-        match unsafe { exchange(Call::Neighbor_alltoallv, chan, &near, &blocks, comm) } {
-            Ok(exchanged) => exchanged,
-            Err(rc) => return rc,
-        };
-    let me = safe::comm_rank(comm);
-    // SAFETY: block `i` of the caller's receive buffer, at its displacement.
-    unsafe {
-        take(&near, &parts, per, me, |i| {
-            let at = element_at(recvbuf, recvtype, i64::from(rdispls[i]));
-            (at, rcounts[i], recvtype)
-        })
-    }
+    // SAFETY: the caller's blocks.
+    unsafe { all_to_neighbours(Call::Neighbor_alltoallw, chan, &near, &send, &recv, comm) }
 }

@@ -8,8 +8,9 @@
 //! `crate::derived`), and every `MPI_Start` posts the send or receive on the communicator that
 //! channel means now: on a communicator recovery covers, journaled, dropped while a replacement
 //! catches up, posted again after a repair, its wildcard match recorded, like any `MPI_Isend`
-//! or `MPI_Irecv` ([`super::calls`]); elsewhere (a CD that logs), through the ordinary
-//! handlers. Buffered and ready sends are posted as `MPI_Ibsend` and `MPI_Irsend`, which
+//! or `MPI_Irecv` ([`super::calls`]); before the first version, through the ordinary
+//! handlers of those calls. Inside a CD that logs, the request is started as made, for the
+//! CD's log ([`started_as_made`]). Buffered and ready sends are posted as `MPI_Ibsend` and `MPI_Irsend`, which
 //! recovery does not cover (a loss after one ends the job clearly, as after those calls).
 //!
 //! The completion calls lend the activation's request in place of the application's handle
@@ -237,12 +238,36 @@ unsafe fn start_kept(handle: Request) -> Option<c_int> {
     })
 }
 
+/// Inside a CD that logs, the requests are started as made, so that the CD's log records their
+/// starts (`crate::wait::start`): those of `handles` kept here are forgotten, and a later loss
+/// ends the job (their requests stay bound to the communicator they were made on, which a
+/// repair replaces). Returns whether a CD logs.
+fn started_as_made(handles: &[Request]) -> bool {
+    if !cd_core::logging_anywhere() {
+        return false;
+    }
+    let forgot = with(|t| {
+        handles
+            .iter()
+            .filter(|h| t.remove(&h.bits()).is_some())
+            .count()
+    });
+    if forgot > 0 {
+        crate::errors::stop_containing(
+            "the application started a persistent request inside a CD that logs (in-job \
+             recovery posts the starts of those it keeps only outside such CDs)",
+        );
+    }
+    true
+}
+
 /// `MPI_Start`.
 ///
 /// # Safety
 /// The MPI function's contract.
 pub(crate) unsafe fn start(request: *mut Request) -> c_int {
-    if any() && !request.is_null() {
+    // SAFETY: the caller's handle.
+    if any() && !request.is_null() && !started_as_made(&[unsafe { *request }]) {
         // SAFETY: the caller's handle; its request's buffer (MPI's contract).
         if let Some(rc) = unsafe { start_kept(*request) } {
             return rc;
@@ -260,7 +285,7 @@ pub(crate) unsafe fn start(request: *mut Request) -> c_int {
 pub(crate) unsafe fn startall(count: c_int, requests: *mut Request) -> c_int {
     // SAFETY: the caller's `count` handles.
     let handles = unsafe { completion::slice(requests, count) };
-    if !any() || handles.iter().all(|h| made(*h).is_none()) {
+    if !any() || started_as_made(handles) || handles.iter().all(|h| made(*h).is_none()) {
         // SAFETY: forwarded.
         return unsafe { crate::wait::startall(count, requests) };
     }

@@ -4,10 +4,9 @@
 //! `MPI_Iprobe` found a message at all (and which). A replacement repeats an `MPI_Iprobe` that
 //! found nothing without asking MPI, and one that found a message by waiting for that message
 //! (`MPI_Probe` of the recorded source): its peers resend it, or send it live. The matched
-//! probes (`MPI_Mprobe`, `MPI_Improbe`) are not covered: they stop containment
-//! (`crate::errors::probed`).
+//! probes (`MPI_Mprobe`, `MPI_Improbe`) are choices the same way: [`super::matched`].
 
-use super::calls::covers;
+use super::calls::{covers, Chan};
 use super::choices::{self, Kind};
 use super::repair;
 use crate::abi::{self, Comm, Status};
@@ -16,28 +15,32 @@ use crate::stats;
 use std::ffi::c_int;
 
 /// Why a probe in the program's start stops containment.
-const IN_START: &str = "the application probed with MPI_Iprobe or from MPI_ANY_SOURCE in the \
+pub(super) const IN_START: &str =
+    "the application probed with MPI_Iprobe or from MPI_ANY_SOURCE in the \
                         program's start, whose outcome a replacement could not repeat (in-job \
                         recovery records choices from the first version on)";
 
-/// A blocking probe of `source` until it finds a message, through repairs.
-///
-/// # Safety
-/// `status` is writable.
-unsafe fn wait_for(
-    chan: super::calls::Chan,
-    source: c_int,
-    tag: c_int,
-    status: *mut Status,
-) -> c_int {
+/// A blocking probe on `chan` (`probe` on its communicator now) until it finds a message,
+/// through repairs.
+pub(super) fn until_found(chan: Chan, probe: impl Fn(Comm) -> c_int) -> c_int {
     loop {
-        // SAFETY: forwarded, with the caller's status.
-        let rc = repair::covered(|| unsafe { real::Probe(source, tag, chan.comm(), status) });
+        let rc = repair::covered(|| probe(chan.comm()));
         if !repair::is_failure(rc) {
             return rc;
         }
         repair::repair();
     }
+}
+
+/// A blocking probe of `source` until it finds a message, through repairs.
+///
+/// # Safety
+/// `status` is writable.
+unsafe fn wait_for(chan: Chan, source: c_int, tag: c_int, status: *mut Status) -> c_int {
+    // SAFETY: forwarded, with the caller's status.
+    until_found(chan, |comm| unsafe {
+        real::Probe(source, tag, comm, status)
+    })
 }
 
 /// `MPI_Probe`.

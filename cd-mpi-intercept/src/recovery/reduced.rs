@@ -18,7 +18,7 @@
 //! These costs are paid in ULFM jobs with recovery on only. With `MPI_IN_PLACE` the input is
 //! the receive buffer, which the all-form reads; the result is written there once it completed.
 
-use super::allform::{all_form, block_at, copy_typed, element_at, ints, packed_displs};
+use super::allform::{all_form, block_at, copy_typed, element_at, entries, packed_displs};
 use super::allform::{transformed, Scratch};
 use super::calls;
 use crate::abi::{self, Comm, Datatype, Op};
@@ -253,7 +253,7 @@ pub(crate) unsafe fn reduce_scatter(
         };
     }
     // SAFETY: `recvcounts` has an entry per rank, the same on every rank.
-    let counts = unsafe { ints(recvcounts, safe::comm_size(comm)) };
+    let counts = unsafe { entries(recvcounts, safe::comm_size(comm)) };
     let Some((displs, total)) = packed_displs(counts) else {
         return abi::ERR_COUNT;
     };

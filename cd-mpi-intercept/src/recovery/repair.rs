@@ -77,13 +77,16 @@ fn repair_now(comm: Comm) {
         )
     };
     let again = lost_again(&shrunk.lost);
-    let mine = c_int::from(!shrunk.lost.is_empty() && super::on() && !again);
+    let unreceived = super::matched::unreceived();
+    let mine = c_int::from(!shrunk.lost.is_empty() && super::on() && !again && !unreceived);
     if ulfm::agree(survivors, mine) != Some(1) {
         let why = if mine == 1 {
             "another survivor cannot contain the loss (its line says why)"
         } else if again {
             "a replacement was lost again before a new version completed (one that cannot get \
              past its restart would be replaced forever)"
+        } else if unreceived {
+            super::matched::UNRECEIVED
         } else {
             crate::errors::why_not_contained()
         };

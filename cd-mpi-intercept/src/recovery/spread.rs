@@ -1,26 +1,27 @@
-//! `MPI_Allgatherv`, `MPI_Gatherv`, `MPI_Scatterv`, `MPI_Alltoall` and `MPI_Alltoallv` in a ULFM
-//! job that contains losses: the collectives that spread blocks of their own layout, run as a
-//! collective whose whole result every rank holds ([`super::allform`]), each rank then taking
-//! its blocks from it.
+//! `MPI_Allgatherv`, `MPI_Gatherv`, `MPI_Scatterv`, `MPI_Alltoall`, `MPI_Alltoallv` and
+//! `MPI_Alltoallw` in a ULFM job that contains losses: the collectives that spread blocks of
+//! their own layout, run as a collective whose whole result every rank holds
+//! ([`super::allform`]), each rank then taking its blocks from it.
 //!
 //! - `MPI_Allgatherv`'s result is the same on every rank already, laid out by its counts and
 //!   displacements: it runs into a contiguous scratch buffer, which the journal keeps (and a
 //!   replacement is served), each block then copied to its displacement.
 //! - `MPI_Alltoall` runs as an `MPI_Allgather` of every rank's whole send buffer, each rank
 //!   then taking the blocks sent to it: every rank receives `size` times what it would.
-//! - `MPI_Gatherv`, `MPI_Scatterv` and `MPI_Alltoallv` have counts that not every rank knows:
-//!   their contributions are exchanged packed ([`super::packed`]: an `MPI_Allgatherv` of every
-//!   rank's parts, or a broadcast of the root's), after an exchange of their sizes. A gather's
-//!   contributions reach every rank instead of its root, a scatter's whole buffer every rank
-//!   instead of its block, and an all-to-all's every block every rank; each is packed and
-//!   unpacked once more than MPI would.
+//! - `MPI_Gatherv`, `MPI_Scatterv`, `MPI_Alltoallv` and `MPI_Alltoallw` have counts (and
+//!   `MPI_Alltoallw` datatypes) that not every rank knows: their contributions are exchanged
+//!   packed ([`super::packed`]: an `MPI_Allgatherv` of every rank's parts, or a broadcast of
+//!   the root's), after an exchange of their sizes. A gather's contributions reach every rank
+//!   instead of its root, a scatter's whole buffer every rank instead of its block, and an
+//!   all-to-all's every block every rank; each is packed and unpacked once more than MPI
+//!   would. The two all-to-alls differ only in how their blocks are found (`MPI_Alltoallw`'s
+//!   displacements are in bytes, each block with its own datatype), and share the exchange.
 //!
 //! These costs are paid in ULFM jobs with recovery on only. With `MPI_IN_PLACE` the input is in
 //! the receive buffer, which the all-form reads; the result is written there once it completed.
-//! `MPI_Alltoallw` is not covered.
 
-use super::allform::{all_form, block_at, copy_typed, element_at, ints, packed_displs};
-use super::allform::{transformed, Scratch};
+use super::allform::{all_form, block_at, copy_typed, element_at, entries, packed_displs};
+use super::allform::{transformed, typed_blocks, Block, Scratch};
 use super::calls;
 use super::packed::{self, Packer};
 use crate::abi::{self, Comm, Datatype};
@@ -53,7 +54,7 @@ pub(crate) unsafe fn allgatherv(
     let size = safe::comm_size(comm);
     let rank = safe::comm_rank(comm) as usize;
     // SAFETY: both arrays have an entry per rank (significant on every rank).
-    let (counts, displs) = unsafe { (ints(recvcounts, size), ints(displs, size)) };
+    let (counts, displs) = unsafe { (entries(recvcounts, size), entries(displs, size)) };
     let Some((places, total)) = packed_displs(counts) else {
         return abi::ERR_COUNT;
     };
@@ -119,7 +120,7 @@ pub(crate) unsafe fn gatherv(
     let at_root = safe::comm_rank(comm) == root;
     let (counts, displs) = if at_root {
         // SAFETY: at the root both arrays have an entry per rank (significant there alone).
-        unsafe { (ints(recvcounts, size), ints(displs, size)) }
+        unsafe { (entries(recvcounts, size), entries(displs, size)) }
     } else {
         (&[][..], &[][..])
     };
@@ -190,7 +191,7 @@ pub(crate) unsafe fn scatterv(
     let rank = safe::comm_rank(comm);
     let mine = if rank == root {
         // SAFETY: at the root both arrays have an entry per rank (significant there alone).
-        let (counts, displs) = unsafe { (ints(sendcounts, size), ints(displs, size)) };
+        let (counts, displs) = unsafe { (entries(sendcounts, size), entries(displs, size)) };
         let mut mine = Packer::default();
         for (&count, &displ) in counts.iter().zip(displs) {
             let from = element_at(sendbuf, sendtype, i64::from(displ));
@@ -281,7 +282,7 @@ pub(crate) unsafe fn alltoall(
     abi::SUCCESS
 }
 
-/// `MPI_Alltoallv`, as an allgather of every rank's packed blocks.
+/// `MPI_Alltoallv`.
 ///
 /// # Safety
 /// The MPI function's contract.
@@ -306,35 +307,87 @@ pub(crate) unsafe fn alltoallv(
             )
         };
     }
-    let chan = calls::covers(comm);
     let size = safe::comm_size(comm);
-    let rank = safe::comm_rank(comm) as usize;
-    // SAFETY: the four arrays have an entry per rank.
-    let (rcounts, rdispls) = unsafe { (ints(recvcounts, size), ints(rdispls, size)) };
-    let (send, scounts, sdispls, stype) = if sendbuf.addr() == abi::IN_PLACE {
-        (recvbuf.cast_const(), rcounts, rdispls, recvtype)
-    } else {
-        // SAFETY: as above.
-        let (counts, displs) = unsafe { (ints(sendcounts, size), ints(sdispls, size)) };
-        (sendbuf, counts, displs, sendtype)
+    let blocks = |buf: *const c_void, counts: *const c_int, displs: *const c_int, datatype| {
+        // SAFETY: both arrays have an entry per rank.
+        let (counts, displs) = unsafe { (entries(counts, size), entries(displs, size)) };
+        let at = |(&count, &displ): (&c_int, &c_int)| {
+            (element_at(buf, datatype, i64::from(displ)), count, datatype)
+        };
+        counts.iter().zip(displs).map(at).collect::<Vec<Block>>()
     };
+    let recv = blocks(recvbuf, recvcounts, rdispls, recvtype);
+    let send = match sendbuf.addr() == abi::IN_PLACE {
+        true => recv.clone(),
+        false => blocks(sendbuf, sendcounts, sdispls, sendtype),
+    };
+    // SAFETY: the caller's blocks (its contract).
+    unsafe { exchange(Call::Alltoallv, &send, &recv, comm) }
+}
+
+/// `MPI_Alltoallw`: `MPI_Alltoallv` with a datatype per block and displacements in bytes.
+///
+/// # Safety
+/// The MPI function's contract.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn alltoallw(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtypes: *const Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtypes: *const Datatype,
+    comm: Comm,
+) -> c_int {
+    if !transformed() || safe::comm_test_inter(comm) {
+        // SAFETY: forwarded.
+        return unsafe {
+            crate::coll::alltoallw(
+                sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+                comm,
+            )
+        };
+    }
+    let size = safe::comm_size(comm);
+    let blocks = |buf: *const c_void, counts, displs, types| {
+        // SAFETY: the three arrays have an entry per rank.
+        unsafe { typed_blocks(buf, counts, displs, types, size) }
+    };
+    let recv = blocks(recvbuf, recvcounts, rdispls, recvtypes);
+    let send = match sendbuf.addr() == abi::IN_PLACE {
+        true => recv.clone(),
+        false => blocks(sendbuf, sendcounts, sdispls, sendtypes),
+    };
+    // SAFETY: the caller's blocks (its contract).
+    unsafe { exchange(Call::Alltoallw, &send, &recv, comm) }
+}
+
+/// An all-to-all of `send`, a block to each rank, into `recv`, a block from each: an allgather
+/// of every rank's packed blocks, each rank unpacking those sent to it. With `MPI_IN_PLACE`
+/// both are the receive blocks (packed before any is written).
+///
+/// # Safety
+/// The blocks are the caller's (the MPI call's contract), on `comm`.
+unsafe fn exchange(call: Call, send: &[Block], recv: &[Block], comm: Comm) -> c_int {
+    let chan = calls::covers(comm);
+    let (size, rank) = (safe::comm_size(comm), safe::comm_rank(comm));
     let mut mine = Packer::default();
-    for (&count, &displ) in scounts.iter().zip(sdispls) {
+    for &(at, count, datatype) in send {
         // SAFETY: a block of the input.
-        let pushed = unsafe { mine.push(element_at(send, stype, i64::from(displ)), count, stype) };
-        if let Err(rc) = pushed {
+        if let Err(rc) = unsafe { mine.push(at, count, datatype) } {
             return rc;
         }
     }
     // SAFETY: the call's communicator.
-    let parts = match unsafe { packed::allgather(Call::Alltoallv, chan, mine, comm) } {
+    let parts = match unsafe { packed::allgather(call, chan, mine, comm) } {
         Ok(parts) => parts,
         Err(rc) => return rc,
     };
-    for (i, (&count, &displ)) in rcounts.iter().zip(rdispls).enumerate() {
-        let to = element_at(recvbuf, recvtype, i64::from(displ));
+    for (i, &(to, count, datatype)) in recv.iter().enumerate() {
         // SAFETY: rank `i`'s block for this rank, to its place in the caller's receive buffer.
-        let rc = unsafe { parts.unpack(i * size as usize + rank, to, count, recvtype) };
+        let rc = unsafe { parts.unpack(i * size as usize + rank as usize, to, count, datatype) };
         if rc != abi::SUCCESS {
             return rc;
         }
