@@ -183,7 +183,9 @@ pub(super) unsafe fn copy_typed(
 }
 
 /// Runs the all-form `run` with its result in `count` of `datatype` at `result`: journaled,
-/// served and repaired through `chan` when recovery takes the call, else as it is.
+/// served and repaired through `chan` when recovery takes the call, else as it is (counted as
+/// `call` in the statistics, besides the ordinary handler's count of the all-form, which a CD
+/// that logs records).
 ///
 /// # Safety
 /// As `calls::collective`.
@@ -201,6 +203,9 @@ pub(super) unsafe fn all_form(
     match chan {
         // SAFETY: the caller's contract.
         Some(chan) => unsafe { calls::collective(call, chan, result, count, datatype, input, run) },
-        None => run(comm),
+        None => {
+            crate::stats::count(call);
+            run(comm)
+        }
     }
 }

@@ -95,9 +95,12 @@ fn matched(place: Option<u64>, status: &Status) {
     }
 }
 
-/// Counts the call and its message for the statistics and the persist's check.
-fn count_send(call: Call, chan: Chan, dest: c_int) {
-    stats::count(call);
+/// Counts the call (`None`: its caller counts it) and its message for the statistics and the
+/// persist's check.
+fn count_send(call: impl Into<Option<Call>>, chan: Chan, dest: c_int) {
+    if let Some(call) = call.into() {
+        stats::count(call);
+    }
     if traffic::on() && dest >= 0 {
         traffic::sent(chan.comm(), dest);
     }
@@ -581,14 +584,15 @@ pub(super) unsafe fn complete_request(tag: c_int, request: *mut Request) -> c_in
     }
 }
 
-/// A nonblocking send of the standard or synchronous mode on `chan`, counted as `call`
-/// (`MPI_Start` posts a persistent send this way: `super::persistent`).
+/// A nonblocking send of the standard or synchronous mode on `chan`, counted as `call` (`None`:
+/// `MPI_Start`, which posts a persistent send this way and counts itself:
+/// `super::persistent`).
 ///
 /// # Safety
 /// The MPI function's contract.
 #[allow(clippy::too_many_arguments)]
 pub(super) unsafe fn post_send(
-    call: Call,
+    call: Option<Call>,
     synchronous: bool,
     chan: Chan,
     buf: *const c_void,
@@ -654,7 +658,7 @@ macro_rules! covered_posts {
                 return unsafe { crate::p2p::$fn(buf, count, datatype, dest, tag, comm, request) };
             };
             // SAFETY: forwarded.
-            unsafe { post_send(Call::$call, $sync, chan, buf, count, datatype, dest, tag, request) }
+            unsafe { post_send(Some(Call::$call), $sync, chan, buf, count, datatype, dest, tag, request) }
         }
     )*};
 }
@@ -688,7 +692,7 @@ pub(crate) unsafe fn irecv(
     // SAFETY: forwarded.
     unsafe {
         post_receive(
-            Call::Irecv,
+            Some(Call::Irecv),
             chan,
             buf,
             count,
@@ -700,14 +704,14 @@ pub(crate) unsafe fn irecv(
     }
 }
 
-/// A nonblocking receive on `chan`, tracked through repairs and counted as `call` (`MPI_Start`
-/// posts a persistent receive this way: `super::persistent`).
+/// A nonblocking receive on `chan`, tracked through repairs and counted as `call` (`None`:
+/// `MPI_Start`, as in [`post_send`]).
 ///
 /// # Safety
 /// The MPI function's contract; `source` is not `MPI_PROC_NULL`.
 #[allow(clippy::too_many_arguments)]
 pub(super) unsafe fn post_receive(
-    call: Call,
+    call: Option<Call>,
     chan: Chan,
     buf: *mut c_void,
     count: c_int,
@@ -716,7 +720,9 @@ pub(super) unsafe fn post_receive(
     tag: c_int,
     request: *mut Request,
 ) -> c_int {
-    stats::count(call);
+    if let Some(call) = call {
+        stats::count(call);
+    }
     let (wildcard, source) = wildcard(source);
     loop {
         let rc = repair::covered(|| {

@@ -22,6 +22,7 @@ use super::calls::{self, Chan};
 use super::completion;
 use crate::abi::{self, Comm, Datatype, Request, Status};
 use crate::pmpi::Call;
+use crate::stats;
 use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -168,16 +169,9 @@ unsafe fn activate(m: &Made) -> Result<Request, c_int> {
                     .then(|| calls::covers_receive(comm, peer))
                     .flatten();
                 match chan {
-                    Some(chan) => calls::post_receive(
-                        Call::Start,
-                        chan,
-                        buf,
-                        count,
-                        datatype,
-                        peer,
-                        tag,
-                        request,
-                    ),
+                    Some(chan) => {
+                        calls::post_receive(None, chan, buf, count, datatype, peer, tag, request)
+                    }
                     None => crate::p2p::irecv(buf, count, datatype, peer, tag, comm, request),
                 }
             }
@@ -204,7 +198,7 @@ unsafe fn post_send(
     // SAFETY: the caller's contract.
     unsafe {
         calls::post_send(
-            Call::Start,
+            None,
             synchronous,
             chan,
             buf,
@@ -270,6 +264,7 @@ pub(crate) unsafe fn start(request: *mut Request) -> c_int {
     if any() && !request.is_null() && !started_as_made(&[unsafe { *request }]) {
         // SAFETY: the caller's handle; its request's buffer (MPI's contract).
         if let Some(rc) = unsafe { start_kept(*request) } {
+            stats::count(Call::Start);
             return rc;
         }
     }
@@ -291,6 +286,10 @@ pub(crate) unsafe fn startall(count: c_int, requests: *mut Request) -> c_int {
     }
     let (kept, mut others): (Vec<Request>, Vec<Request>) =
         handles.iter().partition(|h| made(**h).is_some());
+    if others.is_empty() {
+        // (else the ordinary handler counts it)
+        stats::count(Call::Startall);
+    }
     if !others.is_empty() {
         // SAFETY: the application's requests, in an array of their number.
         let rc = unsafe { crate::wait::startall(others.len() as c_int, others.as_mut_ptr()) };
