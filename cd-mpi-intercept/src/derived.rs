@@ -234,6 +234,17 @@ pub(crate) fn channels() -> Vec<u64> {
     ids
 }
 
+/// The real communicators the derived ones not freed mean now (a repair revokes them).
+pub(crate) fn live() -> Vec<Comm> {
+    with(|r| {
+        r.derived
+            .iter()
+            .filter(|d| !d.freed && d.current != abi::predefined().comm_null.bits())
+            .map(|d| Comm::from_bits(d.current))
+            .collect()
+    })
+}
+
 /// The derived communicators (for a repair's rebuild).
 pub(crate) fn derived() -> Vec<Derived> {
     with(|r| r.derived.clone())

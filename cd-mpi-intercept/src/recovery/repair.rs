@@ -68,6 +68,11 @@ fn repair_now(comm: Comm) {
         &[],
         "the survivors did not complete the repair in time",
     ));
+    // a survivor waiting on a derived communicator for one that is repairing (and not for
+    // the lost rank) sees it revoked and joins the repair
+    for derived in crate::derived::live() {
+        ulfm::revoke(derived);
+    }
     let shrunk = loss::revoke_and_shrink(comm);
     let Some(survivors) = shrunk.survivors else {
         loss::end(
