@@ -18,7 +18,9 @@
 //!
 //! # The repair ([`repair`])
 //! A survivor whose call reports a process failure (or the revocation another survivor made)
-//! revokes the world, shrinks it, and agrees with the others that the loss can be contained;
+//! revokes the world (and the communicators derived from it, so that no survivor waits on one
+//! for another that is repairing), shrinks it, and agrees with the others that the loss can be
+//! contained;
 //! then spawns one replacement per lost rank (this executable, its arguments), merges, and
 //! reorders so that each replacement has the lost rank's number: that communicator is the
 //! world from now on ([`crate::pmpi::world`]). The replacement's `MPI_Init` joins the same
