@@ -12,7 +12,7 @@
  * prunes the journal). Rounds alternate raw, recovery, raw, ... (A B A B); each round runs a
  * fixed iteration count calibrated on raw to about --target-ms (default 5). Reported per call
  * and size: the median time per call of each mode and its inter-quartile range, and the median
- * and IQR of the ratios recovery/raw of adjacent rounds. Times are rank 0's.
+ * and IQR of the ratios recovery/raw of adjacent rounds. A round's time is its slowest rank's.
  *
  * Calls (a block of `size` bytes per rank, as MPI_BYTE, MPI_Reduce and MPI_Scan as doubles):
  *   alltoall   MPI_Alltoall (its all-form: an MPI_Allgather of every rank's whole buffer)
@@ -108,7 +108,7 @@ static double round_of(int mode, int call, int bytes, long n) {
         struct cd_addrspec r = {state, sizeof state, READ_WRITE, GLOBAL};
         if (add_to_cd_via_copy(cd, &r, 1) != SUCCESS) raw_mpi_die("add_to_cd_via_copy");
     }
-    /* rank 0's time, which every rank agrees on for the round */
+    /* the slowest rank's time, which every rank then holds */
     fns[RAW].allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     return t;
 }
