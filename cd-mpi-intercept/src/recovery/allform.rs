@@ -13,12 +13,14 @@ use crate::abi::{self, Comm, Datatype};
 use crate::pmpi::{real, safe, Call};
 use std::ffi::{c_int, c_void};
 
-/// Whether collectives run as their all-forms. Every rank must call the same collective, so
-/// this depends only on what every rank of the job shares (a ULFM job with recovery on), not
-/// on a rank's own state: a rank whose call recovery does not take (a CD logs, or containment
-/// stopped) still runs the all-form, through the ordinary wrappers.
-pub(super) fn transformed() -> bool {
-    crate::errors::repair_wanted() && !crate::boundary::inside()
+/// Whether collectives on `comm` run as their all-forms. Every rank must call the same
+/// collective, so this depends only on what every rank shares (a ULFM job with recovery on,
+/// an intracommunicator), not on a rank's own state: a rank whose call recovery does not take
+/// (a CD logs, or containment stopped) still runs the all-form, through the ordinary wrappers.
+/// An intercommunicator's collectives are not transformed: their results differ between its
+/// two groups, so in-job recovery does not cover them at all.
+pub(super) fn transformed(comm: Comm) -> bool {
+    crate::errors::repair_wanted() && !crate::boundary::inside() && !safe::comm_test_inter(comm)
 }
 
 /// Memory for `count` elements of `datatype`: its bytes, and where element 0 starts in them

@@ -113,7 +113,7 @@ impl Neighbours {
 
 /// Whether recovery runs the call on `comm` as its all-form, with its neighbours.
 fn transformed_on(comm: Comm) -> Option<(Option<Chan>, Neighbours)> {
-    if !transformed() || safe::comm_test_inter(comm) {
+    if !transformed(comm) {
         return None;
     }
     Some((calls::covers(comm), Neighbours::of(comm)?))

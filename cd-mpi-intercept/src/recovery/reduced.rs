@@ -103,7 +103,7 @@ pub(crate) unsafe fn scan(
     op: Op,
     comm: Comm,
 ) -> c_int {
-    if !transformed() || safe::comm_test_inter(comm) {
+    if !transformed(comm) {
         // SAFETY: forwarded.
         return unsafe { crate::coll::scan(sendbuf, recvbuf, count, datatype, op, comm) };
     }
@@ -134,7 +134,7 @@ pub(crate) unsafe fn exscan(
     op: Op,
     comm: Comm,
 ) -> c_int {
-    if !transformed() || safe::comm_test_inter(comm) {
+    if !transformed(comm) {
         // SAFETY: forwarded.
         return unsafe { crate::coll::exscan(sendbuf, recvbuf, count, datatype, op, comm) };
     }
@@ -210,7 +210,7 @@ pub(crate) unsafe fn reduce_scatter_block(
     op: Op,
     comm: Comm,
 ) -> c_int {
-    if !transformed() || safe::comm_test_inter(comm) {
+    if !transformed(comm) {
         // SAFETY: forwarded.
         return unsafe {
             crate::coll::reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm)
@@ -246,7 +246,7 @@ pub(crate) unsafe fn reduce_scatter(
     op: Op,
     comm: Comm,
 ) -> c_int {
-    if !transformed() || safe::comm_test_inter(comm) {
+    if !transformed(comm) {
         // SAFETY: forwarded.
         return unsafe {
             crate::coll::reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm)

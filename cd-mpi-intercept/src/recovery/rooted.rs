@@ -28,7 +28,7 @@ pub(crate) unsafe fn reduce(
     root: c_int,
     comm: Comm,
 ) -> c_int {
-    if !transformed() || safe::comm_test_inter(comm) {
+    if !transformed(comm) {
         // SAFETY: forwarded.
         return unsafe { crate::coll::reduce(sendbuf, recvbuf, count, datatype, op, root, comm) };
     }
@@ -74,7 +74,7 @@ pub(crate) unsafe fn gather(
     root: c_int,
     comm: Comm,
 ) -> c_int {
-    if !transformed() || safe::comm_test_inter(comm) {
+    if !transformed(comm) {
         // SAFETY: forwarded.
         return unsafe {
             crate::coll::gather(
@@ -136,7 +136,7 @@ pub(crate) unsafe fn scatter(
     root: c_int,
     comm: Comm,
 ) -> c_int {
-    if !transformed() || safe::comm_test_inter(comm) {
+    if !transformed(comm) {
         // SAFETY: forwarded.
         return unsafe {
             crate::coll::scatter(

@@ -107,7 +107,7 @@ pub(crate) unsafe fn gatherv(
     root: c_int,
     comm: Comm,
 ) -> c_int {
-    if !transformed() || safe::comm_test_inter(comm) {
+    if !transformed(comm) {
         // SAFETY: forwarded.
         return unsafe {
             crate::coll::gatherv(
@@ -178,7 +178,7 @@ pub(crate) unsafe fn scatterv(
     root: c_int,
     comm: Comm,
 ) -> c_int {
-    if !transformed() || safe::comm_test_inter(comm) {
+    if !transformed(comm) {
         // SAFETY: forwarded.
         return unsafe {
             crate::coll::scatterv(
@@ -230,7 +230,7 @@ pub(crate) unsafe fn alltoall(
     recvtype: Datatype,
     comm: Comm,
 ) -> c_int {
-    if !transformed() || safe::comm_test_inter(comm) {
+    if !transformed(comm) {
         // SAFETY: forwarded.
         return unsafe {
             crate::coll::alltoall(
@@ -298,7 +298,7 @@ pub(crate) unsafe fn alltoallv(
     recvtype: Datatype,
     comm: Comm,
 ) -> c_int {
-    if !transformed() || safe::comm_test_inter(comm) {
+    if !transformed(comm) {
         // SAFETY: forwarded.
         return unsafe {
             crate::coll::alltoallv(
@@ -341,7 +341,7 @@ pub(crate) unsafe fn alltoallw(
     recvtypes: *const Datatype,
     comm: Comm,
 ) -> c_int {
-    if !transformed() || safe::comm_test_inter(comm) {
+    if !transformed(comm) {
         // SAFETY: forwarded.
         return unsafe {
             crate::coll::alltoallw(
