@@ -144,6 +144,17 @@ fn child_id(parent: u64, index: u32) -> u64 {
 /// The channel of the real communicator `comm`: the world's, or a derived one's that is not
 /// freed.
 pub(crate) fn channel(comm: Comm) -> Option<u64> {
+    channel_where(comm, |_| true)
+}
+
+/// [`channel`], unless `comm` is an intercommunicator.
+pub(crate) fn intra_channel(comm: Comm) -> Option<u64> {
+    channel_where(comm, |d| d.remote.is_none())
+}
+
+/// The channel of `comm` if it is the world or a derived communicator (not freed) that `fits`,
+/// in one look at the registry.
+fn channel_where(comm: Comm, fits: impl Fn(&Derived) -> bool) -> Option<u64> {
     if comm == world::current() {
         return Some(WORLD);
     }
@@ -154,6 +165,7 @@ pub(crate) fn channel(comm: Comm) -> Option<u64> {
         r.derived
             .iter()
             .find(|d| d.current == comm.bits() && !d.freed)
+            .filter(|d| fits(d))
             .map(|d| d.id)
     })
 }
@@ -165,11 +177,6 @@ pub(crate) fn current(id: u64) -> Comm {
     }
     with(|r| r.derived.iter().find(|d| d.id == id).map(|d| d.current))
         .map_or(abi::predefined().comm_null, Comm::from_bits)
-}
-
-/// Whether channel `id` is an intercommunicator.
-pub(crate) fn is_inter(id: u64) -> bool {
-    id != WORLD && with(|r| r.derived.iter().any(|d| d.id == id && d.remote.is_some()))
 }
 
 /// The world rank of rank `rank` of channel `id` (`-1`: none): of its remote group for an

@@ -17,9 +17,9 @@ use std::ffi::c_int;
 /// One member's neighbours in a distributed graph, as `MPI_Dist_graph_neighbors` gives them.
 #[derive(Clone, Default, PartialEq)]
 pub(crate) struct Adjacency {
-    sources: Vec<c_int>,
+    pub(crate) sources: Vec<c_int>,
     source_weights: Vec<c_int>,
-    destinations: Vec<c_int>,
+    pub(crate) destinations: Vec<c_int>,
     destination_weights: Vec<c_int>,
 }
 
@@ -165,6 +165,36 @@ impl Topology {
 }
 
 impl Adjacency {
+    /// This rank's neighbours in the distributed graph `comm`, and whether they have weights.
+    pub(crate) fn own(comm: Comm) -> (Adjacency, bool) {
+        let (mut indegree, mut outdegree, mut weighted): (c_int, c_int, c_int) = (0, 0, 0);
+        // SAFETY: writes three ints.
+        unsafe {
+            real::Dist_graph_neighbors_count(comm, &mut indegree, &mut outdegree, &mut weighted)
+        };
+        let (i, o) = (indegree.max(0) as usize, outdegree.max(0) as usize);
+        let mut mine = Adjacency {
+            sources: vec![0; i],
+            source_weights: vec![0; i],
+            destinations: vec![0; o],
+            destination_weights: vec![0; o],
+        };
+        // SAFETY: arrays of `indegree` and `outdegree` ints (the weights are written only for
+        // a weighted graph).
+        unsafe {
+            real::Dist_graph_neighbors(
+                comm,
+                indegree,
+                mine.sources.as_mut_ptr(),
+                mine.source_weights.as_mut_ptr(),
+                outdegree,
+                mine.destinations.as_mut_ptr(),
+                mine.destination_weights.as_mut_ptr(),
+            )
+        };
+        (mine, weighted != 0)
+    }
+
     fn lists(&self) -> [&Vec<c_int>; 4] {
         [
             &self.sources,
@@ -216,29 +246,7 @@ fn graph(comm: Comm) -> Topology {
 
 /// Every member's neighbours (collective over `comm`; see the module docs).
 fn dist_graph(comm: Comm) -> Option<Topology> {
-    let (mut indegree, mut outdegree, mut weighted): (c_int, c_int, c_int) = (0, 0, 0);
-    // SAFETY: writes three ints.
-    unsafe { real::Dist_graph_neighbors_count(comm, &mut indegree, &mut outdegree, &mut weighted) };
-    let (i, o) = (indegree.max(0) as usize, outdegree.max(0) as usize);
-    let mut mine = Adjacency {
-        sources: vec![0; i],
-        source_weights: vec![0; i],
-        destinations: vec![0; o],
-        destination_weights: vec![0; o],
-    };
-    // SAFETY: arrays of `indegree` and `outdegree` ints (the weights are written only for a
-    // weighted graph).
-    unsafe {
-        real::Dist_graph_neighbors(
-            comm,
-            indegree,
-            mine.sources.as_mut_ptr(),
-            mine.source_weights.as_mut_ptr(),
-            outdegree,
-            mine.destinations.as_mut_ptr(),
-            mine.destination_weights.as_mut_ptr(),
-        )
-    };
+    let (mine, weighted) = Adjacency::own(comm);
     let mut bytes = Vec::new();
     for list in mine.lists() {
         wire::put_ints(list, &mut bytes);
@@ -249,10 +257,7 @@ fn dist_graph(comm: Comm) -> Option<Topology> {
         .map(|b| Adjacency::decode(b, &mut 0))
         .collect::<Result<_, String>>()
         .ok()?;
-    Some(Topology::DistGraph {
-        weighted: weighted != 0,
-        members,
-    })
+    Some(Topology::DistGraph { weighted, members })
 }
 
 #[cfg(test)]

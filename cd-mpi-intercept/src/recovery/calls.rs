@@ -47,10 +47,7 @@ impl Chan {
 /// the module docs).
 #[inline]
 pub(super) fn covers_p2p(comm: Comm) -> Option<Chan> {
-    if !super::keeping() || crate::boundary::inside() || cd_core::logging_anywhere() {
-        return None;
-    }
-    derived::channel(comm).map(Chan)
+    taking().then(|| derived::channel(comm)).flatten().map(Chan)
 }
 
 /// [`covers_p2p`] for a collective or a probe: not on an intercommunicator, whose collectives'
@@ -58,7 +55,16 @@ pub(super) fn covers_p2p(comm: Comm) -> Option<Chan> {
 /// other).
 #[inline]
 pub(super) fn covers(comm: Comm) -> Option<Chan> {
-    covers_p2p(comm).filter(|c| !derived::is_inter(c.0))
+    taking()
+        .then(|| derived::intra_channel(comm))
+        .flatten()
+        .map(Chan)
+}
+
+/// Whether recovery takes this process's calls now (see the module docs).
+#[inline]
+fn taking() -> bool {
+    super::keeping() && !crate::boundary::inside() && !cd_core::logging_anywhere()
 }
 
 /// [`covers`] for a receive from `source`. A wildcard source (`MPI_ANY_SOURCE`) is a choice a

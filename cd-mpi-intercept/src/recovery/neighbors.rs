@@ -65,29 +65,10 @@ impl Neighbours {
             });
         }
         if kind == abi::DIST_GRAPH {
-            let (mut indegree, mut outdegree, mut weighted): (c_int, c_int, c_int) = (0, 0, 0);
-            // SAFETY: writes three ints.
-            unsafe {
-                real::Dist_graph_neighbors_count(comm, &mut indegree, &mut outdegree, &mut weighted)
-            };
-            let (i, o) = (indegree.max(0) as usize, outdegree.max(0) as usize);
-            let (mut sources, mut destinations) = (vec![0; i], vec![0; o]);
-            let (mut sw, mut dw) = (vec![0; i], vec![0; o]);
-            // SAFETY: arrays of `indegree` and `outdegree` ints.
-            unsafe {
-                real::Dist_graph_neighbors(
-                    comm,
-                    indegree,
-                    sources.as_mut_ptr(),
-                    sw.as_mut_ptr(),
-                    outdegree,
-                    destinations.as_mut_ptr(),
-                    dw.as_mut_ptr(),
-                )
-            };
+            let (own, _) = crate::topology::Adjacency::own(comm);
             return Some(Neighbours {
-                sources,
-                destinations,
+                sources: own.sources,
+                destinations: own.destinations,
                 cartesian: false,
             });
         }

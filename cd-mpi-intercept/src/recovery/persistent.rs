@@ -280,12 +280,16 @@ pub(crate) unsafe fn start(request: *mut Request) -> c_int {
 pub(crate) unsafe fn startall(count: c_int, requests: *mut Request) -> c_int {
     // SAFETY: the caller's `count` handles.
     let handles = unsafe { completion::slice(requests, count) };
-    if !any() || started_as_made(handles) || handles.iter().all(|h| made(*h).is_none()) {
+    if !any() || started_as_made(handles) {
         // SAFETY: forwarded.
         return unsafe { crate::wait::startall(count, requests) };
     }
     let (kept, mut others): (Vec<Request>, Vec<Request>) =
-        handles.iter().partition(|h| made(**h).is_some());
+        with(|t| handles.iter().partition(|h| t.contains_key(&h.bits())));
+    if kept.is_empty() {
+        // SAFETY: forwarded.
+        return unsafe { crate::wait::startall(count, requests) };
+    }
     if others.is_empty() {
         // (else the ordinary handler counts it)
         stats::count(Call::Startall);
