@@ -544,14 +544,14 @@ fn a_loss_during_a_persist_ends_the_job_clearly_and_the_relaunch_restores() {
 
 /// Issue 23: a program whose replacement could not re-execute the same way is not contained:
 /// one whose choices since the version (`MPI_Waitany`'s, four a step) do not fit the partner's
-/// window of 1000 bytes, one whose lost rank alone made more choices than its partner's
-/// window of 16 records holds (the survivors learn it from the partner's window), one that
-/// makes a derived communicator with
-/// `MPI_Comm_create_group` (not rebuilt), one whose start calls `MPI_Ireduce` (not kept for a
-/// replacement), and one that calls `MPI_Ireduce` every step (at the repair the survivors find
-/// their journals lack it), and one whose survivors hold a message they matched with
-/// `MPI_Mprobe` and did not receive yet when rank 1 is lost (a repair cannot carry it). A later loss ends the job, every survivor's line says
-/// why.
+/// window of 1000 bytes; one whose lost rank alone made more choices than its partner's
+/// window of 16 records holds (the survivors learn it from the partner's window); one that
+/// makes a derived communicator with `MPI_Comm_idup` (not rebuilt); one whose start calls
+/// `MPI_Ireduce` (not kept for a replacement); one whose start sends more than
+/// `CD_ULFM_START_BYTES` (100 bytes here); one that calls `MPI_Ireduce` every step (at the
+/// repair the survivors find their journals lack it); and one whose survivors hold a message
+/// they matched with `MPI_Mprobe` and did not receive yet when rank 1 is lost (a repair cannot
+/// carry it). A later loss ends the job, every survivor's line says why.
 #[test]
 fn a_loss_after_unkept_choices_or_an_unfollowed_communicator_ends_the_job_clearly() {
     if skipped("a_loss_after_unkept_choices_or_an_unfollowed_communicator_ends_the_job_clearly") {
@@ -570,6 +570,10 @@ fn a_loss_after_unkept_choices_or_an_unfollowed_communicator_ends_the_job_clearl
         (
             &[("HEAT_START", "2")],
             "the program's start (before its first persistent create_cd)",
+        ),
+        (
+            &[("HEAT_START", "1"), ("CD_ULFM_START_BYTES", "100")],
+            "keeps for a replacement to re-execute (CD_ULFM_START_BYTES)",
         ),
         (
             &[("HEAT_REDUCE", "4")],

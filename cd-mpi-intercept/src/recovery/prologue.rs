@@ -19,10 +19,21 @@
 //! could not re-execute the start, and a loss then ends the job clearly
 //! ([`crate::errors::stop_containing`]).
 
+//!
+//! What the start keeps is bounded by `CD_ULFM_START_BYTES` (default 16 MiB: the packed bytes
+//! and a [`Message`]'s bookkeeping each). A program past it (one that sends its state in the
+//! start, or never creates a persistent CD, whose whole run is its start) frees what it kept
+//! and keeps nothing more: its wrapped calls cost what they cost without in-job recovery, and a
+//! loss ends the job clearly.
+
 use crate::derived;
 use std::collections::HashMap;
 use std::ffi::c_int;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
+
+/// The environment variable that bounds what the start keeps, in bytes.
+pub const START_ENV: &str = "CD_ULFM_START_BYTES";
+const DEFAULT_BYTES: u64 = 16 << 20;
 
 /// A message: its communicator (`crate::derived`), tag and packed bytes.
 pub(crate) type Message = (u64, c_int, Vec<u8>);
@@ -35,7 +46,7 @@ struct Start {
     collectives: Vec<(u64, Vec<u8>)>,
     /// The messages received on each communicator from each world rank by the end of the start.
     received: HashMap<u64, Vec<u64>>,
-    /// Bytes held.
+    /// Bytes held: the packed bytes and each entry's bookkeeping.
     bytes: u64,
 }
 
@@ -64,23 +75,53 @@ pub(crate) fn active() -> bool {
 /// Keeps a message sent on communicator `channel` to world rank `dest` (packed). Its memory
 /// counts in `cd_stats`' `log_bytes` like the journal's.
 pub(crate) fn sent(channel: u64, dest: usize, tag: c_int, data: &[u8]) {
-    cd_core::charge_log_memory(data.len());
-    with(|s| {
+    keep(data.len(), |s| {
         if s.sent.len() <= dest {
             s.sent.resize_with(dest + 1, Vec::new);
         }
         s.sent[dest].push((channel, tag, data.to_vec()));
-        s.bytes += data.len() as u64;
     });
 }
 
 /// Keeps the packed result of a collective on communicator `channel`.
 pub(crate) fn collective(channel: u64, data: &[u8]) {
-    cd_core::charge_log_memory(data.len());
-    with(|s| {
-        s.collectives.push((channel, data.to_vec()));
-        s.bytes += data.len() as u64;
+    keep(data.len(), |s| s.collectives.push((channel, data.to_vec())));
+}
+
+/// Adds `len` packed bytes to the start with `add`, or, past [`budget`], gives the start up.
+fn keep(len: usize, add: impl FnOnce(&mut Start)) {
+    let held = (len + std::mem::size_of::<Message>()) as u64;
+    let over = with(|s| {
+        if s.bytes + held > budget() {
+            return Some(std::mem::take(s).bytes);
+        }
+        add(s);
+        s.bytes += held;
+        None
     });
+    let Some(freed) = over else {
+        cd_core::charge_log_memory(held as usize);
+        return;
+    };
+    cd_core::release_log_memory(freed as usize);
+    if crate::errors::set_in_start(false) {
+        crate::errors::stop_containing(
+            "the program's start (before its first persistent create_cd) sent more than \
+             in-job recovery keeps for a replacement to re-execute (CD_ULFM_START_BYTES)",
+        );
+    }
+}
+
+/// [`START_ENV`], read once (an unreadable value: the default, with a warning).
+fn budget() -> u64 {
+    static BYTES: OnceLock<u64> = OnceLock::new();
+    *BYTES.get_or_init(|| match std::env::var(START_ENV) {
+        Err(_) => DEFAULT_BYTES,
+        Ok(v) => v.trim().parse().unwrap_or_else(|_| {
+            tracing::warn!(value = %v, "{START_ENV} is not a byte count: using {DEFAULT_BYTES}");
+            DEFAULT_BYTES
+        }),
+    })
 }
 
 /// The first persistent `create_cd`: the start ends. Checks that it was kept whole; if not,
