@@ -143,17 +143,20 @@ fn child_id(parent: u64, index: u32) -> u64 {
 
 /// The channel of the real communicator `comm`: the world's, or a derived one's that is not
 /// freed.
+#[inline]
 pub(crate) fn channel(comm: Comm) -> Option<u64> {
     channel_where(comm, |_| true)
 }
 
 /// [`channel`], unless `comm` is an intercommunicator.
+#[inline]
 pub(crate) fn intra_channel(comm: Comm) -> Option<u64> {
     channel_where(comm, |d| d.remote.is_none())
 }
 
 /// The channel of `comm` if it is the world or a derived communicator (not freed) that `fits`,
 /// in one look at the registry.
+#[inline]
 fn channel_where(comm: Comm, fits: impl Fn(&Derived) -> bool) -> Option<u64> {
     if comm == world::current() {
         return Some(WORLD);
@@ -161,6 +164,10 @@ fn channel_where(comm: Comm, fits: impl Fn(&Derived) -> bool) -> Option<u64> {
     if !ANY.load(Ordering::Relaxed) {
         return None;
     }
+    derived_channel(comm, fits)
+}
+
+fn derived_channel(comm: Comm, fits: impl Fn(&Derived) -> bool) -> Option<u64> {
     with(|r| {
         r.derived
             .iter()
@@ -170,21 +177,34 @@ fn channel_where(comm: Comm, fits: impl Fn(&Derived) -> bool) -> Option<u64> {
     })
 }
 
-/// The real communicator channel `id` means now.
+/// The real communicator channel `id` means now (inlined: the world's is on every covered
+/// call's path).
+#[inline]
 pub(crate) fn current(id: u64) -> Comm {
     if id == WORLD {
         return world::current();
     }
+    current_derived(id)
+}
+
+#[cold]
+fn current_derived(id: u64) -> Comm {
     with(|r| r.derived.iter().find(|d| d.id == id).map(|d| d.current))
         .map_or(abi::predefined().comm_null, Comm::from_bits)
 }
 
 /// The world rank of rank `rank` of channel `id` (`-1`: none): of its remote group for an
 /// intercommunicator, as point-to-point calls address them.
+#[inline]
 pub(crate) fn world_rank(id: u64, rank: c_int) -> c_int {
     if id == WORLD || rank < 0 {
         return rank;
     }
+    world_rank_derived(id, rank)
+}
+
+#[cold]
+fn world_rank_derived(id: u64, rank: c_int) -> c_int {
     with(|r| {
         r.derived
             .iter()

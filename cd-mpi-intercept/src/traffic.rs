@@ -222,8 +222,9 @@ fn lookup(comm: Comm) -> Arc<Peers> {
     Arc::clone(map.entry(key).or_insert_with(|| Arc::new(Peers::new(comm))))
 }
 
-/// Runs `f` on the counts of `comm` (a thread-local cache hit in the common case).
-#[inline]
+/// Runs `f` on the counts of `comm` (a thread-local cache hit in the common case, inlined into
+/// every counted call).
+#[inline(always)]
 fn with_peers<R>(comm: Comm, f: impl FnOnce(&Arc<Peers>) -> R) -> Option<R> {
     let epoch = EPOCH.load(Ordering::Acquire);
     CACHE
@@ -231,12 +232,18 @@ fn with_peers<R>(comm: Comm, f: impl FnOnce(&Arc<Peers>) -> R) -> Option<R> {
             let mut cache = cache.borrow_mut();
             let fresh = matches!(&*cache, Some((k, e, _)) if *k == comm.bits() && *e == epoch);
             if !fresh {
-                *cache = Some((comm.bits(), epoch, lookup(comm)));
+                refill(&mut cache, comm, epoch);
             }
             cache.as_ref().map(|(_, _, p)| f(p))
         })
         .ok()
         .flatten()
+}
+
+/// [`with_peers`]' cache, for `comm` at `epoch`.
+#[cold]
+fn refill(cache: &mut Option<(u64, u64, Arc<Peers>)>, comm: Comm, epoch: u64) {
+    *cache = Some((comm.bits(), epoch, lookup(comm)));
 }
 
 #[inline]

@@ -70,6 +70,7 @@ fn taking() -> bool {
 /// [`covers`] for a receive from `source`. A wildcard source (`MPI_ANY_SOURCE`) is a choice a
 /// replacement must repeat: covered where it is recorded ([`choices`]), else it stops the
 /// containment of later losses.
+#[inline]
 pub(super) fn covers_receive(comm: Comm, source: c_int) -> Option<Chan> {
     let chan = covers_p2p(comm)?;
     if source == abi::ANY_SOURCE
@@ -103,6 +104,7 @@ fn matched(place: Option<u64>, status: &Status) {
 
 /// Counts the call (`None`: its caller counts it) and its message for the statistics and the
 /// persist's check.
+#[inline]
 fn count_send(call: impl Into<Option<Call>>, chan: Chan, dest: c_int) {
     if let Some(call) = call.into() {
         stats::count(call);
@@ -112,6 +114,7 @@ fn count_send(call: impl Into<Option<Call>>, chan: Chan, dest: c_int) {
     }
 }
 
+#[inline]
 fn count_receive(chan: Chan, source: c_int) {
     if source >= 0 && traffic::on() {
         traffic::received(chan.comm(), source);
