@@ -173,7 +173,9 @@ const CONTAINED: [(&str, &str); 4] = [
 /// `MPI_Comm_create_group` communicator, rank 3 lost; and (an intercommunicator) with the even
 /// and the odd ranks joined by `MPI_Intercomm_create` in the start, a message to each rank's
 /// counterpart over it and a sum over its `MPI_Intercomm_merge` every step, rank 1 lost, and
-/// rank 0 (the even group's leader) with the nonblocking halo.
+/// rank 0 (the even group's leader) with the nonblocking halo; and (an `MPI_Ireduce` to rank 0,
+/// in place there, every step and in the start) rank 0 lost, and rank 3 with the nonblocking
+/// halo.
 #[test]
 fn a_lost_rank_is_contained_in_the_job() {
     if skipped("a_lost_rank_is_contained_in_the_job") {
@@ -183,6 +185,9 @@ fn a_lost_rank_is_contained_in_the_job() {
         let clean_cache = fresh_cache(&format!("ulfm-contained-clean-{cart}-{reduce}"));
         let mut env = CONTAINED.to_vec();
         env.extend([("HEAT_CART", cart), ("HEAT_REDUCE", reduce)]);
+        if reduce == "4" {
+            env.push(("HEAT_START", "2"));
+        }
         let (ok, clean) = heat(&clean_cache, &env);
         assert!(ok, "the fault-free run:\n{clean}");
         let expected = heat_lines(&clean, " result ");
@@ -191,7 +196,7 @@ fn a_lost_rank_is_contained_in_the_job() {
     };
     let (world_only, derived, rooted) = (clean("0", "1"), clean("1", "1"), clean("0", "2"));
     let (graphs, spread, grouped) = (clean("3", "1"), clean("0", "3"), clean("4", "1"));
-    let (joined, alltoallw) = (clean("6", "1"), clean("0", "5"));
+    let (joined, alltoallw, ireduce) = (clean("6", "1"), clean("0", "5"), clean("0", "4"));
     assert_ne!(
         world_only, derived,
         "the derived communicators' sum changes the result"
@@ -208,13 +213,18 @@ fn a_lost_rank_is_contained_in_the_job() {
         world_only, alltoallw,
         "the MPI_Alltoallw of HEAT_REDUCE=5 changes the result"
     );
+    assert_ne!(
+        world_only, ireduce,
+        "the MPI_Ireduce of HEAT_REDUCE=4 and HEAT_START=2 changes the result"
+    );
     // (lost rank, step, nonblocking halo exchange (5: persistent requests, 6: neighbourhood
     // collectives), a second loss
     // "step:rank" after the first recovery and the version its replacement resumes from,
     // derived communicators (1: Cartesian, 2: split type, 3: graphs, 4: by group, 6: an
     // intercommunicator and its merge), the collectives every
     // step: 1 Allreduce, 2 also Reduce, Gather and Scatter at rank 0, 3 instead Scan, Exscan,
-    // Alltoall, Reduce_scatter(_block) and the v-forms, rooted at rank 0, 5 Alltoallw)
+    // Alltoall, Reduce_scatter(_block) and the v-forms, rooted at rank 0, 4 Ireduce to rank 0
+    // (in the start too), 5 Alltoallw)
     // (and choices: the left halo received from MPI_ANY_SOURCE, 2: and a token probed for,
     // 3: and two tokens matched by MPI_Improbe and MPI_Mprobe)
     let cases = [
@@ -249,6 +259,8 @@ fn a_lost_rank_is_contained_in_the_job() {
         (3, "136", "1", None, "0", "5", "0"),
         (2, "132", "0", None, "0", "1", "3"),
         (0, "135", "1", None, "1", "1", "3"),
+        (0, "131", "0", None, "0", "4", "0"),
+        (3, "134", "1", None, "0", "4", "0"),
     ];
     for (lost, step, nonblocking, second, cart, reduce, wildcard) in cases {
         let expected = match (cart, reduce) {
@@ -258,6 +270,7 @@ fn a_lost_rank_is_contained_in_the_job() {
             ("6", _) => &joined,
             (_, "2") => &rooted,
             (_, "3") => &spread,
+            (_, "4") => &ireduce,
             (_, "5") => &alltoallw,
             _ => &world_only,
         };
@@ -286,6 +299,9 @@ fn a_lost_rank_is_contained_in_the_job() {
         ]);
         if let Some((kill2, _)) = second {
             env.push(("HEAT_KILL2", kill2));
+        }
+        if reduce == "4" {
+            env.push(("HEAT_START", "2"));
         }
         // rank 3's cases of HEAT_REDUCE=3 and 5 die amid their collectives (after MPI_Alltoall,
         // between the two MPI_Alltoallw)
@@ -547,8 +563,8 @@ fn a_loss_during_a_persist_ends_the_job_clearly_and_the_relaunch_restores() {
 /// window of 1000 bytes; one whose lost rank alone made more choices than its partner's
 /// window of 16 records holds (the survivors learn it from the partner's window); one that
 /// makes a derived communicator with `MPI_Comm_idup` (not rebuilt); one whose start calls
-/// `MPI_Ireduce` (not kept for a replacement); one whose start sends more than
-/// `CD_ULFM_START_BYTES` (100 bytes here); one that calls `MPI_Ireduce` every step (at the
+/// `MPI_Iscan` (not kept for a replacement); one whose start sends more than
+/// `CD_ULFM_START_BYTES` (100 bytes here); one that calls `MPI_Iscan` every step (at the
 /// repair the survivors find their journals lack it); and one whose survivors hold a message
 /// they matched with `MPI_Mprobe` and did not receive yet when rank 1 is lost (a repair cannot
 /// carry it). A later loss ends the job, every survivor's line says why.
@@ -568,7 +584,7 @@ fn a_loss_after_unkept_choices_or_an_unfollowed_communicator_ends_the_job_clearl
         ),
         (&[("HEAT_CART", "5")], "does not rebuild (MPI_Comm_idup"),
         (
-            &[("HEAT_START", "2")],
+            &[("HEAT_START", "3")],
             "the program's start (before its first persistent create_cd)",
         ),
         (
@@ -576,7 +592,7 @@ fn a_loss_after_unkept_choices_or_an_unfollowed_communicator_ends_the_job_clearl
             "keeps for a replacement to re-execute (CD_ULFM_START_BYTES)",
         ),
         (
-            &[("HEAT_REDUCE", "4")],
+            &[("HEAT_REDUCE", "6")],
             "MPI calls since the last version that in-job recovery does not keep",
         ),
         (
@@ -592,7 +608,7 @@ fn a_loss_after_unkept_choices_or_an_unfollowed_communicator_ends_the_job_clearl
         env.extend([("HEAT_KILL_AT", "130"), ("HEAT_KILL_RANK", "1")]);
         let (ok, text) = heat(&cache, &env);
         assert!(!ok, "{knob}={value}:\n{text}");
-        // with MPI_Ireduce every step a survivor can also see the loss inside it (its
+        // with MPI_Iscan every step a survivor can also see the loss inside it (its
         // MPI_Wait) and end at once, which the others see as a second failure during their repair
         let second_failure = knob == "HEAT_REDUCE";
         // a survivor that had matched nothing yet (rank 2 waits for rank 1's tokens) learns

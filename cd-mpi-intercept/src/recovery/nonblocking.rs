@@ -1,6 +1,8 @@
 //! The nonblocking collectives that survive a lost process: `MPI_Ibarrier`, `MPI_Ibcast`,
 //! `MPI_Iallreduce` and `MPI_Iallgather`, the nonblocking forms of the collectives of
-//! [`super::calls`], on the same communicators.
+//! [`super::calls`], on the same communicators; and `MPI_Ireduce`, run as an `MPI_Iallreduce`
+//! like `MPI_Reduce` ([`super::rooted`]), whose scratch result and in-place input the runtime
+//! holds until the request completes ([`super::held`]).
 //!
 //! Each is posted as the application asked and tracked ([`super::requests`]): its result goes
 //! into the journal when a completion call completes it. A repair that interrupts one gives
@@ -9,20 +11,24 @@
 //! there: nonblocking collectives match only nonblocking ones). A replacement still catching up
 //! takes its result at once from what it was served, and its request is already complete.
 
+use super::allform::{transformed, Scratch};
 use super::calls::{self, Chan};
+use super::held::{self, Buffers};
 use super::requests::{self, Collective, Kind};
 use super::{catchup, journal, repair};
 use crate::abi::{self, Comm, Datatype, Op, Request};
-use crate::pmpi::Call;
+use crate::pmpi::{safe, Call};
 use crate::{stats, traffic};
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// Nonblocking collectives posted by this process (their order).
 static POSTED: AtomicU64 = AtomicU64::new(0);
 
 /// Posts `kind` (`call`) with its result in `count` of `datatype` at `result`, or serves it (see
-/// the module docs). `reads_result`: the call reads the result buffer as its input.
+/// the module docs). `reads_result`: the call reads the result buffer as its input; `buffers`:
+/// the runtime's memory it uses (an all-form's), kept until the request completes.
 ///
 /// # Safety
 /// The MPI function's contract: the buffers stay the application's until the request
@@ -37,6 +43,7 @@ unsafe fn post(
     datatype: Datatype,
     reads_result: bool,
     request: *mut Request,
+    buffers: Buffers,
 ) -> c_int {
     stats::count(call);
     journal::collective_started(chan.0);
@@ -64,6 +71,7 @@ unsafe fn post(
         // SAFETY: the caller's buffer.
         input: reads_result.then(|| unsafe { journal::pack(result, count, datatype) }),
         seq: POSTED.fetch_add(1, Ordering::Relaxed),
+        buffers,
     };
     loop {
         let comm = chan.comm();
@@ -108,6 +116,7 @@ pub(crate) unsafe fn ibarrier(comm: Comm, request: *mut Request) -> c_int {
             byte,
             false,
             request,
+            Buffers::default(),
         )
     }
 }
@@ -139,6 +148,7 @@ pub(crate) unsafe fn ibcast(
             datatype,
             true,
             request,
+            Buffers::default(),
         )
     }
 }
@@ -179,6 +189,7 @@ pub(crate) unsafe fn iallreduce(
             datatype,
             in_place,
             request,
+            Buffers::default(),
         )
     }
 }
@@ -224,6 +235,70 @@ pub(crate) unsafe fn iallgather(
             recvtype,
             sendbuf.addr() == abi::IN_PLACE,
             request,
+            Buffers::default(),
+        )
+    }
+}
+
+/// `MPI_Ireduce`: in a ULFM job, an `MPI_Iallreduce` (see [`super::rooted`]'s `MPI_Reduce`);
+/// off the root its result goes to scratch, and the root's input in place to an explicit copy,
+/// both held until the request completes.
+///
+/// # Safety
+/// The MPI function's contract.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn ireduce(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: Datatype,
+    op: Op,
+    root: c_int,
+    comm: Comm,
+    request: *mut Request,
+) -> c_int {
+    if !transformed(comm) {
+        // SAFETY: forwarded.
+        return unsafe {
+            crate::coll::ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request)
+        };
+    }
+    let at_root = safe::comm_rank(comm) == root;
+    // SAFETY: at the root in place, `recvbuf` holds the input.
+    let mut input = (at_root && sendbuf.addr() == abi::IN_PLACE)
+        .then(|| unsafe { Scratch::copy_of(recvbuf, count, datatype) });
+    let send = input.as_mut().map_or(sendbuf, |s| s.buf().cast_const());
+    let mut scratch = (!at_root).then(|| Scratch::new(count, datatype));
+    let result = scratch.as_mut().map_or(recvbuf, Scratch::buf);
+    let buffers: Buffers = Arc::new(input.into_iter().chain(scratch).collect());
+    let Some(chan) = calls::covers(comm) else {
+        // every rank runs the all-form; this one's call goes to the ordinary handler
+        stats::count(Call::Ireduce);
+        // SAFETY: `send` and `result` hold `count` of `datatype` (the caller's, or held).
+        let rc =
+            unsafe { crate::coll::iallreduce(send, result, count, datatype, op, comm, request) };
+        if rc == abi::SUCCESS {
+            // SAFETY: MPI wrote the handle.
+            held::hold(unsafe { *request }, buffers);
+        }
+        return rc;
+    };
+    let kind = Kind::Allreduce {
+        sendbuf: send.expose_provenance(),
+        op,
+    };
+    // SAFETY: as above; `buffers` lives with the request's entry.
+    unsafe {
+        post(
+            Call::Ireduce,
+            chan,
+            kind,
+            result,
+            count,
+            datatype,
+            false,
+            request,
+            buffers,
         )
     }
 }

@@ -19,7 +19,7 @@
 //! never started: it keeps the application's handle unique until `MPI_Request_free`.
 
 use super::calls::{self, Chan};
-use super::completion;
+use super::{completion, held};
 use crate::abi::{self, Comm, Datatype, Request, Status};
 use crate::pmpi::Call;
 use crate::stats;
@@ -409,12 +409,14 @@ pub(crate) unsafe fn request_get_status(
 
 macro_rules! lending {
     ($($fn:ident($handles:ident, $n:expr; $($a:ident : $t:ty),*);)*) => {$(
-        #[doc = concat!("`", stringify!($fn), "` of `super::completion`, lent the activations of kept requests ([`lend`]).")]
+        #[doc = concat!("`", stringify!($fn), "` of `super::completion`, lent the activations of kept requests ([`lend`]); the memory held for the requests it completes is freed (`super::held`).")]
         ///
         /// # Safety
         /// The MPI function's contract.
         pub(crate) unsafe fn $fn($($a: $t),*) -> c_int {
-            if !any() {
+            // SAFETY: the caller's handles.
+            let noted = held::note(unsafe { completion::slice($handles, $n) });
+            if !any() && noted.is_empty() {
                 // SAFETY: forwarded.
                 return unsafe { completion::$fn($($a),*) };
             }
@@ -423,7 +425,9 @@ macro_rules! lending {
             // SAFETY: forwarded, with the activations' requests in place of the kept ones.
             let rc = unsafe { completion::$fn($($a),*) };
             // SAFETY: the caller's handles, after the call.
-            give_back(unsafe { completion::slice($handles, $n) }, &lent);
+            let handles = unsafe { completion::slice($handles, $n) };
+            give_back(handles, &lent);
+            held::release(handles, &noted);
             rc
         }
     )*};

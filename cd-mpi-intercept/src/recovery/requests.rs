@@ -49,6 +49,9 @@ pub(crate) struct Collective {
     pub(crate) input: Option<Vec<u8>>,
     /// Its place among this process's nonblocking collectives (posted again in that order).
     pub(crate) seq: u64,
+    /// The runtime's memory the call uses, an all-form's ([`super::held`]), freed with the
+    /// entry once the request completed.
+    pub(super) buffers: super::held::Buffers,
 }
 
 impl Collective {
@@ -430,6 +433,12 @@ pub(crate) fn untrack(handles: &[Request]) {
     let any = with(|t| {
         let any = handles.iter().any(|h| t.contains_key(&h.bits()));
         if any {
+            // a pending all-form's memory is MPI's until the application completes it
+            for (&key, entry) in t.iter() {
+                if let (Some(c), State::Posted) = (&entry.collective, entry.state) {
+                    super::held::hold(Request::from_bits(key), c.buffers.clone());
+                }
+            }
             t.clear();
         }
         any
