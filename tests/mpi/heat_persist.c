@@ -14,8 +14,8 @@
  * MPI_Reduce_scatter_block (in place), MPI_Allgatherv (in place), MPI_Reduce_scatter,
  * MPI_Gatherv (in place at rank 0), MPI_Scatterv from rank 0 and MPI_Alltoallv (in place), all
  * folded into every rank's state, and with HEAT_KILL_INSIDE=1 the rank HEAT_KILL_AT kills
- * dies amid them, after the MPI_Alltoall of step S; HEAT_REDUCE=4 an MPI_Ireduce (in place
- * at rank 0); HEAT_REDUCE=6 an MPI_Iscan, which in-job recovery does not cover; HEAT_REDUCE=5 an MPI_Alltoallw with a datatype per block and
+ * dies amid them, after the MPI_Alltoall of step S; HEAT_REDUCE=4 an MPI_Ireduce and an MPI_Igather
+ * (in place at rank 0); HEAT_REDUCE=6 an MPI_Iscan, which in-job recovery does not cover; HEAT_REDUCE=5 an MPI_Alltoallw with a datatype per block and
  * an in-place one, folded into the state, and with HEAT_START one in the start too; with
  * HEAT_KILL_INSIDE=1 the rank HEAT_KILL_AT kills dies between the two); HEAT_NONBLOCKING=1 exchanges the halo with MPI_Irecv, MPI_Isend and MPI_Waitall
  * instead of MPI_Sendrecv (HEAT_NONBLOCKING=2: MPI_Testall until complete, 3: MPI_Waitany four times, 4: an
@@ -27,7 +27,7 @@
  * goes on from there. HEAT_START=1 makes the program's start (before create_cd) communicate: rank
  * 0 broadcasts the diffusion coefficient, each rank takes a bias from its left neighbour
  * (MPI_Sendrecv) and the ranks' sum (MPI_Allreduce); a replacement re-executes it (HEAT_START=2
- * adds an MPI_Ireduce, HEAT_START=3 an MPI_Iscan, which in-job recovery does not cover). HEAT_CART=1 exchanges the halo on
+ * adds an MPI_Ireduce and an MPI_Igather, HEAT_START=3 an MPI_Iscan, which in-job recovery does not cover). HEAT_CART=1 exchanges the halo on
  * a periodic Cartesian ring (MPI_Cart_create, MPI_Cart_shift; a scratch MPI_Comm_dup of it made
  * and freed in the start) and adds, every step, the sum over a pair of ranks (MPI_Allreduce on
  * an MPI_Comm_split of the ring); HEAT_CART=2 makes an MPI_Comm_split_type communicator in the
@@ -90,17 +90,24 @@ static void compose_maps(void *in, void *inout, int *len, MPI_Datatype *type) {
     for (int i = 0; i < *len; i++, f += 2, g += 2) g[1] = g[0] * f[1] + g[1], g[0] *= f[0];
 }
 
-/* An MPI_Ireduce of `mine` to rank 0, in place there (HEAT_START=2, HEAT_REDUCE=4): the
- * largest at rank 0, 0 elsewhere. */
-static double ireduce_max(double mine) {
-    int rank;
+/* An MPI_Ireduce (the largest) and an MPI_Igather of `mine` to rank 0, both in place there
+ * and completed together by MPI_Waitall (HEAT_START=2, HEAT_REDUCE=4; up to 64 ranks): at rank
+ * 0 the largest plus the gathered values weighted by rank, 0 elsewhere. */
+static double rooted_nonblocking(double mine) {
+    int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    double most = rank == 0 ? mine : 0;
-    MPI_Request r;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    double most = rank == 0 ? mine : 0, all[64] = {0};
+    if (rank == 0) all[0] = mine;
+    MPI_Request r[2];
     MPI_Ireduce(rank == 0 ? MPI_IN_PLACE : &mine, &most, 1, MPI_DOUBLE, MPI_MAX, 0,
-                MPI_COMM_WORLD, &r);
-    MPI_Wait(&r, MPI_STATUS_IGNORE);
-    return most;
+                MPI_COMM_WORLD, &r[0]);
+    MPI_Igather(rank == 0 ? MPI_IN_PLACE : &mine, 1, MPI_DOUBLE, all, 1, MPI_DOUBLE, 0,
+                MPI_COMM_WORLD, &r[1]);
+    MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+    double fold = most;
+    for (int j = 0; j < size && j < 64; j++) fold += all[j] * (j + 1);
+    return fold;
 }
 
 /* An MPI_Iscan of `mine` (HEAT_START=3, HEAT_REDUCE=6), which in-job recovery does not cover:
@@ -237,7 +244,7 @@ int main(int argc, char **argv) {
         MPI_Sendrecv(&mine, 1, MPI_DOUBLE, right, 2, &theirs, 1, MPI_DOUBLE, left, 2,
                      MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         MPI_Allreduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-        if (env_int("HEAT_START", 0) == 2) bias += ireduce_max(mine) * 1e-12;
+        if (env_int("HEAT_START", 0) == 2) bias += rooted_nonblocking(mine) * 1e-12;
         if (env_int("HEAT_START", 0) == 3) iscan_sum(mine);
         coefficient = params[0];
         bias = params[1] * theirs / sum;
@@ -465,7 +472,7 @@ int main(int argc, char **argv) {
                 for (int j = 0; j < counts[rank]; j++) fold += (some[j] + back[j]) * (j + 1);
                 u[4] += fold * 1e-9;
             } else if (reduce == 4) {
-                u[4] += ireduce_max(local) * 1e-9;
+                u[4] += rooted_nonblocking(local) * 1e-9;
             } else if (reduce == 6) {
                 u[4] += iscan_sum(local) * 1e-9;
             } else if (two_doubles != MPI_DATATYPE_NULL) {

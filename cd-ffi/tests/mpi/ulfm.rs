@@ -173,9 +173,9 @@ const CONTAINED: [(&str, &str); 4] = [
 /// `MPI_Comm_create_group` communicator, rank 3 lost; and (an intercommunicator) with the even
 /// and the odd ranks joined by `MPI_Intercomm_create` in the start, a message to each rank's
 /// counterpart over it and a sum over its `MPI_Intercomm_merge` every step, rank 1 lost, and
-/// rank 0 (the even group's leader) with the nonblocking halo; and (an `MPI_Ireduce` to rank 0,
-/// in place there, every step and in the start) rank 0 lost, and rank 3 with the nonblocking
-/// halo.
+/// rank 0 (the even group's leader) with the nonblocking halo; and (an `MPI_Ireduce` and an
+/// `MPI_Igather` to rank 0, in place there, every step and in the start) rank 0 lost, and rank
+/// 3 with the nonblocking halo.
 #[test]
 fn a_lost_rank_is_contained_in_the_job() {
     if skipped("a_lost_rank_is_contained_in_the_job") {
@@ -215,7 +215,7 @@ fn a_lost_rank_is_contained_in_the_job() {
     );
     assert_ne!(
         world_only, ireduce,
-        "the MPI_Ireduce of HEAT_REDUCE=4 and HEAT_START=2 changes the result"
+        "the MPI_Ireduce and MPI_Igather of HEAT_REDUCE=4 and HEAT_START=2 change the result"
     );
     // (lost rank, step, nonblocking halo exchange (5: persistent requests, 6: neighbourhood
     // collectives), a second loss
@@ -223,7 +223,7 @@ fn a_lost_rank_is_contained_in_the_job() {
     // derived communicators (1: Cartesian, 2: split type, 3: graphs, 4: by group, 6: an
     // intercommunicator and its merge), the collectives every
     // step: 1 Allreduce, 2 also Reduce, Gather and Scatter at rank 0, 3 instead Scan, Exscan,
-    // Alltoall, Reduce_scatter(_block) and the v-forms, rooted at rank 0, 4 Ireduce to rank 0
+    // Alltoall, Reduce_scatter(_block) and the v-forms, rooted at rank 0, 4 Ireduce and Igather to rank 0
     // (in the start too), 5 Alltoallw)
     // (and choices: the left halo received from MPI_ANY_SOURCE, 2: and a token probed for,
     // 3: and two tokens matched by MPI_Improbe and MPI_Mprobe)
@@ -564,7 +564,8 @@ fn a_loss_during_a_persist_ends_the_job_clearly_and_the_relaunch_restores() {
 /// window of 16 records holds (the survivors learn it from the partner's window); one that
 /// makes a derived communicator with `MPI_Comm_idup` (not rebuilt); one whose start calls
 /// `MPI_Iscan` (not kept for a replacement); one whose start sends more than
-/// `CD_ULFM_START_BYTES` (100 bytes here); one that calls `MPI_Iscan` every step (at the
+/// `CD_ULFM_START_BYTES` (100 bytes here; its `MPI_Ireduce` and `MPI_Igather` every step then
+/// run as all-forms outside recovery, their memory held until completed); one that calls `MPI_Iscan` every step (at the
 /// repair the survivors find their journals lack it); and one whose survivors hold a message
 /// they matched with `MPI_Mprobe` and did not receive yet when rank 1 is lost (a repair cannot
 /// carry it). A later loss ends the job, every survivor's line says why.
@@ -588,7 +589,11 @@ fn a_loss_after_unkept_choices_or_an_unfollowed_communicator_ends_the_job_clearl
             "the program's start (before its first persistent create_cd)",
         ),
         (
-            &[("HEAT_START", "1"), ("CD_ULFM_START_BYTES", "100")],
+            &[
+                ("HEAT_START", "2"),
+                ("CD_ULFM_START_BYTES", "100"),
+                ("HEAT_REDUCE", "4"),
+            ],
             "keeps for a replacement to re-execute (CD_ULFM_START_BYTES)",
         ),
         (

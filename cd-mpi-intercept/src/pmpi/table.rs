@@ -102,7 +102,7 @@ macro_rules! mpi_table {
                 Ibcast(buffer: BufMut, count: c_int, datatype: Datatype, root: c_int, comm: Comm, request: *mut Request) => recovery::ibcast;
                 Ireduce(sendbuf: Buf, recvbuf: BufMut, count: c_int, datatype: Datatype, op: Op, root: c_int, comm: Comm, request: *mut Request) => recovery::ireduce;
                 Iallreduce(sendbuf: Buf, recvbuf: BufMut, count: c_int, datatype: Datatype, op: Op, comm: Comm, request: *mut Request) => recovery::iallreduce;
-                Igather(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, root: c_int, comm: Comm, request: *mut Request) => coll::igather;
+                Igather(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, root: c_int, comm: Comm, request: *mut Request) => recovery::igather;
                 Igatherv(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, displs: Ints, recvtype: Datatype, root: c_int, comm: Comm, request: *mut Request) => coll::igatherv;
                 Iscatter(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, root: c_int, comm: Comm, request: *mut Request) => coll::iscatter;
                 Iscatterv(sendbuf: Buf, sendcounts: Ints, displs: Ints, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, root: c_int, comm: Comm, request: *mut Request) => coll::iscatterv;

@@ -49,8 +49,8 @@
 //! or `Testall`, and the collectives whose result is the same on every rank (`Barrier`,
 //! `Bcast`, `Allreduce`, `Allgather`, and their nonblocking forms: [`nonblocking`];
 //! `Allgatherv`: [`spread`]), and those run so that every rank holds what their result is made
-//! of ([`allform`]): `Reduce`, `Gather` and `Scatter` ([`rooted`]), `Ireduce`
-//! ([`nonblocking`], its memory held until it completes: [`held`]), `Scan`, `Exscan`,
+//! of ([`allform`]): `Reduce`, `Gather` and `Scatter` ([`rooted`]), `Ireduce` and `Igather`
+//! ([`nonblocking`], their memory held until they complete: [`held`]), `Scan`, `Exscan`,
 //! `Reduce_scatter_block` and `Reduce_scatter` ([`reduced`]), `Alltoall`, `Gatherv`,
 //! `Scatterv`, `Alltoallv` and `Alltoallw` ([`spread`]), `Neighbor_allgather(v)` and
 //! `Neighbor_alltoall(v/w)` ([`neighbors`]); on `MPI_COMM_WORLD` and on the communicators
@@ -103,7 +103,7 @@ pub(crate) use neighbors::{
     neighbor_allgather, neighbor_allgatherv, neighbor_alltoall, neighbor_alltoallv,
     neighbor_alltoallw,
 };
-pub(crate) use nonblocking::{iallgather, iallreduce, ibarrier, ibcast, ireduce};
+pub(crate) use nonblocking::{iallgather, iallreduce, ibarrier, ibcast, igather, ireduce};
 pub(crate) use persistent::{
     bsend_init, cancel, recv_init, request_free, request_get_status, rsend_init, send_init,
     ssend_init, start, startall, test, testall, testany, testsome, wait, waitall, waitany,

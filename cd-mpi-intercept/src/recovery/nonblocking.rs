@@ -1,8 +1,9 @@
 //! The nonblocking collectives that survive a lost process: `MPI_Ibarrier`, `MPI_Ibcast`,
 //! `MPI_Iallreduce` and `MPI_Iallgather`, the nonblocking forms of the collectives of
-//! [`super::calls`], on the same communicators; and `MPI_Ireduce`, run as an `MPI_Iallreduce`
-//! like `MPI_Reduce` ([`super::rooted`]), whose scratch result and in-place input the runtime
-//! holds until the request completes ([`super::held`]).
+//! [`super::calls`], on the same communicators; and `MPI_Ireduce` and `MPI_Igather`, run as
+//! an `MPI_Iallreduce` and an `MPI_Iallgather` like `MPI_Reduce` and `MPI_Gather`
+//! ([`super::rooted`]), whose scratch result and in-place input the runtime holds until the
+//! request completes ([`super::held`]).
 //!
 //! Each is posted as the application asked and tracked ([`super::requests`]): its result goes
 //! into the journal when a completion call completes it. A repair that interrupts one gives
@@ -11,7 +12,7 @@
 //! there: nonblocking collectives match only nonblocking ones). A replacement still catching up
 //! takes its result at once from what it was served, and its request is already complete.
 
-use super::allform::{transformed, Scratch};
+use super::allform::{block_at, transformed, Scratch};
 use super::calls::{self, Chan};
 use super::held::{self, Buffers};
 use super::requests::{self, Collective, Kind};
@@ -291,6 +292,88 @@ pub(crate) unsafe fn ireduce(
     unsafe {
         post(
             Call::Ireduce,
+            chan,
+            kind,
+            result,
+            count,
+            datatype,
+            false,
+            request,
+            buffers,
+        )
+    }
+}
+
+/// `MPI_Igather`: in a ULFM job, an `MPI_Iallgather` (see [`super::rooted`]'s `MPI_Gather`);
+/// off the root the blocks go to scratch, and the root's own block in place to an explicit
+/// copy, both held until the request completes.
+///
+/// # Safety
+/// The MPI function's contract.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn igather(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: Datatype,
+    root: c_int,
+    comm: Comm,
+    request: *mut Request,
+) -> c_int {
+    if !transformed(comm) {
+        // SAFETY: forwarded.
+        return unsafe {
+            crate::coll::igather(
+                sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request,
+            )
+        };
+    }
+    let size = safe::comm_size(comm);
+    let at_root = safe::comm_rank(comm) == root;
+    // at the root: its own block is its input in place; off it only the send side counts
+    let mut input = (at_root && sendbuf.addr() == abi::IN_PLACE).then(|| {
+        let own = block_at(recvbuf, recvcount, recvtype, root);
+        // SAFETY: the root's block of its receive buffer.
+        unsafe { Scratch::copy_of(own, recvcount, recvtype) }
+    });
+    let (send, scount, stype) = match input.as_mut() {
+        Some(copy) => (copy.buf().cast_const(), recvcount, recvtype),
+        None => (sendbuf, sendcount, sendtype),
+    };
+    let (block, datatype) = if at_root {
+        (recvcount, recvtype)
+    } else {
+        (sendcount, sendtype)
+    };
+    let count = block.saturating_mul(size);
+    let mut scratch = (!at_root).then(|| Scratch::new(count, datatype));
+    let result = scratch.as_mut().map_or(recvbuf, Scratch::buf);
+    let buffers: Buffers = Arc::new(input.into_iter().chain(scratch).collect());
+    let Some(chan) = calls::covers(comm) else {
+        // every rank runs the all-form; this one's call goes to the ordinary handler
+        stats::count(Call::Igather);
+        // SAFETY: `result` holds `size` blocks of `block` of `datatype` (the caller's, or held).
+        let rc = unsafe {
+            crate::coll::iallgather(send, scount, stype, result, block, datatype, comm, request)
+        };
+        if rc == abi::SUCCESS {
+            // SAFETY: MPI wrote the handle.
+            held::hold(unsafe { *request }, buffers);
+        }
+        return rc;
+    };
+    let kind = Kind::Allgather {
+        sendbuf: send.expose_provenance(),
+        sendcount: scount,
+        sendtype: stype,
+        recvcount: block,
+    };
+    // SAFETY: as above; `buffers` lives with the request's entry.
+    unsafe {
+        post(
+            Call::Igather,
             chan,
             kind,
             result,
