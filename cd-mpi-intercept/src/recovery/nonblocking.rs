@@ -12,10 +12,11 @@
 //! there: nonblocking collectives match only nonblocking ones). A replacement still catching up
 //! takes its result at once from what it was served, and its request is already complete.
 
-use super::allform::{block_at, transformed, Scratch};
+use super::allform::{transformed, Scratch};
 use super::calls::{self, Chan};
 use super::held::{self, Buffers};
 use super::requests::{self, Collective, Kind};
+use super::rooted::{gather_form, reduce_form};
 use super::{catchup, journal, repair};
 use crate::abi::{self, Comm, Datatype, Op, Request};
 use crate::pmpi::{safe, Call};
@@ -241,9 +242,8 @@ pub(crate) unsafe fn iallgather(
     }
 }
 
-/// `MPI_Ireduce`: in a ULFM job, an `MPI_Iallreduce` (see [`super::rooted`]'s `MPI_Reduce`);
-/// off the root its result goes to scratch, and the root's input in place to an explicit copy,
-/// both held until the request completes.
+/// `MPI_Ireduce`: in a ULFM job, an `MPI_Iallreduce` (see [`super::rooted`]'s `MPI_Reduce`),
+/// its memory held until the request completes.
 ///
 /// # Safety
 /// The MPI function's contract.
@@ -265,48 +265,31 @@ pub(crate) unsafe fn ireduce(
         };
     }
     let at_root = safe::comm_rank(comm) == root;
-    // SAFETY: at the root in place, `recvbuf` holds the input.
-    let mut input = (at_root && sendbuf.addr() == abi::IN_PLACE)
-        .then(|| unsafe { Scratch::copy_of(recvbuf, count, datatype) });
-    let send = input.as_mut().map_or(sendbuf, |s| s.buf().cast_const());
-    let mut scratch = (!at_root).then(|| Scratch::new(count, datatype));
-    let result = scratch.as_mut().map_or(recvbuf, Scratch::buf);
-    let buffers: Buffers = Arc::new(input.into_iter().chain(scratch).collect());
-    let Some(chan) = calls::covers(comm) else {
-        // every rank runs the all-form; this one's call goes to the ordinary handler
-        stats::count(Call::Ireduce);
-        // SAFETY: `send` and `result` hold `count` of `datatype` (the caller's, or held).
-        let rc =
-            unsafe { crate::coll::iallreduce(send, result, count, datatype, op, comm, request) };
-        if rc == abi::SUCCESS {
-            // SAFETY: MPI wrote the handle.
-            held::hold(unsafe { *request }, buffers);
-        }
-        return rc;
-    };
+    // SAFETY: the MPI function's contract.
+    let form = unsafe { reduce_form(sendbuf, recvbuf, count, datatype, at_root) };
+    let (send, result) = (form.send, form.result);
     let kind = Kind::Allreduce {
         sendbuf: send.expose_provenance(),
         op,
     };
-    // SAFETY: as above; `buffers` lives with the request's entry.
+    // SAFETY: `send` and `result` hold `count` of `datatype` (the caller's, or `form`'s).
     unsafe {
-        post(
+        post_all_form(
             Call::Ireduce,
-            chan,
+            comm,
             kind,
             result,
             count,
             datatype,
-            false,
             request,
-            buffers,
+            form.buffers,
+            |r| crate::coll::iallreduce(send, result, count, datatype, op, comm, r),
         )
     }
 }
 
-/// `MPI_Igather`: in a ULFM job, an `MPI_Iallgather` (see [`super::rooted`]'s `MPI_Gather`);
-/// off the root the blocks go to scratch, and the root's own block in place to an explicit
-/// copy, both held until the request completes.
+/// `MPI_Igather`: in a ULFM job, an `MPI_Iallgather` (see [`super::rooted`]'s `MPI_Gather`),
+/// its memory held until the request completes.
 ///
 /// # Safety
 /// The MPI function's contract.
@@ -332,56 +315,69 @@ pub(crate) unsafe fn igather(
     }
     let size = safe::comm_size(comm);
     let at_root = safe::comm_rank(comm) == root;
-    // at the root: its own block is its input in place; off it only the send side counts
-    let mut input = (at_root && sendbuf.addr() == abi::IN_PLACE).then(|| {
-        let own = block_at(recvbuf, recvcount, recvtype, root);
-        // SAFETY: the root's block of its receive buffer.
-        unsafe { Scratch::copy_of(own, recvcount, recvtype) }
-    });
-    let (send, scount, stype) = match input.as_mut() {
-        Some(copy) => (copy.buf().cast_const(), recvcount, recvtype),
-        None => (sendbuf, sendcount, sendtype),
+    // SAFETY: the MPI function's contract.
+    let g = unsafe {
+        gather_form(
+            sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, size, at_root,
+        )
     };
-    let (block, datatype) = if at_root {
-        (recvcount, recvtype)
-    } else {
-        (sendcount, sendtype)
-    };
-    let count = block.saturating_mul(size);
-    let mut scratch = (!at_root).then(|| Scratch::new(count, datatype));
-    let result = scratch.as_mut().map_or(recvbuf, Scratch::buf);
-    let buffers: Buffers = Arc::new(input.into_iter().chain(scratch).collect());
-    let Some(chan) = calls::covers(comm) else {
-        // every rank runs the all-form; this one's call goes to the ordinary handler
-        stats::count(Call::Igather);
-        // SAFETY: `result` holds `size` blocks of `block` of `datatype` (the caller's, or held).
-        let rc = unsafe {
-            crate::coll::iallgather(send, scount, stype, result, block, datatype, comm, request)
-        };
-        if rc == abi::SUCCESS {
-            // SAFETY: MPI wrote the handle.
-            held::hold(unsafe { *request }, buffers);
-        }
-        return rc;
-    };
+    let (send, result) = (g.form.send, g.form.result);
+    let (scount, stype, block, datatype) = (g.sendcount, g.sendtype, g.block, g.datatype);
     let kind = Kind::Allgather {
         sendbuf: send.expose_provenance(),
         sendcount: scount,
         sendtype: stype,
         recvcount: block,
     };
-    // SAFETY: as above; `buffers` lives with the request's entry.
+    // SAFETY: `result` holds `size` blocks of `block` of `datatype` (the caller's, or `g`'s).
     unsafe {
-        post(
+        post_all_form(
             Call::Igather,
-            chan,
+            comm,
             kind,
             result,
-            count,
+            block.saturating_mul(size),
             datatype,
-            false,
             request,
-            buffers,
+            g.form.buffers,
+            |r| crate::coll::iallgather(send, scount, stype, result, block, datatype, comm, r),
+        )
+    }
+}
+
+/// Posts a rooted collective's nonblocking all-form `kind` (`call`), with its result in
+/// `count` of `datatype` at `result` and the runtime's `buffers` behind it: through [`post`]
+/// when recovery takes the call, else through the ordinary handler (`ordinary`), its buffers
+/// held by the request's handle ([`held`]); every rank runs the all-form either way.
+///
+/// # Safety
+/// As [`post`]; `ordinary` posts the same all-form.
+#[allow(clippy::too_many_arguments)]
+unsafe fn post_all_form(
+    call: Call,
+    comm: Comm,
+    kind: Kind,
+    result: *mut c_void,
+    count: c_int,
+    datatype: Datatype,
+    request: *mut Request,
+    buffers: Vec<Scratch>,
+    ordinary: impl FnOnce(*mut Request) -> c_int,
+) -> c_int {
+    let buffers: Buffers = Arc::new(buffers);
+    let Some(chan) = calls::covers(comm) else {
+        stats::count(call);
+        let rc = ordinary(request);
+        if rc == abi::SUCCESS {
+            // SAFETY: MPI wrote the handle.
+            held::hold(unsafe { *request }, buffers);
+        }
+        return rc;
+    };
+    // SAFETY: the caller's contract; `buffers` lives with the request's entry.
+    unsafe {
+        post(
+            call, chan, kind, result, count, datatype, false, request, buffers,
         )
     }
 }

@@ -14,6 +14,97 @@ use crate::abi::{self, Comm, Datatype, Op};
 use crate::pmpi::{real, safe, Call};
 use std::ffi::{c_int, c_void};
 
+/// What a rank runs a rooted collective's all-form with: its input, where the whole result
+/// goes (the caller's buffer at the root, else scratch), and the runtime's memory behind them
+/// (scratch, and an explicit copy of the root's input given in place), which the call uses
+/// until it completes (the nonblocking forms hold it: `super::held`).
+pub(super) struct Form {
+    pub(super) send: *const c_void,
+    pub(super) result: *mut c_void,
+    pub(super) buffers: Vec<Scratch>,
+}
+
+/// `MPI_Reduce`'s form at this rank (the root or not): `count` of `datatype` in and out.
+///
+/// # Safety
+/// At the root in place, `recvbuf` holds the input (the MPI function's contract).
+pub(super) unsafe fn reduce_form(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: Datatype,
+    at_root: bool,
+) -> Form {
+    // the root's input in place becomes an explicit one: every rank passes one to the all-form
+    // SAFETY: the caller's contract.
+    let mut input = (at_root && sendbuf.addr() == abi::IN_PLACE)
+        .then(|| unsafe { Scratch::copy_of(recvbuf, count, datatype) });
+    let send = input.as_mut().map_or(sendbuf, |s| s.buf().cast_const());
+    let mut scratch = (!at_root).then(|| Scratch::new(count, datatype));
+    let result = scratch.as_mut().map_or(recvbuf, Scratch::buf);
+    Form {
+        send,
+        result,
+        buffers: input.into_iter().chain(scratch).collect(),
+    }
+}
+
+/// `MPI_Gather`'s form at this rank, with the send side's count and datatype and the result's
+/// block (per rank) and datatype: the root's own block in place is its input.
+pub(super) struct GatherForm {
+    pub(super) form: Form,
+    pub(super) sendcount: c_int,
+    pub(super) sendtype: Datatype,
+    pub(super) block: c_int,
+    pub(super) datatype: Datatype,
+}
+
+/// [`GatherForm`] for `size` ranks.
+///
+/// # Safety
+/// At the root in place, its block of `recvbuf` holds the input (the MPI function's contract).
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn gather_form(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: Datatype,
+    root: c_int,
+    size: c_int,
+    at_root: bool,
+) -> GatherForm {
+    let mut input = (at_root && sendbuf.addr() == abi::IN_PLACE).then(|| {
+        let own = block_at(recvbuf, recvcount, recvtype, root);
+        // SAFETY: the root's block of its receive buffer (the caller's contract).
+        unsafe { Scratch::copy_of(own, recvcount, recvtype) }
+    });
+    let (send, sendcount, sendtype) = match input.as_mut() {
+        Some(copy) => (copy.buf().cast_const(), recvcount, recvtype),
+        None => (sendbuf, sendcount, sendtype),
+    };
+    // off the root only the send side counts
+    let (block, datatype) = if at_root {
+        (recvcount, recvtype)
+    } else {
+        (sendcount, sendtype)
+    };
+    let mut scratch = (!at_root).then(|| Scratch::new(block.saturating_mul(size), datatype));
+    let result = scratch.as_mut().map_or(recvbuf, Scratch::buf);
+    GatherForm {
+        form: Form {
+            send,
+            result,
+            buffers: input.into_iter().chain(scratch).collect(),
+        },
+        sendcount,
+        sendtype,
+        block,
+        datatype,
+    }
+}
+
 /// `MPI_Reduce`.
 ///
 /// # Safety
@@ -34,13 +125,9 @@ pub(crate) unsafe fn reduce(
     }
     let chan = calls::covers(comm);
     let at_root = safe::comm_rank(comm) == root;
-    // the root's input in place becomes an explicit one: every rank passes one to the all-form
-    // SAFETY: at the root in place, `recvbuf` holds the input.
-    let mut input = (at_root && sendbuf.addr() == abi::IN_PLACE)
-        .then(|| unsafe { Scratch::copy_of(recvbuf, count, datatype) });
-    let send = input.as_mut().map_or(sendbuf, |s| s.buf().cast_const());
-    let mut scratch = (!at_root).then(|| Scratch::new(count, datatype));
-    let result = scratch.as_mut().map_or(recvbuf, Scratch::buf);
+    // SAFETY: the MPI function's contract. (`form` owns the memory until the call returns.)
+    let form = unsafe { reduce_form(sendbuf, recvbuf, count, datatype, at_root) };
+    let (send, result) = (form.send, form.result);
     // SAFETY: `result` holds `count` of `datatype` (the caller's at the root, else scratch).
     unsafe {
         all_form(
@@ -85,31 +172,21 @@ pub(crate) unsafe fn gather(
     let chan = calls::covers(comm);
     let size = safe::comm_size(comm);
     let at_root = safe::comm_rank(comm) == root;
-    // at the root: its own block is its input in place; off it only the send side counts
-    let (_input, send, scount, stype) = if at_root && sendbuf.addr() == abi::IN_PLACE {
-        let own = block_at(recvbuf, recvcount, recvtype, root);
-        // SAFETY: the root's block of its receive buffer.
-        let mut copy = unsafe { Scratch::copy_of(own, recvcount, recvtype) };
-        let buf = copy.buf().cast_const();
-        (Some(copy), buf, recvcount, recvtype)
-    } else {
-        (None, sendbuf, sendcount, sendtype)
+    // SAFETY: the MPI function's contract. (`g` owns the memory until the call returns.)
+    let g = unsafe {
+        gather_form(
+            sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, size, at_root,
+        )
     };
-    let (block, datatype) = if at_root {
-        (recvcount, recvtype)
-    } else {
-        (sendcount, sendtype)
-    };
-    let count = block.saturating_mul(size);
-    let mut scratch = (!at_root).then(|| Scratch::new(count, datatype));
-    let result = scratch.as_mut().map_or(recvbuf, Scratch::buf);
+    let (send, result) = (g.form.send, g.form.result);
+    let (scount, stype, block, datatype) = (g.sendcount, g.sendtype, g.block, g.datatype);
     // SAFETY: `result` holds `size` blocks of `block` of `datatype`.
     unsafe {
         all_form(
             Call::Gather,
             chan,
             result,
-            count,
+            block.saturating_mul(size),
             datatype,
             false,
             |c| match chan {
