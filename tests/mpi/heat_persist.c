@@ -14,8 +14,9 @@
  * MPI_Reduce_scatter_block (in place), MPI_Allgatherv (in place), MPI_Reduce_scatter,
  * MPI_Gatherv (in place at rank 0), MPI_Scatterv from rank 0 and MPI_Alltoallv (in place), all
  * folded into every rank's state, and with HEAT_KILL_INSIDE=1 the rank HEAT_KILL_AT kills
- * dies amid them, after the MPI_Alltoall of step S; HEAT_REDUCE=4 an MPI_Ireduce and an MPI_Igather
- * (in place at rank 0); HEAT_REDUCE=6 an MPI_Iscan, which in-job recovery does not cover; HEAT_REDUCE=5 an MPI_Alltoallw with a datatype per block and
+ * dies amid them, after the MPI_Alltoall of step S; HEAT_REDUCE=4 the nonblocking collectives whose
+ * result differs by rank, in flight together; HEAT_REDUCE=6 an MPI_Iallgatherv, which in-job
+ * recovery does not cover; HEAT_REDUCE=5 an MPI_Alltoallw with a datatype per block and
  * an in-place one, folded into the state, and with HEAT_START one in the start too; with
  * HEAT_KILL_INSIDE=1 the rank HEAT_KILL_AT kills dies between the two); HEAT_NONBLOCKING=1 exchanges the halo with MPI_Irecv, MPI_Isend and MPI_Waitall
  * instead of MPI_Sendrecv (HEAT_NONBLOCKING=2: MPI_Testall until complete, 3: MPI_Waitany four times, 4: an
@@ -27,7 +28,8 @@
  * goes on from there. HEAT_START=1 makes the program's start (before create_cd) communicate: rank
  * 0 broadcasts the diffusion coefficient, each rank takes a bias from its left neighbour
  * (MPI_Sendrecv) and the ranks' sum (MPI_Allreduce); a replacement re-executes it (HEAT_START=2
- * adds an MPI_Ireduce and an MPI_Igather, HEAT_START=3 an MPI_Iscan, which in-job recovery does not cover). HEAT_CART=1 exchanges the halo on
+ * adds the nonblocking collectives of HEAT_REDUCE=4, HEAT_START=3 an MPI_Iallgatherv, which
+ * in-job recovery does not cover). HEAT_CART=1 exchanges the halo on
  * a periodic Cartesian ring (MPI_Cart_create, MPI_Cart_shift; a scratch MPI_Comm_dup of it made
  * and freed in the start) and adds, every step, the sum over a pair of ranks (MPI_Allreduce on
  * an MPI_Comm_split of the ring); HEAT_CART=2 makes an MPI_Comm_split_type communicator in the
@@ -90,33 +92,52 @@ static void compose_maps(void *in, void *inout, int *len, MPI_Datatype *type) {
     for (int i = 0; i < *len; i++, f += 2, g += 2) g[1] = g[0] * f[1] + g[1], g[0] *= f[0];
 }
 
-/* An MPI_Ireduce (the largest) and an MPI_Igather of `mine` to rank 0, both in place there
- * and completed together by MPI_Waitall (HEAT_START=2, HEAT_REDUCE=4; up to 64 ranks): at rank
- * 0 the largest plus the gathered values weighted by rank, 0 elsewhere. */
-static double rooted_nonblocking(double mine) {
+/* The nonblocking collectives whose result differs by rank, all in flight at once and
+ * completed by one MPI_Waitall (HEAT_START=2, HEAT_REDUCE=4; up to 64 ranks): an MPI_Ireduce
+ * (the largest) and an MPI_Igather of `mine` to rank 0, both in place there, an MPI_Iscatter
+ * from rank 0, an MPI_Ialltoall, an MPI_Iscan, an MPI_Iexscan (in place) and an
+ * MPI_Ireduce_scatter_block; folded into one value, which differs by rank. */
+static double nonblocking_allforms(double mine) {
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    double most = rank == 0 ? mine : 0, all[64] = {0};
+    double most = rank == 0 ? mine : 0, all[64] = {0}, pieces[64] = {0}, piece = 0;
+    double to[64], from[64] = {0}, prefix = 0, before = -1, vector[64], block = 0;
     if (rank == 0) all[0] = mine;
-    MPI_Request r[2];
+    for (int j = 0; j < size && j < 64; j++) {
+        pieces[j] = rank == 0 ? mine * (j + 2) : 0;
+        to[j] = mine + j;
+        vector[j] = mine * (j + 1);
+    }
+    before = mine; /* MPI_Iexscan in place: the input, and rank 0's result stays it */
+    MPI_Request r[7];
     MPI_Ireduce(rank == 0 ? MPI_IN_PLACE : &mine, &most, 1, MPI_DOUBLE, MPI_MAX, 0,
                 MPI_COMM_WORLD, &r[0]);
     MPI_Igather(rank == 0 ? MPI_IN_PLACE : &mine, 1, MPI_DOUBLE, all, 1, MPI_DOUBLE, 0,
                 MPI_COMM_WORLD, &r[1]);
-    MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
-    double fold = most;
-    for (int j = 0; j < size && j < 64; j++) fold += all[j] * (j + 1);
+    MPI_Iscatter(pieces, 1, MPI_DOUBLE, &piece, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD, &r[2]);
+    MPI_Ialltoall(to, 1, MPI_DOUBLE, from, 1, MPI_DOUBLE, MPI_COMM_WORLD, &r[3]);
+    MPI_Iscan(&mine, &prefix, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &r[4]);
+    MPI_Iexscan(MPI_IN_PLACE, &before, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD, &r[5]);
+    MPI_Ireduce_scatter_block(vector, &block, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &r[6]);
+    MPI_Waitall(7, r, MPI_STATUSES_IGNORE);
+    double fold = most + piece * 3 + prefix * 5 + before * 7 + block * 11;
+    for (int j = 0; j < size && j < 64; j++) fold += all[j] * (j + 1) + from[j] * (j + 13);
     return fold;
 }
 
-/* An MPI_Iscan of `mine` (HEAT_START=3, HEAT_REDUCE=6), which in-job recovery does not cover:
- * the sum over this rank and those below it. */
-static double iscan_sum(double mine) {
-    double sum = 0;
+/* An MPI_Iallgatherv of `mine` (HEAT_START=3, HEAT_REDUCE=6; up to 64 ranks), which in-job
+ * recovery does not cover: the sum of every rank's. */
+static double iallgatherv_sum(double mine) {
+    int size;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    double all[64] = {0}, sum = 0;
+    int counts[64], displs[64];
+    for (int j = 0; j < size && j < 64; j++) counts[j] = 1, displs[j] = j;
     MPI_Request r;
-    MPI_Iscan(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &r);
+    MPI_Iallgatherv(&mine, 1, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, MPI_COMM_WORLD, &r);
     MPI_Wait(&r, MPI_STATUS_IGNORE);
+    for (int j = 0; j < size && j < 64; j++) sum += all[j];
     return sum;
 }
 
@@ -244,8 +265,8 @@ int main(int argc, char **argv) {
         MPI_Sendrecv(&mine, 1, MPI_DOUBLE, right, 2, &theirs, 1, MPI_DOUBLE, left, 2,
                      MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         MPI_Allreduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-        if (env_int("HEAT_START", 0) == 2) bias += rooted_nonblocking(mine) * 1e-12;
-        if (env_int("HEAT_START", 0) == 3) iscan_sum(mine);
+        if (env_int("HEAT_START", 0) == 2) bias += nonblocking_allforms(mine) * 1e-12;
+        if (env_int("HEAT_START", 0) == 3) iallgatherv_sum(mine);
         coefficient = params[0];
         bias = params[1] * theirs / sum;
         if (two_doubles != MPI_DATATYPE_NULL) bias += alltoallw_fold(u, size, two_doubles, 0) * 1e-12;
@@ -472,9 +493,9 @@ int main(int argc, char **argv) {
                 for (int j = 0; j < counts[rank]; j++) fold += (some[j] + back[j]) * (j + 1);
                 u[4] += fold * 1e-9;
             } else if (reduce == 4) {
-                u[4] += rooted_nonblocking(local) * 1e-9;
+                u[4] += nonblocking_allforms(local) * 1e-9;
             } else if (reduce == 6) {
-                u[4] += iscan_sum(local) * 1e-9;
+                u[4] += iallgatherv_sum(local) * 1e-9;
             } else if (two_doubles != MPI_DATATYPE_NULL) {
                 int die = env_int("HEAT_KILL_INSIDE", 0) && step + 1 == kill_at && kill_rank == rank;
                 u[4] += alltoallw_fold(u, size, two_doubles, die) * 1e-9;

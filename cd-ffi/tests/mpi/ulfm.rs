@@ -173,9 +173,11 @@ const CONTAINED: [(&str, &str); 4] = [
 /// `MPI_Comm_create_group` communicator, rank 3 lost; and (an intercommunicator) with the even
 /// and the odd ranks joined by `MPI_Intercomm_create` in the start, a message to each rank's
 /// counterpart over it and a sum over its `MPI_Intercomm_merge` every step, rank 1 lost, and
-/// rank 0 (the even group's leader) with the nonblocking halo; and (an `MPI_Ireduce` and an
-/// `MPI_Igather` to rank 0, in place there, every step and in the start) rank 0 lost, and rank
-/// 3 with the nonblocking halo.
+/// rank 0 (the even group's leader) with the nonblocking halo; and (the nonblocking collectives
+/// whose result differs by rank, all in flight together every step and in the start:
+/// `MPI_Ireduce` and `MPI_Igather` in place at rank 0, `MPI_Iscatter`, `MPI_Ialltoall`,
+/// `MPI_Iscan`, `MPI_Iexscan`, `MPI_Ireduce_scatter_block`) rank 0 lost, and rank 3 with the
+/// nonblocking halo.
 #[test]
 fn a_lost_rank_is_contained_in_the_job() {
     if skipped("a_lost_rank_is_contained_in_the_job") {
@@ -215,7 +217,7 @@ fn a_lost_rank_is_contained_in_the_job() {
     );
     assert_ne!(
         world_only, ireduce,
-        "the MPI_Ireduce and MPI_Igather of HEAT_REDUCE=4 and HEAT_START=2 change the result"
+        "the nonblocking collectives of HEAT_REDUCE=4 and HEAT_START=2 change the result"
     );
     // (lost rank, step, nonblocking halo exchange (5: persistent requests, 6: neighbourhood
     // collectives), a second loss
@@ -223,7 +225,7 @@ fn a_lost_rank_is_contained_in_the_job() {
     // derived communicators (1: Cartesian, 2: split type, 3: graphs, 4: by group, 6: an
     // intercommunicator and its merge), the collectives every
     // step: 1 Allreduce, 2 also Reduce, Gather and Scatter at rank 0, 3 instead Scan, Exscan,
-    // Alltoall, Reduce_scatter(_block) and the v-forms, rooted at rank 0, 4 Ireduce and Igather to rank 0
+    // Alltoall, Reduce_scatter(_block) and the v-forms, rooted at rank 0, 4 their nonblocking forms
     // (in the start too), 5 Alltoallw)
     // (and choices: the left halo received from MPI_ANY_SOURCE, 2: and a token probed for,
     // 3: and two tokens matched by MPI_Improbe and MPI_Mprobe)
@@ -563,9 +565,9 @@ fn a_loss_during_a_persist_ends_the_job_clearly_and_the_relaunch_restores() {
 /// window of 1000 bytes; one whose lost rank alone made more choices than its partner's
 /// window of 16 records holds (the survivors learn it from the partner's window); one that
 /// makes a derived communicator with `MPI_Comm_idup` (not rebuilt); one whose start calls
-/// `MPI_Iscan` (not kept for a replacement); one whose start sends more than
-/// `CD_ULFM_START_BYTES` (100 bytes here; its `MPI_Ireduce` and `MPI_Igather` every step then
-/// run as all-forms outside recovery, their memory held until completed); one that calls `MPI_Iscan` every step (at the
+/// `MPI_Iallgatherv` (not kept for a replacement); one whose start sends more than
+/// `CD_ULFM_START_BYTES` (100 bytes here; its nonblocking collectives of `HEAT_REDUCE=4` every
+/// step then run as all-forms outside recovery, their memory held until completed); one that calls `MPI_Iallgatherv` every step (at the
 /// repair the survivors find their journals lack it); and one whose survivors hold a message
 /// they matched with `MPI_Mprobe` and did not receive yet when rank 1 is lost (a repair cannot
 /// carry it). A later loss ends the job, every survivor's line says why.
@@ -613,7 +615,7 @@ fn a_loss_after_unkept_choices_or_an_unfollowed_communicator_ends_the_job_clearl
         env.extend([("HEAT_KILL_AT", "130"), ("HEAT_KILL_RANK", "1")]);
         let (ok, text) = heat(&cache, &env);
         assert!(!ok, "{knob}={value}:\n{text}");
-        // with MPI_Iscan every step a survivor can also see the loss inside it (its
+        // with MPI_Iallgatherv every step a survivor can also see the loss inside it (its
         // MPI_Wait) and end at once, which the others see as a second failure during their repair
         let second_failure = knob == "HEAT_REDUCE";
         // a survivor that had matched nothing yet (rank 2 waits for rank 1's tokens) learns

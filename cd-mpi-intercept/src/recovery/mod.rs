@@ -49,8 +49,9 @@
 //! or `Testall`, and the collectives whose result is the same on every rank (`Barrier`,
 //! `Bcast`, `Allreduce`, `Allgather`, and their nonblocking forms: [`nonblocking`];
 //! `Allgatherv`: [`spread`]), and those run so that every rank holds what their result is made
-//! of ([`allform`]): `Reduce`, `Gather` and `Scatter` ([`rooted`]), `Ireduce` and `Igather`
-//! ([`nonblocking`], their memory held until they complete: [`held`]), `Scan`, `Exscan`,
+//! of ([`allform`]): `Reduce`, `Gather` and `Scatter` ([`rooted`]), their nonblocking forms
+//! and those of `Scan`, `Exscan`, `Reduce_scatter_block` and `Alltoall`
+//! ([`nonblocking_allform`], their memory held until they complete: [`held`]), `Scan`, `Exscan`,
 //! `Reduce_scatter_block` and `Reduce_scatter` ([`reduced`]), `Alltoall`, `Gatherv`,
 //! `Scatterv`, `Alltoallv` and `Alltoallw` ([`spread`]), `Neighbor_allgather(v)` and
 //! `Neighbor_alltoall(v/w)` ([`neighbors`]); on `MPI_COMM_WORLD` and on the communicators
@@ -83,6 +84,7 @@ pub(crate) mod journal;
 mod matched;
 mod neighbors;
 mod nonblocking;
+mod nonblocking_allform;
 mod packed;
 mod persistent;
 mod probes;
@@ -103,7 +105,10 @@ pub(crate) use neighbors::{
     neighbor_allgather, neighbor_allgatherv, neighbor_alltoall, neighbor_alltoallv,
     neighbor_alltoallw,
 };
-pub(crate) use nonblocking::{iallgather, iallreduce, ibarrier, ibcast, igather, ireduce};
+pub(crate) use nonblocking::{iallgather, iallreduce, ibarrier, ibcast};
+pub(crate) use nonblocking_allform::{
+    ialltoall, iexscan, igather, ireduce, ireduce_scatter_block, iscan, iscatter,
+};
 pub(crate) use persistent::{
     bsend_init, cancel, recv_init, request_free, request_get_status, rsend_init, send_init,
     ssend_init, start, startall, test, testall, testany, testsome, wait, waitall, waitany,

@@ -26,7 +26,7 @@ use crate::pmpi::{real, safe, Call};
 use std::ffi::{c_int, c_void};
 
 /// The input of a call whose `sendbuf` may be `MPI_IN_PLACE` (then it is `recvbuf`).
-fn input(sendbuf: *const c_void, recvbuf: *mut c_void) -> *const c_void {
+pub(super) fn input(sendbuf: *const c_void, recvbuf: *mut c_void) -> *const c_void {
     if sendbuf.addr() == abi::IN_PLACE {
         recvbuf.cast_const()
     } else {
@@ -71,11 +71,41 @@ unsafe fn scan_form(
             comm,
         )
     };
-    let last = if exclusive { rank - 1 } else { rank };
-    if rc != abi::SUCCESS || last < 0 {
+    if rc != abi::SUCCESS {
         return rc;
     }
-    let block = |k| block_at(buf, count, datatype, k);
+    // SAFETY: `buf` holds every rank's contribution; the caller's receive buffer holds `count`.
+    unsafe { fold(buf, count, datatype, op, scanned(exclusive, rank), recvbuf) }
+}
+
+/// The last rank whose contribution a scan at `rank` folds (`exclusive`: `MPI_Exscan`'s; -1:
+/// none).
+pub(super) fn scanned(exclusive: bool, rank: c_int) -> c_int {
+    if exclusive {
+        rank - 1
+    } else {
+        rank
+    }
+}
+
+/// A scan's result from every rank's contribution (`count` of `datatype` each, in rank order
+/// at `all`): the contributions of ranks 0 to `last` folded with `op` into `recvbuf`, as
+/// `x0 op (x1 op (... op x_last))` (untouched when `last` is -1).
+///
+/// # Safety
+/// `all` holds at least `last + 1` contributions; `recvbuf` holds `count` of `datatype`.
+pub(super) unsafe fn fold(
+    all: *const c_void,
+    count: c_int,
+    datatype: Datatype,
+    op: Op,
+    last: c_int,
+    recvbuf: *mut c_void,
+) -> c_int {
+    if last < 0 {
+        return abi::SUCCESS;
+    }
+    let block = |k| block_at(all, count, datatype, k);
     // SAFETY: the last contribution into the caller's receive buffer, which holds `count`.
     let rc = unsafe { copy_typed(block(last), count, datatype, recvbuf, count, datatype) };
     if rc != abi::SUCCESS {

@@ -49,8 +49,8 @@ pub(crate) struct Collective {
     pub(crate) input: Option<Vec<u8>>,
     /// Its place among this process's nonblocking collectives (posted again in that order).
     pub(crate) seq: u64,
-    /// The runtime's memory the call uses, an all-form's ([`super::held`]), freed with the
-    /// entry once the request completed.
+    /// The runtime's memory the call uses and what makes this rank's result, an all-form's
+    /// ([`super::held`]): finished when the request completes, freed with the entry.
     pub(super) buffers: super::held::Buffers,
 }
 
@@ -217,12 +217,13 @@ pub(crate) fn forget(requests: &[Request]) {
             .filter_map(|r| t.remove(&r.bits()))
             .collect()
     });
-    for c in done
-        .iter()
-        .filter(|e| !e.journaled)
-        .filter_map(|e| e.collective.as_ref())
-    {
-        journal_result(c);
+    for e in &done {
+        if let Some(c) = &e.collective {
+            if !e.journaled {
+                journal_result(c);
+            }
+            c.buffers.finish();
+        }
     }
 }
 
@@ -386,7 +387,13 @@ pub(crate) fn substitute(handles: &mut [Request]) {
             let next = match entry.state {
                 State::Posted | State::Interrupted => continue,
                 State::Reposted(new) => new,
-                State::Done => abi::predefined().request_null,
+                State::Done => {
+                    // a collective whose result the repair served or found complete
+                    if let Some(c) = &entry.collective {
+                        c.buffers.finish();
+                    }
+                    abi::predefined().request_null
+                }
             };
             t.remove(&h.bits());
             if !entry.freed {

@@ -270,8 +270,25 @@ pub(crate) unsafe fn alltoall(
     if rc != abi::SUCCESS {
         return rc;
     }
+    // SAFETY: `buf` holds every rank's send buffer; the caller's receive buffer a block each.
+    unsafe { alltoall_blocks(buf, recvbuf, recvcount, recvtype, size, rank) }
+}
+
+/// `MPI_Alltoall`'s result at `rank` from every rank's whole send buffer (`size` blocks of
+/// `recvcount` of `recvtype` each, in rank order at `all`): block `rank` of each, in order.
+///
+/// # Safety
+/// `all` holds `size * size` blocks; `recvbuf` holds `size`.
+pub(super) unsafe fn alltoall_blocks(
+    all: *const c_void,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: Datatype,
+    size: c_int,
+    rank: c_int,
+) -> c_int {
     for i in 0..size {
-        let from = block_at(buf, recvcount, recvtype, i.saturating_mul(size) + rank);
+        let from = block_at(all, recvcount, recvtype, i.saturating_mul(size) + rank);
         let to = block_at(recvbuf, recvcount, recvtype, i);
         // SAFETY: rank `i`'s block for this rank, to block `i` of the caller's receive buffer.
         let rc = unsafe { copy_typed(from, recvcount, recvtype, to, recvcount, recvtype) };

@@ -1,0 +1,459 @@
+//! The nonblocking collectives whose result differs by rank, in a ULFM job that contains
+//! losses: run as nonblocking all-forms, like their blocking forms ([`super::rooted`],
+//! [`super::reduced`], [`super::spread`]), so that any survivor can serve a replacement the
+//! whole result.
+//!
+//! - `MPI_Ireduce` and `MPI_Igather`: an `MPI_Iallreduce` and an `MPI_Iallgather` (the root's
+//!   result lands in its buffer).
+//! - `MPI_Iscatter`: an `MPI_Ibcast` of the root's whole buffer, each rank then taking its
+//!   block.
+//! - `MPI_Ialltoall`: an `MPI_Iallgather` of the send buffers, each rank then taking its
+//!   blocks.
+//! - `MPI_Iscan` and `MPI_Iexscan`: an `MPI_Iallgather` of the contributions, each rank then
+//!   folding them in rank order.
+//! - `MPI_Ireduce_scatter_block`: an `MPI_Iallreduce` of the whole vector, each rank then taking
+//!   its block.
+//!
+//! The whole result goes to scratch where the rank does not keep it, and an input given in
+//! place that the all-form cannot read there is copied; "then taking" is the request's finish,
+//! run when it completes. The request holds both ([`super::held`]) until then. Each is posted
+//! like the nonblocking collectives of [`super::nonblocking`] when recovery takes the call (a
+//! repair serves or reposts it), else through the ordinary handler.
+
+use super::allform::{block_at, copy_typed, element_at, transformed, Scratch};
+use super::calls;
+use super::held::{self, Buffers, Finish, Held};
+use super::nonblocking::post;
+use super::reduced::{fold, input, scanned};
+use super::requests::Kind;
+use super::rooted::{gather_form, reduce_form};
+use super::spread::alltoall_blocks;
+use crate::abi::{self, Comm, Datatype, Op, Request};
+use crate::pmpi::{safe, Call};
+use crate::stats;
+use std::ffi::{c_int, c_void};
+
+/// `MPI_Ireduce`: in a ULFM job, an `MPI_Iallreduce` (see [`super::rooted`]'s `MPI_Reduce`),
+/// its memory held until the request completes.
+///
+/// # Safety
+/// The MPI function's contract.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn ireduce(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: Datatype,
+    op: Op,
+    root: c_int,
+    comm: Comm,
+    request: *mut Request,
+) -> c_int {
+    if !transformed(comm) {
+        // SAFETY: forwarded.
+        return unsafe {
+            crate::coll::ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request)
+        };
+    }
+    let at_root = safe::comm_rank(comm) == root;
+    // SAFETY: the MPI function's contract.
+    let form = unsafe { reduce_form(sendbuf, recvbuf, count, datatype, at_root) };
+    let (send, result) = (form.send, form.result);
+    let kind = Kind::Allreduce {
+        sendbuf: send.expose_provenance(),
+        op,
+    };
+    // SAFETY: `send` and `result` hold `count` of `datatype` (the caller's, or `form`'s).
+    unsafe {
+        post_all_form(
+            Call::Ireduce,
+            comm,
+            kind,
+            (result, count, datatype),
+            false,
+            request,
+            Held::new(form.buffers, None),
+            |r| crate::coll::iallreduce(send, result, count, datatype, op, comm, r),
+        )
+    }
+}
+
+/// `MPI_Igather`: in a ULFM job, an `MPI_Iallgather` (see [`super::rooted`]'s `MPI_Gather`),
+/// its memory held until the request completes.
+///
+/// # Safety
+/// The MPI function's contract.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn igather(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: Datatype,
+    root: c_int,
+    comm: Comm,
+    request: *mut Request,
+) -> c_int {
+    if !transformed(comm) {
+        // SAFETY: forwarded.
+        return unsafe {
+            crate::coll::igather(
+                sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request,
+            )
+        };
+    }
+    let size = safe::comm_size(comm);
+    let at_root = safe::comm_rank(comm) == root;
+    // SAFETY: the MPI function's contract.
+    let g = unsafe {
+        gather_form(
+            sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, size, at_root,
+        )
+    };
+    let (send, result) = (g.form.send, g.form.result);
+    let (scount, stype, block, datatype) = (g.sendcount, g.sendtype, g.block, g.datatype);
+    let kind = Kind::Allgather {
+        sendbuf: send.expose_provenance(),
+        sendcount: scount,
+        sendtype: stype,
+        recvcount: block,
+    };
+    // SAFETY: `result` holds `size` blocks of `block` of `datatype` (the caller's, or `g`'s).
+    unsafe {
+        post_all_form(
+            Call::Igather,
+            comm,
+            kind,
+            (result, block.saturating_mul(size), datatype),
+            false,
+            request,
+            Held::new(g.form.buffers, None),
+            |r| crate::coll::iallgather(send, scount, stype, result, block, datatype, comm, r),
+        )
+    }
+}
+
+/// `MPI_Iscatter`: in a ULFM job, an `MPI_Ibcast` of the root's whole buffer (a copy of it),
+/// each rank then taking its block (see [`super::rooted`]'s `MPI_Scatter`).
+///
+/// # Safety
+/// The MPI function's contract.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn iscatter(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: Datatype,
+    root: c_int,
+    comm: Comm,
+    request: *mut Request,
+) -> c_int {
+    if !transformed(comm) {
+        // SAFETY: forwarded.
+        return unsafe {
+            crate::coll::iscatter(
+                sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request,
+            )
+        };
+    }
+    let size = safe::comm_size(comm);
+    let rank = safe::comm_rank(comm);
+    let at_root = rank == root;
+    // the whole buffer: the root's copy of its send buffer, else room for every block
+    let (block, datatype) = if at_root {
+        (sendcount, sendtype)
+    } else {
+        (recvcount, recvtype)
+    };
+    let count = block.saturating_mul(size);
+    let mut whole = if at_root {
+        // SAFETY: the root's send buffer holds `size` blocks.
+        unsafe { Scratch::copy_of(sendbuf, count, datatype) }
+    } else {
+        Scratch::new(count, datatype)
+    };
+    let buf = whole.buf();
+    let finish = (recvbuf.addr() != abi::IN_PLACE).then(|| {
+        let (mine, to) = (
+            block_at(buf, block, datatype, rank).expose_provenance(),
+            recvbuf.expose_provenance(),
+        );
+        Box::new(move || {
+            let mine = std::ptr::with_exposed_provenance::<c_void>(mine);
+            let to = std::ptr::with_exposed_provenance_mut::<c_void>(to);
+            // SAFETY: this rank's block of the whole buffer (held with the request), into the
+            // caller's receive buffer, which is the caller's until the request completes.
+            unsafe { copy_typed(mine, block, datatype, to, recvcount, recvtype) }
+        }) as Finish
+    });
+    // SAFETY: `buf` holds `count` of `datatype`; at the root it is the input.
+    unsafe {
+        post_all_form(
+            Call::Iscatter,
+            comm,
+            Kind::Bcast { root },
+            (buf, count, datatype),
+            at_root,
+            request,
+            Held::new(vec![whole], finish),
+            |r| crate::coll::ibcast(buf, count, datatype, root, comm, r),
+        )
+    }
+}
+
+/// `MPI_Ialltoall`: in a ULFM job, an `MPI_Iallgather` of the send buffers, each rank then
+/// taking its blocks (see [`super::spread`]'s `MPI_Alltoall`).
+///
+/// # Safety
+/// The MPI function's contract.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn ialltoall(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: Datatype,
+    comm: Comm,
+    request: *mut Request,
+) -> c_int {
+    if !transformed(comm) {
+        // SAFETY: forwarded.
+        return unsafe {
+            crate::coll::ialltoall(
+                sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request,
+            )
+        };
+    }
+    let size = safe::comm_size(comm);
+    let rank = safe::comm_rank(comm);
+    let (send, scount, stype) = if sendbuf.addr() == abi::IN_PLACE {
+        (recvbuf.cast_const(), recvcount, recvtype)
+    } else {
+        (sendbuf, sendcount, sendtype)
+    };
+    // each rank's whole send buffer, and all of them
+    let (scount, rcount) = (scount.saturating_mul(size), recvcount.saturating_mul(size));
+    let total = rcount.saturating_mul(size);
+    let mut whole = Scratch::new(total, recvtype);
+    let buf = whole.buf();
+    let (all, to) = (buf.expose_provenance(), recvbuf.expose_provenance());
+    let finish: Finish = Box::new(move || {
+        let all = std::ptr::with_exposed_provenance::<c_void>(all);
+        let to = std::ptr::with_exposed_provenance_mut::<c_void>(to);
+        // SAFETY: every rank's send buffer (held with the request), into the caller's receive
+        // buffer of `size` blocks, the caller's until the request completes.
+        unsafe { alltoall_blocks(all, to, recvcount, recvtype, size, rank) }
+    });
+    let kind = Kind::Allgather {
+        sendbuf: send.expose_provenance(),
+        sendcount: scount,
+        sendtype: stype,
+        recvcount: rcount,
+    };
+    // SAFETY: `buf` holds every rank's send buffer.
+    unsafe {
+        post_all_form(
+            Call::Ialltoall,
+            comm,
+            kind,
+            (buf, total, recvtype),
+            false,
+            request,
+            Held::new(vec![whole], Some(finish)),
+            |r| crate::coll::iallgather(send, scount, stype, buf, rcount, recvtype, comm, r),
+        )
+    }
+}
+
+/// `MPI_Iscan` (`exclusive`: `MPI_Iexscan`), as an `MPI_Iallgather` of the contributions,
+/// folded when it completes (see [`super::reduced`]).
+///
+/// # Safety
+/// The MPI function's contract.
+#[allow(clippy::too_many_arguments)]
+unsafe fn iscan_form(
+    call: Call,
+    exclusive: bool,
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: Datatype,
+    op: Op,
+    comm: Comm,
+    request: *mut Request,
+) -> c_int {
+    let total = count.saturating_mul(safe::comm_size(comm));
+    let last = scanned(exclusive, safe::comm_rank(comm));
+    let send = input(sendbuf, recvbuf);
+    let mut all = Scratch::new(total, datatype);
+    let buf = all.buf();
+    let (at, to) = (buf.expose_provenance(), recvbuf.expose_provenance());
+    let finish: Finish = Box::new(move || {
+        let all = std::ptr::with_exposed_provenance::<c_void>(at);
+        let to = std::ptr::with_exposed_provenance_mut::<c_void>(to);
+        // SAFETY: every rank's contribution (held with the request), folded into the caller's
+        // receive buffer, the caller's until the request completes.
+        unsafe { fold(all, count, datatype, op, last, to) }
+    });
+    let kind = Kind::Allgather {
+        sendbuf: send.expose_provenance(),
+        sendcount: count,
+        sendtype: datatype,
+        recvcount: count,
+    };
+    // SAFETY: `buf` holds every rank's `count` of `datatype`.
+    unsafe {
+        post_all_form(
+            call,
+            comm,
+            kind,
+            (buf, total, datatype),
+            false,
+            request,
+            Held::new(vec![all], Some(finish)),
+            |r| crate::coll::iallgather(send, count, datatype, buf, count, datatype, comm, r),
+        )
+    }
+}
+
+macro_rules! iscans {
+    ($($fn:ident => $call:ident, $exclusive:expr;)*) => {$(
+        #[doc = concat!("`MPI_", stringify!($call), "`.")]
+        ///
+        /// # Safety
+        /// The MPI function's contract.
+        pub(crate) unsafe fn $fn(
+            sendbuf: *const c_void,
+            recvbuf: *mut c_void,
+            count: c_int,
+            datatype: Datatype,
+            op: Op,
+            comm: Comm,
+            request: *mut Request,
+        ) -> c_int {
+            if !transformed(comm) {
+                // SAFETY: forwarded.
+                return unsafe {
+                    crate::coll::$fn(sendbuf, recvbuf, count, datatype, op, comm, request)
+                };
+            }
+            // SAFETY: forwarded.
+            unsafe {
+                iscan_form(
+                    Call::$call, $exclusive, sendbuf, recvbuf, count, datatype, op, comm, request,
+                )
+            }
+        }
+    )*};
+}
+
+iscans! {
+    iscan => Iscan, false;
+    iexscan => Iexscan, true;
+}
+
+/// `MPI_Ireduce_scatter_block`: in a ULFM job, an `MPI_Iallreduce` of the whole vector, each
+/// rank then taking its block (see [`super::reduced`]).
+///
+/// # Safety
+/// The MPI function's contract.
+pub(crate) unsafe fn ireduce_scatter_block(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    datatype: Datatype,
+    op: Op,
+    comm: Comm,
+    request: *mut Request,
+) -> c_int {
+    if !transformed(comm) {
+        // SAFETY: forwarded.
+        return unsafe {
+            crate::coll::ireduce_scatter_block(
+                sendbuf, recvbuf, recvcount, datatype, op, comm, request,
+            )
+        };
+    }
+    let total = recvcount.saturating_mul(safe::comm_size(comm));
+    let at = recvcount.saturating_mul(safe::comm_rank(comm));
+    let send = input(sendbuf, recvbuf);
+    let mut whole = Scratch::new(total, datatype);
+    let buf = whole.buf();
+    let (mine, to) = (
+        element_at(buf, datatype, i64::from(at)).expose_provenance(),
+        recvbuf.expose_provenance(),
+    );
+    let finish: Finish = Box::new(move || {
+        let mine = std::ptr::with_exposed_provenance::<c_void>(mine);
+        let to = std::ptr::with_exposed_provenance_mut::<c_void>(to);
+        // SAFETY: this rank's block of the whole vector (held with the request), into the
+        // caller's receive buffer, the caller's until the request completes.
+        unsafe { copy_typed(mine, recvcount, datatype, to, recvcount, datatype) }
+    });
+    let kind = Kind::Allreduce {
+        sendbuf: send.expose_provenance(),
+        op,
+    };
+    // SAFETY: `buf` holds `total` of `datatype`.
+    unsafe {
+        post_all_form(
+            Call::Ireduce_scatter_block,
+            comm,
+            kind,
+            (buf, total, datatype),
+            false,
+            request,
+            Held::new(vec![whole], Some(finish)),
+            |r| crate::coll::iallreduce(send, buf, total, datatype, op, comm, r),
+        )
+    }
+}
+
+/// Posts a nonblocking all-form `kind` (`call`), its whole result in `result` (where, how
+/// many, of what), `reads_result` if it reads that buffer as its input, and what the request
+/// holds ([`Held`]): through [`post`] when recovery takes the call, else through the ordinary
+/// handler (`ordinary`), what it holds kept by the request's handle ([`held`]); every rank
+/// runs the all-form either way.
+///
+/// # Safety
+/// As [`post`]; `ordinary` posts the same all-form.
+#[allow(clippy::too_many_arguments)]
+unsafe fn post_all_form(
+    call: Call,
+    comm: Comm,
+    kind: Kind,
+    result: (*mut c_void, c_int, Datatype),
+    reads_result: bool,
+    request: *mut Request,
+    holds: Buffers,
+    ordinary: impl FnOnce(*mut Request) -> c_int,
+) -> c_int {
+    let Some(chan) = calls::covers(comm) else {
+        stats::count(call);
+        let rc = ordinary(request);
+        if rc == abi::SUCCESS {
+            // SAFETY: MPI wrote the handle.
+            held::hold(unsafe { *request }, holds);
+        }
+        return rc;
+    };
+    let (buf, count, datatype) = result;
+    // SAFETY: the caller's contract; what it holds lives with the request's entry.
+    unsafe {
+        post(
+            call,
+            chan,
+            kind,
+            buf,
+            count,
+            datatype,
+            reads_result,
+            request,
+            holds,
+        )
+    }
+}
