@@ -20,6 +20,10 @@
  *   reduce     MPI_Reduce to rank 0 (an MPI_Allreduce)
  *   neighbor   MPI_Neighbor_alltoall on a periodic Cartesian ring (the blocks packed with
  *              where they go: an MPI_Allreduce of the degree, then two MPI_Allgather(v)s)
+ *   ialltoall  MPI_Ialltoall then MPI_Wait (a nonblocking MPI_Iallgather, each rank taking its
+ *              blocks when the request completes)
+ *   iscan      MPI_Iscan with MPI_SUM then MPI_Wait (an MPI_Iallgather, folded when the
+ *              request completes)
  *   allreduce  MPI_Allreduce (no all-form: what the journal alone costs a collective)
  *
  * Usage: allform [--sizes 8,65536] [--rounds R] [--target-ms T]
@@ -41,18 +45,26 @@ typedef int (*alltoall_fn)(const void *, int, MPI_Datatype, void *, int, MPI_Dat
 typedef int (*scan_fn)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm);
 typedef int (*reduce_fn)(const void *, void *, int, MPI_Datatype, MPI_Op, int, MPI_Comm);
 typedef int (*barrier_fn)(MPI_Comm);
+typedef int (*ialltoall_fn)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm,
+                            MPI_Request *);
+typedef int (*iscan_fn)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm, MPI_Request *);
+typedef int (*wait_fn)(MPI_Request *, MPI_Status *);
 
 struct fns {
     alltoall_fn alltoall, neighbor;
     scan_fn scan, allreduce;
     reduce_fn reduce;
     barrier_fn barrier;
+    ialltoall_fn ialltoall;
+    iscan_fn iscan;
+    wait_fn wait;
 };
 
 enum { RAW, RECOVERY, NMODES };
 static const char *const MODE[NMODES] = {"raw", "recovery"};
-enum { ALLTOALL, SCAN, REDUCE, NEIGHBOR, ALLREDUCE, NCALLS };
-static const char *const CALL[NCALLS] = {"alltoall", "scan", "reduce", "neighbor", "allreduce"};
+enum { ALLTOALL, SCAN, REDUCE, NEIGHBOR, IALLTOALL, ISCAN, ALLREDUCE, NCALLS };
+static const char *const CALL[NCALLS] = {"alltoall", "scan",  "reduce",   "neighbor",
+                                         "ialltoall", "iscan", "allreduce"};
 
 static struct fns fns[NMODES];
 static int rank, size;
@@ -90,6 +102,19 @@ static void one(const struct fns *f, int call, int bytes) {
         check(f->neighbor(sbuf, bytes, MPI_BYTE, rbuf, bytes, MPI_BYTE, ring),
               "MPI_Neighbor_alltoall");
         break;
+    case IALLTOALL: {
+        MPI_Request r;
+        check(f->ialltoall(sbuf, bytes, MPI_BYTE, rbuf, bytes, MPI_BYTE, MPI_COMM_WORLD, &r),
+              "MPI_Ialltoall");
+        check(f->wait(&r, MPI_STATUS_IGNORE), "MPI_Wait");
+        break;
+    }
+    case ISCAN: {
+        MPI_Request r;
+        check(f->iscan(sbuf, rbuf, doubles, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &r), "MPI_Iscan");
+        check(f->wait(&r, MPI_STATUS_IGNORE), "MPI_Wait");
+        break;
+    }
     default:
         check(f->allreduce(sbuf, rbuf, doubles, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD),
               "MPI_Allreduce");
@@ -177,8 +202,12 @@ int main(int argc, char **argv) {
     raw_mpi_sym(h, "PMPI_Allreduce", &fns[RAW].allreduce, sizeof fns[RAW].allreduce);
     raw_mpi_sym(h, "PMPI_Reduce", &fns[RAW].reduce, sizeof fns[RAW].reduce);
     raw_mpi_sym(h, "PMPI_Barrier", &fns[RAW].barrier, sizeof fns[RAW].barrier);
+    raw_mpi_sym(h, "PMPI_Ialltoall", &fns[RAW].ialltoall, sizeof fns[RAW].ialltoall);
+    raw_mpi_sym(h, "PMPI_Iscan", &fns[RAW].iscan, sizeof fns[RAW].iscan);
+    raw_mpi_sym(h, "PMPI_Wait", &fns[RAW].wait, sizeof fns[RAW].wait);
     fns[RECOVERY] = (struct fns){MPI_Alltoall, MPI_Neighbor_alltoall, MPI_Scan,
-                                 MPI_Allreduce, MPI_Reduce,    MPI_Barrier};
+                                 MPI_Allreduce, MPI_Reduce,    MPI_Barrier,
+                                 MPI_Ialltoall, MPI_Iscan,     MPI_Wait};
     int dims[1] = {size}, periods[1] = {1};
     MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &ring);
     int most = 0;
