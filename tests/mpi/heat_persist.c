@@ -95,22 +95,27 @@ static void compose_maps(void *in, void *inout, int *len, MPI_Datatype *type) {
 /* The nonblocking collectives whose result differs by rank, all in flight at once and
  * completed by one MPI_Waitall (HEAT_START=2, HEAT_REDUCE=4; up to 64 ranks): an MPI_Ireduce
  * (the largest) and an MPI_Igather of `mine` to rank 0, both in place there, an MPI_Iscatter
- * from rank 0, an MPI_Ialltoall, an MPI_Iscan, an MPI_Iexscan (in place) and an
- * MPI_Ireduce_scatter_block; folded into one value, which differs by rank. */
+ * from rank 0, an MPI_Ialltoall, an MPI_Iscan, an MPI_Iexscan (in place), an
+ * MPI_Ireduce_scatter_block and an MPI_Ireduce_scatter (blocks of 1 and 2); folded into one
+ * value, which differs by rank. */
 static double nonblocking_allforms(double mine) {
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     double most = rank == 0 ? mine : 0, all[64] = {0}, pieces[64] = {0}, piece = 0;
     double to[64], from[64] = {0}, prefix = 0, before = -1, vector[64], block = 0;
+    double uneven[128], blocks[2] = {0, 0};
+    int counts[64], total = 0;
     if (rank == 0) all[0] = mine;
     for (int j = 0; j < size && j < 64; j++) {
         pieces[j] = rank == 0 ? mine * (j + 2) : 0;
         to[j] = mine + j;
         vector[j] = mine * (j + 1);
+        counts[j] = j % 2 + 1, total += counts[j];
     }
+    for (int k = 0; k < total; k++) uneven[k] = mine * (k + 3);
     before = mine; /* MPI_Iexscan in place: the input, and rank 0's result stays it */
-    MPI_Request r[7];
+    MPI_Request r[8];
     MPI_Ireduce(rank == 0 ? MPI_IN_PLACE : &mine, &most, 1, MPI_DOUBLE, MPI_MAX, 0,
                 MPI_COMM_WORLD, &r[0]);
     MPI_Igather(rank == 0 ? MPI_IN_PLACE : &mine, 1, MPI_DOUBLE, all, 1, MPI_DOUBLE, 0,
@@ -120,8 +125,10 @@ static double nonblocking_allforms(double mine) {
     MPI_Iscan(&mine, &prefix, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &r[4]);
     MPI_Iexscan(MPI_IN_PLACE, &before, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD, &r[5]);
     MPI_Ireduce_scatter_block(vector, &block, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &r[6]);
-    MPI_Waitall(7, r, MPI_STATUSES_IGNORE);
+    MPI_Ireduce_scatter(uneven, blocks, counts, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &r[7]);
+    MPI_Waitall(8, r, MPI_STATUSES_IGNORE);
     double fold = most + piece * 3 + prefix * 5 + before * 7 + block * 11;
+    fold += blocks[0] * 17 + blocks[1] * 19;
     for (int j = 0; j < size && j < 64; j++) fold += all[j] * (j + 1) + from[j] * (j + 13);
     return fold;
 }

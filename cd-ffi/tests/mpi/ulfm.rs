@@ -176,8 +176,8 @@ const CONTAINED: [(&str, &str); 4] = [
 /// rank 0 (the even group's leader) with the nonblocking halo; and (the nonblocking collectives
 /// whose result differs by rank, all in flight together every step and in the start:
 /// `MPI_Ireduce` and `MPI_Igather` in place at rank 0, `MPI_Iscatter`, `MPI_Ialltoall`,
-/// `MPI_Iscan`, `MPI_Iexscan`, `MPI_Ireduce_scatter_block`) rank 0 lost, and rank 3 with the
-/// nonblocking halo.
+/// `MPI_Iscan`, `MPI_Iexscan`, `MPI_Ireduce_scatter_block`, `MPI_Ireduce_scatter`) rank 0
+/// lost, and rank 3 with the nonblocking halo.
 #[test]
 fn a_lost_rank_is_contained_in_the_job() {
     if skipped("a_lost_rank_is_contained_in_the_job") {

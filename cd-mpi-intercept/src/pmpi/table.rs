@@ -112,7 +112,7 @@ macro_rules! mpi_table {
                 Ialltoallv(sendbuf: Buf, sendcounts: Ints, sdispls: Ints, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, rdispls: Ints, recvtype: Datatype, comm: Comm, request: *mut Request) => coll::ialltoallv;
                 Ialltoallw(sendbuf: Buf, sendcounts: Ints, sdispls: Ints, sendtypes: Types, recvbuf: BufMut, recvcounts: Ints, rdispls: Ints, recvtypes: Types, comm: Comm, request: *mut Request) => coll::ialltoallw;
                 Ireduce_scatter_block(sendbuf: Buf, recvbuf: BufMut, recvcount: c_int, datatype: Datatype, op: Op, comm: Comm, request: *mut Request) => recovery::ireduce_scatter_block;
-                Ireduce_scatter(sendbuf: Buf, recvbuf: BufMut, recvcounts: Ints, datatype: Datatype, op: Op, comm: Comm, request: *mut Request) => coll::ireduce_scatter;
+                Ireduce_scatter(sendbuf: Buf, recvbuf: BufMut, recvcounts: Ints, datatype: Datatype, op: Op, comm: Comm, request: *mut Request) => recovery::ireduce_scatter;
                 Iscan(sendbuf: Buf, recvbuf: BufMut, count: c_int, datatype: Datatype, op: Op, comm: Comm, request: *mut Request) => recovery::iscan;
                 Iexscan(sendbuf: Buf, recvbuf: BufMut, count: c_int, datatype: Datatype, op: Op, comm: Comm, request: *mut Request) => recovery::iexscan;
                 Ineighbor_allgather(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, comm: Comm, request: *mut Request) => coll::ineighbor_allgather;

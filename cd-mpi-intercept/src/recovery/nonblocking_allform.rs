@@ -11,8 +11,8 @@
 //!   blocks.
 //! - `MPI_Iscan` and `MPI_Iexscan`: an `MPI_Iallgather` of the contributions, each rank then
 //!   folding them in rank order.
-//! - `MPI_Ireduce_scatter_block`: an `MPI_Iallreduce` of the whole vector, each rank then taking
-//!   its block.
+//! - `MPI_Ireduce_scatter_block` and `MPI_Ireduce_scatter`: an `MPI_Iallreduce` of the whole
+//!   vector, each rank then taking its block.
 //!
 //! The whole result goes to scratch where the rank does not keep it, and an input given in
 //! place that the all-form cannot read there is copied; "then taking" is the request's finish,
@@ -24,7 +24,7 @@ use super::allform::{block_at, copy_typed, element_at, transformed, Scratch};
 use super::calls;
 use super::held::{self, Buffers, Finish, Held};
 use super::nonblocking::post;
-use super::reduced::{fold, input, scanned};
+use super::reduced::{fold, input, own_block, scanned};
 use super::requests::Kind;
 use super::rooted::{gather_form, reduce_form};
 use super::spread::alltoall_blocks;
@@ -356,6 +356,57 @@ iscans! {
     iexscan => Iexscan, true;
 }
 
+/// A nonblocking reduce-scatter as an `MPI_Iallreduce` of the whole vector (`total` of
+/// `datatype` at the input), this rank taking its `count` from element `at` when it completes.
+///
+/// # Safety
+/// The MPI function's contract.
+#[allow(clippy::too_many_arguments)]
+unsafe fn ireduce_scatter_form(
+    call: Call,
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    total: c_int,
+    at: c_int,
+    count: c_int,
+    datatype: Datatype,
+    op: Op,
+    comm: Comm,
+    request: *mut Request,
+) -> c_int {
+    let send = input(sendbuf, recvbuf);
+    let mut whole = Scratch::new(total, datatype);
+    let buf = whole.buf();
+    let (mine, to) = (
+        element_at(buf, datatype, i64::from(at)).expose_provenance(),
+        recvbuf.expose_provenance(),
+    );
+    let finish: Finish = Box::new(move || {
+        let mine = std::ptr::with_exposed_provenance::<c_void>(mine);
+        let to = std::ptr::with_exposed_provenance_mut::<c_void>(to);
+        // SAFETY: this rank's block of the whole vector (held with the request), into the
+        // caller's receive buffer, the caller's until the request completes.
+        unsafe { copy_typed(mine, count, datatype, to, count, datatype) }
+    });
+    let kind = Kind::Allreduce {
+        sendbuf: send.expose_provenance(),
+        op,
+    };
+    // SAFETY: `buf` holds `total` of `datatype`.
+    unsafe {
+        post_all_form(
+            call,
+            comm,
+            kind,
+            (buf, total, datatype),
+            false,
+            request,
+            Held::new(vec![whole], Some(finish)),
+            |r| crate::coll::iallreduce(send, buf, total, datatype, op, comm, r),
+        )
+    }
+}
+
 /// `MPI_Ireduce_scatter_block`: in a ULFM job, an `MPI_Iallreduce` of the whole vector, each
 /// rank then taking its block (see [`super::reduced`]).
 ///
@@ -380,35 +431,59 @@ pub(crate) unsafe fn ireduce_scatter_block(
     }
     let total = recvcount.saturating_mul(safe::comm_size(comm));
     let at = recvcount.saturating_mul(safe::comm_rank(comm));
-    let send = input(sendbuf, recvbuf);
-    let mut whole = Scratch::new(total, datatype);
-    let buf = whole.buf();
-    let (mine, to) = (
-        element_at(buf, datatype, i64::from(at)).expose_provenance(),
-        recvbuf.expose_provenance(),
-    );
-    let finish: Finish = Box::new(move || {
-        let mine = std::ptr::with_exposed_provenance::<c_void>(mine);
-        let to = std::ptr::with_exposed_provenance_mut::<c_void>(to);
-        // SAFETY: this rank's block of the whole vector (held with the request), into the
-        // caller's receive buffer, the caller's until the request completes.
-        unsafe { copy_typed(mine, recvcount, datatype, to, recvcount, datatype) }
-    });
-    let kind = Kind::Allreduce {
-        sendbuf: send.expose_provenance(),
-        op,
-    };
-    // SAFETY: `buf` holds `total` of `datatype`.
+    // SAFETY: forwarded; the input holds a block per rank.
     unsafe {
-        post_all_form(
+        ireduce_scatter_form(
             Call::Ireduce_scatter_block,
+            sendbuf,
+            recvbuf,
+            total,
+            at,
+            recvcount,
+            datatype,
+            op,
             comm,
-            kind,
-            (buf, total, datatype),
-            false,
             request,
-            Held::new(vec![whole], Some(finish)),
-            |r| crate::coll::iallreduce(send, buf, total, datatype, op, comm, r),
+        )
+    }
+}
+
+/// `MPI_Ireduce_scatter`: as `MPI_Ireduce_scatter_block`, with each rank's count.
+///
+/// # Safety
+/// The MPI function's contract.
+pub(crate) unsafe fn ireduce_scatter(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    datatype: Datatype,
+    op: Op,
+    comm: Comm,
+    request: *mut Request,
+) -> c_int {
+    if !transformed(comm) {
+        // SAFETY: forwarded.
+        return unsafe {
+            crate::coll::ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request)
+        };
+    }
+    // SAFETY: `recvcounts` has an entry per rank, the same on every rank.
+    let Some((at, count, total)) = (unsafe { own_block(recvcounts, comm) }) else {
+        return abi::ERR_COUNT;
+    };
+    // SAFETY: forwarded; the input holds every rank's block.
+    unsafe {
+        ireduce_scatter_form(
+            Call::Ireduce_scatter,
+            sendbuf,
+            recvbuf,
+            total,
+            at,
+            count,
+            datatype,
+            op,
+            comm,
+            request,
         )
     }
 }

@@ -283,12 +283,7 @@ pub(crate) unsafe fn reduce_scatter(
         };
     }
     // SAFETY: `recvcounts` has an entry per rank, the same on every rank.
-    let counts = unsafe { entries(recvcounts, safe::comm_size(comm)) };
-    let Some((displs, total)) = packed_displs(counts) else {
-        return abi::ERR_COUNT;
-    };
-    let rank = safe::comm_rank(comm) as usize;
-    let (Some(&at), Some(&count)) = (displs.get(rank), counts.get(rank)) else {
+    let Some((at, count, total)) = (unsafe { own_block(recvcounts, comm) }) else {
         return abi::ERR_COUNT;
     };
     // SAFETY: forwarded; the input holds every rank's block.
@@ -305,4 +300,21 @@ pub(crate) unsafe fn reduce_scatter(
             comm,
         )
     }
+}
+
+/// A reduce-scatter's blocks laid one after another, `recvcounts` (one per rank of `comm`)
+/// elements each: where this rank's starts, its count, and the total; `None` when they do not
+/// fit an `int` or `recvcounts` lacks this rank's.
+///
+/// # Safety
+/// `recvcounts` holds an entry per rank (the MPI call's contract).
+pub(super) unsafe fn own_block(
+    recvcounts: *const c_int,
+    comm: Comm,
+) -> Option<(c_int, c_int, c_int)> {
+    // SAFETY: the caller's contract.
+    let counts = unsafe { entries(recvcounts, safe::comm_size(comm)) };
+    let (displs, total) = packed_displs(counts)?;
+    let rank = safe::comm_rank(comm) as usize;
+    Some((*displs.get(rank)?, *counts.get(rank)?, total))
 }
