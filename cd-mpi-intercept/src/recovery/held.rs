@@ -2,7 +2,7 @@
 //! what to do with its result then.
 //!
 //! A nonblocking collective run as its all-form (`MPI_Ireduce` as an `MPI_Iallreduce`:
-//! [`super::nonblocking`]) writes a whole result that a rank may not keep, and reads an
+//! [`super::nonblocking_allform`]) writes a whole result that a rank may not keep, and reads an
 //! explicit copy of an input given in place. Both are the runtime's, and MPI uses them until
 //! the request completes; then a rank may still have to make its own result from the whole one
 //! (its block of a scatter, its fold of a scan): the request's [`Held::finish`]. While recovery

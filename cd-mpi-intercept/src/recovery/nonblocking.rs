@@ -25,7 +25,7 @@ static POSTED: AtomicU64 = AtomicU64::new(0);
 
 /// Posts `kind` (`call`) with its result in `count` of `datatype` at `result`, or serves it (see
 /// the module docs). `reads_result`: the call reads the result buffer as its input; `buffers`:
-/// the runtime's memory it uses (an all-form's), kept until the request completes.
+/// what the request holds (an all-form's memory and finish: [`super::held`]).
 ///
 /// # Safety
 /// The MPI function's contract: the buffers stay the application's until the request

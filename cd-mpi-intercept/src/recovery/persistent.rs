@@ -409,7 +409,7 @@ pub(crate) unsafe fn request_get_status(
 
 macro_rules! lending {
     ($($fn:ident($handles:ident, $n:expr; $($a:ident : $t:ty),*);)*) => {$(
-        #[doc = concat!("`", stringify!($fn), "` of `super::completion`, lent the activations of kept requests ([`lend`]); the memory held for the requests it completes is freed (`super::held`).")]
+        #[doc = concat!("`", stringify!($fn), "` of `super::completion`, lent the activations of kept requests ([`lend`]); the requests it completes that hold an all-form's memory are finished (`super::held`).")]
         ///
         /// # Safety
         /// The MPI function's contract.

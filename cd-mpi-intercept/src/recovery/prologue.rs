@@ -18,7 +18,6 @@
 //! `super::calls` did not keep (a derived communicator, another collective) means a replacement
 //! could not re-execute the start, and a loss then ends the job clearly
 //! ([`crate::errors::stop_containing`]).
-
 //!
 //! What the start keeps is bounded by `CD_ULFM_START_BYTES` (default 16 MiB: the packed bytes
 //! and a [`Message`]'s bookkeeping each). A program past it (one that sends its state in the

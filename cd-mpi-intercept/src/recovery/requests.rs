@@ -440,10 +440,13 @@ pub(crate) fn untrack(handles: &[Request]) {
     let any = with(|t| {
         let any = handles.iter().any(|h| t.contains_key(&h.bits()));
         if any {
-            // a pending all-form's memory is MPI's until the application completes it
+            // an all-form's memory is MPI's until its request completes: one complete is
+            // finished now, the others' memory held by their handles
             for (&key, entry) in t.iter() {
-                if let (Some(c), State::Posted) = (&entry.collective, entry.state) {
-                    super::held::hold(Request::from_bits(key), c.buffers.clone());
+                match (&entry.collective, entry.state) {
+                    (Some(c), State::Done) => c.buffers.finish(),
+                    (Some(c), _) => super::held::hold(Request::from_bits(key), c.buffers.clone()),
+                    (None, _) => {}
                 }
             }
             t.clear();
