@@ -15,7 +15,7 @@
  * MPI_Gatherv (in place at rank 0), MPI_Scatterv from rank 0 and MPI_Alltoallv (in place), all
  * folded into every rank's state, and with HEAT_KILL_INSIDE=1 the rank HEAT_KILL_AT kills
  * dies amid them, after the MPI_Alltoall of step S; HEAT_REDUCE=4 the nonblocking collectives whose
- * result differs by rank, in flight together; HEAT_REDUCE=6 an MPI_Iallgatherv, which in-job
+ * result differs by rank, in flight together; HEAT_REDUCE=6 an MPI_Ialltoallv, which in-job
  * recovery does not cover; HEAT_REDUCE=5 an MPI_Alltoallw with a datatype per block and
  * an in-place one, folded into the state, and with HEAT_START one in the start too; with
  * HEAT_KILL_INSIDE=1 the rank HEAT_KILL_AT kills dies between the two); HEAT_NONBLOCKING=1 exchanges the halo with MPI_Irecv, MPI_Isend and MPI_Waitall
@@ -28,7 +28,7 @@
  * goes on from there. HEAT_START=1 makes the program's start (before create_cd) communicate: rank
  * 0 broadcasts the diffusion coefficient, each rank takes a bias from its left neighbour
  * (MPI_Sendrecv) and the ranks' sum (MPI_Allreduce); a replacement re-executes it (HEAT_START=2
- * adds the nonblocking collectives of HEAT_REDUCE=4, HEAT_START=3 an MPI_Iallgatherv, which
+ * adds the nonblocking collectives of HEAT_REDUCE=4, HEAT_START=3 an MPI_Ialltoallv, which
  * in-job recovery does not cover). HEAT_CART=1 exchanges the halo on
  * a periodic Cartesian ring (MPI_Cart_create, MPI_Cart_shift; a scratch MPI_Comm_dup of it made
  * and freed in the start) and adds, every step, the sum over a pair of ranks (MPI_Allreduce on
@@ -96,16 +96,17 @@ static void compose_maps(void *in, void *inout, int *len, MPI_Datatype *type) {
  * completed by one MPI_Waitall (HEAT_START=2, HEAT_REDUCE=4; up to 64 ranks): an MPI_Ireduce
  * (the largest) and an MPI_Igather of `mine` to rank 0, both in place there, an MPI_Iscatter
  * from rank 0, an MPI_Ialltoall, an MPI_Iscan, an MPI_Iexscan (in place), an
- * MPI_Ireduce_scatter_block and an MPI_Ireduce_scatter (blocks of 1 and 2); folded into one
- * value, which differs by rank. */
+ * MPI_Ireduce_scatter_block, an MPI_Ireduce_scatter (blocks of 1 and 2) and an
+ * MPI_Iallgatherv (blocks of 1 and 2, laid out backwards); folded into one value, which differs
+ * by rank. */
 static double nonblocking_allforms(double mine) {
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     double most = rank == 0 ? mine : 0, all[64] = {0}, pieces[64] = {0}, piece = 0;
     double to[64], from[64] = {0}, prefix = 0, before = -1, vector[64], block = 0;
-    double uneven[128], blocks[2] = {0, 0};
-    int counts[64], total = 0;
+    double uneven[128], blocks[2] = {0, 0}, gathered[128] = {0}, own[2] = {mine, mine * 2};
+    int counts[64], places[64], total = 0;
     if (rank == 0) all[0] = mine;
     for (int j = 0; j < size && j < 64; j++) {
         pieces[j] = rank == 0 ? mine * (j + 2) : 0;
@@ -114,8 +115,9 @@ static double nonblocking_allforms(double mine) {
         counts[j] = j % 2 + 1, total += counts[j];
     }
     for (int k = 0; k < total; k++) uneven[k] = mine * (k + 3);
+    for (int j = 0, at = total; j < size && j < 64; j++) at -= counts[j], places[j] = at;
     before = mine; /* MPI_Iexscan in place: the input, and rank 0's result stays it */
-    MPI_Request r[8];
+    MPI_Request r[9];
     MPI_Ireduce(rank == 0 ? MPI_IN_PLACE : &mine, &most, 1, MPI_DOUBLE, MPI_MAX, 0,
                 MPI_COMM_WORLD, &r[0]);
     MPI_Igather(rank == 0 ? MPI_IN_PLACE : &mine, 1, MPI_DOUBLE, all, 1, MPI_DOUBLE, 0,
@@ -126,25 +128,28 @@ static double nonblocking_allforms(double mine) {
     MPI_Iexscan(MPI_IN_PLACE, &before, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD, &r[5]);
     MPI_Ireduce_scatter_block(vector, &block, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &r[6]);
     MPI_Ireduce_scatter(uneven, blocks, counts, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &r[7]);
-    MPI_Waitall(8, r, MPI_STATUSES_IGNORE);
+    MPI_Iallgatherv(own, counts[rank], MPI_DOUBLE, gathered, counts, places, MPI_DOUBLE,
+                    MPI_COMM_WORLD, &r[8]);
+    MPI_Waitall(9, r, MPI_STATUSES_IGNORE);
     double fold = most + piece * 3 + prefix * 5 + before * 7 + block * 11;
     fold += blocks[0] * 17 + blocks[1] * 19;
+    for (int k = 0; k < total; k++) fold += gathered[k] * (k + 23);
     for (int j = 0; j < size && j < 64; j++) fold += all[j] * (j + 1) + from[j] * (j + 13);
     return fold;
 }
 
-/* An MPI_Iallgatherv of `mine` (HEAT_START=3, HEAT_REDUCE=6; up to 64 ranks), which in-job
+/* An MPI_Ialltoallv of `mine` (HEAT_START=3, HEAT_REDUCE=6; up to 64 ranks), which in-job
  * recovery does not cover: the sum of every rank's. */
-static double iallgatherv_sum(double mine) {
+static double ialltoallv_sum(double mine) {
     int size;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    double all[64] = {0}, sum = 0;
-    int counts[64], displs[64];
-    for (int j = 0; j < size && j < 64; j++) counts[j] = 1, displs[j] = j;
+    double to[64], from[64] = {0}, sum = 0;
+    int ones[64], at[64];
+    for (int j = 0; j < size && j < 64; j++) to[j] = mine, ones[j] = 1, at[j] = j;
     MPI_Request r;
-    MPI_Iallgatherv(&mine, 1, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, MPI_COMM_WORLD, &r);
+    MPI_Ialltoallv(to, ones, at, MPI_DOUBLE, from, ones, at, MPI_DOUBLE, MPI_COMM_WORLD, &r);
     MPI_Wait(&r, MPI_STATUS_IGNORE);
-    for (int j = 0; j < size && j < 64; j++) sum += all[j];
+    for (int j = 0; j < size && j < 64; j++) sum += from[j];
     return sum;
 }
 
@@ -273,7 +278,7 @@ int main(int argc, char **argv) {
                      MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         MPI_Allreduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
         if (env_int("HEAT_START", 0) == 2) bias += nonblocking_allforms(mine) * 1e-12;
-        if (env_int("HEAT_START", 0) == 3) iallgatherv_sum(mine);
+        if (env_int("HEAT_START", 0) == 3) ialltoallv_sum(mine);
         coefficient = params[0];
         bias = params[1] * theirs / sum;
         if (two_doubles != MPI_DATATYPE_NULL) bias += alltoallw_fold(u, size, two_doubles, 0) * 1e-12;
@@ -502,7 +507,7 @@ int main(int argc, char **argv) {
             } else if (reduce == 4) {
                 u[4] += nonblocking_allforms(local) * 1e-9;
             } else if (reduce == 6) {
-                u[4] += iallgatherv_sum(local) * 1e-9;
+                u[4] += ialltoallv_sum(local) * 1e-9;
             } else if (two_doubles != MPI_DATATYPE_NULL) {
                 int die = env_int("HEAT_KILL_INSIDE", 0) && step + 1 == kill_at && kill_rank == rank;
                 u[4] += alltoallw_fold(u, size, two_doubles, die) * 1e-9;

@@ -133,8 +133,8 @@ const CONTAINED: [(&str, &str); 4] = [
 /// cache and raises SIGKILL at step 130 (rank 3, with the `MPI_Isend`/`MPI_Irecv`/`MPI_Waitall`
 /// halo exchange), rank 0 at step 137 (with `MPI_Sendrecv`), rank 2 at step 133 (`MPI_Testall`
 /// until complete), and rank 3 at step 130 then rank 1 at step 170 (the second replacement
-/// resumes at 160), or then rank 3's replacement itself: the one launch finishes, every rank's result is bitwise a fault-free run's, the
-/// survivors computed every step exactly once and repaired once, the replacement resumed at
+/// resumes at 160): the one launch finishes, every rank's result is bitwise a fault-free run's,
+/// the survivors computed every step exactly once and repaired once, the replacement resumed at
 /// step 120 (version 6) and computed only the 80 steps from there, its files rebuilt from the
 /// survivors' XOR redundancy, its sends to its neighbours dropped while they had them and its
 /// collectives served. Issue 23, test 2 (derived communicators): the same with the halo
@@ -176,8 +176,8 @@ const CONTAINED: [(&str, &str); 4] = [
 /// rank 0 (the even group's leader) with the nonblocking halo; and (the nonblocking collectives
 /// whose result differs by rank, all in flight together every step and in the start:
 /// `MPI_Ireduce` and `MPI_Igather` in place at rank 0, `MPI_Iscatter`, `MPI_Ialltoall`,
-/// `MPI_Iscan`, `MPI_Iexscan`, `MPI_Ireduce_scatter_block`, `MPI_Ireduce_scatter`) rank 0
-/// lost, and rank 3 with the nonblocking halo.
+/// `MPI_Iscan`, `MPI_Iexscan`, `MPI_Ireduce_scatter_block`, `MPI_Ireduce_scatter`,
+/// `MPI_Iallgatherv`) rank 0 lost, and rank 3 with the nonblocking halo.
 #[test]
 fn a_lost_rank_is_contained_in_the_job() {
     if skipped("a_lost_rank_is_contained_in_the_job") {
@@ -234,7 +234,6 @@ fn a_lost_rank_is_contained_in_the_job() {
         (0, "137", "0", None, "0", "1", "0"),
         (2, "133", "2", None, "0", "1", "0"),
         (3, "130", "0", Some(("170:1", 160)), "0", "1", "0"),
-        (3, "130", "1", Some(("170:3", 160)), "0", "1", "0"),
         (1, "130", "1", None, "1", "1", "0"),
         (2, "137", "0", None, "1", "1", "0"),
         (3, "130", "4", None, "0", "1", "0"),
@@ -326,13 +325,8 @@ fn a_lost_rank_is_contained_in_the_job() {
                 .parse::<usize>()
                 .expect("a rank")
         });
-        // A replacement lost in its turn is replaced too, but PRRTE does not give the job it
-        // spawned the primary job's failure policy: it reports the killed process and exits
-        // 137 when the job ends (MPI_Comm_spawn has no info key for that policy).
-        let spawned_lost = second_rank == Some(lost)
-            && text.contains("prterun noticed that process rank 0 with PID");
         assert!(
-            ok || launcher || spawned_lost,
+            ok || launcher,
             "the launch that lost rank {lost} finishes:\n{text}"
         );
         assert!(once.exists(), "rank {lost} was killed:\n{text}");
@@ -565,12 +559,13 @@ fn a_loss_during_a_persist_ends_the_job_clearly_and_the_relaunch_restores() {
 /// window of 1000 bytes; one whose lost rank alone made more choices than its partner's
 /// window of 16 records holds (the survivors learn it from the partner's window); one that
 /// makes a derived communicator with `MPI_Comm_idup` (not rebuilt); one whose start calls
-/// `MPI_Iallgatherv` (not kept for a replacement); one whose start sends more than
+/// `MPI_Ialltoallv` (not kept for a replacement); one whose start sends more than
 /// `CD_ULFM_START_BYTES` (100 bytes here; its nonblocking collectives of `HEAT_REDUCE=4` every
-/// step then run as all-forms outside recovery, their memory held until completed); one that calls `MPI_Iallgatherv` every step (at the
-/// repair the survivors find their journals lack it); and one whose survivors hold a message
-/// they matched with `MPI_Mprobe` and did not receive yet when rank 1 is lost (a repair cannot
-/// carry it). A later loss ends the job, every survivor's line says why.
+/// step then run as all-forms outside recovery, their memory held until completed); one that
+/// calls `MPI_Ialltoallv` every step (at the repair the survivors find their journals lack
+/// it); and one whose survivors hold a message they matched with `MPI_Mprobe` and did not
+/// receive yet when rank 1 is lost (a repair cannot carry it). A later loss ends the job,
+/// every survivor's line says why.
 #[test]
 fn a_loss_after_unkept_choices_or_an_unfollowed_communicator_ends_the_job_clearly() {
     if skipped("a_loss_after_unkept_choices_or_an_unfollowed_communicator_ends_the_job_clearly") {
@@ -615,7 +610,7 @@ fn a_loss_after_unkept_choices_or_an_unfollowed_communicator_ends_the_job_clearl
         env.extend([("HEAT_KILL_AT", "130"), ("HEAT_KILL_RANK", "1")]);
         let (ok, text) = heat(&cache, &env);
         assert!(!ok, "{knob}={value}:\n{text}");
-        // with MPI_Iallgatherv every step a survivor can also see the loss inside it (its
+        // with MPI_Ialltoallv every step a survivor can also see the loss inside it (its
         // MPI_Wait) and end at once, which the others see as a second failure during their repair
         let second_failure = knob == "HEAT_REDUCE";
         // a survivor that had matched nothing yet (rank 2 waits for rank 1's tokens) learns

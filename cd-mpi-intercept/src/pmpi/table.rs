@@ -107,7 +107,7 @@ macro_rules! mpi_table {
                 Iscatter(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, root: c_int, comm: Comm, request: *mut Request) => recovery::iscatter;
                 Iscatterv(sendbuf: Buf, sendcounts: Ints, displs: Ints, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, root: c_int, comm: Comm, request: *mut Request) => coll::iscatterv;
                 Iallgather(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, comm: Comm, request: *mut Request) => recovery::iallgather;
-                Iallgatherv(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, displs: Ints, recvtype: Datatype, comm: Comm, request: *mut Request) => coll::iallgatherv;
+                Iallgatherv(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, displs: Ints, recvtype: Datatype, comm: Comm, request: *mut Request) => recovery::iallgatherv;
                 Ialltoall(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, comm: Comm, request: *mut Request) => recovery::ialltoall;
                 Ialltoallv(sendbuf: Buf, sendcounts: Ints, sdispls: Ints, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, rdispls: Ints, recvtype: Datatype, comm: Comm, request: *mut Request) => coll::ialltoallv;
                 Ialltoallw(sendbuf: Buf, sendcounts: Ints, sdispls: Ints, sendtypes: Types, recvbuf: BufMut, recvcounts: Ints, rdispls: Ints, recvtypes: Types, comm: Comm, request: *mut Request) => coll::ialltoallw;

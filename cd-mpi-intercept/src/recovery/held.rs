@@ -27,13 +27,25 @@ pub(super) type Finish = Box<dyn FnOnce() -> c_int + Send>;
 #[derive(Default)]
 pub(super) struct Held {
     buffers: Vec<Scratch>,
+    /// Counts and displacements the call reads (`MPI_Iallgatherv`'s).
+    arrays: Vec<Vec<c_int>>,
     finish: Mutex<Option<Finish>>,
 }
 
 impl Held {
     pub(super) fn new(buffers: Vec<Scratch>, finish: Option<Finish>) -> Buffers {
+        Held::with_arrays(buffers, Vec::new(), finish)
+    }
+
+    /// [`Held::new`], also holding `arrays`.
+    pub(super) fn with_arrays(
+        buffers: Vec<Scratch>,
+        arrays: Vec<Vec<c_int>>,
+        finish: Option<Finish>,
+    ) -> Buffers {
         Arc::new(Held {
             buffers,
+            arrays,
             finish: Mutex::new(finish),
         })
     }
@@ -51,6 +63,7 @@ impl Held {
 
     fn is_empty(&self) -> bool {
         self.buffers.is_empty()
+            && self.arrays.is_empty()
             && self
                 .finish
                 .lock()

@@ -50,7 +50,8 @@
 //! `Bcast`, `Allreduce`, `Allgather`, and their nonblocking forms: [`nonblocking`];
 //! `Allgatherv`: [`spread`]), and those run so that every rank holds what their result is made
 //! of ([`allform`]): `Reduce`, `Gather` and `Scatter` ([`rooted`]), their nonblocking forms
-//! and those of `Scan`, `Exscan`, `Reduce_scatter_block`, `Reduce_scatter` and `Alltoall`
+//! and those of `Scan`, `Exscan`, `Reduce_scatter_block`, `Reduce_scatter`, `Alltoall` and
+//! `Allgatherv`
 //! ([`nonblocking_allform`], their memory held until they complete: [`held`]), `Scan`, `Exscan`,
 //! `Reduce_scatter_block` and `Reduce_scatter` ([`reduced`]), `Alltoall`, `Gatherv`,
 //! `Scatterv`, `Alltoallv` and `Alltoallw` ([`spread`]), `Neighbor_allgather(v)` and
@@ -107,7 +108,8 @@ pub(crate) use neighbors::{
 };
 pub(crate) use nonblocking::{iallgather, iallreduce, ibarrier, ibcast};
 pub(crate) use nonblocking_allform::{
-    ialltoall, iexscan, igather, ireduce, ireduce_scatter, ireduce_scatter_block, iscan, iscatter,
+    iallgatherv, ialltoall, iexscan, igather, ireduce, ireduce_scatter, ireduce_scatter_block,
+    iscan, iscatter,
 };
 pub(crate) use persistent::{
     bsend_init, cancel, recv_init, request_free, request_get_status, rsend_init, send_init,

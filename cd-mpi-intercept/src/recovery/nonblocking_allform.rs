@@ -13,6 +13,8 @@
 //!   folding them in rank order.
 //! - `MPI_Ireduce_scatter_block` and `MPI_Ireduce_scatter`: an `MPI_Iallreduce` of the whole
 //!   vector, each rank then taking its block.
+//! - `MPI_Iallgatherv` (its result is the same everywhere, laid out each rank's way): the
+//!   blocks one after another, each rank then putting them in place.
 //!
 //! The whole result goes to scratch where the rank does not keep it, and an input given in
 //! place that the all-form cannot read there is copied; "then taking" is the request's finish,
@@ -20,14 +22,16 @@
 //! like the nonblocking collectives of [`super::nonblocking`] when recovery takes the call (a
 //! repair serves or reposts it), else through the ordinary handler.
 
-use super::allform::{block_at, copy_typed, element_at, transformed, Scratch};
+use super::allform::{
+    block_at, copy_typed, element_at, entries, packed_displs, transformed, Scratch,
+};
 use super::calls;
 use super::held::{self, Buffers, Finish, Held};
 use super::nonblocking::post;
 use super::reduced::{fold, input, own_block, scanned};
 use super::requests::Kind;
 use super::rooted::{gather_form, reduce_form};
-use super::spread::alltoall_blocks;
+use super::spread::{alltoall_blocks, unpack_blocks};
 use crate::abi::{self, Comm, Datatype, Op, Request};
 use crate::pmpi::{safe, Call};
 use crate::stats;
@@ -484,6 +488,84 @@ pub(crate) unsafe fn ireduce_scatter(
             op,
             comm,
             request,
+        )
+    }
+}
+
+/// `MPI_Iallgatherv`: its result is the same on every rank, but each lays the blocks out its
+/// own way; as its blocking form ([`super::spread`]), the blocks are received one after another
+/// into scratch (the journal's form), each rank putting them in place when it completes.
+///
+/// # Safety
+/// The MPI function's contract.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn iallgatherv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: Datatype,
+    comm: Comm,
+    request: *mut Request,
+) -> c_int {
+    let Some(chan) = calls::covers(comm) else {
+        // SAFETY: forwarded.
+        return unsafe {
+            crate::coll::iallgatherv(
+                sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request,
+            )
+        };
+    };
+    let size = safe::comm_size(comm);
+    let rank = safe::comm_rank(comm) as usize;
+    // SAFETY: both arrays have an entry per rank (significant on every rank).
+    let (counts, displs) = unsafe { (entries(recvcounts, size), entries(displs, size)) };
+    let (counts, displs) = (counts.to_vec(), displs.to_vec());
+    let Some((places, total)) = packed_displs(&counts) else {
+        return abi::ERR_COUNT;
+    };
+    if counts.len() <= rank || displs.len() <= rank {
+        return abi::ERR_ARG;
+    }
+    let (send, scount, stype) = if sendbuf.addr() == abi::IN_PLACE {
+        let own = element_at(recvbuf, recvtype, i64::from(displs[rank]));
+        (own.cast_const(), counts[rank], recvtype)
+    } else {
+        (sendbuf, sendcount, sendtype)
+    };
+    let mut whole = Scratch::new(total, recvtype);
+    let buf = whole.buf();
+    let kind = Kind::Allgatherv {
+        sendbuf: send.expose_provenance(),
+        sendcount: scount,
+        sendtype: stype,
+        counts: counts.as_ptr().expose_provenance(),
+        places: places.as_ptr().expose_provenance(),
+    };
+    let (all, to) = (buf.expose_provenance(), recvbuf.expose_provenance());
+    let (finish_places, finish_counts) = (places.clone(), counts.clone());
+    let finish: Finish = Box::new(move || {
+        let all = std::ptr::with_exposed_provenance::<c_void>(all);
+        let to = std::ptr::with_exposed_provenance_mut::<c_void>(to);
+        // SAFETY: every block (held with the request), to its place in the caller's receive
+        // buffer, the caller's until the request completes.
+        unsafe { unpack_blocks(all, &finish_places, to, &displs, &finish_counts, recvtype) }
+    });
+    // SAFETY: `buf` holds every block one after another; the arrays `kind` names are held with
+    // the request.
+    unsafe {
+        post(
+            Call::Iallgatherv,
+            chan,
+            kind,
+            buf,
+            total,
+            recvtype,
+            false,
+            request,
+            Held::with_arrays(vec![whole], vec![counts, places], Some(finish)),
         )
     }
 }

@@ -83,6 +83,21 @@ impl Collective {
                         sendbuf, sendcount, sendtype, result, recvcount, datatype, comm, request,
                     )
                 }
+                Kind::Allgatherv {
+                    sendbuf,
+                    sendcount,
+                    sendtype,
+                    counts,
+                    places,
+                } => {
+                    let sendbuf = std::ptr::with_exposed_provenance::<c_void>(sendbuf);
+                    let counts = std::ptr::with_exposed_provenance::<c_int>(counts);
+                    let places = std::ptr::with_exposed_provenance::<c_int>(places);
+                    real::Iallgatherv(
+                        sendbuf, sendcount, sendtype, result, counts, places, datatype, comm,
+                        request,
+                    )
+                }
             }
         }
     }
@@ -104,6 +119,15 @@ pub(crate) enum Kind {
         sendcount: c_int,
         sendtype: Datatype,
         recvcount: c_int,
+    },
+    /// Every rank's block laid one after another: the arrays' addresses (their memory is the
+    /// request's: [`super::held`]).
+    Allgatherv {
+        sendbuf: usize,
+        sendcount: c_int,
+        sendtype: Datatype,
+        counts: usize,
+        places: usize,
     },
 }
 

@@ -79,10 +79,27 @@ pub(crate) unsafe fn allgatherv(
     if rc != abi::SUCCESS {
         return rc;
     }
-    for (i, &count) in counts.iter().enumerate() {
-        let from = element_at(buf, recvtype, i64::from(places[i]));
-        let to = element_at(recvbuf, recvtype, i64::from(displs[i]));
-        // SAFETY: block `i` of the scratch, to its place in the caller's receive buffer.
+    // SAFETY: `buf` holds every block at `places`; the caller's buffer has room at `displs`.
+    unsafe { unpack_blocks(buf, &places, recvbuf, displs, counts, recvtype) }
+}
+
+/// `MPI_Allgatherv`'s result from its blocks laid one after another (`counts[i]` of `recvtype`
+/// at element `places[i]` of `all`): each block to element `displs[i]` of `recvbuf`.
+///
+/// # Safety
+/// `all` and `recvbuf` hold those blocks (the MPI call's contract for `recvbuf`).
+pub(super) unsafe fn unpack_blocks(
+    all: *const c_void,
+    places: &[c_int],
+    recvbuf: *mut c_void,
+    displs: &[c_int],
+    counts: &[c_int],
+    recvtype: Datatype,
+) -> c_int {
+    for ((&count, &place), &displ) in counts.iter().zip(places).zip(displs) {
+        let from = element_at(all, recvtype, i64::from(place));
+        let to = element_at(recvbuf, recvtype, i64::from(displ));
+        // SAFETY: a block of `all`, to its place in the caller's receive buffer.
         let rc = unsafe { copy_typed(from, count, recvtype, to, count, recvtype) };
         if rc != abi::SUCCESS {
             return rc;
