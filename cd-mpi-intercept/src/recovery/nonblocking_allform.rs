@@ -22,16 +22,15 @@
 //! like the nonblocking collectives of [`super::nonblocking`] when recovery takes the call (a
 //! repair serves or reposts it), else through the ordinary handler.
 
-use super::allform::{
-    block_at, copy_typed, element_at, entries, packed_displs, transformed, Scratch,
-};
+use super::allform::{block_at, copy_typed, element_at, transformed, Scratch};
 use super::calls;
 use super::held::{self, Buffers, Finish, Held};
 use super::nonblocking::post;
 use super::reduced::{fold, input, own_block, scanned};
 use super::requests::Kind;
-use super::rooted::{gather_form, reduce_form};
-use super::spread::{alltoall_blocks, unpack_blocks};
+use super::rooted::{gather_form, reduce_form, scatter_form, ScatterForm};
+use super::spread::{allgatherv_form, alltoall_blocks, alltoall_form, unpack_blocks};
+use super::spread::{AllgathervForm, AlltoallForm};
 use crate::abi::{self, Comm, Datatype, Op, Request};
 use crate::pmpi::{safe, Call};
 use crate::stats;
@@ -166,32 +165,24 @@ pub(crate) unsafe fn iscatter(
     let size = safe::comm_size(comm);
     let rank = safe::comm_rank(comm);
     let at_root = rank == root;
-    // the whole buffer: the root's copy of its send buffer, else room for every block
-    let (block, datatype) = if at_root {
-        (sendcount, sendtype)
-    } else {
-        (recvcount, recvtype)
-    };
-    let count = block.saturating_mul(size);
-    let mut whole = if at_root {
-        // SAFETY: the root's send buffer holds `size` blocks.
-        unsafe { Scratch::copy_of(sendbuf, count, datatype) }
-    } else {
-        Scratch::new(count, datatype)
+    // SAFETY: the MPI function's contract.
+    let ScatterForm {
+        mut whole,
+        block,
+        datatype,
+        count,
+    } = unsafe {
+        scatter_form(
+            sendbuf, sendcount, sendtype, recvcount, recvtype, size, at_root,
+        )
     };
     let buf = whole.buf();
+    let mine = block_at(buf, block, datatype, rank);
     let finish = (recvbuf.addr() != abi::IN_PLACE).then(|| {
-        let (mine, to) = (
-            block_at(buf, block, datatype, rank).expose_provenance(),
-            recvbuf.expose_provenance(),
-        );
-        Box::new(move || {
-            let mine = std::ptr::with_exposed_provenance::<c_void>(mine);
-            let to = std::ptr::with_exposed_provenance_mut::<c_void>(to);
-            // SAFETY: this rank's block of the whole buffer (held with the request), into the
-            // caller's receive buffer, which is the caller's until the request completes.
-            unsafe { copy_typed(mine, block, datatype, to, recvcount, recvtype) }
-        }) as Finish
+        // SAFETY: this rank's block of the whole buffer, into the caller's receive buffer.
+        finish_with(mine, recvbuf, move |mine, to| unsafe {
+            copy_typed(mine, block, datatype, to, recvcount, recvtype)
+        })
     });
     // SAFETY: `buf` holds `count` of `datatype`; at the root it is the input.
     unsafe {
@@ -234,23 +225,20 @@ pub(crate) unsafe fn ialltoall(
     }
     let size = safe::comm_size(comm);
     let rank = safe::comm_rank(comm);
-    let (send, scount, stype) = if sendbuf.addr() == abi::IN_PLACE {
-        (recvbuf.cast_const(), recvcount, recvtype)
-    } else {
-        (sendbuf, sendcount, sendtype)
-    };
-    // each rank's whole send buffer, and all of them
-    let (scount, rcount) = (scount.saturating_mul(size), recvcount.saturating_mul(size));
-    let total = rcount.saturating_mul(size);
+    let AlltoallForm {
+        send,
+        sendcount: scount,
+        sendtype: stype,
+        recvcount: rcount,
+        total,
+    } = alltoall_form(
+        sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, size,
+    );
     let mut whole = Scratch::new(total, recvtype);
     let buf = whole.buf();
-    let (all, to) = (buf.expose_provenance(), recvbuf.expose_provenance());
-    let finish: Finish = Box::new(move || {
-        let all = std::ptr::with_exposed_provenance::<c_void>(all);
-        let to = std::ptr::with_exposed_provenance_mut::<c_void>(to);
-        // SAFETY: every rank's send buffer (held with the request), into the caller's receive
-        // buffer of `size` blocks, the caller's until the request completes.
-        unsafe { alltoall_blocks(all, to, recvcount, recvtype, size, rank) }
+    // SAFETY: every rank's send buffer, into the caller's receive buffer of `size` blocks.
+    let finish = finish_with(buf, recvbuf, move |all, to| unsafe {
+        alltoall_blocks(all, to, recvcount, recvtype, size, rank)
     });
     let kind = Kind::Allgather {
         sendbuf: send.expose_provenance(),
@@ -295,13 +283,9 @@ unsafe fn iscan_form(
     let send = input(sendbuf, recvbuf);
     let mut all = Scratch::new(total, datatype);
     let buf = all.buf();
-    let (at, to) = (buf.expose_provenance(), recvbuf.expose_provenance());
-    let finish: Finish = Box::new(move || {
-        let all = std::ptr::with_exposed_provenance::<c_void>(at);
-        let to = std::ptr::with_exposed_provenance_mut::<c_void>(to);
-        // SAFETY: every rank's contribution (held with the request), folded into the caller's
-        // receive buffer, the caller's until the request completes.
-        unsafe { fold(all, count, datatype, op, last, to) }
+    // SAFETY: every rank's contribution, folded into the caller's receive buffer.
+    let finish = finish_with(buf, recvbuf, move |all, to| unsafe {
+        fold(all, count, datatype, op, last, to)
     });
     let kind = Kind::Allgather {
         sendbuf: send.expose_provenance(),
@@ -381,16 +365,10 @@ unsafe fn ireduce_scatter_form(
     let send = input(sendbuf, recvbuf);
     let mut whole = Scratch::new(total, datatype);
     let buf = whole.buf();
-    let (mine, to) = (
-        element_at(buf, datatype, i64::from(at)).expose_provenance(),
-        recvbuf.expose_provenance(),
-    );
-    let finish: Finish = Box::new(move || {
-        let mine = std::ptr::with_exposed_provenance::<c_void>(mine);
-        let to = std::ptr::with_exposed_provenance_mut::<c_void>(to);
-        // SAFETY: this rank's block of the whole vector (held with the request), into the
-        // caller's receive buffer, the caller's until the request completes.
-        unsafe { copy_typed(mine, count, datatype, to, count, datatype) }
+    let mine = element_at(buf, datatype, i64::from(at));
+    // SAFETY: this rank's block of the whole vector, into the caller's receive buffer.
+    let finish = finish_with(mine, recvbuf, move |mine, to| unsafe {
+        copy_typed(mine, count, datatype, to, count, datatype)
     });
     let kind = Kind::Allreduce {
         sendbuf: send.expose_provenance(),
@@ -518,23 +496,24 @@ pub(crate) unsafe fn iallgatherv(
             )
         };
     };
-    let size = safe::comm_size(comm);
-    let rank = safe::comm_rank(comm) as usize;
-    // SAFETY: both arrays have an entry per rank (significant on every rank).
-    let (counts, displs) = unsafe { (entries(recvcounts, size), entries(displs, size)) };
-    let (counts, displs) = (counts.to_vec(), displs.to_vec());
-    let Some((places, total)) = packed_displs(&counts) else {
-        return abi::ERR_COUNT;
+    // SAFETY: the MPI function's contract.
+    let form = match unsafe {
+        allgatherv_form(
+            sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+        )
+    } {
+        Ok(form) => form,
+        Err(rc) => return rc,
     };
-    if counts.len() <= rank || displs.len() <= rank {
-        return abi::ERR_ARG;
-    }
-    let (send, scount, stype) = if sendbuf.addr() == abi::IN_PLACE {
-        let own = element_at(recvbuf, recvtype, i64::from(displs[rank]));
-        (own.cast_const(), counts[rank], recvtype)
-    } else {
-        (sendbuf, sendcount, sendtype)
-    };
+    let AllgathervForm {
+        counts,
+        displs,
+        places,
+        total,
+        send,
+        sendcount: scount,
+        sendtype: stype,
+    } = form;
     let mut whole = Scratch::new(total, recvtype);
     let buf = whole.buf();
     let kind = Kind::Allgatherv {
@@ -544,14 +523,10 @@ pub(crate) unsafe fn iallgatherv(
         counts: counts.as_ptr().expose_provenance(),
         places: places.as_ptr().expose_provenance(),
     };
-    let (all, to) = (buf.expose_provenance(), recvbuf.expose_provenance());
     let (finish_places, finish_counts) = (places.clone(), counts.clone());
-    let finish: Finish = Box::new(move || {
-        let all = std::ptr::with_exposed_provenance::<c_void>(all);
-        let to = std::ptr::with_exposed_provenance_mut::<c_void>(to);
-        // SAFETY: every block (held with the request), to its place in the caller's receive
-        // buffer, the caller's until the request completes.
-        unsafe { unpack_blocks(all, &finish_places, to, &displs, &finish_counts, recvtype) }
+    // SAFETY: every block, to its place in the caller's receive buffer.
+    let finish = finish_with(buf, recvbuf, move |all, to| unsafe {
+        unpack_blocks(all, &finish_places, to, &displs, &finish_counts, recvtype)
     });
     // SAFETY: `buf` holds every block one after another; the arrays `kind` names are held with
     // the request.
@@ -568,6 +543,23 @@ pub(crate) unsafe fn iallgatherv(
             Held::with_arrays(vec![whole], vec![counts, places], Some(finish)),
         )
     }
+}
+
+/// The finish that makes this rank's result with `make(from, recvbuf)` once the request
+/// completed: `from` is in the memory the request holds, `recvbuf` is the caller's until then
+/// (the addresses travel exposed, as the request table is shared between threads).
+fn finish_with(
+    from: *const c_void,
+    recvbuf: *mut c_void,
+    make: impl FnOnce(*const c_void, *mut c_void) -> c_int + Send + 'static,
+) -> Finish {
+    let (from, to) = (from.expose_provenance(), recvbuf.expose_provenance());
+    Box::new(move || {
+        make(
+            std::ptr::with_exposed_provenance(from),
+            std::ptr::with_exposed_provenance_mut(to),
+        )
+    })
 }
 
 /// Posts a nonblocking all-form `kind` (`call`), its whole result in `result` (where, how

@@ -105,6 +105,48 @@ pub(super) unsafe fn gather_form(
     }
 }
 
+/// `MPI_Scatter`'s whole buffer at this rank (the root's copy of its send buffer, else room for
+/// every block): `count` of `datatype` in blocks of `block`.
+pub(super) struct ScatterForm {
+    pub(super) whole: Scratch,
+    pub(super) block: c_int,
+    pub(super) datatype: Datatype,
+    pub(super) count: c_int,
+}
+
+/// [`ScatterForm`] for `size` ranks.
+///
+/// # Safety
+/// At the root, `sendbuf` holds `size` blocks (the MPI function's contract).
+pub(super) unsafe fn scatter_form(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: Datatype,
+    recvcount: c_int,
+    recvtype: Datatype,
+    size: c_int,
+    at_root: bool,
+) -> ScatterForm {
+    let (block, datatype) = if at_root {
+        (sendcount, sendtype)
+    } else {
+        (recvcount, recvtype)
+    };
+    let count = block.saturating_mul(size);
+    let whole = if at_root {
+        // SAFETY: the caller's contract.
+        unsafe { Scratch::copy_of(sendbuf, count, datatype) }
+    } else {
+        Scratch::new(count, datatype)
+    };
+    ScatterForm {
+        whole,
+        block,
+        datatype,
+        count,
+    }
+}
+
 /// `MPI_Reduce`.
 ///
 /// # Safety
@@ -225,18 +267,16 @@ pub(crate) unsafe fn scatter(
     let size = safe::comm_size(comm);
     let rank = safe::comm_rank(comm);
     let at_root = rank == root;
-    // the whole buffer: the root's copy of its send buffer, else room for every block
-    let (block, datatype) = if at_root {
-        (sendcount, sendtype)
-    } else {
-        (recvcount, recvtype)
-    };
-    let count = block.saturating_mul(size);
-    let mut whole = if at_root {
-        // SAFETY: the root's send buffer holds `size` blocks.
-        unsafe { Scratch::copy_of(sendbuf, count, datatype) }
-    } else {
-        Scratch::new(count, datatype)
+    // SAFETY: the MPI function's contract.
+    let ScatterForm {
+        mut whole,
+        block,
+        datatype,
+        count,
+    } = unsafe {
+        scatter_form(
+            sendbuf, sendcount, sendtype, recvcount, recvtype, size, at_root,
+        )
     };
     let buf = whole.buf();
     // SAFETY: `buf` holds `count` of `datatype`; at the root it is the input.

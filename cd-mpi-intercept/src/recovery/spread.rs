@@ -51,25 +51,25 @@ pub(crate) unsafe fn allgatherv(
             )
         };
     };
-    let size = safe::comm_size(comm);
-    let rank = safe::comm_rank(comm) as usize;
-    // SAFETY: both arrays have an entry per rank (significant on every rank).
-    let (counts, displs) = unsafe { (entries(recvcounts, size), entries(displs, size)) };
-    let Some((places, total)) = packed_displs(counts) else {
-        return abi::ERR_COUNT;
+    // SAFETY: the MPI function's contract.
+    let form = match unsafe {
+        allgatherv_form(
+            sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+        )
+    } {
+        Ok(form) => form,
+        Err(rc) => return rc,
     };
-    if counts.len() <= rank || displs.len() <= rank {
-        return abi::ERR_ARG;
-    }
-    let (send, scount, stype) = if sendbuf.addr() == abi::IN_PLACE {
-        let own = element_at(recvbuf, recvtype, i64::from(displs[rank]));
-        (own.cast_const(), counts[rank], recvtype)
-    } else {
-        (sendbuf, sendcount, sendtype)
-    };
+    let AllgathervForm {
+        send,
+        sendcount: scount,
+        sendtype: stype,
+        total,
+        ..
+    } = form;
     let mut whole = Scratch::new(total, recvtype);
     let buf = whole.buf();
-    let (counts_p, places_p) = (counts.as_ptr(), places.as_ptr());
+    let (counts_p, places_p) = (form.counts.as_ptr(), form.places.as_ptr());
     // SAFETY: `buf` holds every block, one after another.
     let rc = unsafe {
         calls::collective(Call::Allgatherv, chan, buf, total, recvtype, false, |c| {
@@ -80,7 +80,70 @@ pub(crate) unsafe fn allgatherv(
         return rc;
     }
     // SAFETY: `buf` holds every block at `places`; the caller's buffer has room at `displs`.
-    unsafe { unpack_blocks(buf, &places, recvbuf, displs, counts, recvtype) }
+    unsafe {
+        unpack_blocks(
+            buf,
+            &form.places,
+            recvbuf,
+            &form.displs,
+            &form.counts,
+            recvtype,
+        )
+    }
+}
+
+/// `MPI_Allgatherv`'s layout at this rank: every rank's count and this rank's displacements
+/// (copied), the blocks' places one after another in the journal's form and their total, and
+/// the input (this rank's own block of `recvbuf` in place).
+pub(super) struct AllgathervForm {
+    pub(super) counts: Vec<c_int>,
+    pub(super) displs: Vec<c_int>,
+    pub(super) places: Vec<c_int>,
+    pub(super) total: c_int,
+    pub(super) send: *const c_void,
+    pub(super) sendcount: c_int,
+    pub(super) sendtype: Datatype,
+}
+
+/// [`AllgathervForm`] of the call's arguments; `Err` the MPI error of counts that do not fit
+/// an `int`, or of arrays that lack this rank.
+///
+/// # Safety
+/// `recvcounts` and `displs` have an entry per rank of `comm` (the MPI call's contract).
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn allgatherv_form(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: Datatype,
+    comm: Comm,
+) -> Result<AllgathervForm, c_int> {
+    let size = safe::comm_size(comm);
+    let rank = safe::comm_rank(comm) as usize;
+    // SAFETY: the caller's contract.
+    let (counts, displs) = unsafe { (entries(recvcounts, size), entries(displs, size)) };
+    let (places, total) = packed_displs(counts).ok_or(abi::ERR_COUNT)?;
+    if counts.len() <= rank || displs.len() <= rank {
+        return Err(abi::ERR_ARG);
+    }
+    let (send, sendcount, sendtype) = if sendbuf.addr() == abi::IN_PLACE {
+        let own = element_at(recvbuf, recvtype, i64::from(displs[rank]));
+        (own.cast_const(), counts[rank], recvtype)
+    } else {
+        (sendbuf, sendcount, sendtype)
+    };
+    Ok(AllgathervForm {
+        counts: counts.to_vec(),
+        displs: displs.to_vec(),
+        places,
+        total,
+        send,
+        sendcount,
+        sendtype,
+    })
 }
 
 /// `MPI_Allgatherv`'s result from its blocks laid one after another (`counts[i]` of `recvtype`
@@ -258,14 +321,15 @@ pub(crate) unsafe fn alltoall(
     let chan = calls::covers(comm);
     let size = safe::comm_size(comm);
     let rank = safe::comm_rank(comm);
-    let (send, scount, stype) = if sendbuf.addr() == abi::IN_PLACE {
-        (recvbuf.cast_const(), recvcount, recvtype)
-    } else {
-        (sendbuf, sendcount, sendtype)
-    };
-    // each rank's whole send buffer, and all of them
-    let (scount, rcount) = (scount.saturating_mul(size), recvcount.saturating_mul(size));
-    let total = rcount.saturating_mul(size);
+    let AlltoallForm {
+        send,
+        sendcount: scount,
+        sendtype: stype,
+        recvcount: rcount,
+        total,
+    } = alltoall_form(
+        sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, size,
+    );
     let mut whole = Scratch::new(total, recvtype);
     let buf = whole.buf();
     // SAFETY: `buf` holds every rank's send buffer.
@@ -289,6 +353,42 @@ pub(crate) unsafe fn alltoall(
     }
     // SAFETY: `buf` holds every rank's send buffer; the caller's receive buffer a block each.
     unsafe { alltoall_blocks(buf, recvbuf, recvcount, recvtype, size, rank) }
+}
+
+/// `MPI_Alltoall`'s all-form at this rank: an all-gather of every rank's whole send buffer
+/// (`sendcount` of `sendtype` at `send`, the receive buffer in place), `recvcount` of the
+/// receive datatype from each, `total` in all.
+pub(super) struct AlltoallForm {
+    pub(super) send: *const c_void,
+    pub(super) sendcount: c_int,
+    pub(super) sendtype: Datatype,
+    pub(super) recvcount: c_int,
+    pub(super) total: c_int,
+}
+
+/// [`AlltoallForm`] of the call's arguments, for `size` ranks.
+pub(super) fn alltoall_form(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: Datatype,
+    size: c_int,
+) -> AlltoallForm {
+    let (send, sendcount, sendtype) = if sendbuf.addr() == abi::IN_PLACE {
+        (recvbuf.cast_const(), recvcount, recvtype)
+    } else {
+        (sendbuf, sendcount, sendtype)
+    };
+    let recvcount = recvcount.saturating_mul(size);
+    AlltoallForm {
+        send,
+        sendcount: sendcount.saturating_mul(size),
+        sendtype,
+        recvcount,
+        total: recvcount.saturating_mul(size),
+    }
 }
 
 /// `MPI_Alltoall`'s result at `rank` from every rank's whole send buffer (`size` blocks of
