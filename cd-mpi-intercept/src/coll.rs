@@ -103,7 +103,8 @@ unsafe fn blocks<C: Copy + Into<i64>, D: Copy + Into<i64>>(
         .collect()
 }
 
-/// Runs a blocking collective: `outputs` names this rank's output buffers, `run` calls MPI.
+/// Runs a blocking collective: `outputs` names this rank's output buffers, `run` calls MPI;
+/// counted unless `counts` is false.
 ///
 /// # Safety
 /// The output buffers must be valid for the call (the MPI function's contract).
@@ -112,10 +113,11 @@ unsafe fn collective(
     comm: Comm,
     outputs: impl FnOnce() -> Pieces,
     run: impl FnOnce() -> c_int,
+    counts: bool,
 ) -> c_int {
     let call = header.call;
     let route = engine::route(call);
-    if engine::counted(&route) {
+    if counts && engine::counted(&route) {
         crate::traffic::collective(comm);
     }
     match route {
@@ -254,11 +256,8 @@ macro_rules! collectives {
         /// The MPI function's contract.
         #[allow(clippy::too_many_arguments)]
         pub(crate) unsafe fn $blocking($($a: $t),*) -> c_int {
-            let header = { let $call = Call::$Call; $header };
-            let comm = Comm::from_bits(header.comm);
-            let outputs = || { let $n = &Narrow::default(); $outputs };
-            // SAFETY: forwarded; the outputs are the call's own buffers.
-            unsafe { collective(header, comm, outputs, || real::$Call($($a),*)) }
+            // SAFETY: forwarded.
+            unsafe { via::$blocking($($a,)* || real::$Call($($a),*), true) }
         }
 
         #[doc = concat!("The wrapper of `MPI_", stringify!($ICall), "`.")]
@@ -316,7 +315,28 @@ macro_rules! collectives {
         large_collectives! {
             $large ($($a : $t),*) header($call) $header outputs($n) $outputs
         }
-    )*};
+    )*
+        /// The blocking collectives with the call that reaches MPI given (`run`): logged or
+        /// replayed as their wrappers are, and counted unless `counts` is false (then `run`
+        /// counts: in-job recovery's covered collectives, `crate::recovery`).
+        pub(crate) mod via {
+            use super::*;
+            $(
+                #[doc = concat!("`MPI_", stringify!($Call), "` (see the module docs).")]
+                ///
+                /// # Safety
+                /// The MPI function's contract; `run` is the MPI call.
+                #[allow(clippy::too_many_arguments, unused_variables)] // some only `run` reads
+                pub(crate) unsafe fn $blocking($($a: $t,)* run: impl FnOnce() -> c_int, counts: bool) -> c_int {
+                    let header = { let $call = Call::$Call; $header };
+                    let comm = Comm::from_bits(header.comm);
+                    let outputs = || { let $n = &Narrow::default(); $outputs };
+                    // SAFETY: forwarded; the outputs are the call's own buffers.
+                    unsafe { collective(header, comm, outputs, run, counts) }
+                }
+            )*
+        }
+    };
 }
 
 /// The large-count forms of one collective (see [`collectives`]): each narrows its header's
@@ -349,7 +369,7 @@ macro_rules! large_collectives {
                 return crate::large::collective(Call::$Call, run, comm);
             };
             // SAFETY: forwarded; the outputs are the call's own buffers.
-            unsafe { collective(header, comm, || outputs, run) }
+            unsafe { collective(header, comm, || outputs, run, true) }
         }
 
         #[doc = concat!("The wrapper of `MPI_", stringify!($ICall), "`: as its int form's when its counts fit.")]

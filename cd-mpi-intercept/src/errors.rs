@@ -257,7 +257,9 @@ pub(crate) fn why_not_contained() -> &'static str {
     } else if !containing() {
         "no version of a persistent CD is complete yet to restore the lost rank from"
     } else if cd_core::logging_anywhere() {
-        "a CD logs its MPI traffic, and in-job recovery does not cover logged calls"
+        "it reached this rank in a call inside a CD that logs its MPI traffic, where in-job \
+         recovery covers only sends, receives, MPI_Wait(all), MPI_Test(all), MPI_Barrier, \
+         MPI_Bcast, MPI_Allreduce and MPI_Allgather"
     } else if crate::boundary::inside() {
         "it came during the runtime's own communication (a persist or a restore under way), \
          which in-job recovery does not cover"

@@ -16,12 +16,18 @@ use crate::pmpi::{real, safe, Call};
 use crate::{engine, errors, hooks, recovery, stats, traffic};
 use std::ffi::{c_char, c_int};
 
+/// The restore hook: drains the requests in flight (see `engine`), which in-job recovery, if it
+/// took their posts, forgets.
+fn restoring(cds: &[cd_core::CdHandle]) -> cd_core::Result<()> {
+    engine::drain_in_flight(cds, |request| recovery::requests::forget(&[request]))
+}
+
 fn after_init() {
     let _guard = Guard::enter();
     stats::init();
     traffic::init();
     cd_core::set_rank(safe::world_rank().max(0) as u32);
-    cd_core::set_restore_hook(engine::drain_in_flight);
+    cd_core::set_restore_hook(restoring);
     errors::init();
     if errors::ulfm_mode() {
         // every call reaches its handler, so that MPI_Comm_free forgets the handler the

@@ -16,8 +16,13 @@ use crate::traffic::{self, Counts};
 use std::borrow::Borrow;
 use std::ffi::{c_int, c_void};
 
-/// A blocking send of any mode.
-unsafe fn send_mode(
+/// A blocking send of any mode: `real` reaches MPI, and counts the message itself unless
+/// `counts` (in-job recovery's covered send does, `crate::recovery`).
+///
+/// # Safety
+/// `real` is the MPI call with its contract.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn send_mode(
     call: Call,
     real: impl FnOnce() -> c_int,
     count: c_int,
@@ -25,12 +30,13 @@ unsafe fn send_mode(
     dest: c_int,
     tag: c_int,
     comm: Comm,
+    counts: bool,
 ) -> c_int {
     // Built where it is used: when recording, after `real` returns, so that the datatype's
     // lookup is not on the way to the message.
     let header = || Header::data(call, dest, tag, count.into(), datatype, comm);
     let route = engine::route(call);
-    let counted = engine::counted(&route);
+    let counted = counts && engine::counted(&route);
     let rc = match route {
         Route::Direct => real(),
         Route::Record(guard) => {
@@ -64,7 +70,7 @@ macro_rules! blocking_sends {
         /// The MPI function's contract.
         pub(crate) unsafe fn $fn(buf: *const c_void, count: c_int, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm) -> c_int {
             // SAFETY: forwarded.
-            unsafe { send_mode(Call::$call, || real::$call(buf, count, datatype, dest, tag, comm), count, datatype, dest, tag, comm) }
+            unsafe { send_mode(Call::$call, || real::$call(buf, count, datatype, dest, tag, comm), count, datatype, dest, tag, comm, true) }
         }
 
         /// The wrapper of the large-count MPI send of this name: as its int form's when the
@@ -78,7 +84,7 @@ macro_rules! blocking_sends {
             let run = || unsafe { real::$Large(buf, count, datatype, dest, tag, comm) };
             crate::large::narrow_or_pass!(crate::large::sent(Call::$Large, run, comm, dest), count);
             // SAFETY: forwarded.
-            unsafe { send_mode(Call::$Large, run, count, datatype, dest, tag, comm) }
+            unsafe { send_mode(Call::$Large, run, count, datatype, dest, tag, comm, true) }
         }
     )*};
 }
@@ -186,6 +192,40 @@ unsafe fn post_routed(
             unsafe { engine::virtual_request(seq, delivery, request) }
         }
     }
+}
+
+/// A nonblocking send (`receives` false) or receive made as `call` with the application's
+/// arguments, `run` reaching MPI (see [`post`]); counted here unless `counts` is false (then
+/// `run` counts it: in-job recovery's covered posts, `crate::recovery`).
+///
+/// # Safety
+/// `request` must be writable; `run` is the MPI call with its contract.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn post_message(
+    call: Call,
+    run: impl FnOnce(*mut Request) -> c_int,
+    buf: *const c_void,
+    count: c_int,
+    datatype: Datatype,
+    peer: c_int,
+    tag: c_int,
+    comm: Comm,
+    request: *mut Request,
+    receives: bool,
+    counts: bool,
+) -> c_int {
+    let header = Header::data(call, peer, tag, count.into(), datatype, comm);
+    let delivery = || match receives {
+        true => receive(buf, count, datatype, peer, tag, comm),
+        false => Delivery::Nothing,
+    };
+    let counted = || match (counts, receives) {
+        (false, _) => Counts::Nothing,
+        (true, true) => receive_on(comm, peer),
+        (true, false) => send_to(comm, peer),
+    };
+    // SAFETY: forwarded.
+    unsafe { post(header, comm, delivery, run, request, counted) }
 }
 
 /// Makes a persistent request: for real in every mode (a local call), its handle logged while
@@ -330,6 +370,27 @@ macro_rules! posts {
             )
         }
     };
+    (@made post $delivery:ident $counts:ident $call:ident
+        ($buf:ident, $count:ident, $datatype:ident, $peer:ident, $tag:ident, $comm:ident) $run:ident $request:ident) => {
+        // SAFETY: forwarded.
+        unsafe {
+            post_message(
+                Call::$call,
+                $run,
+                $buf as *const c_void,
+                $count,
+                $datatype,
+                $peer,
+                $tag,
+                $comm,
+                $request,
+                posts!(@receives $delivery),
+                true,
+            )
+        }
+    };
+    (@receives receive) => { true };
+    (@receives nothing) => { false };
     (@made $how:ident $delivery:ident $counts:ident $call:ident
         ($buf:ident, $count:ident, $datatype:ident, $peer:ident, $tag:ident, $comm:ident) $run:ident $request:ident) => {{
         let header = Header::data(Call::$call, $peer, $tag, $count.into(), $datatype, $comm);
@@ -442,27 +503,8 @@ receives! {
         narrow(count) out(status: *mut Status)
         // SAFETY: forwarded.
         beyond { unsafe { crate::large::received(call, run, status, || Some((comm, source != abi::PROC_NULL, None))) } }
-        |call, run| {
-            let header = Header::data(call, source, tag, count.into(), datatype, comm);
-            let dest = Piece {
-                buf,
-                count,
-                datatype,
-                comm,
-            };
-            // SAFETY: forwarded.
-            unsafe {
-                receive_into(
-                    header,
-                    &[],
-                    dest,
-                    false,
-                    status,
-                    run,
-                    || Some((comm, source != abi::PROC_NULL, None)),
-                )
-            }
-        }
+        // SAFETY: forwarded.
+        |call, run| { unsafe { recv_via(call, run, buf, count, datatype, source, tag, comm, status, true) } }
 
     /// `MPI_Mrecv`.
     mrecv / mrecv_c => Mrecv / Mrecv_c
@@ -505,30 +547,12 @@ receives! {
         narrow(sendcount, recvcount) out(status: *mut Status)
         // SAFETY: forwarded.
         beyond { unsafe { crate::large::received(call, run, status, || Some((comm, source != abi::PROC_NULL, Some(dest)))) } }
+        // SAFETY: forwarded.
         |call, run| {
-            let header = Header::data(call, dest, sendtag, sendcount.into(), sendtype, comm);
-            let check = [
-                source,
-                recvtag,
-                recvcount,
-                crate::types::size(recvtype) as c_int,
-            ];
-            let dest_piece = Piece {
-                buf: recvbuf,
-                count: recvcount,
-                datatype: recvtype,
-                comm,
-            };
-            // SAFETY: forwarded.
             unsafe {
-                receive_into(
-                    header,
-                    &check,
-                    dest_piece,
-                    true,
-                    status,
-                    run,
-                    || Some((comm, source != abi::PROC_NULL, Some(dest))),
+                sendrecv_via(
+                    call, run, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+                    source, recvtag, comm, status, true,
                 )
             }
         }
@@ -561,6 +585,76 @@ receives! {
                 )
             }
         }
+}
+
+/// `MPI_Recv` made as `call` (its int form, or its large-count form whose count fits), with
+/// `run` reaching MPI; its message is counted here unless `counts` is false (then `run` counts
+/// it: in-job recovery's covered receive, `crate::recovery`).
+///
+/// # Safety
+/// `run` is the MPI call with its contract.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn recv_via(
+    call: Call,
+    run: impl FnOnce(*mut Status) -> c_int,
+    buf: *mut c_void,
+    count: c_int,
+    datatype: Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: Comm,
+    status: *mut Status,
+    counts: bool,
+) -> c_int {
+    let header = Header::data(call, source, tag, count.into(), datatype, comm);
+    let dest = Piece {
+        buf,
+        count,
+        datatype,
+        comm,
+    };
+    let counted = move || counts.then_some((comm, source != abi::PROC_NULL, None));
+    // SAFETY: forwarded.
+    unsafe { receive_into(header, &[], dest, false, status, run, counted) }
+}
+
+/// `MPI_Sendrecv` as [`recv_via`] makes `MPI_Recv`.
+///
+/// # Safety
+/// `run` is the MPI call with its contract.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn sendrecv_via(
+    call: Call,
+    run: impl FnOnce(*mut Status) -> c_int,
+    sendcount: c_int,
+    sendtype: Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: Datatype,
+    source: c_int,
+    recvtag: c_int,
+    comm: Comm,
+    status: *mut Status,
+    counts: bool,
+) -> c_int {
+    let header = Header::data(call, dest, sendtag, sendcount.into(), sendtype, comm);
+    let check = [
+        source,
+        recvtag,
+        recvcount,
+        crate::types::size(recvtype) as c_int,
+    ];
+    let piece = Piece {
+        buf: recvbuf,
+        count: recvcount,
+        datatype: recvtype,
+        comm,
+    };
+    let counted = move || counts.then_some((comm, source != abi::PROC_NULL, Some(dest)));
+    // SAFETY: forwarded.
+    unsafe { receive_into(header, &check, piece, true, status, run, counted) }
 }
 
 /// Records the matching arguments of a receive that its header has no room for (source, tag,

@@ -25,8 +25,9 @@ struct Outcome {
 
 /// Runs a completion call: straight through, recorded, or replayed. `run` calls the real
 /// function on the given handles and per-slot statuses and reports the outcome. When messages
-/// are counted and requests are pending, the completed ones are counted (a direct call then
-/// runs on its own statuses too, so that a receive's source is known).
+/// are counted (and `counts`: else `run` counts them) and requests are pending, the completed
+/// ones are counted (a direct call then runs on its own statuses too, so that a receive's
+/// source is known).
 ///
 /// # Safety
 /// `requests` must point to `n` handles (the application's array).
@@ -36,6 +37,7 @@ unsafe fn complete(
     n: usize,
     direct: impl FnOnce() -> c_int,
     run: impl FnOnce(&mut [Request], &mut [Status]) -> (c_int, Outcome),
+    counts: bool,
 ) -> Result<(Outcome, Vec<Status>), c_int> {
     let world = abi::predefined().comm_world;
     let header = Header {
@@ -43,7 +45,7 @@ unsafe fn complete(
         ..Header::plain(call, world)
     };
     let route = engine::route(call);
-    let counted = engine::counted(&route) && traffic::tracking();
+    let counted = counts && engine::counted(&route) && traffic::tracking();
     if let (Route::Direct, false) = (&route, counted) {
         return Err(direct());
     }
@@ -202,6 +204,14 @@ fn active(handle: Request) -> bool {
     handle != abi::predefined().request_null
 }
 
+/// How a wait or test of all of some requests reaches MPI, given the handles, a status per
+/// handle and, for a test, its flag.
+pub(crate) trait Live:
+    FnOnce(&mut [Request], &mut [Status], Option<&mut c_int>) -> c_int
+{
+}
+impl<F: FnOnce(&mut [Request], &mut [Status], Option<&mut c_int>) -> c_int> Live for F {}
+
 /// The shared body of `MPI_Wait` (`flag` is `None`) and `MPI_Test`.
 ///
 /// # Safety
@@ -213,29 +223,59 @@ unsafe fn single(
     status: *mut Status,
     direct: impl FnOnce() -> c_int,
 ) -> c_int {
+    // SAFETY: the application's request (or its stand-in) and a status for it.
+    let live = |h: &mut [Request], st: &mut [Status], f: Option<&mut c_int>| unsafe {
+        match f {
+            None => real::Wait(&mut h[0], &mut st[0]),
+            Some(f) => real::Test(&mut h[0], f, &mut st[0]),
+        }
+    };
+    // SAFETY: forwarded.
+    unsafe { single_via(call, request, flag, status, direct, live, true) }
+}
+
+/// [`single`] reaching MPI through `live` (and `direct`, with the application's arguments);
+/// counted unless `counts` is false (then `live` counts: in-job recovery's covered completion,
+/// `crate::recovery`).
+///
+/// # Safety
+/// The MPI function's contract; `live` and `direct` complete the one request.
+pub(crate) unsafe fn single_via(
+    call: Call,
+    request: *mut Request,
+    flag: Option<*mut c_int>,
+    status: *mut Status,
+    direct: impl FnOnce() -> c_int,
+    live: impl Live,
+    counts: bool,
+) -> c_int {
     // SAFETY: forwarded; one handle.
     let done = unsafe {
-        complete(call, request, 1, direct, |h, st| {
-            let was_active = active(h[0]);
-            let mut f: c_int = 1;
-            let rc = match flag {
-                None => real::Wait(&mut h[0], &mut st[0]),
-                Some(_) => real::Test(&mut h[0], &mut f, &mut st[0]),
-            };
-            let completed = if f != 0 && was_active {
-                vec![0]
-            } else {
-                vec![]
-            };
-            (
-                rc,
-                Outcome {
-                    result: f,
-                    index: 0,
-                    completed,
-                },
-            )
-        })
+        complete(
+            call,
+            request,
+            1,
+            direct,
+            |h, st| {
+                let was_active = active(h[0]);
+                let mut f: c_int = 1;
+                let rc = live(h, st, flag.map(|_| &mut f));
+                let completed = if f != 0 && was_active {
+                    vec![0]
+                } else {
+                    vec![]
+                };
+                (
+                    rc,
+                    Outcome {
+                        result: f,
+                        index: 0,
+                        completed,
+                    },
+                )
+            },
+            counts,
+        )
     };
     match done {
         Ok((outcome, st)) => {
@@ -266,27 +306,57 @@ unsafe fn all(
     statuses: *mut Status,
     direct: impl FnOnce() -> c_int,
 ) -> c_int {
+    // SAFETY: the application's requests (or their stand-ins) and a status for each.
+    let live = |h: &mut [Request], st: &mut [Status], f: Option<&mut c_int>| unsafe {
+        let (len, ptr) = (h.len() as c_int, h.as_mut_ptr());
+        match f {
+            None => real::Waitall(len, ptr, st.as_mut_ptr()),
+            Some(f) => real::Testall(len, ptr, f, st.as_mut_ptr()),
+        }
+    };
+    // SAFETY: forwarded.
+    unsafe { all_via(call, count, requests, flag, statuses, direct, live, true) }
+}
+
+/// [`all`] reaching MPI as [`single_via`] says.
+///
+/// # Safety
+/// The MPI function's contract; `live` and `direct` complete the `count` requests.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn all_via(
+    call: Call,
+    count: c_int,
+    requests: *mut Request,
+    flag: Option<*mut c_int>,
+    statuses: *mut Status,
+    direct: impl FnOnce() -> c_int,
+    live: impl Live,
+    counts: bool,
+) -> c_int {
     let n = count.max(0) as usize;
     // SAFETY: forwarded; `count` handles.
     let done = unsafe {
-        complete(call, requests, n, direct, |h, st| {
-            let was_active: Vec<usize> = (0..h.len()).filter(|&i| active(h[i])).collect();
-            let mut f: c_int = 1;
-            let (len, ptr) = (h.len() as c_int, h.as_mut_ptr());
-            let rc = match flag {
-                None => real::Waitall(len, ptr, st.as_mut_ptr()),
-                Some(_) => real::Testall(len, ptr, &mut f, st.as_mut_ptr()),
-            };
-            let completed = if f != 0 { was_active } else { vec![] };
-            (
-                rc,
-                Outcome {
-                    result: f,
-                    index: 0,
-                    completed,
-                },
-            )
-        })
+        complete(
+            call,
+            requests,
+            n,
+            direct,
+            |h, st| {
+                let was_active: Vec<usize> = (0..h.len()).filter(|&i| active(h[i])).collect();
+                let mut f: c_int = 1;
+                let rc = live(h, st, flag.map(|_| &mut f));
+                let completed = if f != 0 { was_active } else { vec![] };
+                (
+                    rc,
+                    Outcome {
+                        result: f,
+                        index: 0,
+                        completed,
+                    },
+                )
+            },
+            counts,
+        )
     };
     match done {
         Ok((outcome, st)) => {
@@ -321,31 +391,38 @@ unsafe fn any(
     let n = count.max(0) as usize;
     // SAFETY: forwarded; `count` handles.
     let done = unsafe {
-        complete(call, requests, n, direct, |h, st| {
-            let mut i: c_int = abi::UNDEFINED;
-            let mut f: c_int = 1;
-            let mut got = Status::zeroed();
-            let (len, ptr) = (h.len() as c_int, h.as_mut_ptr());
-            let rc = match flag {
-                None => real::Waitany(len, ptr, &mut i, &mut got),
-                Some(_) => real::Testany(len, ptr, &mut i, &mut f, &mut got),
-            };
-            let completed = usize::try_from(i)
-                .ok()
-                .filter(|&i| f != 0 && i < st.len())
-                .map(|i| {
-                    st[i] = got;
-                    vec![i]
-                });
-            (
-                rc,
-                Outcome {
-                    result: f,
-                    index: i,
-                    completed: completed.unwrap_or_default(),
-                },
-            )
-        })
+        complete(
+            call,
+            requests,
+            n,
+            direct,
+            |h, st| {
+                let mut i: c_int = abi::UNDEFINED;
+                let mut f: c_int = 1;
+                let mut got = Status::zeroed();
+                let (len, ptr) = (h.len() as c_int, h.as_mut_ptr());
+                let rc = match flag {
+                    None => real::Waitany(len, ptr, &mut i, &mut got),
+                    Some(_) => real::Testany(len, ptr, &mut i, &mut f, &mut got),
+                };
+                let completed = usize::try_from(i)
+                    .ok()
+                    .filter(|&i| f != 0 && i < st.len())
+                    .map(|i| {
+                        st[i] = got;
+                        vec![i]
+                    });
+                (
+                    rc,
+                    Outcome {
+                        result: f,
+                        index: i,
+                        completed: completed.unwrap_or_default(),
+                    },
+                )
+            },
+            true,
+        )
     };
     match done {
         Ok((outcome, st)) => {
@@ -382,39 +459,46 @@ unsafe fn some(
     let n = incount.max(0) as usize;
     // SAFETY: forwarded; `incount` handles.
     let done = unsafe {
-        complete(call, requests, n, direct, |h, st| {
-            let mut out: c_int = 0;
-            let mut idx = vec![0 as c_int; h.len()];
-            let mut got = vec![Status::zeroed(); h.len()];
-            let f = if wait { real::Waitsome } else { real::Testsome };
-            let rc = f(
-                h.len() as c_int,
-                h.as_mut_ptr(),
-                &mut out,
-                idx.as_mut_ptr(),
-                got.as_mut_ptr(),
-            );
-            let k = if out == abi::UNDEFINED {
-                0
-            } else {
-                out.max(0) as usize
-            };
-            let mut completed = Vec::with_capacity(k);
-            for j in 0..k {
-                if let Some(i) = usize::try_from(idx[j]).ok().filter(|&i| i < st.len()) {
-                    st[i] = got[j];
-                    completed.push(i);
+        complete(
+            call,
+            requests,
+            n,
+            direct,
+            |h, st| {
+                let mut out: c_int = 0;
+                let mut idx = vec![0 as c_int; h.len()];
+                let mut got = vec![Status::zeroed(); h.len()];
+                let f = if wait { real::Waitsome } else { real::Testsome };
+                let rc = f(
+                    h.len() as c_int,
+                    h.as_mut_ptr(),
+                    &mut out,
+                    idx.as_mut_ptr(),
+                    got.as_mut_ptr(),
+                );
+                let k = if out == abi::UNDEFINED {
+                    0
+                } else {
+                    out.max(0) as usize
+                };
+                let mut completed = Vec::with_capacity(k);
+                for j in 0..k {
+                    if let Some(i) = usize::try_from(idx[j]).ok().filter(|&i| i < st.len()) {
+                        st[i] = got[j];
+                        completed.push(i);
+                    }
                 }
-            }
-            (
-                rc,
-                Outcome {
-                    result: out,
-                    index: 0,
-                    completed,
-                },
-            )
-        })
+                (
+                    rc,
+                    Outcome {
+                        result: out,
+                        index: 0,
+                        completed,
+                    },
+                )
+            },
+            true,
+        )
     };
     match done {
         Ok((outcome, st)) => {

@@ -46,7 +46,11 @@
  * run goes on. Prints "heat rank R resumed S version V" after a restore, "heat rank R error
  * CODE MESSAGE" when a CD call fails (and exits cleanly), "heat rank R result STEPS PART HEX"
  * at the end (the final array's bits in hex, in three parts), then "heat rank R executed N"
- * (the steps this process computed). */
+ * (the steps this process computed). HEAT_CHILD=1 makes the root CD log MPI (COMM_LOGGING_ENABLED)
+ * and runs each step in a child CD that logs too (COMM_LOGGING_INHERIT) and saves the array; HEAT_CHILD_FAULT=S:R[,S:R...] then makes
+ * rank R find a transient fault at the end of step S (0-based) once per process: it corrupts
+ * the array, restores the child and re-executes the step from its MPI log (printing "heat rank
+ * R transient S"). */
 #include <cd.h>
 #include <mpi.h>
 #include <signal.h>
@@ -82,6 +86,20 @@ static void kill_self(const char *suffix) {
     }
     fflush(stdout);
     raise(SIGKILL);
+}
+
+/* HEAT_CHILD_FAULT=S:R[,S:R...] (up to 8): the index of the entry that faults this rank in
+ * step S (0-based, before it ends) and has not yet in this process, else -1 */
+static int transient_fault(int step, const int *faulted) {
+    const char *list = getenv("HEAT_CHILD_FAULT");
+    for (int k = 0; list && *list && k < 8; k++) {
+        int at, who, used = 0;
+        if (sscanf(list, "%d:%d%n", &at, &who, &used) != 2) return -1;
+        if (at == step && who == rank && !faulted[k]) return k;
+        list += used;
+        if (*list == ',') list++;
+    }
+    return -1;
 }
 
 /* HEAT_REDUCE=3's op, not commutative: a pair (a, b) is the map x -> a x + b, and `inout`
@@ -290,7 +308,10 @@ int main(int argc, char **argv) {
     else
         snprintf(info, sizeof info, "dir=%s/node{rank};scheme=xor;set_size=4;keep=2",
                  getenv("HEAT_CACHE") ? getenv("HEAT_CACHE") : "/tmp");
-    cd_handle cd = create_cd(NULL, info, COMM_LOGGING_DISABLED, "heat", NULL);
+    /* HEAT_CHILD's children log MPI, which only a logging parent allows */
+    const int child_mode = env_int("HEAT_CHILD", 0);
+    cd_handle cd = create_cd(NULL, info, child_mode ? COMM_LOGGING_ENABLED : COMM_LOGGING_DISABLED,
+                             "heat", NULL);
     if (!cd) return report_cd_error("create_cd");
     size_t ulen = getenv("HEAT_SHORT") ? sizeof u - sizeof(double) : sizeof u;
     struct cd_addrspec state[] = {
@@ -311,7 +332,17 @@ int main(int argc, char **argv) {
         fflush(stdout);
     }
 
+    int faulted[8] = {0}; /* HEAT_CHILD_FAULT's entries this process injected */
     while (step < STEPS) {
+        cd_handle child = NULL;
+        if (child_mode) {
+            /* the step in a child CD that logs MPI; a transient fault restores it */
+            child = create_cd(cd, NULL, COMM_LOGGING_INHERIT, NULL, NULL);
+            if (!child) return report_cd_error("create_cd(step)");
+            struct cd_addrspec mine[] = {{u, sizeof u, READ_WRITE, GLOBAL}};
+            if (add_to_cd_via_copy(child, mine, 1)) return report_cd_error("add_to_cd_via_copy(step)");
+        }
+    step_again:
         if (nonblocking == 6) {
             /* neighbours: left, then right (a ring, Cartesian or a distributed graph) */
             double out[2] = {u[1], u[N]}, in[2];
@@ -527,6 +558,20 @@ int main(int argc, char **argv) {
                                  4, inter, MPI_STATUS_IGNORE);
                 u[5] += theirs * 1e-8;
             }
+        }
+        if (child) {
+            int k = transient_fault(step, faulted);
+            if (k >= 0) {
+                /* a transient fault found before the state leaves the rank: the step
+                 * re-executes from the child's MPI log, the other ranks never see it */
+                faulted[k] = 1;
+                for (int i = 1; i <= N; i += 5) u[i] = -1e300;
+                if (restore_cd(child)) return report_cd_error("restore_cd(step)");
+                printf("heat rank %d transient %d\n", rank, step);
+                fflush(stdout);
+                goto step_again;
+            }
+            if (commit_cd(child)) return report_cd_error("commit_cd(step)");
         }
         step++;
         executed++;

@@ -16,8 +16,12 @@ use std::ffi::c_int;
 /// request a live ancestor posted before the restored CD began stays in flight for the
 /// ancestor to complete: the re-execution does not post it again. (One that a committed child
 /// of an ancestor posted before the restored CD began is drained too; its CD is gone and
-/// nothing tells it from the restored CD's own committed children's.)
-pub(crate) fn drain_in_flight(cds: &[cd_core::CdHandle]) -> cd_core::Result<()> {
+/// nothing tells it from the restored CD's own committed children's.) `ended` is told of each
+/// receive or collective whose request ends here (completed or cancelled).
+pub(crate) fn drain_in_flight(
+    cds: &[cd_core::CdHandle],
+    ended: impl Fn(Request),
+) -> cd_core::Result<()> {
     let _guard = Guard::enter();
     let rolled_back = |t: &Tracked| {
         t.cd.is_none_or(|cd| cds.contains(&cd) || !cd_core::cd_is_live(cd))
@@ -42,6 +46,9 @@ pub(crate) fn drain_in_flight(cds: &[cd_core::CdHandle]) -> cd_core::Result<()> 
         let mut status = Status::zeroed();
         // counted once complete (a send's or Comm_idup's entry, if any, goes back untouched)
         let taken = crate::traffic::take(&[posted]);
+        if !matches!(tracked.delivery, Delivery::Nothing) {
+            ended(posted);
+        }
         let data = match tracked.delivery {
             Delivery::Nothing => {
                 // The send stays tracked (and allocated): the application or the re-executed

@@ -4,9 +4,11 @@
 //!
 //! Every function here is the table's handler for its call: it takes the call when recovery is
 //! on, the call is on `MPI_COMM_WORLD` or a communicator derived from it that the runtime
-//! follows (`crate::derived`), it is the application's own (not the runtime's), and no
-//! CD logs (a logging CD's record and replay stay with the ordinary handler, which it calls
-//! otherwise). How each completes after a repair:
+//! follows (`crate::derived`), and it is the application's own (not the runtime's); it calls
+//! the ordinary handler otherwise. While a CD logs, a call taken here runs within its ordinary
+//! handler ([`logged`]): that handler logs it, or serves it from the log when a CD
+//! re-executes after a transient fault, and recovery makes the call that reaches MPI. How each
+//! completes after a repair:
 //! - a send was copied into the journal before it went out: after the repair, the resend of
 //!   what its receiver lacks delivers it, so the send is complete;
 //! - a receive that did not complete is posted again on the repaired world, where the
@@ -47,7 +49,7 @@ impl Chan {
 /// the module docs).
 #[inline]
 pub(super) fn covers_p2p(comm: Comm) -> Option<Chan> {
-    taking().then(|| derived::channel(comm)).flatten().map(Chan)
+    p2p_channel(comm, false)
 }
 
 /// [`covers_p2p`] for a collective or a probe: not on an intercommunicator, whose collectives'
@@ -55,16 +57,7 @@ pub(super) fn covers_p2p(comm: Comm) -> Option<Chan> {
 /// other).
 #[inline]
 pub(super) fn covers(comm: Comm) -> Option<Chan> {
-    taking()
-        .then(|| derived::intra_channel(comm))
-        .flatten()
-        .map(Chan)
-}
-
-/// Whether recovery takes this process's calls now (see the module docs).
-#[inline]
-fn taking() -> bool {
-    super::keeping() && !crate::boundary::inside() && !cd_core::logging_anywhere()
+    intra_channel(comm, false)
 }
 
 /// [`covers`] for a receive from `source`. A wildcard source (`MPI_ANY_SOURCE`) is a choice a
@@ -72,7 +65,35 @@ fn taking() -> bool {
 /// containment of later losses.
 #[inline]
 pub(super) fn covers_receive(comm: Comm, source: c_int) -> Option<Chan> {
-    let chan = covers_p2p(comm)?;
+    receive_channel(comm, source, false)
+}
+
+/// Whether recovery takes this process's calls now (see the module docs); with `in_logs` also
+/// while a CD logs, for the calls that run within their ordinary handler then ([`logged`]).
+#[inline]
+fn taking(in_logs: bool) -> bool {
+    super::keeping() && !crate::boundary::inside() && (in_logs || !cd_core::logging_anywhere())
+}
+
+#[inline]
+fn p2p_channel(comm: Comm, in_logs: bool) -> Option<Chan> {
+    taking(in_logs)
+        .then(|| derived::channel(comm))
+        .flatten()
+        .map(Chan)
+}
+
+#[inline]
+fn intra_channel(comm: Comm, in_logs: bool) -> Option<Chan> {
+    taking(in_logs)
+        .then(|| derived::intra_channel(comm))
+        .flatten()
+        .map(Chan)
+}
+
+#[inline]
+fn receive_channel(comm: Comm, source: c_int, in_logs: bool) -> Option<Chan> {
+    let chan = p2p_channel(comm, in_logs)?;
     if source == abi::ANY_SOURCE
         && !choices::admit(
             "the application received with MPI_ANY_SOURCE in the program's start, whose match \
@@ -83,6 +104,38 @@ pub(super) fn covers_receive(comm: Comm, source: c_int) -> Option<Chan> {
         return None;
     }
     Some(chan)
+}
+
+/// Whether a CD logs in this process. The calls of this module that recovery takes then
+/// (those whose gate passes `in_logs`) run within their ordinary handler, which logs them, or
+/// serves them from the log when a CD re-executes (then MPI, the journal and the repair are
+/// not reached), and counts them in the statistics; the covered call still counts its
+/// messages, before a repair may compare the counts.
+#[inline]
+pub(super) fn logged() -> bool {
+    cd_core::logging_anywhere()
+}
+
+/// Before the ordinary handler of a call that makes a choice runs (on `comm`, if it has one):
+/// inside a CD that logs, recovery records only a wildcard receive's source and a test's flag
+/// ([`logged`]), so any other choice there, which a replacement could not repeat, stops the
+/// containment of later losses.
+pub(super) fn choice_in_log(comm: Option<Comm>) {
+    let followed = comm.is_none_or(|c| p2p_channel(c, true).is_some());
+    if logged() && taking(true) && followed {
+        crate::errors::stop_containing(
+            "the application made a choice inside a CD that logs MPI (a probe, or \
+             MPI_Waitany and the like), which in-job recovery does not record there",
+        );
+    }
+}
+
+/// Counts `call` in the statistics, unless its ordinary handler does ([`logged`]).
+#[inline]
+pub(super) fn count_call(call: Call) {
+    if !logged() {
+        stats::count(call);
+    }
 }
 
 /// For a receive from `source`: the wildcard receive's place and the source a replacement
@@ -107,7 +160,7 @@ fn matched(place: Option<u64>, status: &Status) {
 #[inline]
 fn count_send(call: impl Into<Option<Call>>, chan: Chan, dest: c_int) {
     if let Some(call) = call.into() {
-        stats::count(call);
+        count_call(call);
     }
     if traffic::on() && dest >= 0 {
         traffic::sent(chan.comm(), dest);
@@ -122,7 +175,7 @@ fn count_receive(chan: Chan, source: c_int) {
 }
 
 fn count_collective(call: Call, chan: Chan) {
-    stats::count(call);
+    count_call(call);
     journal::collective_started(chan.0);
     if traffic::on() {
         traffic::collective(chan.comm());
@@ -186,12 +239,17 @@ macro_rules! covered_sends {
             tag: c_int,
             comm: Comm,
         ) -> c_int {
-            let Some(chan) = covers_p2p(comm) else {
+            let Some(chan) = p2p_channel(comm, true) else {
                 // SAFETY: forwarded.
                 return unsafe { crate::p2p::$fn(buf, count, datatype, dest, tag, comm) };
             };
             // SAFETY: forwarded.
-            unsafe { send_mode(Call::$call, chan, buf, count, datatype, dest, tag) }
+            let live = || unsafe { send_mode(Call::$call, chan, buf, count, datatype, dest, tag) };
+            if !logged() {
+                return live();
+            }
+            // SAFETY: forwarded.
+            unsafe { crate::p2p::send_mode(Call::$call, live, count, datatype, dest, tag, comm, false) }
         }
     )*};
 }
@@ -244,11 +302,46 @@ pub(crate) unsafe fn recv(
     comm: Comm,
     status: *mut Status,
 ) -> c_int {
-    let Some(chan) = covers_receive(comm, source) else {
+    let Some(chan) = receive_channel(comm, source, true) else {
         // SAFETY: forwarded.
         return unsafe { crate::p2p::recv(buf, count, datatype, source, tag, comm, status) };
     };
-    stats::count(Call::Recv);
+    // SAFETY: forwarded.
+    let live = |status| unsafe { covered_recv(chan, buf, count, datatype, source, tag, status) };
+    if !logged() {
+        return live(status);
+    }
+    // SAFETY: forwarded.
+    unsafe {
+        crate::p2p::recv_via(
+            Call::Recv,
+            live,
+            buf,
+            count,
+            datatype,
+            source,
+            tag,
+            comm,
+            status,
+            false,
+        )
+    }
+}
+
+/// [`recv`] taken by recovery.
+///
+/// # Safety
+/// The MPI function's contract.
+unsafe fn covered_recv(
+    chan: Chan,
+    buf: *mut c_void,
+    count: c_int,
+    datatype: Datatype,
+    source: c_int,
+    tag: c_int,
+    status: *mut Status,
+) -> c_int {
+    count_call(Call::Recv);
     let mut own = Status::zeroed();
     let status = if status.is_null() {
         &mut own as *mut Status
@@ -285,7 +378,7 @@ pub(crate) unsafe fn sendrecv(
     comm: Comm,
     status: *mut Status,
 ) -> c_int {
-    let Some(chan) = covers_receive(comm, source) else {
+    let Some(chan) = receive_channel(comm, source, true) else {
         // SAFETY: forwarded.
         return unsafe {
             crate::p2p::sendrecv(
@@ -294,6 +387,56 @@ pub(crate) unsafe fn sendrecv(
             )
         };
     };
+    // SAFETY: forwarded.
+    let live = |status| unsafe {
+        covered_sendrecv(
+            chan, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+            source, recvtag, status,
+        )
+    };
+    if !logged() {
+        return live(status);
+    }
+    // SAFETY: forwarded.
+    unsafe {
+        crate::p2p::sendrecv_via(
+            Call::Sendrecv,
+            live,
+            sendcount,
+            sendtype,
+            dest,
+            sendtag,
+            recvbuf,
+            recvcount,
+            recvtype,
+            source,
+            recvtag,
+            comm,
+            status,
+            false,
+        )
+    }
+}
+
+/// [`sendrecv`] taken by recovery.
+///
+/// # Safety
+/// The MPI function's contract.
+#[allow(clippy::too_many_arguments)]
+unsafe fn covered_sendrecv(
+    chan: Chan,
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: Datatype,
+    source: c_int,
+    recvtag: c_int,
+    status: *mut Status,
+) -> c_int {
     count_send(Call::Sendrecv, chan, dest);
     let (place, source) = wildcard(source);
     let mut own = Status::zeroed();
@@ -457,13 +600,13 @@ pub(super) fn after_failure(rc: c_int, chan: Chan) -> Result<Option<Vec<u8>>, c_
 /// # Safety
 /// The MPI function's contract.
 pub(crate) unsafe fn barrier(comm: Comm) -> c_int {
-    let Some(chan) = covers(comm) else {
+    let Some(chan) = intra_channel(comm, true) else {
         // SAFETY: forwarded.
         return unsafe { crate::coll::barrier(comm) };
     };
     let byte = abi::predefined().byte;
     // SAFETY: an empty result.
-    unsafe {
+    let live = || unsafe {
         collective(
             Call::Barrier,
             chan,
@@ -473,7 +616,12 @@ pub(crate) unsafe fn barrier(comm: Comm) -> c_int {
             false,
             |c| real::Barrier(c),
         )
+    };
+    if !logged() {
+        return live();
     }
+    // SAFETY: forwarded.
+    unsafe { crate::coll::via::barrier(comm, live, false) }
 }
 
 /// `MPI_Bcast`.
@@ -487,16 +635,21 @@ pub(crate) unsafe fn bcast(
     root: c_int,
     comm: Comm,
 ) -> c_int {
-    let Some(chan) = covers(comm) else {
+    let Some(chan) = intra_channel(comm, true) else {
         // SAFETY: forwarded.
         return unsafe { crate::coll::bcast(buffer, count, datatype, root, comm) };
     };
     // SAFETY: forwarded; the root's buffer is its input, kept for a run again.
-    unsafe {
+    let live = || unsafe {
         collective(Call::Bcast, chan, buffer, count, datatype, true, |c| {
             real::Bcast(buffer, count, datatype, root, c)
         })
+    };
+    if !logged() {
+        return live();
     }
+    // SAFETY: forwarded.
+    unsafe { crate::coll::via::bcast(buffer, count, datatype, root, comm, live, false) }
 }
 
 /// `MPI_Allreduce`.
@@ -511,13 +664,13 @@ pub(crate) unsafe fn allreduce(
     op: Op,
     comm: Comm,
 ) -> c_int {
-    let Some(chan) = covers(comm) else {
+    let Some(chan) = intra_channel(comm, true) else {
         // SAFETY: forwarded.
         return unsafe { crate::coll::allreduce(sendbuf, recvbuf, count, datatype, op, comm) };
     };
     let in_place = sendbuf.addr() == abi::IN_PLACE;
     // SAFETY: forwarded.
-    unsafe {
+    let live = || unsafe {
         collective(
             Call::Allreduce,
             chan,
@@ -527,7 +680,12 @@ pub(crate) unsafe fn allreduce(
             in_place,
             |c| real::Allreduce(sendbuf, recvbuf, count, datatype, op, c),
         )
+    };
+    if !logged() {
+        return live();
     }
+    // SAFETY: forwarded.
+    unsafe { crate::coll::via::allreduce(sendbuf, recvbuf, count, datatype, op, comm, live, false) }
 }
 
 /// `MPI_Allgather`.
@@ -544,7 +702,7 @@ pub(crate) unsafe fn allgather(
     recvtype: Datatype,
     comm: Comm,
 ) -> c_int {
-    let Some(chan) = covers(comm) else {
+    let Some(chan) = intra_channel(comm, true) else {
         // SAFETY: forwarded.
         return unsafe {
             crate::coll::allgather(
@@ -555,7 +713,7 @@ pub(crate) unsafe fn allgather(
     let total = recvcount.saturating_mul(crate::pmpi::safe::comm_size(comm));
     let in_place = sendbuf.addr() == abi::IN_PLACE;
     // SAFETY: forwarded; the result is `size` blocks of `recvcount`.
-    unsafe {
+    let live = || unsafe {
         collective(
             Call::Allgather,
             chan,
@@ -568,6 +726,15 @@ pub(crate) unsafe fn allgather(
                     sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, c,
                 )
             },
+        )
+    };
+    if !logged() {
+        return live();
+    }
+    // SAFETY: forwarded.
+    unsafe {
+        crate::coll::via::allgather(
+            sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, live, false,
         )
     }
 }
@@ -662,12 +829,17 @@ macro_rules! covered_posts {
             comm: Comm,
             request: *mut Request,
         ) -> c_int {
-            let Some(chan) = covers_p2p(comm) else {
+            let Some(chan) = p2p_channel(comm, true) else {
                 // SAFETY: forwarded.
                 return unsafe { crate::p2p::$fn(buf, count, datatype, dest, tag, comm, request) };
             };
             // SAFETY: forwarded.
-            unsafe { post_send(Some(Call::$call), $sync, chan, buf, count, datatype, dest, tag, request) }
+            let live = |request| unsafe { post_send(Some(Call::$call), $sync, chan, buf, count, datatype, dest, tag, request) };
+            if !logged() {
+                return live(request);
+            }
+            // SAFETY: forwarded.
+            unsafe { crate::p2p::post_message(Call::$call, live, buf, count, datatype, dest, tag, comm, request, false, false) }
         }
     )*};
 }
@@ -692,23 +864,33 @@ pub(crate) unsafe fn irecv(
     request: *mut Request,
 ) -> c_int {
     let chan = (source != abi::PROC_NULL)
-        .then(|| covers_receive(comm, source))
+        .then(|| receive_channel(comm, source, true))
         .flatten();
     let Some(chan) = chan else {
         // SAFETY: forwarded.
         return unsafe { crate::p2p::irecv(buf, count, datatype, source, tag, comm, request) };
     };
+    let call = Some(Call::Irecv);
+    // SAFETY: forwarded.
+    let live =
+        |request| unsafe { post_receive(call, chan, buf, count, datatype, source, tag, request) };
+    if !logged() {
+        return live(request);
+    }
     // SAFETY: forwarded.
     unsafe {
-        post_receive(
-            Some(Call::Irecv),
-            chan,
+        crate::p2p::post_message(
+            Call::Irecv,
+            live,
             buf,
             count,
             datatype,
             source,
             tag,
+            comm,
             request,
+            true,
+            false,
         )
     }
 }
@@ -730,7 +912,7 @@ pub(super) unsafe fn post_receive(
     request: *mut Request,
 ) -> c_int {
     if let Some(call) = call {
-        stats::count(call);
+        count_call(call);
     }
     let (wildcard, source) = wildcard(source);
     loop {

@@ -10,6 +10,7 @@
 //! a tracked request stops the containment of later losses
 //! ([`crate::errors::stop_containing`]) and goes to the ordinary handlers.
 
+use super::calls::logged;
 use super::choices::{self, Kind};
 use super::repair;
 use super::requests;
@@ -18,17 +19,19 @@ use crate::pmpi::{real, world, Call};
 use crate::{stats, traffic};
 use std::ffi::c_int;
 
-/// Whether a completion call's choice is recorded (or repeated) now.
-fn chooses() -> bool {
-    choices::recording() && !crate::boundary::inside() && !cd_core::logging_anywhere()
+/// Whether a completion call's choice is recorded (or repeated) now; with `in_logs` also while
+/// a CD logs, for the calls that run within their ordinary handler then
+/// ([`super::calls::logged`]).
+fn chooses(in_logs: bool) -> bool {
+    choices::recording() && !crate::boundary::inside() && (in_logs || !cd_core::logging_anywhere())
 }
 
-/// Whether a completion call on these requests is recovery's.
-fn covers(handles: &[Request]) -> bool {
+/// Whether a completion call on these requests is recovery's (`in_logs` as for [`chooses`]).
+fn covers(handles: &[Request], in_logs: bool) -> bool {
     super::keeping()
         && requests::tracked()
         && !crate::boundary::inside()
-        && !cd_core::logging_anywhere()
+        && (in_logs || !cd_core::logging_anywhere())
         && requests::any_tracked(handles)
 }
 
@@ -52,13 +55,18 @@ pub(super) unsafe fn slice<'a>(handles: *mut Request, n: c_int) -> &'a mut [Requ
 /// The MPI function's contract.
 pub(crate) unsafe fn wait(request: *mut Request, status: *mut Status) -> c_int {
     // SAFETY: one handle, the caller's.
-    if !covers(unsafe { slice(request, 1) }) {
+    if !covers(unsafe { slice(request, 1) }, true) {
         // SAFETY: forwarded.
         return unsafe { crate::wait::wait(request, status) };
     }
-    stats::count(Call::Wait);
     // SAFETY: one handle and one status (or MPI_STATUS_IGNORE), the caller's.
-    unsafe { complete(request, 1, status, None) }
+    let direct = || unsafe { complete(request, 1, status, None) };
+    if !logged() {
+        stats::count(Call::Wait);
+        return direct();
+    }
+    // SAFETY: forwarded.
+    unsafe { crate::wait::single_via(Call::Wait, request, None, status, direct, live, false) }
 }
 
 /// `MPI_Waitall`.
@@ -67,13 +75,44 @@ pub(crate) unsafe fn wait(request: *mut Request, status: *mut Status) -> c_int {
 /// The MPI function's contract.
 pub(crate) unsafe fn waitall(count: c_int, requests: *mut Request, statuses: *mut Status) -> c_int {
     // SAFETY: `count` handles, the caller's.
-    if !covers(unsafe { slice(requests, count) }) {
+    if !covers(unsafe { slice(requests, count) }, true) {
         // SAFETY: forwarded.
         return unsafe { crate::wait::waitall(count, requests, statuses) };
     }
-    stats::count(Call::Waitall);
     // SAFETY: `count` handles and statuses (or MPI_STATUSES_IGNORE), the caller's.
-    unsafe { complete(requests, count.max(0) as usize, statuses, None) }
+    let direct = || unsafe { complete(requests, count.max(0) as usize, statuses, None) };
+    if !logged() {
+        stats::count(Call::Waitall);
+        return direct();
+    }
+    // SAFETY: forwarded.
+    unsafe {
+        crate::wait::all_via(
+            Call::Waitall,
+            count,
+            requests,
+            None,
+            statuses,
+            direct,
+            live,
+            false,
+        )
+    }
+}
+
+/// A wait (or a test, with `flag`) of all of the requests `handles`, with a status each, as
+/// the ordinary handler a covered call runs within gives them ([`logged`]).
+fn live(handles: &mut [Request], statuses: &mut [Status], flag: Option<&mut c_int>) -> c_int {
+    let flag = flag.map(|f| f as *mut c_int);
+    // SAFETY: the caller's handles (or their stand-ins), a status for each, its flag.
+    unsafe {
+        complete(
+            handles.as_mut_ptr(),
+            handles.len(),
+            statuses.as_mut_ptr(),
+            flag,
+        )
+    }
 }
 
 /// `MPI_Test`.
@@ -81,16 +120,36 @@ pub(crate) unsafe fn waitall(count: c_int, requests: *mut Request, statuses: *mu
 /// # Safety
 /// The MPI function's contract.
 pub(crate) unsafe fn test(request: *mut Request, flag: *mut c_int, status: *mut Status) -> c_int {
-    let choosing = chooses();
+    let choosing = chooses(true);
     // SAFETY: one handle, the caller's.
-    let tracked = covers(unsafe { slice(request, 1) });
+    let tracked = covers(unsafe { slice(request, 1) }, true);
     if flag.is_null() || !(choosing || tracked) {
         // SAFETY: forwarded.
         return unsafe { crate::wait::test(request, flag, status) };
     }
-    stats::count(Call::Test);
     // SAFETY: one handle, one status (or MPI_STATUS_IGNORE) and the flag, the caller's.
-    unsafe { tested(request, 1, status, flag, choosing, tracked) }
+    let direct = || unsafe { tested(request, 1, status, flag, choosing, tracked) };
+    if !logged() {
+        stats::count(Call::Test);
+        return direct();
+    }
+    let live = |h: &mut [Request], st: &mut [Status], f: Option<&mut c_int>| {
+        let mut own = 0;
+        let f = f.unwrap_or(&mut own);
+        // SAFETY: the caller's handle (or its stand-in), a status for it, its flag.
+        unsafe {
+            tested(
+                h.as_mut_ptr(),
+                h.len(),
+                st.as_mut_ptr(),
+                f,
+                choosing,
+                tracked,
+            )
+        }
+    };
+    // SAFETY: forwarded.
+    unsafe { crate::wait::single_via(Call::Test, request, Some(flag), status, direct, live, false) }
 }
 
 /// `MPI_Testall`.
@@ -103,17 +162,48 @@ pub(crate) unsafe fn testall(
     flag: *mut c_int,
     statuses: *mut Status,
 ) -> c_int {
-    let choosing = chooses();
+    let choosing = chooses(true);
     // SAFETY: `count` handles, the caller's.
-    let tracked = covers(unsafe { slice(requests, count) });
+    let tracked = covers(unsafe { slice(requests, count) }, true);
     if flag.is_null() || !(choosing || tracked) {
         // SAFETY: forwarded.
         return unsafe { crate::wait::testall(count, requests, flag, statuses) };
     }
-    stats::count(Call::Testall);
     let n = count.max(0) as usize;
     // SAFETY: `count` handles and statuses (or MPI_STATUSES_IGNORE) and the flag, the caller's.
-    unsafe { tested(requests, n, statuses, flag, choosing, tracked) }
+    let direct = || unsafe { tested(requests, n, statuses, flag, choosing, tracked) };
+    if !logged() {
+        stats::count(Call::Testall);
+        return direct();
+    }
+    let live = |h: &mut [Request], st: &mut [Status], f: Option<&mut c_int>| {
+        let mut own = 0;
+        let f = f.unwrap_or(&mut own);
+        // SAFETY: the caller's handles (or their stand-ins), a status each, its flag.
+        unsafe {
+            tested(
+                h.as_mut_ptr(),
+                h.len(),
+                st.as_mut_ptr(),
+                f,
+                choosing,
+                tracked,
+            )
+        }
+    };
+    // SAFETY: forwarded.
+    unsafe {
+        crate::wait::all_via(
+            Call::Testall,
+            count,
+            requests,
+            Some(flag),
+            statuses,
+            direct,
+            live,
+            false,
+        )
+    }
 }
 
 /// A test of all of `n` requests: with `choosing`, its flag is a choice, repeated (a
@@ -316,6 +406,7 @@ pub(crate) unsafe fn request_get_status(
 /// # Safety
 /// `handles` points to `n` requests when `n > 0`.
 unsafe fn unchosen(handles: *mut Request, n: c_int) {
+    super::calls::choice_in_log(None);
     if super::keeping() && requests::tracked() {
         // SAFETY: the caller's handles.
         requests::untrack(unsafe { slice(handles, n) });
@@ -332,7 +423,7 @@ pub(crate) unsafe fn waitany(
     index: *mut c_int,
     status: *mut Status,
 ) -> c_int {
-    if index.is_null() || !chooses() {
+    if index.is_null() || !chooses(false) {
         // SAFETY: the caller's handles.
         unsafe { unchosen(requests, count) };
         // SAFETY: forwarded.
@@ -354,7 +445,7 @@ pub(crate) unsafe fn testany(
     flag: *mut c_int,
     status: *mut Status,
 ) -> c_int {
-    if index.is_null() || flag.is_null() || !chooses() {
+    if index.is_null() || flag.is_null() || !chooses(false) {
         // SAFETY: the caller's handles.
         unsafe { unchosen(requests, count) };
         // SAFETY: forwarded.
@@ -376,7 +467,7 @@ pub(crate) unsafe fn waitsome(
     indices: *mut c_int,
     statuses: *mut Status,
 ) -> c_int {
-    if outcount.is_null() || indices.is_null() || !chooses() {
+    if outcount.is_null() || indices.is_null() || !chooses(false) {
         // SAFETY: the caller's handles.
         unsafe { unchosen(requests, incount) };
         // SAFETY: forwarded.
@@ -398,7 +489,7 @@ pub(crate) unsafe fn testsome(
     indices: *mut c_int,
     statuses: *mut Status,
 ) -> c_int {
-    if outcount.is_null() || indices.is_null() || !chooses() {
+    if outcount.is_null() || indices.is_null() || !chooses(false) {
         // SAFETY: the caller's handles.
         unsafe { unchosen(requests, incount) };
         // SAFETY: forwarded.
@@ -431,7 +522,7 @@ unsafe fn any(
         }
         choices::chose_any(chosen, i);
     };
-    let tracked = covers(handles);
+    let tracked = covers(handles, false);
     if let Some(r) = choices::repeat(Kind::Any) {
         let slot = usize::try_from(r.index())
             .ok()
@@ -536,7 +627,7 @@ unsafe fn some(
         choices::chose_some(None);
         abi::SUCCESS
     };
-    let tracked = covers(handles);
+    let tracked = covers(handles, false);
     if let Some(head) = choices::repeat(Kind::Some) {
         let Some(list) = choices::repeat_some(head) else {
             return undefined();

@@ -6,7 +6,7 @@
 //! (`MPI_Probe` of the recorded source): its peers resend it, or send it live. The matched
 //! probes (`MPI_Mprobe`, `MPI_Improbe`) are choices the same way: [`super::matched`].
 
-use super::calls::{covers, Chan};
+use super::calls::{self, covers, Chan};
 use super::choices::{self, Kind};
 use super::repair;
 use crate::abi::{self, Comm, Status};
@@ -51,6 +51,9 @@ pub(crate) unsafe fn probe(source: c_int, tag: c_int, comm: Comm, status: *mut S
     let wildcard = source == abi::ANY_SOURCE;
     let chan = covers(comm).filter(|_| !wildcard || choices::admit(IN_START));
     let Some(chan) = chan else {
+        if wildcard {
+            calls::choice_in_log(Some(comm));
+        }
         // SAFETY: forwarded.
         return unsafe { crate::p2p::probe(source, tag, comm, status) };
     };
@@ -88,6 +91,7 @@ pub(crate) unsafe fn iprobe(
 ) -> c_int {
     let chan = covers(comm).filter(|_| !flag.is_null() && choices::admit(IN_START));
     let Some(chan) = chan else {
+        calls::choice_in_log(Some(comm));
         // SAFETY: forwarded.
         return unsafe { crate::p2p::iprobe(source, tag, comm, flag, status) };
     };
