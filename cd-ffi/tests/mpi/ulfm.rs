@@ -406,6 +406,103 @@ fn a_lost_rank_is_contained_in_the_job() {
     }
 }
 
+/// A loss inside CDs that log: the root CD logs MPI and each step runs in a child CD that logs
+/// too (`HEAT_CHILD=1`), and some ranks find a transient fault at the end of a step, restore
+/// the child and re-execute the step from its log, before the loss, after it, and in the lost
+/// rank's steps its replacement re-executes (so again, during its catch-up). The halo is
+/// exchanged with `MPI_Isend`/`MPI_Irecv`/`MPI_Waitall` (rank 3 lost), `MPI_Sendrecv` from
+/// `MPI_ANY_SOURCE` (rank 0) or tested by `MPI_Testall` (rank 2). The one launch finishes,
+/// every result is bitwise a fault-free run's without child CDs, the survivors computed every
+/// step once and repaired once, and only the replacement restored the persisted version.
+#[test]
+fn a_loss_inside_cds_that_log_is_contained() {
+    if skipped("a_loss_inside_cds_that_log_is_contained") {
+        return;
+    }
+    let (ok, clean) = heat(&fresh_cache("ulfm-logged-clean"), &CONTAINED);
+    assert!(ok, "the fault-free run:\n{clean}");
+    let expected = heat_lines(&clean, " result ");
+    assert_eq!(expected.len(), RANKS * HEAT_RESULT_PARTS, "{clean}");
+    // (lost rank, step, halo exchange, wildcard, transient faults "step:rank")
+    let cases = [
+        (3usize, 130, "1", "0", "125:1,127:3,135:2"),
+        (0, 133, "0", "1", "131:2,132:0"),
+        (2, 137, "2", "0", "136:1,126:2"),
+    ];
+    for (lost, step, nonblocking, wildcard, faults) in cases {
+        let tag = format!("ulfm-logged-{lost}");
+        let cache = fresh_cache(&tag);
+        let once = work_dir().join(format!("{tag}.killed"));
+        let _ = std::fs::remove_file(&once);
+        let stats = work_dir().join(format!("{tag}.stats."));
+        let (once_s, stats_s) = (once.display().to_string(), stats.display().to_string());
+        let (lost_s, step_s) = (lost.to_string(), step.to_string());
+        let mut env = CONTAINED.to_vec();
+        env.extend([
+            ("HEAT_CHILD", "1"),
+            ("HEAT_CHILD_FAULT", faults),
+            ("HEAT_NONBLOCKING", nonblocking),
+            ("HEAT_WILDCARD", wildcard),
+            ("HEAT_KILL_AT", step_s.as_str()),
+            ("HEAT_KILL_RANK", lost_s.as_str()),
+            ("HEAT_KILL_ONCE", once_s.as_str()),
+            ("HEAT_KILL_WIPE", "1"),
+            ("CD_MPI_STATS", stats_s.as_str()),
+        ]);
+        let (ok, text) = heat(&cache, &env);
+        assert!(ok, "the launch that lost rank {lost} finishes:\n{text}");
+        assert!(once.exists(), "rank {lost} was killed:\n{text}");
+        assert_eq!(
+            heat_lines(&text, " result "),
+            expected,
+            "bitwise a fault-free run's (rank {lost} lost):\n{text}"
+        );
+        assert_eq!(
+            heat_lines(&text, " resumed "),
+            vec![format!("heat rank {lost} resumed 120 version 6")],
+            "only the replacement restored:\n{text}"
+        );
+        // each fault once a process: the lost rank's between the version and the loss twice
+        let mut transient: Vec<String> = Vec::new();
+        for fault in faults.split(',') {
+            let (at, rank) = fault.split_once(':').expect("step:rank");
+            let (at, rank): (usize, usize) = (at.parse().unwrap(), rank.parse().unwrap());
+            let times = if rank == lost && (120..step).contains(&at) {
+                2
+            } else {
+                1
+            };
+            for _ in 0..times {
+                transient.push(format!("heat rank {rank} transient {at}"));
+            }
+        }
+        transient.sort();
+        assert_eq!(heat_lines(&text, " transient "), transient, "{text}");
+        for rank in 0..RANKS {
+            let steps = if rank == lost { 80 } else { 200 };
+            assert_eq!(
+                heat_lines(&text, &format!("heat rank {rank} executed ")),
+                vec![format!("heat rank {rank} executed {steps}")],
+                "{text}"
+            );
+            let stats = read_stats(&format!("{stats_s}{rank}"));
+            let repairs = stats.get("recovery.repairs").copied();
+            assert_eq!(
+                repairs,
+                Some(u64::from(rank != lost)),
+                "rank {rank}: {stats:?}"
+            );
+            assert!(stats["records.logged"] > 0, "rank {rank}: {stats:?}");
+        }
+        let replacement = read_stats(&format!("{stats_s}{lost}"));
+        assert!(
+            replacement["recovery.sends_dropped"] > 0
+                && replacement["recovery.collectives_taken"] > 0,
+            "the replacement caught up: {replacement:?}"
+        );
+    }
+}
+
 /// Issue 23: a loss before the first version of the persistent CD completes cannot be
 /// contained (nothing to restore the lost rank from): every survivor says so, and the job
 /// ends with libcd's status.
@@ -564,8 +661,9 @@ fn a_loss_during_a_persist_ends_the_job_clearly_and_the_relaunch_restores() {
 /// step then run as all-forms outside recovery, their memory held until completed); one that
 /// calls `MPI_Ialltoallv` every step (at the repair the survivors find their journals lack
 /// it); and one whose survivors hold a message they matched with `MPI_Mprobe` and did not
-/// receive yet when rank 1 is lost (a repair cannot carry it). A later loss ends the job,
-/// every survivor's line says why.
+/// receive yet when rank 1 is lost (a repair cannot carry it); and one that probes from
+/// `MPI_ANY_SOURCE` inside CDs that log (`HEAT_CHILD=1`), where in-job recovery does not record
+/// that choice. A later loss ends the job, every survivor's line says why.
 #[test]
 fn a_loss_after_unkept_choices_or_an_unfollowed_communicator_ends_the_job_clearly() {
     if skipped("a_loss_after_unkept_choices_or_an_unfollowed_communicator_ends_the_job_clearly") {
@@ -600,6 +698,10 @@ fn a_loss_after_unkept_choices_or_an_unfollowed_communicator_ends_the_job_clearl
         (
             &[("HEAT_WILDCARD", "4"), ("HEAT_KILL_INSIDE", "1")],
             "a message the application matched with MPI_Mprobe or MPI_Improbe was not received",
+        ),
+        (
+            &[("HEAT_CHILD", "1"), ("HEAT_WILDCARD", "2")],
+            "made a choice inside a CD that logs MPI",
         ),
     ];
     for (knobs, why) in cases {
