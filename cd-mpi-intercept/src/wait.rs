@@ -212,6 +212,36 @@ pub(crate) trait Live:
 }
 impl<F: FnOnce(&mut [Request], &mut [Status], Option<&mut c_int>) -> c_int> Live for F {}
 
+/// Waits for (or with `test`, tests) all of the `n` requests at `requests` through `live` (see
+/// [`single_via`]): the outcome and a status per request.
+///
+/// # Safety
+/// `requests` points to `n` handles; `live` and `direct` complete them.
+unsafe fn all_of(
+    call: Call,
+    requests: *mut Request,
+    n: usize,
+    test: bool,
+    direct: impl FnOnce() -> c_int,
+    live: impl Live,
+    counts: bool,
+) -> Result<(Outcome, Vec<Status>), c_int> {
+    let run = |h: &mut [Request], st: &mut [Status]| {
+        let was_active: Vec<usize> = (0..h.len()).filter(|&i| active(h[i])).collect();
+        let mut f: c_int = 1;
+        let rc = live(h, st, test.then_some(&mut f));
+        let completed = if f != 0 { was_active } else { vec![] };
+        let outcome = Outcome {
+            result: f,
+            index: 0,
+            completed,
+        };
+        (rc, outcome)
+    };
+    // SAFETY: forwarded.
+    unsafe { complete(call, requests, n, direct, run, counts) }
+}
+
 /// The shared body of `MPI_Wait` (`flag` is `None`) and `MPI_Test`.
 ///
 /// # Safety
@@ -250,33 +280,7 @@ pub(crate) unsafe fn single_via(
     counts: bool,
 ) -> c_int {
     // SAFETY: forwarded; one handle.
-    let done = unsafe {
-        complete(
-            call,
-            request,
-            1,
-            direct,
-            |h, st| {
-                let was_active = active(h[0]);
-                let mut f: c_int = 1;
-                let rc = live(h, st, flag.map(|_| &mut f));
-                let completed = if f != 0 && was_active {
-                    vec![0]
-                } else {
-                    vec![]
-                };
-                (
-                    rc,
-                    Outcome {
-                        result: f,
-                        index: 0,
-                        completed,
-                    },
-                )
-            },
-            counts,
-        )
-    };
+    let done = unsafe { all_of(call, request, 1, flag.is_some(), direct, live, counts) };
     match done {
         Ok((outcome, st)) => {
             // SAFETY: the application's out-parameters.
@@ -335,29 +339,7 @@ pub(crate) unsafe fn all_via(
 ) -> c_int {
     let n = count.max(0) as usize;
     // SAFETY: forwarded; `count` handles.
-    let done = unsafe {
-        complete(
-            call,
-            requests,
-            n,
-            direct,
-            |h, st| {
-                let was_active: Vec<usize> = (0..h.len()).filter(|&i| active(h[i])).collect();
-                let mut f: c_int = 1;
-                let rc = live(h, st, flag.map(|_| &mut f));
-                let completed = if f != 0 { was_active } else { vec![] };
-                (
-                    rc,
-                    Outcome {
-                        result: f,
-                        index: 0,
-                        completed,
-                    },
-                )
-            },
-            counts,
-        )
-    };
+    let done = unsafe { all_of(call, requests, n, flag.is_some(), direct, live, counts) };
     match done {
         Ok((outcome, st)) => {
             // SAFETY: the application's out-parameters: a flag, `count` statuses or ignore.

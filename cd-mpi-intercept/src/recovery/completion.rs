@@ -115,6 +115,17 @@ fn live(handles: &mut [Request], statuses: &mut [Status], flag: Option<&mut c_in
     }
 }
 
+/// [`live`] for a test whose flag may be a choice ([`tested`]).
+fn live_test(choosing: bool, tracked: bool) -> impl crate::wait::Live {
+    move |handles: &mut [Request], statuses: &mut [Status], flag: Option<&mut c_int>| {
+        let mut own = 0;
+        let flag = flag.unwrap_or(&mut own);
+        let (n, statuses) = (handles.len(), statuses.as_mut_ptr());
+        // SAFETY: the caller's handles (or their stand-ins), a status for each, its flag.
+        unsafe { tested(handles.as_mut_ptr(), n, statuses, flag, choosing, tracked) }
+    }
+}
+
 /// `MPI_Test`.
 ///
 /// # Safety
@@ -133,21 +144,7 @@ pub(crate) unsafe fn test(request: *mut Request, flag: *mut c_int, status: *mut 
         stats::count(Call::Test);
         return direct();
     }
-    let live = |h: &mut [Request], st: &mut [Status], f: Option<&mut c_int>| {
-        let mut own = 0;
-        let f = f.unwrap_or(&mut own);
-        // SAFETY: the caller's handle (or its stand-in), a status for it, its flag.
-        unsafe {
-            tested(
-                h.as_mut_ptr(),
-                h.len(),
-                st.as_mut_ptr(),
-                f,
-                choosing,
-                tracked,
-            )
-        }
-    };
+    let live = live_test(choosing, tracked);
     // SAFETY: forwarded.
     unsafe { crate::wait::single_via(Call::Test, request, Some(flag), status, direct, live, false) }
 }
@@ -176,21 +173,7 @@ pub(crate) unsafe fn testall(
         stats::count(Call::Testall);
         return direct();
     }
-    let live = |h: &mut [Request], st: &mut [Status], f: Option<&mut c_int>| {
-        let mut own = 0;
-        let f = f.unwrap_or(&mut own);
-        // SAFETY: the caller's handles (or their stand-ins), a status each, its flag.
-        unsafe {
-            tested(
-                h.as_mut_ptr(),
-                h.len(),
-                st.as_mut_ptr(),
-                f,
-                choosing,
-                tracked,
-            )
-        }
-    };
+    let live = live_test(choosing, tracked);
     // SAFETY: forwarded.
     unsafe {
         crate::wait::all_via(
