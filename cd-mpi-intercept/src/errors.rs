@@ -258,8 +258,8 @@ pub(crate) fn why_not_contained() -> &'static str {
         "no version of a persistent CD is complete yet to restore the lost rank from"
     } else if cd_core::logging_anywhere() {
         "it reached this rank in a call inside a CD that logs its MPI traffic, where in-job \
-         recovery covers only sends, receives, MPI_Wait(all), MPI_Test(all), MPI_Barrier, \
-         MPI_Bcast, MPI_Allreduce and MPI_Allgather"
+         recovery covers only point-to-point calls, MPI_Wait(all), MPI_Test(all) and the \
+         blocking collectives"
     } else if crate::boundary::inside() {
         "it came during the runtime's own communication (a persist or a restore under way), \
          which in-job recovery does not cover"

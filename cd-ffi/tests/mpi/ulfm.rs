@@ -411,25 +411,39 @@ fn a_lost_rank_is_contained_in_the_job() {
 /// the child and re-execute the step from its log, before the loss, after it, and in the lost
 /// rank's steps its replacement re-executes (so again, during its catch-up). The halo is
 /// exchanged with `MPI_Isend`/`MPI_Irecv`/`MPI_Waitall` (rank 3 lost), `MPI_Sendrecv` from
-/// `MPI_ANY_SOURCE` (rank 0) or tested by `MPI_Testall` (rank 2). The one launch finishes,
-/// every result is bitwise a fault-free run's without child CDs, the survivors computed every
-/// step once and repaired once, and only the replacement restored the persisted version.
+/// `MPI_ANY_SOURCE` (rank 0), tested by `MPI_Testall` (rank 2) or by neighbourhood collectives
+/// on a Cartesian ring (rank 1, with a sum on a split of it); the collectives of
+/// `HEAT_REDUCE=3` (rank 3 dies amid them) and the rooted ones of `HEAT_REDUCE=2` (rank 0, their
+/// root) run inside the step's CD too. The one launch finishes, every result is bitwise a
+/// fault-free run's without child CDs, the survivors computed every step once and repaired
+/// once, and only the replacement restored the persisted version.
 #[test]
 fn a_loss_inside_cds_that_log_is_contained() {
     if skipped("a_loss_inside_cds_that_log_is_contained") {
         return;
     }
-    let (ok, clean) = heat(&fresh_cache("ulfm-logged-clean"), &CONTAINED);
-    assert!(ok, "the fault-free run:\n{clean}");
-    let expected = heat_lines(&clean, " result ");
-    assert_eq!(expected.len(), RANKS * HEAT_RESULT_PARTS, "{clean}");
-    // (lost rank, step, halo exchange, wildcard, transient faults "step:rank")
+    // (lost rank, step, halo exchange, wildcard, derived communicators, collectives, transient
+    // faults "step:rank"), as in `a_lost_rank_is_contained_in_the_job`
     let cases = [
-        (3usize, 130, "1", "0", "125:1,127:3,135:2"),
-        (0, 133, "0", "1", "131:2,132:0"),
-        (2, 137, "2", "0", "136:1,126:2"),
+        (3usize, 130, "1", "0", "0", "1", "125:1,127:3,135:2"),
+        (0, 133, "0", "1", "0", "1", "131:2,132:0"),
+        (2, 137, "2", "0", "0", "1", "136:1,126:2"),
+        (3, 131, "1", "0", "0", "3", "121:3,128:0"),
+        (0, 132, "0", "0", "0", "2", "124:0,140:3"),
+        (1, 133, "6", "0", "1", "1", "122:1,129:2"),
     ];
-    for (lost, step, nonblocking, wildcard, faults) in cases {
+    let mut cleans = std::collections::BTreeMap::new();
+    for (lost, step, nonblocking, wildcard, cart, reduce, faults) in cases {
+        let expected = cleans.entry((cart, reduce)).or_insert_with(|| {
+            let cache = fresh_cache(&format!("ulfm-logged-clean-{cart}-{reduce}"));
+            let mut env = CONTAINED.to_vec();
+            env.extend([("HEAT_CART", cart), ("HEAT_REDUCE", reduce)]);
+            let (ok, clean) = heat(&cache, &env);
+            assert!(ok, "the fault-free run:\n{clean}");
+            let expected = heat_lines(&clean, " result ");
+            assert_eq!(expected.len(), RANKS * HEAT_RESULT_PARTS, "{clean}");
+            expected
+        });
         let tag = format!("ulfm-logged-{lost}");
         let cache = fresh_cache(&tag);
         let once = work_dir().join(format!("{tag}.killed"));
@@ -443,17 +457,23 @@ fn a_loss_inside_cds_that_log_is_contained() {
             ("HEAT_CHILD_FAULT", faults),
             ("HEAT_NONBLOCKING", nonblocking),
             ("HEAT_WILDCARD", wildcard),
+            ("HEAT_CART", cart),
+            ("HEAT_REDUCE", reduce),
             ("HEAT_KILL_AT", step_s.as_str()),
             ("HEAT_KILL_RANK", lost_s.as_str()),
             ("HEAT_KILL_ONCE", once_s.as_str()),
             ("HEAT_KILL_WIPE", "1"),
             ("CD_MPI_STATS", stats_s.as_str()),
         ]);
+        if reduce == "3" && lost == 3 {
+            // it dies amid its collectives (after MPI_Alltoall), inside its step's CD
+            env.push(("HEAT_KILL_INSIDE", "1"));
+        }
         let (ok, text) = heat(&cache, &env);
         assert!(ok, "the launch that lost rank {lost} finishes:\n{text}");
         assert!(once.exists(), "rank {lost} was killed:\n{text}");
         assert_eq!(
-            heat_lines(&text, " result "),
+            &heat_lines(&text, " result "),
             expected,
             "bitwise a fault-free run's (rank {lost} lost):\n{text}"
         );

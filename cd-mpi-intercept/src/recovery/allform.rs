@@ -16,7 +16,7 @@ use std::ffi::{c_int, c_void};
 /// Whether collectives on `comm` run as their all-forms. Every rank must call the same
 /// collective, so this depends only on what every rank shares (a ULFM job with recovery on,
 /// an intracommunicator), not on a rank's own state: a rank whose call recovery does not take
-/// (a CD logs, or containment stopped) still runs the all-form, through the ordinary wrappers.
+/// (containment stopped, say) still runs the all-form, through the ordinary wrappers.
 /// An intercommunicator's collectives are not transformed: their results differ between its
 /// two groups, so in-job recovery does not cover them at all.
 pub(super) fn transformed(comm: Comm) -> bool {
@@ -184,10 +184,13 @@ pub(super) unsafe fn copy_typed(
     }
 }
 
-/// Runs the all-form `run` with its result in `count` of `datatype` at `result`: journaled,
-/// served and repaired through `chan` when recovery takes the call, else as it is (counted as
-/// `call` in the statistics, besides the ordinary handler's count of the all-form, which a CD
-/// that logs records).
+/// Runs the all-form, its result in `count` of `datatype` at `result`: `real` is its MPI call
+/// on a communicator, `ordinary` its ordinary handler on the application's, given the call that
+/// reaches MPI and whether that handler counts its traffic (`crate::coll::via`). Journaled,
+/// served and repaired through `chan` when recovery takes the call (within the ordinary
+/// handler while a CD logs, [`calls::logged`]), else as it is; counted as `call` in the
+/// statistics, besides the ordinary handler's count of the all-form, which a CD that logs
+/// records.
 ///
 /// # Safety
 /// As `calls::collective`.
@@ -199,15 +202,25 @@ pub(super) unsafe fn all_form(
     count: c_int,
     datatype: Datatype,
     input: bool,
-    run: impl Fn(Comm) -> c_int,
+    real: impl Fn(Comm) -> c_int,
+    ordinary: impl FnOnce(&mut dyn FnMut() -> c_int, bool) -> c_int,
     comm: Comm,
 ) -> c_int {
     match chan {
         // SAFETY: the caller's contract.
-        Some(chan) => unsafe { calls::collective(call, chan, result, count, datatype, input, run) },
+        Some(chan) if !calls::logged() => unsafe {
+            calls::collective(call, chan, result, count, datatype, input, real)
+        },
+        Some(chan) => {
+            crate::stats::count(call);
+            // SAFETY: the caller's contract.
+            let mut live =
+                || unsafe { calls::collective(call, chan, result, count, datatype, input, &real) };
+            ordinary(&mut live, false)
+        }
         None => {
             crate::stats::count(call);
-            run(comm)
+            ordinary(&mut || real(comm), true)
         }
     }
 }

@@ -60,6 +60,12 @@ pub(super) fn covers(comm: Comm) -> Option<Chan> {
     intra_channel(comm, false)
 }
 
+/// [`covers`] for the collectives that also run inside CDs that log ([`logged`]).
+#[inline]
+pub(super) fn covers_in_logs(comm: Comm) -> Option<Chan> {
+    intra_channel(comm, true)
+}
+
 /// [`covers`] for a receive from `source`. A wildcard source (`MPI_ANY_SOURCE`) is a choice a
 /// replacement must repeat: covered where it is recorded ([`choices`]), else it stops the
 /// containment of later losses.
@@ -106,8 +112,8 @@ fn receive_channel(comm: Comm, source: c_int, in_logs: bool) -> Option<Chan> {
     Some(chan)
 }
 
-/// Whether a CD logs in this process. The calls of this module that recovery takes then
-/// (those whose gate passes `in_logs`) run within their ordinary handler, which logs them, or
+/// Whether a CD logs in this process. The calls that recovery takes then (those whose gate
+/// passes `in_logs`: [`covers_in_logs`]) run within their ordinary handler, which logs them, or
 /// serves them from the log when a CD re-executes (then MPI, the journal and the repair are
 /// not reached), and counts them in the statistics; the covered call still counts its
 /// messages, before a repair may compare the counts.

@@ -97,7 +97,7 @@ fn transformed_on(comm: Comm) -> Option<(Option<Chan>, Neighbours)> {
     if !transformed(comm) {
         return None;
     }
-    Some((calls::covers(comm), Neighbours::of(comm)?))
+    Some((calls::covers_in_logs(comm), Neighbours::of(comm)?))
 }
 
 /// `MPI_Neighbor_allgather`: an all-gather of the send buffers, each rank taking its
@@ -135,13 +135,11 @@ pub(crate) unsafe fn neighbor_allgather(
             total,
             sendtype,
             false,
-            |c| match chan {
-                Some(_) => {
-                    real::Allgather(sendbuf, sendcount, sendtype, buf, sendcount, sendtype, c)
-                }
-                None => crate::coll::allgather(
-                    sendbuf, sendcount, sendtype, buf, sendcount, sendtype, c,
-                ),
+            |c| real::Allgather(sendbuf, sendcount, sendtype, buf, sendcount, sendtype, c),
+            |live, counts| {
+                crate::coll::via::allgather(
+                    sendbuf, sendcount, sendtype, buf, sendcount, sendtype, comm, live, counts,
+                )
             },
             comm,
         )
@@ -244,10 +242,8 @@ unsafe fn exchange(
             1,
             int,
             false,
-            |c| match chan {
-                Some(_) => real::Allreduce(own, at, 1, int, max, c),
-                None => crate::coll::allreduce(own, at, 1, int, max, c),
-            },
+            |c| real::Allreduce(own, at, 1, int, max, c),
+            |live, counts| crate::coll::via::allreduce(own, at, 1, int, max, comm, live, counts),
             comm,
         )
     };

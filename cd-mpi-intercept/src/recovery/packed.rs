@@ -119,9 +119,9 @@ pub(super) unsafe fn allgather(
             count,
             int,
             false,
-            |c| match chan {
-                Some(_) => real::Allgather(own, per, int, all, per, int, c),
-                None => crate::coll::allgather(own, per, int, all, per, int, c),
+            |c| real::Allgather(own, per, int, all, per, int, c),
+            |live, counts| {
+                crate::coll::via::allgather(own, per, int, all, per, int, comm, live, counts)
             },
             comm,
         )
@@ -152,9 +152,11 @@ pub(super) unsafe fn allgather(
             total,
             packed,
             false,
-            |c| match chan {
-                Some(_) => real::Allgatherv(own, len, packed, all, lens, displs, packed, c),
-                None => crate::coll::allgatherv(own, len, packed, all, lens, displs, packed, c),
+            |c| real::Allgatherv(own, len, packed, all, lens, displs, packed, c),
+            |live, counts| {
+                crate::coll::via::allgatherv(
+                    own, len, packed, all, lens, displs, packed, comm, live, counts,
+                )
             },
             comm,
         )
@@ -195,10 +197,8 @@ pub(super) unsafe fn bcast(
             n,
             int,
             at_root,
-            |c| match chan {
-                Some(_) => real::Bcast(all, n, int, root, c),
-                None => crate::coll::bcast(all, n, int, root, c),
-            },
+            |c| real::Bcast(all, n, int, root, c),
+            |live, counts| crate::coll::via::bcast(all, n, int, root, comm, live, counts),
             comm,
         )
     };
@@ -217,10 +217,8 @@ pub(super) unsafe fn bcast(
             total,
             packed,
             at_root,
-            |c| match chan {
-                Some(_) => real::Bcast(all, total, packed, root, c),
-                None => crate::coll::bcast(all, total, packed, root, c),
-            },
+            |c| real::Bcast(all, total, packed, root, c),
+            |live, counts| crate::coll::via::bcast(all, total, packed, root, comm, live, counts),
             comm,
         )
     };

@@ -49,7 +49,7 @@ unsafe fn scan_form(
     op: Op,
     comm: Comm,
 ) -> c_int {
-    let chan = calls::covers(comm);
+    let chan = calls::covers_in_logs(comm);
     let rank = safe::comm_rank(comm);
     let total = count.saturating_mul(safe::comm_size(comm));
     let send = input(sendbuf, recvbuf);
@@ -64,9 +64,11 @@ unsafe fn scan_form(
             total,
             datatype,
             false,
-            |c| match chan {
-                Some(_) => real::Allgather(send, count, datatype, buf, count, datatype, c),
-                None => crate::coll::allgather(send, count, datatype, buf, count, datatype, c),
+            |c| real::Allgather(send, count, datatype, buf, count, datatype, c),
+            |live, counts| {
+                crate::coll::via::allgather(
+                    send, count, datatype, buf, count, datatype, comm, live, counts,
+                )
             },
             comm,
         )
@@ -200,7 +202,7 @@ unsafe fn scatter_form(
     op: Op,
     comm: Comm,
 ) -> c_int {
-    let chan = calls::covers(comm);
+    let chan = calls::covers_in_logs(comm);
     let send = input(sendbuf, recvbuf);
     let mut whole = Scratch::new(total, datatype);
     let buf = whole.buf();
@@ -213,9 +215,9 @@ unsafe fn scatter_form(
             total,
             datatype,
             false,
-            |c| match chan {
-                Some(_) => real::Allreduce(send, buf, total, datatype, op, c),
-                None => crate::coll::allreduce(send, buf, total, datatype, op, c),
+            |c| real::Allreduce(send, buf, total, datatype, op, c),
+            |live, counts| {
+                crate::coll::via::allreduce(send, buf, total, datatype, op, comm, live, counts)
             },
             comm,
         )

@@ -165,7 +165,7 @@ pub(crate) unsafe fn reduce(
         // SAFETY: forwarded.
         return unsafe { crate::coll::reduce(sendbuf, recvbuf, count, datatype, op, root, comm) };
     }
-    let chan = calls::covers(comm);
+    let chan = calls::covers_in_logs(comm);
     let at_root = safe::comm_rank(comm) == root;
     // SAFETY: the MPI function's contract. (`form` owns the memory until the call returns.)
     let form = unsafe { reduce_form(sendbuf, recvbuf, count, datatype, at_root) };
@@ -179,9 +179,9 @@ pub(crate) unsafe fn reduce(
             count,
             datatype,
             false,
-            |c| match chan {
-                Some(_) => real::Allreduce(send, result, count, datatype, op, c),
-                None => crate::coll::allreduce(send, result, count, datatype, op, c),
+            |c| real::Allreduce(send, result, count, datatype, op, c),
+            |live, counts| {
+                crate::coll::via::allreduce(send, result, count, datatype, op, comm, live, counts)
             },
             comm,
         )
@@ -211,7 +211,7 @@ pub(crate) unsafe fn gather(
             )
         };
     }
-    let chan = calls::covers(comm);
+    let chan = calls::covers_in_logs(comm);
     let size = safe::comm_size(comm);
     let at_root = safe::comm_rank(comm) == root;
     // SAFETY: the MPI function's contract. (`g` owns the memory until the call returns.)
@@ -231,9 +231,11 @@ pub(crate) unsafe fn gather(
             block.saturating_mul(size),
             datatype,
             false,
-            |c| match chan {
-                Some(_) => real::Allgather(send, scount, stype, result, block, datatype, c),
-                None => crate::coll::allgather(send, scount, stype, result, block, datatype, c),
+            |c| real::Allgather(send, scount, stype, result, block, datatype, c),
+            |live, counts| {
+                crate::coll::via::allgather(
+                    send, scount, stype, result, block, datatype, comm, live, counts,
+                )
             },
             comm,
         )
@@ -263,7 +265,7 @@ pub(crate) unsafe fn scatter(
             )
         };
     }
-    let chan = calls::covers(comm);
+    let chan = calls::covers_in_logs(comm);
     let size = safe::comm_size(comm);
     let rank = safe::comm_rank(comm);
     let at_root = rank == root;
@@ -288,10 +290,8 @@ pub(crate) unsafe fn scatter(
             count,
             datatype,
             at_root,
-            |c| match chan {
-                Some(_) => real::Bcast(buf, count, datatype, root, c),
-                None => crate::coll::bcast(buf, count, datatype, root, c),
-            },
+            |c| real::Bcast(buf, count, datatype, root, c),
+            |live, counts| crate::coll::via::bcast(buf, count, datatype, root, comm, live, counts),
             comm,
         )
     };

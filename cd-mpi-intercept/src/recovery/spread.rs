@@ -43,7 +43,7 @@ pub(crate) unsafe fn allgatherv(
     recvtype: Datatype,
     comm: Comm,
 ) -> c_int {
-    let Some(chan) = calls::covers(comm) else {
+    let Some(chan) = calls::covers_in_logs(comm) else {
         // SAFETY: forwarded.
         return unsafe {
             crate::coll::allgatherv(
@@ -71,10 +71,19 @@ pub(crate) unsafe fn allgatherv(
     let buf = whole.buf();
     let (counts_p, places_p) = (form.counts.as_ptr(), form.places.as_ptr());
     // SAFETY: `buf` holds every block, one after another.
-    let rc = unsafe {
+    let live = || unsafe {
         calls::collective(Call::Allgatherv, chan, buf, total, recvtype, false, |c| {
             real::Allgatherv(send, scount, stype, buf, counts_p, places_p, recvtype, c)
         })
+    };
+    let rc = match calls::logged() {
+        false => live(),
+        // SAFETY: as above.
+        true => unsafe {
+            crate::coll::via::allgatherv(
+                send, scount, stype, buf, counts_p, places_p, recvtype, comm, live, false,
+            )
+        },
     };
     if rc != abi::SUCCESS {
         return rc;
@@ -195,7 +204,7 @@ pub(crate) unsafe fn gatherv(
             )
         };
     }
-    let chan = calls::covers(comm);
+    let chan = calls::covers_in_logs(comm);
     let size = safe::comm_size(comm);
     let at_root = safe::comm_rank(comm) == root;
     let (counts, displs) = if at_root {
@@ -266,7 +275,7 @@ pub(crate) unsafe fn scatterv(
             )
         };
     }
-    let chan = calls::covers(comm);
+    let chan = calls::covers_in_logs(comm);
     let size = safe::comm_size(comm);
     let rank = safe::comm_rank(comm);
     let mine = if rank == root {
@@ -318,7 +327,7 @@ pub(crate) unsafe fn alltoall(
             )
         };
     }
-    let chan = calls::covers(comm);
+    let chan = calls::covers_in_logs(comm);
     let size = safe::comm_size(comm);
     let rank = safe::comm_rank(comm);
     let AlltoallForm {
@@ -341,9 +350,11 @@ pub(crate) unsafe fn alltoall(
             total,
             recvtype,
             false,
-            |c| match chan {
-                Some(_) => real::Allgather(send, scount, stype, buf, rcount, recvtype, c),
-                None => crate::coll::allgather(send, scount, stype, buf, rcount, recvtype, c),
+            |c| real::Allgather(send, scount, stype, buf, rcount, recvtype, c),
+            |live, counts| {
+                crate::coll::via::allgather(
+                    send, scount, stype, buf, rcount, recvtype, comm, live, counts,
+                )
             },
             comm,
         )
@@ -505,7 +516,7 @@ pub(crate) unsafe fn alltoallw(
 /// # Safety
 /// The blocks are the caller's (the MPI call's contract), on `comm`.
 unsafe fn exchange(call: Call, send: &[Block], recv: &[Block], comm: Comm) -> c_int {
-    let chan = calls::covers(comm);
+    let chan = calls::covers_in_logs(comm);
     let (size, rank) = (safe::comm_size(comm), safe::comm_rank(comm));
     let mut mine = Packer::default();
     for &(at, count, datatype) in send {
