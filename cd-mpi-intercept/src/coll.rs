@@ -266,20 +266,8 @@ macro_rules! collectives {
         /// The MPI function's contract.
         #[allow(clippy::too_many_arguments)]
         pub(crate) unsafe fn $nonblocking($($a: $t,)* request: *mut Request) -> c_int {
-            let header = { let $call = Call::$ICall; $header };
-            let comm = Comm::from_bits(header.comm);
-            let delivery = || Delivery::Outputs({ let $n = &Narrow::default(); $outputs });
-            // SAFETY: forwarded; the outputs are the call's own buffers.
-            unsafe {
-                crate::p2p::post(
-                    header,
-                    comm,
-                    delivery,
-                    |r| real::$ICall($($a,)* r),
-                    request,
-                    || crate::traffic::Counts::Collective(comm),
-                )
-            }
+            // SAFETY: forwarded.
+            unsafe { via::$nonblocking($($a,)* request, |r| real::$ICall($($a,)* r), true) }
         }
 
         #[doc = concat!("The wrapper of `MPI_", stringify!($PCall), "` (MPI-4): made like the")]
@@ -316,9 +304,10 @@ macro_rules! collectives {
             $large ($($a : $t),*) header($call) $header outputs($n) $outputs
         }
     )*
-        /// The blocking collectives with the call that reaches MPI given (`run`): logged or
-        /// replayed as their wrappers are, and counted unless `counts` is false (then `run`
-        /// counts: in-job recovery's covered collectives, `crate::recovery`).
+        /// The blocking and nonblocking collectives with the call that reaches MPI given
+        /// (`run`): logged or replayed as their wrappers are, and counted unless `counts` is
+        /// false (then `run` counts: in-job recovery's covered collectives,
+        /// `crate::recovery`).
         pub(crate) mod via {
             use super::*;
             $(
@@ -333,6 +322,28 @@ macro_rules! collectives {
                     let outputs = || { let $n = &Narrow::default(); $outputs };
                     // SAFETY: forwarded; the outputs are the call's own buffers.
                     unsafe { collective(header, comm, outputs, run, counts) }
+                }
+
+                #[doc = concat!("`MPI_", stringify!($ICall), "` (see the module docs).")]
+                ///
+                /// # Safety
+                /// The MPI function's contract; `run` is the MPI call.
+                #[allow(clippy::too_many_arguments, unused_variables)] // some only `run` reads
+                pub(crate) unsafe fn $nonblocking(
+                    $($a: $t,)*
+                    request: *mut Request,
+                    run: impl FnOnce(*mut Request) -> c_int,
+                    counts: bool,
+                ) -> c_int {
+                    let header = { let $call = Call::$ICall; $header };
+                    let comm = Comm::from_bits(header.comm);
+                    let delivery = || Delivery::Outputs({ let $n = &Narrow::default(); $outputs });
+                    let counted = move || match counts {
+                        true => crate::traffic::Counts::Collective(comm),
+                        false => crate::traffic::Counts::Nothing,
+                    };
+                    // SAFETY: forwarded; the outputs are the call's own buffers.
+                    unsafe { crate::p2p::post(header, comm, delivery, run, request, counted) }
                 }
             )*
         }

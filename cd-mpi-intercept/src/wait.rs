@@ -370,6 +370,41 @@ unsafe fn any(
     status: *mut Status,
     direct: impl FnOnce() -> c_int,
 ) -> c_int {
+    let live = |h: &mut [Request], i: &mut c_int, f: Option<&mut c_int>, got: &mut Status| {
+        let (len, ptr) = (h.len() as c_int, h.as_mut_ptr());
+        // SAFETY: the application's requests (or their stand-ins).
+        unsafe {
+            match f {
+                None => real::Waitany(len, ptr, i, got),
+                Some(f) => real::Testany(len, ptr, i, f, got),
+            }
+        }
+    };
+    // SAFETY: forwarded.
+    unsafe {
+        any_via(
+            call, count, requests, index, flag, status, direct, live, true,
+        )
+    }
+}
+
+/// [`any`] reaching MPI through `live` (`MPI_Waitany`'s or `MPI_Testany`'s arguments but the
+/// count), as [`single_via`] says.
+///
+/// # Safety
+/// The MPI function's contract; `live` and `direct` complete one of the `count` requests.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn any_via(
+    call: Call,
+    count: c_int,
+    requests: *mut Request,
+    index: *mut c_int,
+    flag: Option<*mut c_int>,
+    status: *mut Status,
+    direct: impl FnOnce() -> c_int,
+    live: impl FnOnce(&mut [Request], &mut c_int, Option<&mut c_int>, &mut Status) -> c_int,
+    counts: bool,
+) -> c_int {
     let n = count.max(0) as usize;
     // SAFETY: forwarded; `count` handles.
     let done = unsafe {
@@ -382,11 +417,7 @@ unsafe fn any(
                 let mut i: c_int = abi::UNDEFINED;
                 let mut f: c_int = 1;
                 let mut got = Status::zeroed();
-                let (len, ptr) = (h.len() as c_int, h.as_mut_ptr());
-                let rc = match flag {
-                    None => real::Waitany(len, ptr, &mut i, &mut got),
-                    Some(_) => real::Testany(len, ptr, &mut i, &mut f, &mut got),
-                };
+                let rc = live(h, &mut i, flag.map(|_| &mut f), &mut got);
                 let completed = usize::try_from(i)
                     .ok()
                     .filter(|&i| f != 0 && i < st.len())
@@ -403,7 +434,7 @@ unsafe fn any(
                     },
                 )
             },
-            true,
+            counts,
         )
     };
     match done {
@@ -438,6 +469,36 @@ unsafe fn some(
     wait: bool,
     direct: impl FnOnce() -> c_int,
 ) -> c_int {
+    let live = |h: &mut [Request], out: &mut c_int, idx: *mut c_int, got: *mut Status| {
+        let f = if wait { real::Waitsome } else { real::Testsome };
+        // SAFETY: the application's requests (or their stand-ins), an index and a status each.
+        unsafe { f(h.len() as c_int, h.as_mut_ptr(), out, idx, got) }
+    };
+    // SAFETY: forwarded.
+    unsafe {
+        some_via(
+            call, incount, requests, outcount, indices, statuses, direct, live, true,
+        )
+    }
+}
+
+/// [`some`] reaching MPI through `live` (`MPI_Waitsome`'s or `MPI_Testsome`'s arguments but the
+/// count), as [`single_via`] says.
+///
+/// # Safety
+/// The MPI function's contract; `live` and `direct` complete some of the `incount` requests.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn some_via(
+    call: Call,
+    incount: c_int,
+    requests: *mut Request,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut Status,
+    direct: impl FnOnce() -> c_int,
+    live: impl FnOnce(&mut [Request], &mut c_int, *mut c_int, *mut Status) -> c_int,
+    counts: bool,
+) -> c_int {
     let n = incount.max(0) as usize;
     // SAFETY: forwarded; `incount` handles.
     let done = unsafe {
@@ -450,14 +511,7 @@ unsafe fn some(
                 let mut out: c_int = 0;
                 let mut idx = vec![0 as c_int; h.len()];
                 let mut got = vec![Status::zeroed(); h.len()];
-                let f = if wait { real::Waitsome } else { real::Testsome };
-                let rc = f(
-                    h.len() as c_int,
-                    h.as_mut_ptr(),
-                    &mut out,
-                    idx.as_mut_ptr(),
-                    got.as_mut_ptr(),
-                );
+                let rc = live(h, &mut out, idx.as_mut_ptr(), got.as_mut_ptr());
                 let k = if out == abi::UNDEFINED {
                     0
                 } else {
@@ -479,7 +533,7 @@ unsafe fn some(
                     },
                 )
             },
-            true,
+            counts,
         )
     };
     match done {

@@ -63,4 +63,6 @@ pub(crate) use tables::{
     has_virtuals, is_persistent, next_seq, persistent_delivery, register_persistent, track,
     unregister_persistent, untrack, Delivery, Tracked,
 };
-pub(crate) use virtuals::{free_virtual, live_of, virtual_request, virtual_start};
+pub(crate) use virtuals::{
+    completed_request, free_virtual, live_of, virtual_request, virtual_start,
+};

@@ -55,6 +55,26 @@ pub(super) fn start_greq(status: Status) -> Result<(Request, *mut GreqState), c_
     Ok((handle, state))
 }
 
+/// Writes to `request` a request of its own, already complete with an empty status (a
+/// generalized request): what in-job recovery gives for a send it dropped or a collective it
+/// served. Each such handle is distinct, as a CD that logs needs (it tracks requests by handle),
+/// where a send to `MPI_PROC_NULL` may get a handle shared by all (Open MPI's).
+///
+/// # Safety
+/// `request` is writable.
+pub(crate) unsafe fn completed_request(request: *mut Request) -> c_int {
+    match start_greq(Status::empty()) {
+        Ok((handle, _)) => {
+            // SAFETY: our own generalized request, handed to the caller complete.
+            let rc = unsafe { real::Grequest_complete(handle) };
+            // SAFETY: the caller's out-parameter.
+            unsafe { request.write(handle) };
+            rc
+        }
+        Err(rc) => rc,
+    }
+}
+
 /// Hands out a virtual request for a posting call re-executed during a replay.
 ///
 /// # Safety

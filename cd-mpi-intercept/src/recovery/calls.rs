@@ -24,7 +24,7 @@
 use super::requests::{self, Receive};
 use super::{catchup, choices, journal, repair};
 use crate::abi::{self, Comm, Datatype, Op, Request, Status};
-use crate::pmpi::{real, world, Call};
+use crate::pmpi::{real, Call};
 use crate::{derived, stats, traffic};
 use std::ffi::{c_int, c_void};
 
@@ -745,27 +745,6 @@ pub(crate) unsafe fn allgather(
     }
 }
 
-/// A request that is already complete: a send to `MPI_PROC_NULL` (what a dropped or repaired
-/// nonblocking send gives the application).
-///
-/// # Safety
-/// `request` is writable.
-pub(super) unsafe fn complete_request(tag: c_int, request: *mut Request) -> c_int {
-    let byte = abi::predefined().byte;
-    // SAFETY: no data moves to MPI_PROC_NULL; MPI writes the handle.
-    unsafe {
-        real::Isend(
-            std::ptr::null(),
-            0,
-            byte,
-            abi::PROC_NULL,
-            tag,
-            world::current(),
-            request,
-        )
-    }
-}
-
 /// A nonblocking send of the standard or synchronous mode on `chan`, counted as `call` (`None`:
 /// `MPI_Start`, which posts a persistent send this way and counts itself:
 /// `super::persistent`).
@@ -803,7 +782,7 @@ pub(super) unsafe fn post_send(
     unsafe { journal::sent(chan.0, to, tag, buf, count, datatype) };
     if catchup::drop_send(chan.0, to) {
         // SAFETY: the caller's request.
-        return unsafe { complete_request(tag, request) };
+        return unsafe { crate::engine::completed_request(request) };
     }
     let rc = repair::covered(|| post(chan.comm()));
     if rc == abi::SUCCESS {
@@ -815,7 +794,7 @@ pub(super) unsafe fn post_send(
         repair::repair();
         // the resend delivers it
         // SAFETY: the caller's request.
-        return unsafe { complete_request(tag, request) };
+        return unsafe { crate::engine::completed_request(request) };
     }
     rc
 }

@@ -146,7 +146,17 @@ pub(crate) unsafe fn test(request: *mut Request, flag: *mut c_int, status: *mut 
     }
     let live = live_test(choosing, tracked);
     // SAFETY: forwarded.
-    unsafe { crate::wait::single_via(Call::Test, request, Some(flag), status, direct, live, false) }
+    unsafe {
+        crate::wait::single_via(
+            Call::Test,
+            request,
+            Some(flag),
+            status,
+            direct,
+            live,
+            !tracked,
+        )
+    }
 }
 
 /// `MPI_Testall`.
@@ -184,7 +194,7 @@ pub(crate) unsafe fn testall(
             statuses,
             direct,
             live,
-            false,
+            !tracked,
         )
     }
 }
@@ -406,15 +416,14 @@ pub(crate) unsafe fn waitany(
     index: *mut c_int,
     status: *mut Status,
 ) -> c_int {
-    if index.is_null() || !chooses(false) {
+    if index.is_null() || !chooses(true) {
         // SAFETY: the caller's handles.
         unsafe { unchosen(requests, count) };
         // SAFETY: forwarded.
         return unsafe { crate::wait::waitany(count, requests, index, status) };
     }
-    stats::count(Call::Waitany);
-    // SAFETY: the caller's `count` handles, index and status.
-    unsafe { any(slice(requests, count), index, status, None) }
+    // SAFETY: forwarded.
+    unsafe { any_within(Call::Waitany, count, requests, index, None, status) }
 }
 
 /// `MPI_Testany`.
@@ -428,15 +437,50 @@ pub(crate) unsafe fn testany(
     flag: *mut c_int,
     status: *mut Status,
 ) -> c_int {
-    if index.is_null() || flag.is_null() || !chooses(false) {
+    if index.is_null() || flag.is_null() || !chooses(true) {
         // SAFETY: the caller's handles.
         unsafe { unchosen(requests, count) };
         // SAFETY: forwarded.
         return unsafe { crate::wait::testany(count, requests, index, flag, status) };
     }
-    stats::count(Call::Testany);
+    // SAFETY: forwarded.
+    unsafe { any_within(Call::Testany, count, requests, index, Some(flag), status) }
+}
+
+/// [`any`] on the caller's `count` handles, within the ordinary handler while a CD logs
+/// ([`logged`]); that handler counts the completed receives when recovery tracks none of the
+/// requests (then [`any`] completes them through the library's call; else through
+/// [`complete`], which counts them), as for the tests.
+///
+/// # Safety
+/// The MPI function's contract (`MPI_Waitany`'s, or with `flag` `MPI_Testany`'s).
+unsafe fn any_within(
+    call: Call,
+    count: c_int,
+    requests: *mut Request,
+    index: *mut c_int,
+    flag: Option<*mut c_int>,
+    status: *mut Status,
+) -> c_int {
+    // SAFETY: the caller's `count` handles.
+    let tracked = covers(unsafe { slice(requests, count) }, true);
     // SAFETY: the caller's `count` handles, index, flag and status.
-    unsafe { any(slice(requests, count), index, status, Some(flag)) }
+    let direct = || unsafe { any(slice(requests, count), index, status, flag, tracked) };
+    if !logged() {
+        stats::count(call);
+        return direct();
+    }
+    let live = |h: &mut [Request], i: &mut c_int, f: Option<&mut c_int>, got: &mut Status| {
+        let f = f.map(|f| f as *mut c_int);
+        // SAFETY: the caller's handles (or their stand-ins), an index, a status and its flag.
+        unsafe { any(h, i, got, f, tracked) }
+    };
+    // SAFETY: forwarded.
+    unsafe {
+        crate::wait::any_via(
+            call, count, requests, index, flag, status, direct, live, !tracked,
+        )
+    }
 }
 
 /// `MPI_Waitsome`.
@@ -450,15 +494,23 @@ pub(crate) unsafe fn waitsome(
     indices: *mut c_int,
     statuses: *mut Status,
 ) -> c_int {
-    if outcount.is_null() || indices.is_null() || !chooses(false) {
+    if outcount.is_null() || indices.is_null() || !chooses(true) {
         // SAFETY: the caller's handles.
         unsafe { unchosen(requests, incount) };
         // SAFETY: forwarded.
         return unsafe { crate::wait::waitsome(incount, requests, outcount, indices, statuses) };
     }
-    stats::count(Call::Waitsome);
-    // SAFETY: the caller's `incount` handles, indices and statuses, and its count.
-    unsafe { some(slice(requests, incount), outcount, indices, statuses, true) }
+    // SAFETY: forwarded.
+    unsafe {
+        some_within(
+            Call::Waitsome,
+            incount,
+            requests,
+            outcount,
+            indices,
+            statuses,
+        )
+    }
 }
 
 /// `MPI_Testsome`.
@@ -472,20 +524,72 @@ pub(crate) unsafe fn testsome(
     indices: *mut c_int,
     statuses: *mut Status,
 ) -> c_int {
-    if outcount.is_null() || indices.is_null() || !chooses(false) {
+    if outcount.is_null() || indices.is_null() || !chooses(true) {
         // SAFETY: the caller's handles.
         unsafe { unchosen(requests, incount) };
         // SAFETY: forwarded.
         return unsafe { crate::wait::testsome(incount, requests, outcount, indices, statuses) };
     }
-    stats::count(Call::Testsome);
+    // SAFETY: forwarded.
+    unsafe {
+        some_within(
+            Call::Testsome,
+            incount,
+            requests,
+            outcount,
+            indices,
+            statuses,
+        )
+    }
+}
+
+/// [`some`] on the caller's `incount` handles, within the ordinary handler while a CD logs
+/// ([`logged`]).
+///
+/// # Safety
+/// The MPI function's contract (`MPI_Waitsome`'s, or `MPI_Testsome`'s).
+unsafe fn some_within(
+    call: Call,
+    incount: c_int,
+    requests: *mut Request,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut Status,
+) -> c_int {
+    let wait = call == Call::Waitsome;
+    // SAFETY: the caller's `incount` handles.
+    let tracked = covers(unsafe { slice(requests, incount) }, true);
     // SAFETY: the caller's `incount` handles, indices and statuses, and its count.
-    unsafe { some(slice(requests, incount), outcount, indices, statuses, false) }
+    let direct = || unsafe {
+        some(
+            slice(requests, incount),
+            outcount,
+            indices,
+            statuses,
+            wait,
+            tracked,
+        )
+    };
+    if !logged() {
+        stats::count(call);
+        return direct();
+    }
+    let live = |h: &mut [Request], out: &mut c_int, idx: *mut c_int, got: *mut Status| {
+        // SAFETY: the caller's handles (or their stand-ins), an index and a status each.
+        unsafe { some(h, out, idx, got, wait, tracked) }
+    };
+    // SAFETY: forwarded.
+    unsafe {
+        crate::wait::some_via(
+            call, incount, requests, outcount, indices, statuses, direct, live, !tracked,
+        )
+    }
 }
 
 /// Tests each active request in turn (a wait: until one completes), through repairs; the
 /// choice is repeated or made, and recorded (see the module docs). With `flag` a test.
-/// Requests none of which recovery tracks go to the ordinary handlers.
+/// Requests none of which recovery tracks (`!tracked`, found before the call entered an
+/// ordinary handler) go to the ordinary handlers.
 ///
 /// # Safety
 /// `index` and `flag` are writable, `status` is one status or `MPI_STATUS_IGNORE`.
@@ -494,6 +598,7 @@ unsafe fn any(
     index: *mut c_int,
     status: *mut Status,
     flag: Option<*mut c_int>,
+    tracked: bool,
 ) -> c_int {
     let give = |chosen: bool, i: c_int| {
         // SAFETY: the caller's index and flag.
@@ -505,7 +610,6 @@ unsafe fn any(
         }
         choices::chose_any(chosen, i);
     };
-    let tracked = covers(handles, false);
     if let Some(r) = choices::repeat(Kind::Any) {
         let slot = usize::try_from(r.index())
             .ok()
@@ -577,7 +681,7 @@ unsafe fn any(
 
 /// Tests every active request (`wait`: until at least one completes), through repairs; the
 /// set is repeated or made, and recorded (see the module docs). Requests none of which
-/// recovery tracks go to the ordinary handlers.
+/// recovery tracks go to the ordinary handlers (`tracked` as for [`any`]).
 ///
 /// # Safety
 /// `outcount` is writable, `indices` holds `handles.len()` ints, `statuses` as many statuses
@@ -588,6 +692,7 @@ unsafe fn some(
     indices: *mut c_int,
     statuses: *mut Status,
     wait: bool,
+    tracked: bool,
 ) -> c_int {
     let give = |done: &[(c_int, Status)]| {
         for (k, (i, st)) in done.iter().enumerate() {
@@ -610,7 +715,6 @@ unsafe fn some(
         choices::chose_some(None);
         abi::SUCCESS
     };
-    let tracked = covers(handles, false);
     if let Some(head) = choices::repeat(Kind::Some) {
         let Some(list) = choices::repeat_some(head) else {
             return undefined();

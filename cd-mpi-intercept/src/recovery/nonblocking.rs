@@ -3,7 +3,8 @@
 //! [`super::calls`], on the same communicators ([`post`] also posts the nonblocking all-forms
 //! of [`super::nonblocking_allform`]).
 //!
-//! Each is posted as the application asked and tracked ([`super::requests`]): its result goes
+//! Each is posted as the application asked and tracked ([`super::requests`]), within its
+//! ordinary handler while a CD logs ([`calls::logged`]): its result goes
 //! into the journal when a completion call completes it. A repair that interrupts one gives
 //! it the result a survivor served, when some survivor completed it, or posts it again on the
 //! rebuilt communicator (every rank that did not complete it does, the replacement when it gets
@@ -16,7 +17,7 @@ use super::requests::{self, Collective, Kind};
 use super::{catchup, journal, repair};
 use crate::abi::{self, Comm, Datatype, Op, Request};
 use crate::pmpi::Call;
-use crate::{stats, traffic};
+use crate::traffic;
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -42,7 +43,7 @@ pub(super) unsafe fn post(
     request: *mut Request,
     buffers: Buffers,
 ) -> c_int {
-    stats::count(call);
+    calls::count_call(call);
     journal::collective_started(chan.0);
     let finishing = buffers.clone();
     let served = |data: Vec<u8>| {
@@ -56,7 +57,7 @@ pub(super) unsafe fn post(
         journal::collective_packed(chan.0, &data);
         finishing.finish();
         // SAFETY: the caller's request.
-        unsafe { calls::complete_request(0, request) }
+        unsafe { crate::engine::completed_request(request) }
     };
     if let Some(data) = catchup::next_collective(chan.0) {
         return served(data);
@@ -99,13 +100,13 @@ pub(super) unsafe fn post(
 /// # Safety
 /// The MPI function's contract.
 pub(crate) unsafe fn ibarrier(comm: Comm, request: *mut Request) -> c_int {
-    let Some(chan) = calls::covers(comm) else {
+    let Some(chan) = calls::covers_in_logs(comm) else {
         // SAFETY: forwarded.
         return unsafe { crate::coll::ibarrier(comm, request) };
     };
     let byte = abi::predefined().byte;
     // SAFETY: an empty result.
-    unsafe {
+    let live = |request| unsafe {
         post(
             Call::Ibarrier,
             chan,
@@ -117,7 +118,12 @@ pub(crate) unsafe fn ibarrier(comm: Comm, request: *mut Request) -> c_int {
             request,
             Buffers::default(),
         )
+    };
+    if !calls::logged() {
+        return live(request);
     }
+    // SAFETY: forwarded.
+    unsafe { crate::coll::via::ibarrier(comm, request, live, false) }
 }
 
 /// `MPI_Ibcast`.
@@ -132,12 +138,12 @@ pub(crate) unsafe fn ibcast(
     comm: Comm,
     request: *mut Request,
 ) -> c_int {
-    let Some(chan) = calls::covers(comm) else {
+    let Some(chan) = calls::covers_in_logs(comm) else {
         // SAFETY: forwarded.
         return unsafe { crate::coll::ibcast(buffer, count, datatype, root, comm, request) };
     };
     // SAFETY: forwarded; the root's buffer is its input.
-    unsafe {
+    let live = |request| unsafe {
         post(
             Call::Ibcast,
             chan,
@@ -149,7 +155,12 @@ pub(crate) unsafe fn ibcast(
             request,
             Buffers::default(),
         )
+    };
+    if !calls::logged() {
+        return live(request);
     }
+    // SAFETY: forwarded.
+    unsafe { crate::coll::via::ibcast(buffer, count, datatype, root, comm, request, live, false) }
 }
 
 /// `MPI_Iallreduce`.
@@ -166,7 +177,7 @@ pub(crate) unsafe fn iallreduce(
     comm: Comm,
     request: *mut Request,
 ) -> c_int {
-    let Some(chan) = calls::covers(comm) else {
+    let Some(chan) = calls::covers_in_logs(comm) else {
         // SAFETY: forwarded.
         return unsafe {
             crate::coll::iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request)
@@ -178,7 +189,7 @@ pub(crate) unsafe fn iallreduce(
         op,
     };
     // SAFETY: forwarded.
-    unsafe {
+    let live = |request| unsafe {
         post(
             Call::Iallreduce,
             chan,
@@ -189,6 +200,15 @@ pub(crate) unsafe fn iallreduce(
             in_place,
             request,
             Buffers::default(),
+        )
+    };
+    if !calls::logged() {
+        return live(request);
+    }
+    // SAFETY: forwarded.
+    unsafe {
+        crate::coll::via::iallreduce(
+            sendbuf, recvbuf, count, datatype, op, comm, request, live, false,
         )
     }
 }
@@ -208,7 +228,7 @@ pub(crate) unsafe fn iallgather(
     comm: Comm,
     request: *mut Request,
 ) -> c_int {
-    let Some(chan) = calls::covers(comm) else {
+    let Some(chan) = calls::covers_in_logs(comm) else {
         // SAFETY: forwarded.
         return unsafe {
             crate::coll::iallgather(
@@ -224,7 +244,7 @@ pub(crate) unsafe fn iallgather(
         recvcount,
     };
     // SAFETY: forwarded; the result is `size` blocks of `recvcount`.
-    unsafe {
+    let live = |request| unsafe {
         post(
             Call::Iallgather,
             chan,
@@ -235,6 +255,15 @@ pub(crate) unsafe fn iallgather(
             sendbuf.addr() == abi::IN_PLACE,
             request,
             Buffers::default(),
+        )
+    };
+    if !calls::logged() {
+        return live(request);
+    }
+    // SAFETY: forwarded.
+    unsafe {
+        crate::coll::via::iallgather(
+            sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, live, false,
         )
     }
 }
