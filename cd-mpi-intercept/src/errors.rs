@@ -257,9 +257,9 @@ pub(crate) fn why_not_contained() -> &'static str {
     } else if !containing() {
         "no version of a persistent CD is complete yet to restore the lost rank from"
     } else if cd_core::logging_anywhere() {
-        "it reached this rank in a call inside a CD that logs its MPI traffic, where in-job \
-         recovery covers only point-to-point calls, MPI_Wait(all), MPI_Test(all) and the \
-         blocking collectives"
+        "it reached this rank in a call inside a CD that logs its MPI traffic that in-job \
+         recovery does not cover there (a matched probe, a nonblocking collective whose result \
+         differs by rank, a persistent request's start)"
     } else if crate::boundary::inside() {
         "it came during the runtime's own communication (a persist or a restore under way), \
          which in-job recovery does not cover"

@@ -849,6 +849,15 @@ pub(crate) unsafe fn probing(
     abi::SUCCESS
 }
 
+/// The header of a probe of `source` and `tag` on `comm` made as `call`.
+pub(crate) fn probe_header(call: Call, source: c_int, tag: c_int, comm: Comm) -> Header {
+    Header {
+        peer: source,
+        tag,
+        ..Header::plain(call, comm)
+    }
+}
+
 /// Defines the probe wrappers: each reports through [`probing`], `mine` naming the
 /// out-parameters (ours: flag `f`, message `m`, status `st`) the MPI call takes.
 macro_rules! probes {
@@ -867,11 +876,7 @@ macro_rules! probes {
                 let flag: Option<*mut c_int> = $flag;
                 crate::errors::probed(source, flag.is_some());
             }
-            let header = Header {
-                peer: source,
-                tag,
-                ..Header::plain(Call::$call, comm)
-            };
+            let header = probe_header(Call::$call, source, tag, comm);
             // SAFETY: forwarded.
             unsafe {
                 probing(

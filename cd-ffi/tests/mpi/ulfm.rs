@@ -411,8 +411,10 @@ fn a_lost_rank_is_contained_in_the_job() {
 /// the child and re-execute the step from its log, before the loss, after it, and in the lost
 /// rank's steps its replacement re-executes (so again, during its catch-up). The halo is
 /// exchanged with `MPI_Isend`/`MPI_Irecv`/`MPI_Waitall` (rank 3 lost), `MPI_Sendrecv` from
-/// `MPI_ANY_SOURCE` (rank 0), tested by `MPI_Testall` (rank 2) or by neighbourhood collectives
-/// on a Cartesian ring (rank 1, with a sum on a split of it); the collectives of
+/// `MPI_ANY_SOURCE` (rank 0), tested by `MPI_Testall` (rank 2), completed by `MPI_Waitany`
+/// (rank 2), with an `MPI_Iallreduce` in flight and a token found by `MPI_Iprobe` and
+/// `MPI_Probe` from `MPI_ANY_SOURCE` (rank 1), or by neighbourhood collectives on a Cartesian
+/// ring (rank 1, with a sum on a split of it); the collectives of
 /// `HEAT_REDUCE=3` (rank 3 dies amid them) and the rooted ones of `HEAT_REDUCE=2` (rank 0, their
 /// root) run inside the step's CD too. The one launch finishes, every result is bitwise a
 /// fault-free run's without child CDs, the survivors computed every step once and repaired
@@ -431,6 +433,8 @@ fn a_loss_inside_cds_that_log_is_contained() {
         (3, 131, "1", "0", "0", "3", "121:3,128:0"),
         (0, 132, "0", "0", "0", "2", "124:0,140:3"),
         (1, 133, "6", "0", "1", "1", "122:1,129:2"),
+        (2, 134, "3", "0", "0", "1", "133:2,126:0"),
+        (1, 135, "4", "2", "0", "1", "130:1,131:3"),
     ];
     let mut cleans = std::collections::BTreeMap::new();
     for (lost, step, nonblocking, wildcard, cart, reduce, faults) in cases {
@@ -681,9 +685,9 @@ fn a_loss_during_a_persist_ends_the_job_clearly_and_the_relaunch_restores() {
 /// step then run as all-forms outside recovery, their memory held until completed); one that
 /// calls `MPI_Ialltoallv` every step (at the repair the survivors find their journals lack
 /// it); and one whose survivors hold a message they matched with `MPI_Mprobe` and did not
-/// receive yet when rank 1 is lost (a repair cannot carry it); and one that probes from
-/// `MPI_ANY_SOURCE` inside CDs that log (`HEAT_CHILD=1`), where in-job recovery does not record
-/// that choice. A later loss ends the job, every survivor's line says why.
+/// receive yet when rank 1 is lost (a repair cannot carry it); and one that matches messages
+/// from `MPI_ANY_SOURCE` with `MPI_Improbe` and `MPI_Mprobe` inside CDs that log
+/// (`HEAT_CHILD=1`), where in-job recovery does not record that choice. A later loss ends the job, every survivor's line says why.
 #[test]
 fn a_loss_after_unkept_choices_or_an_unfollowed_communicator_ends_the_job_clearly() {
     if skipped("a_loss_after_unkept_choices_or_an_unfollowed_communicator_ends_the_job_clearly") {
@@ -720,8 +724,8 @@ fn a_loss_after_unkept_choices_or_an_unfollowed_communicator_ends_the_job_clearl
             "a message the application matched with MPI_Mprobe or MPI_Improbe was not received",
         ),
         (
-            &[("HEAT_CHILD", "1"), ("HEAT_WILDCARD", "2")],
-            "made a choice inside a CD that logs MPI",
+            &[("HEAT_CHILD", "1"), ("HEAT_WILDCARD", "3")],
+            "probed where in-job recovery does not record the outcome",
         ),
     ];
     for (knobs, why) in cases {

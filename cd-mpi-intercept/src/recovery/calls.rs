@@ -122,20 +122,6 @@ pub(super) fn logged() -> bool {
     cd_core::logging_anywhere()
 }
 
-/// Before the ordinary handler of a call that makes a choice runs (on `comm`, if it has one):
-/// inside a CD that logs, recovery records only a wildcard receive's source and a test's flag
-/// ([`logged`]), so any other choice there, which a replacement could not repeat, stops the
-/// containment of later losses.
-pub(super) fn choice_in_log(comm: Option<Comm>) {
-    let followed = comm.is_none_or(|c| p2p_channel(c, true).is_some());
-    if logged() && taking(true) && followed {
-        crate::errors::stop_containing(
-            "the application made a choice inside a CD that logs MPI (a probe, or \
-             MPI_Waitany and the like), which in-job recovery does not record there",
-        );
-    }
-}
-
 /// Counts `call` in the statistics, unless its ordinary handler does ([`logged`]).
 #[inline]
 pub(super) fn count_call(call: Call) {

@@ -399,7 +399,6 @@ pub(crate) unsafe fn request_get_status(
 /// # Safety
 /// `handles` points to `n` requests when `n > 0`.
 unsafe fn unchosen(handles: *mut Request, n: c_int) {
-    super::calls::choice_in_log(None);
     if super::keeping() && requests::tracked() {
         // SAFETY: the caller's handles.
         requests::untrack(unsafe { slice(handles, n) });

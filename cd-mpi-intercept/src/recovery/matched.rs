@@ -23,7 +23,7 @@
 //! ends the job clearly ([`unreceived`], checked at the repair); the common one, a matched
 //! probe and its receive with no loss in between, is contained.
 
-use super::calls::{self, covers, Chan};
+use super::calls::{covers, Chan};
 use super::choices::{self, Kind};
 use super::probes::{until_found, IN_START};
 use super::repair;
@@ -118,9 +118,6 @@ pub(crate) unsafe fn mprobe(
     let chan = covers(comm)
         .filter(|_| source != abi::PROC_NULL && (!wildcard || choices::admit(IN_START)));
     let Some(chan) = chan else {
-        if wildcard {
-            calls::choice_in_log(Some(comm));
-        }
         // SAFETY: forwarded.
         return unsafe { crate::p2p::mprobe(source, tag, comm, message, status) };
     };
@@ -159,7 +156,6 @@ pub(crate) unsafe fn improbe(
     let chan = covers(comm)
         .filter(|_| source != abi::PROC_NULL && !flag.is_null() && choices::admit(IN_START));
     let Some(chan) = chan else {
-        calls::choice_in_log(Some(comm));
         // SAFETY: forwarded.
         return unsafe { crate::p2p::improbe(source, tag, comm, flag, message, status) };
     };

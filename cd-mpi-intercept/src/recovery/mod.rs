@@ -59,19 +59,19 @@
 //! derived from it with `MPI_Comm_dup`, `MPI_Comm_split`, `MPI_Comm_split_type`,
 //! `MPI_Comm_create`, `MPI_Comm_create_group`, `MPI_Intercomm_create` (point-to-point only),
 //! `MPI_Intercomm_merge`, `MPI_Cart_create`, `MPI_Cart_sub` and the graph constructors
-//! (rebuilt after a repair: `crate::derived`). Inside CDs that log, the point-to-point calls,
-//! `Wait`, `Waitall`, `Test`, `Testall` and the blocking collectives are covered too: each
-//! runs within the ordinary handler (an all-form, within the handler of the collective it runs
-//! as: [`allform::all_form`]), which logs it or serves it from the log when the CD re-executes
-//! ([`calls::logged`]); a restore forgets the requests it drains. The
-//! choices a replacement must
-//! repeat (a receive's wildcard source, `Waitany` and the like, a test's flag, what a probe
+//! (rebuilt after a repair: `crate::derived`). Inside CDs that log, the calls above but the
+//! matched probes, the nonblocking all-forms and the persistent requests' starts are covered
+//! too: each runs within the ordinary handler (an all-form, within the handler of the
+//! collective it runs as: [`allform::all_form`]), which logs it or serves it from the log when
+//! the CD re-executes ([`calls::logged`]); a restore forgets the requests it drains. The
+//! choices a replacement must repeat (a receive's wildcard source, `Waitany` and the like, a test's flag, what a probe
 //! found: [`probes`], what a matched probe matched, received by `Mrecv` or `Imrecv`:
 //! [`matched`]) are recorded at a partner ([`choices`]). A loss seen in any other call (other
 //! collectives: the other nonblocking ones, the persistent ones, the large-count forms; a
 //! persist under way), after a communicator made otherwise, after a choice that is not
-//! recorded (a choice in the start, more than the partner's window holds, a choice inside a
-//! CD that logs other than a wildcard receive or a test's flag, a tracked request
+//! recorded (a choice in the start, more than the partner's window holds, a matched probe
+//! from `MPI_ANY_SOURCE` or `MPI_Improbe` inside a CD that logs: `crate::errors::probed`, a
+//! tracked request
 //! given to `MPI_Request_free` or `MPI_Cancel`: [`completion`]), after a start that
 //! communicated otherwise ([`prologue`]), after other traffic since the version (at the repair
 //! each survivor checks that its journal accounts for all its message counts:

@@ -6,12 +6,11 @@
 //! (`MPI_Probe` of the recorded source): its peers resend it, or send it live. The matched
 //! probes (`MPI_Mprobe`, `MPI_Improbe`) are choices the same way: [`super::matched`].
 
-use super::calls::{self, covers, Chan};
+use super::calls::{self, Chan};
 use super::choices::{self, Kind};
 use super::repair;
-use crate::abi::{self, Comm, Status};
+use crate::abi::{self, Comm, Message, Status};
 use crate::pmpi::{real, Call};
-use crate::stats;
 use std::ffi::c_int;
 
 /// Why a probe in the program's start stops containment.
@@ -49,15 +48,29 @@ unsafe fn wait_for(chan: Chan, source: c_int, tag: c_int, status: *mut Status) -
 /// The MPI function's contract.
 pub(crate) unsafe fn probe(source: c_int, tag: c_int, comm: Comm, status: *mut Status) -> c_int {
     let wildcard = source == abi::ANY_SOURCE;
-    let chan = covers(comm).filter(|_| !wildcard || choices::admit(IN_START));
+    let chan = calls::covers_in_logs(comm).filter(|_| !wildcard || choices::admit(IN_START));
     let Some(chan) = chan else {
-        if wildcard {
-            calls::choice_in_log(Some(comm));
-        }
         // SAFETY: forwarded.
         return unsafe { crate::p2p::probe(source, tag, comm, status) };
     };
-    stats::count(Call::Probe);
+    // SAFETY: forwarded, with a writable status.
+    let live = move |status| unsafe { covered_probe(chan, source, tag, status) };
+    if !calls::logged() {
+        return live(status);
+    }
+    let header = crate::p2p::probe_header(Call::Probe, source, tag, comm);
+    let run = |_: *mut c_int, _: *mut Message, st| live(st);
+    // SAFETY: forwarded.
+    unsafe { crate::p2p::probing(header, comm, None, None, status, run, || live(status)) }
+}
+
+/// [`probe`] taken by recovery.
+///
+/// # Safety
+/// The MPI function's contract.
+unsafe fn covered_probe(chan: Chan, source: c_int, tag: c_int, status: *mut Status) -> c_int {
+    let wildcard = source == abi::ANY_SOURCE;
+    calls::count_call(Call::Probe);
     let mut own = Status::zeroed();
     let status = if abi::is_status_ignore(status) {
         &mut own as *mut Status
@@ -89,13 +102,38 @@ pub(crate) unsafe fn iprobe(
     flag: *mut c_int,
     status: *mut Status,
 ) -> c_int {
-    let chan = covers(comm).filter(|_| !flag.is_null() && choices::admit(IN_START));
+    let chan = calls::covers_in_logs(comm).filter(|_| !flag.is_null() && choices::admit(IN_START));
     let Some(chan) = chan else {
-        calls::choice_in_log(Some(comm));
         // SAFETY: forwarded.
         return unsafe { crate::p2p::iprobe(source, tag, comm, flag, status) };
     };
-    stats::count(Call::Iprobe);
+    // SAFETY: forwarded, with a writable flag and status.
+    let live = move |flag, status| unsafe { covered_iprobe(chan, source, tag, flag, status) };
+    if !calls::logged() {
+        return live(flag, status);
+    }
+    let header = crate::p2p::probe_header(Call::Iprobe, source, tag, comm);
+    let run = |f, _: *mut Message, st| live(f, st);
+    // SAFETY: forwarded.
+    unsafe {
+        crate::p2p::probing(header, comm, Some(flag), None, status, run, || {
+            live(flag, status)
+        })
+    }
+}
+
+/// [`iprobe`] taken by recovery.
+///
+/// # Safety
+/// The MPI function's contract; `flag` is writable.
+unsafe fn covered_iprobe(
+    chan: Chan,
+    source: c_int,
+    tag: c_int,
+    flag: *mut c_int,
+    status: *mut Status,
+) -> c_int {
+    calls::count_call(Call::Iprobe);
     let mut own = Status::zeroed();
     let status = if abi::is_status_ignore(status) {
         &mut own as *mut Status
