@@ -415,8 +415,9 @@ fn a_lost_rank_is_contained_in_the_job() {
 /// (rank 2), with an `MPI_Iallreduce` in flight and a token found by `MPI_Iprobe` and
 /// `MPI_Probe` from `MPI_ANY_SOURCE` (rank 1), or by neighbourhood collectives on a Cartesian
 /// ring (rank 1, with a sum on a split of it); the collectives of
-/// `HEAT_REDUCE=3` (rank 3 dies amid them) and the rooted ones of `HEAT_REDUCE=2` (rank 0, their
-/// root) run inside the step's CD too. The one launch finishes, every result is bitwise a
+/// `HEAT_REDUCE=3` (rank 3 dies amid them), the rooted ones of `HEAT_REDUCE=2` (rank 0, their
+/// root) and the nonblocking ones of `HEAT_REDUCE=4`, in flight together (rank 0), run inside
+/// the step's CD too. The one launch finishes, every result is bitwise a
 /// fault-free run's without child CDs, the survivors computed every step once and repaired
 /// once, and only the replacement restored the persisted version.
 #[test]
@@ -435,6 +436,7 @@ fn a_loss_inside_cds_that_log_is_contained() {
         (1, 133, "6", "0", "1", "1", "122:1,129:2"),
         (2, 134, "3", "0", "0", "1", "133:2,126:0"),
         (1, 135, "4", "2", "0", "1", "130:1,131:3"),
+        (0, 131, "0", "0", "0", "4", "124:1,126:0"),
     ];
     let mut cleans = std::collections::BTreeMap::new();
     for (lost, step, nonblocking, wildcard, cart, reduce, faults) in cases {
@@ -442,6 +444,9 @@ fn a_loss_inside_cds_that_log_is_contained() {
             let cache = fresh_cache(&format!("ulfm-logged-clean-{cart}-{reduce}"));
             let mut env = CONTAINED.to_vec();
             env.extend([("HEAT_CART", cart), ("HEAT_REDUCE", reduce)]);
+            if reduce == "4" {
+                env.push(("HEAT_START", "2"));
+            }
             let (ok, clean) = heat(&cache, &env);
             assert!(ok, "the fault-free run:\n{clean}");
             let expected = heat_lines(&clean, " result ");
@@ -472,6 +477,9 @@ fn a_loss_inside_cds_that_log_is_contained() {
         if reduce == "3" && lost == 3 {
             // it dies amid its collectives (after MPI_Alltoall), inside its step's CD
             env.push(("HEAT_KILL_INSIDE", "1"));
+        }
+        if reduce == "4" {
+            env.push(("HEAT_START", "2"));
         }
         let (ok, text) = heat(&cache, &env);
         assert!(ok, "the launch that lost rank {lost} finishes:\n{text}");

@@ -60,10 +60,10 @@
 //! `MPI_Comm_create`, `MPI_Comm_create_group`, `MPI_Intercomm_create` (point-to-point only),
 //! `MPI_Intercomm_merge`, `MPI_Cart_create`, `MPI_Cart_sub` and the graph constructors
 //! (rebuilt after a repair: `crate::derived`). Inside CDs that log, the calls above but the
-//! matched probes, the nonblocking all-forms and the persistent requests' starts are covered
-//! too: each runs within the ordinary handler (an all-form, within the handler of the
-//! collective it runs as: [`allform::all_form`]), which logs it or serves it from the log when
-//! the CD re-executes ([`calls::logged`]); a restore forgets the requests it drains. The
+//! matched probes and the persistent requests' starts are covered too: each runs within the
+//! ordinary handler (a blocking all-form, within the handler of the collective it runs as:
+//! [`allform::all_form`]), which logs it or serves it from the log when the CD re-executes
+//! ([`calls::logged`]); a restore forgets the requests it drains. The
 //! choices a replacement must repeat (a receive's wildcard source, `Waitany` and the like, a test's flag, what a probe
 //! found: [`probes`], what a matched probe matched, received by `Mrecv` or `Imrecv`:
 //! [`matched`]) are recorded at a partner ([`choices`]). A loss seen in any other call (other

@@ -77,6 +77,12 @@ pub(crate) unsafe fn ireduce(
             request,
             Held::new(form.buffers, None),
             |r| crate::coll::iallreduce(send, result, count, datatype, op, comm, r),
+            |live| {
+                let (s, r) = (sendbuf, recvbuf);
+                crate::coll::via::ireduce(
+                    s, r, count, datatype, op, root, comm, request, live, false,
+                )
+            },
         )
     }
 }
@@ -133,6 +139,12 @@ pub(crate) unsafe fn igather(
             request,
             Held::new(g.form.buffers, None),
             |r| crate::coll::iallgather(send, scount, stype, result, block, datatype, comm, r),
+            |live| {
+                crate::coll::via::igather(
+                    sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                    request, live, false,
+                )
+            },
         )
     }
 }
@@ -195,6 +207,12 @@ pub(crate) unsafe fn iscatter(
             request,
             Held::new(vec![whole], finish),
             |r| crate::coll::ibcast(buf, count, datatype, root, comm, r),
+            |live| {
+                crate::coll::via::iscatter(
+                    sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                    request, live, false,
+                )
+            },
         )
     }
 }
@@ -257,6 +275,12 @@ pub(crate) unsafe fn ialltoall(
             request,
             Held::new(vec![whole], Some(finish)),
             |r| crate::coll::iallgather(send, scount, stype, buf, rcount, recvtype, comm, r),
+            |live| {
+                crate::coll::via::ialltoall(
+                    sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request,
+                    live, false,
+                )
+            },
         )
     }
 }
@@ -277,6 +301,7 @@ unsafe fn iscan_form(
     op: Op,
     comm: Comm,
     request: *mut Request,
+    logged: impl FnOnce(Posting<'_>) -> c_int,
 ) -> c_int {
     let total = count.saturating_mul(safe::comm_size(comm));
     let last = scanned(exclusive, safe::comm_rank(comm));
@@ -304,6 +329,7 @@ unsafe fn iscan_form(
             request,
             Held::new(vec![all], Some(finish)),
             |r| crate::coll::iallgather(send, count, datatype, buf, count, datatype, comm, r),
+            logged,
         )
     }
 }
@@ -330,9 +356,14 @@ macro_rules! iscans {
                 };
             }
             // SAFETY: forwarded.
+            let logged = |live: Posting<'_>| unsafe {
+                crate::coll::via::$fn(sendbuf, recvbuf, count, datatype, op, comm, request, live, false)
+            };
+            // SAFETY: forwarded.
             unsafe {
                 iscan_form(
                     Call::$call, $exclusive, sendbuf, recvbuf, count, datatype, op, comm, request,
+                    logged,
                 )
             }
         }
@@ -361,6 +392,7 @@ unsafe fn ireduce_scatter_form(
     op: Op,
     comm: Comm,
     request: *mut Request,
+    logged: impl FnOnce(Posting<'_>) -> c_int,
 ) -> c_int {
     let send = input(sendbuf, recvbuf);
     let mut whole = Scratch::new(total, datatype);
@@ -385,6 +417,7 @@ unsafe fn ireduce_scatter_form(
             request,
             Held::new(vec![whole], Some(finish)),
             |r| crate::coll::iallreduce(send, buf, total, datatype, op, comm, r),
+            logged,
         )
     }
 }
@@ -413,6 +446,13 @@ pub(crate) unsafe fn ireduce_scatter_block(
     }
     let total = recvcount.saturating_mul(safe::comm_size(comm));
     let at = recvcount.saturating_mul(safe::comm_rank(comm));
+    // SAFETY: forwarded.
+    let logged = |live: Posting<'_>| unsafe {
+        let (s, r) = (sendbuf, recvbuf);
+        crate::coll::via::ireduce_scatter_block(
+            s, r, recvcount, datatype, op, comm, request, live, false,
+        )
+    };
     // SAFETY: forwarded; the input holds a block per rank.
     unsafe {
         ireduce_scatter_form(
@@ -426,6 +466,7 @@ pub(crate) unsafe fn ireduce_scatter_block(
             op,
             comm,
             request,
+            logged,
         )
     }
 }
@@ -453,6 +494,13 @@ pub(crate) unsafe fn ireduce_scatter(
     let Some((at, count, total)) = (unsafe { own_block(recvcounts, comm) }) else {
         return abi::ERR_COUNT;
     };
+    // SAFETY: forwarded.
+    let logged = |live: Posting<'_>| unsafe {
+        let (s, r) = (sendbuf, recvbuf);
+        crate::coll::via::ireduce_scatter(
+            s, r, recvcounts, datatype, op, comm, request, live, false,
+        )
+    };
     // SAFETY: forwarded; the input holds every rank's block.
     unsafe {
         ireduce_scatter_form(
@@ -466,6 +514,7 @@ pub(crate) unsafe fn ireduce_scatter(
             op,
             comm,
             request,
+            logged,
         )
     }
 }
@@ -488,7 +537,7 @@ pub(crate) unsafe fn iallgatherv(
     comm: Comm,
     request: *mut Request,
 ) -> c_int {
-    let Some(chan) = calls::covers(comm) else {
+    let Some(chan) = calls::covers_in_logs(comm) else {
         // SAFETY: forwarded.
         return unsafe {
             crate::coll::iallgatherv(
@@ -507,7 +556,7 @@ pub(crate) unsafe fn iallgatherv(
     };
     let AllgathervForm {
         counts,
-        displs,
+        displs: own_displs,
         places,
         total,
         send,
@@ -526,11 +575,18 @@ pub(crate) unsafe fn iallgatherv(
     let (finish_places, finish_counts) = (places.clone(), counts.clone());
     // SAFETY: every block, to its place in the caller's receive buffer.
     let finish = finish_with(buf, recvbuf, move |all, to| unsafe {
-        unpack_blocks(all, &finish_places, to, &displs, &finish_counts, recvtype)
+        unpack_blocks(
+            all,
+            &finish_places,
+            to,
+            &own_displs,
+            &finish_counts,
+            recvtype,
+        )
     });
     // SAFETY: `buf` holds every block one after another; the arrays `kind` names are held with
     // the request.
-    unsafe {
+    let live = move |request| unsafe {
         post(
             Call::Iallgatherv,
             chan,
@@ -541,6 +597,16 @@ pub(crate) unsafe fn iallgatherv(
             false,
             request,
             Held::with_arrays(vec![whole], vec![counts, places], Some(finish)),
+        )
+    };
+    if !calls::logged() {
+        return live(request);
+    }
+    // SAFETY: forwarded (see `post_all_form` on what the ordinary handler logs).
+    unsafe {
+        crate::coll::via::iallgatherv(
+            sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request,
+            live, false,
         )
     }
 }
@@ -562,14 +628,19 @@ fn finish_with(
     })
 }
 
+/// A nonblocking all-form's post, given the request to post into.
+type Posting<'a> = Box<dyn FnOnce(*mut Request) -> c_int + 'a>;
+
 /// Posts a nonblocking all-form `kind` (`call`), its whole result in `result` (where, how
 /// many, of what), `reads_result` if it reads that buffer as its input, and what the request
-/// holds ([`Held`]): through [`post`] when recovery takes the call, else through the ordinary
-/// handler (`ordinary`), what it holds kept by the request's handle ([`held`]); every rank
-/// runs the all-form either way.
+/// holds ([`Held`]): through [`post`] when recovery takes the call (within `logged`, the
+/// ordinary handler of the application's call, while a CD logs: [`calls::logged`]; it logs
+/// the application's outputs, which the finish has made when the request completes), else
+/// through the ordinary handler of the all-form (`ordinary`), what it holds kept by the
+/// request's handle ([`held`]); every rank runs the all-form either way.
 ///
 /// # Safety
-/// As [`post`]; `ordinary` posts the same all-form.
+/// As [`post`]; `ordinary` posts the same all-form, `logged` the application's call.
 #[allow(clippy::too_many_arguments)]
 unsafe fn post_all_form(
     call: Call,
@@ -580,8 +651,9 @@ unsafe fn post_all_form(
     request: *mut Request,
     holds: Buffers,
     ordinary: impl FnOnce(*mut Request) -> c_int,
+    logged: impl FnOnce(Posting<'_>) -> c_int,
 ) -> c_int {
-    let Some(chan) = calls::covers(comm) else {
+    let Some(chan) = calls::covers_in_logs(comm) else {
         stats::count(call);
         let rc = ordinary(request);
         if rc == abi::SUCCESS {
@@ -592,7 +664,7 @@ unsafe fn post_all_form(
     };
     let (buf, count, datatype) = result;
     // SAFETY: the caller's contract; what it holds lives with the request's entry.
-    unsafe {
+    let live = move |request| unsafe {
         post(
             call,
             chan,
@@ -604,5 +676,9 @@ unsafe fn post_all_form(
             request,
             holds,
         )
+    };
+    match calls::logged() {
+        false => live(request),
+        true => logged(Box::new(live)),
     }
 }
