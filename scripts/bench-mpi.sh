@@ -20,8 +20,9 @@
 # the cost of in-job recovery's sender-side journal (issue 23) instead of the steps above:
 #   1. ping-pong in launches alternated CD_BENCH_LAUNCHES times (default 4): --modes
 #      raw,nocd,log (with CD_ULFM_START_BYTES=0: past the start's bound), then --modes raw,journal (the journal, once on, takes every wrapped call on
-#      the world, so it needs a launch of its own; each launch has its own raw), --sizes
-#      $CD_BENCH_SIZES (default 8,4k,1M), then --modes raw,journal --any-source 1 --sizes 8
+#      the world, so it needs a launch of its own; each launch has its own raw), then --modes
+#      raw,journal+log (the journal inside a CD that logs), --sizes $CD_BENCH_SIZES (default
+#      8,4k,1M), then --modes raw,journal --any-source 1 --sizes 8
 #      (every receive from MPI_ANY_SOURCE: a choice recorded at the partner)
 #   2. where the journal's time goes: --bench packing (each rank alone)
 #   3. the journal checked with CD_MPI_STATS: it held the messages (journal_peak_bytes) and
@@ -102,7 +103,7 @@ if [ "$family" = ompi5 ]; then
     for launch in $(seq 1 "$launches"); do
         echo
         echo "== launch pair $launch of $launches"
-        for modes in raw,nocd,log raw,journal; do
+        for modes in raw,nocd,log raw,journal raw,journal+log; do
             echo "== $(wait_idle)"
             # nocd and log create no persistent CD, so their whole run is the program's start;
             # CD_ULFM_START_BYTES=0 times them past its bound, as such a program runs

@@ -34,6 +34,10 @@
  *         against its own raw), and only with --bench pingpong,allreduce. raw+copy comes with
  *         it, the reference of the issue's goal for large messages (raw plus one memcpy of the
  *         message).
+ *   journal+log the journal with the CD logging too: the persistent root CD is created with
+ *         COMM_LOGGING_ENABLED, so every call is both journaled (in-job recovery) and logged
+ *         (local replay), as inside a CD that logs in a ULFM job. Its advance, which prunes
+ *         both, is untimed as journal's. A launch of its own, as journal.
  *
  * Rounds: for each size, rounds of a fixed iteration count (calibrated on raw to about
  * --target-ms, default 5, and at most 64 MiB of messages) run mode after mode (raw nocd log, then nocd log raw, ...: the order rotates so
@@ -75,7 +79,7 @@
  * messages, at most 65536.
  *
  * Usage: mpi_overhead [--bench pingpong,allreduce,replay,stages,selfrecv,packing]
- *                     [--modes raw,nocd,log | raw,journal]
+ *                     [--modes raw,nocd,log | raw,journal | raw,journal+log]
  *                     [--sizes 8,64,...] [--ar-sizes 8,...] [--rounds R] [--target-ms T]
  *                     [--any-source 1]
  */
@@ -116,9 +120,9 @@ struct mpi_fns {
     sendrecv_fn sendrecv;
 };
 
-enum mode { RAW, NOCD, LOG, DIRECT, RAWCOPY, COPY, JOURNAL, NMODES };
-static const char *const MODE_NAME[NMODES] = {"raw",      "nocd", "log",    "direct",
-                                              "raw+copy", "copy", "journal"};
+enum mode { RAW, NOCD, LOG, DIRECT, RAWCOPY, COPY, JOURNAL, JOURNAL_LOG, NMODES };
+static const char *const MODE_NAME[NMODES] = {"raw",  "nocd",    "log",        "direct", "raw+copy",
+                                              "copy", "journal", "journal+log"};
 enum bench { PINGPONG, ALLREDUCE, SELF, SELFRECV };
 
 static struct mpi_fns raw_fns, exe_fns; /* the MPI library's PMPI_X; MPI_X as bound here */
@@ -128,6 +132,7 @@ static char *sbuf, *rbuf;
 static char *ring; /* the copy reference's destination, see copy_one() */
 static size_t ring_len, ring_at;
 static int copying; /* raw+copy: every received message is also copied into the ring */
+static int journal_on; /* 1: the journal mode is among the modes, 2: journal+log */
 
 /* The one copy a log cannot avoid: `size` received bytes to the next slot of a ring as large
  * as one interval's log (n * size bytes), pre-faulted and reused round after round, as a log
@@ -292,7 +297,8 @@ static void journal_start(void) {
     if (mkdir(node, 0700) != 0) die("mkdir of the journal mode's node directory");
     snprintf(info, sizeof info, "dir=%s/node{rank};scheme=partner", journal_dir);
     int error = 0;
-    journal_cd = create_cd(NULL, info, COMM_LOGGING_DISABLED, "journal", &error);
+    int logs = journal_on == 2 ? COMM_LOGGING_ENABLED : COMM_LOGGING_DISABLED;
+    journal_cd = create_cd(NULL, info, logs, "journal", &error);
     if (journal_cd == NULL) die("create_cd (persistent, for the journal mode)");
     struct cd_addrspec r = {journal_range, sizeof journal_range, READ_WRITE, GLOBAL};
     if (add_to_cd_via_copy(journal_cd, &r, 1) != SUCCESS) die("add_to_cd_via_copy");
@@ -351,7 +357,7 @@ static struct sample round_of(enum bench b, enum mode m, int size, long n) {
     run(b, f, size, n);
     double t = now() - t0;
 #ifndef NO_LIBCD
-    if (m == JOURNAL) journal_advance(); /* untimed: prunes the journal (see the top) */
+    if (m == JOURNAL || m == JOURNAL_LOG) journal_advance(); /* untimed (see the top) */
     if (m == LOG) {
         struct cd_info info;
         if (cd_get_info(cd, &info) != SUCCESS) die("cd_get_info");
@@ -406,7 +412,6 @@ static int rounds = 31;
 static double target = 0.005;
 static int do_pingpong = 1, do_allreduce = 1, do_replay = 1, do_stages = 0, do_selfrecv = 0,
            do_packing = 0;
-static int journal_on; /* the journal mode is among the modes */
 
 static int parse_sizes(const char *s, int *out) {
     int n = 0;
@@ -463,16 +468,20 @@ static void parse(int argc, char **argv) {
         while (m < NMODES && strcmp(t, MODE_NAME[m]) != 0) m++;
         if (m == NMODES) die("unknown mode");
 #ifdef NO_LIBCD
-        if (m == NOCD || m == LOG || m == JOURNAL)
-            die("nocd, log and journal need libcd (built without -DNO_LIBCD)");
+        if (m == NOCD || m == LOG || m == JOURNAL || m == JOURNAL_LOG)
+            die("nocd, log and the journal need libcd (built without -DNO_LIBCD)");
 #else
         if (m == DIRECT) die("direct is the -DNO_LIBCD build's mode (here it would be nocd)");
 #endif
         modes[nmodes++] = m;
     }
     if (nmodes == 0 || modes[0] != RAW) die("--modes must start with raw (the reference)");
-    for (int k = 0; k < nmodes; k++)
-        if (modes[k] == JOURNAL) journal_on = 1;
+    for (int k = 0; k < nmodes; k++) {
+        int on = modes[k] == JOURNAL ? 1 : modes[k] == JOURNAL_LOG ? 2 : 0;
+        if (on && journal_on && on != journal_on)
+            die("journal and journal+log need launches of their own (see the top)");
+        if (on) journal_on = on;
+    }
     for (int k = 0; journal_on && k < nmodes; k++)
         if (modes[k] == NOCD || modes[k] == LOG)
             die("journal cannot share a launch with nocd or log (see the top)");
@@ -541,7 +550,7 @@ static void bench_modes(enum bench b) {
     for (int k = 0; k < nmodes; k++) {
         if (modes[k] == LOG) log_k = nm;
         if (modes[k] == NOCD) nocd_k = nm;
-        if (modes[k] == JOURNAL) journal_k = nm;
+        if (modes[k] == JOURNAL || modes[k] == JOURNAL_LOG) journal_k = nm;
         ms[nm++] = modes[k];
     }
     const int faults_k = log_k >= 0 ? log_k : journal_k; /* the CD mode whose faults are shown */
@@ -570,7 +579,8 @@ static void bench_modes(enum bench b) {
             if (ms[k] != COPY) printf(" %s/raw |", MODE_NAME[ms[k]]), cols++;
         if (b == PINGPONG) printf(" raw MB/s |"), cols++;
         if (split) printf(" (log-nocd)/copy |"), cols++;
-        if (journal_k >= 0 && rawcopy_k >= 0) printf(" journal/(raw+copy) |"), cols++;
+        if (journal_k >= 0 && rawcopy_k >= 0)
+            printf(" %s/(raw+copy) |", MODE_NAME[ms[journal_k]]), cols++;
         if (log_k >= 0) printf(" log B/iter r0, r1 |"), cols++;
         if (faults_k >= 0) printf(" faults/iter r0 raw, %s |", MODE_NAME[ms[faults_k]]), cols++;
         printf("\n|");
