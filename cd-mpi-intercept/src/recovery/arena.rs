@@ -1,7 +1,7 @@
 //! The journal's memory: chunks that messages are copied into one after the other, kept for
 //! the next version when one completes. A message then costs one copy: no allocation, and,
 //! once the chunks exist, no page fault (a fresh buffer per message, freed at each version,
-//! cost a 1 MiB message 250 page faults, six times its copy: cd-mpi-intercept/BENCHMARKS.md).
+//! cost a 1 MiB message 250 page faults, six times its copy: cd-mpi-intercept/BENCHMARKS-ulfm.md).
 //! The chunks are zeroed when made (`calloc`'s fresh pages) and written in place after, so
 //! every byte is always initialised; their memory counts in `cd_stats`' `log_bytes`.
 
