@@ -289,7 +289,28 @@ pub(crate) fn init() {
         return;
     }
     ULFM_MODE.store(true, Ordering::Relaxed);
+    ignore_sigpipe();
     tracing::debug!("ULFM job: process failures are the runtime's to handle");
+}
+
+/// A survivor that writes to a lost process's socket gets `SIGPIPE`, whose default action
+/// ends it: Open MPI 5 reaches a spawned replacement over TCP, and when that replacement is
+/// lost in turn, a survivor was seen ending that way (PRRTE: "terminated with signal Broken
+/// pipe"), a second loss that nothing caused. So in a ULFM job the runtime ignores `SIGPIPE`
+/// unless the application handles it: the write then fails with `EPIPE`, and MPI reports
+/// the failure like any other.
+fn ignore_sigpipe() {
+    // SAFETY: `sigaction` with no new action only reads the current one into `old`.
+    let default = unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(libc::SIGPIPE, std::ptr::null(), &mut old) == 0
+            && old.sa_sigaction == libc::SIG_DFL
+    };
+    if default {
+        // SAFETY: sets the disposition of one signal to a constant; no handler runs.
+        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
+        tracing::debug!("ULFM job: SIGPIPE ignored (a write to a lost peer fails with EPIPE)");
+    }
 }
 
 /// Puts the runtime's handler on `comm` (the world, a repaired world, a replacement's parent);
