@@ -35,6 +35,21 @@ fn covers(handles: &[Request], in_logs: bool) -> bool {
         && requests::any_tracked(handles)
 }
 
+/// A covered completion call made as `call`: `direct` outside CDs that log (counted in the
+/// statistics here), else `within`, given `direct`, runs it within the ordinary handler,
+/// which counts it ([`logged`]).
+fn completing<D: FnOnce() -> c_int>(
+    call: Call,
+    direct: D,
+    within: impl FnOnce(D) -> c_int,
+) -> c_int {
+    if !logged() {
+        stats::count(call);
+        return direct();
+    }
+    within(direct)
+}
+
 /// The caller's `n` handles (none when `n` is 0).
 ///
 /// # Safety
@@ -61,12 +76,10 @@ pub(crate) unsafe fn wait(request: *mut Request, status: *mut Status) -> c_int {
     }
     // SAFETY: one handle and one status (or MPI_STATUS_IGNORE), the caller's.
     let direct = || unsafe { complete(request, 1, status, None) };
-    if !logged() {
-        stats::count(Call::Wait);
-        return direct();
-    }
-    // SAFETY: forwarded.
-    unsafe { crate::wait::single_via(Call::Wait, request, None, status, direct, live, false) }
+    completing(Call::Wait, direct, |direct| {
+        // SAFETY: forwarded.
+        unsafe { crate::wait::single_via(Call::Wait, request, None, status, direct, live, false) }
+    })
 }
 
 /// `MPI_Waitall`.
@@ -81,23 +94,13 @@ pub(crate) unsafe fn waitall(count: c_int, requests: *mut Request, statuses: *mu
     }
     // SAFETY: `count` handles and statuses (or MPI_STATUSES_IGNORE), the caller's.
     let direct = || unsafe { complete(requests, count.max(0) as usize, statuses, None) };
-    if !logged() {
-        stats::count(Call::Waitall);
-        return direct();
-    }
-    // SAFETY: forwarded.
-    unsafe {
-        crate::wait::all_via(
-            Call::Waitall,
-            count,
-            requests,
-            None,
-            statuses,
-            direct,
-            live,
-            false,
-        )
-    }
+    completing(Call::Waitall, direct, |direct| {
+        // SAFETY: forwarded.
+        unsafe {
+            let call = Call::Waitall;
+            crate::wait::all_via(call, count, requests, None, statuses, direct, live, false)
+        }
+    })
 }
 
 /// A wait (or a test, with `flag`) of all of the requests `handles`, with a status each, as
@@ -140,23 +143,14 @@ pub(crate) unsafe fn test(request: *mut Request, flag: *mut c_int, status: *mut 
     }
     // SAFETY: one handle, one status (or MPI_STATUS_IGNORE) and the flag, the caller's.
     let direct = || unsafe { tested(request, 1, status, flag, choosing, tracked) };
-    if !logged() {
-        stats::count(Call::Test);
-        return direct();
-    }
     let live = live_test(choosing, tracked);
-    // SAFETY: forwarded.
-    unsafe {
-        crate::wait::single_via(
-            Call::Test,
-            request,
-            Some(flag),
-            status,
-            direct,
-            live,
-            !tracked,
-        )
-    }
+    completing(Call::Test, direct, |direct| {
+        let flag = Some(flag);
+        // SAFETY: forwarded.
+        unsafe {
+            crate::wait::single_via(Call::Test, request, flag, status, direct, live, !tracked)
+        }
+    })
 }
 
 /// `MPI_Testall`.
@@ -179,24 +173,16 @@ pub(crate) unsafe fn testall(
     let n = count.max(0) as usize;
     // SAFETY: `count` handles and statuses (or MPI_STATUSES_IGNORE) and the flag, the caller's.
     let direct = || unsafe { tested(requests, n, statuses, flag, choosing, tracked) };
-    if !logged() {
-        stats::count(Call::Testall);
-        return direct();
-    }
     let live = live_test(choosing, tracked);
-    // SAFETY: forwarded.
-    unsafe {
-        crate::wait::all_via(
-            Call::Testall,
-            count,
-            requests,
-            Some(flag),
-            statuses,
-            direct,
-            live,
-            !tracked,
-        )
-    }
+    completing(Call::Testall, direct, |direct| {
+        let (call, flag) = (Call::Testall, Some(flag));
+        // SAFETY: forwarded.
+        unsafe {
+            crate::wait::all_via(
+                call, count, requests, flag, statuses, direct, live, !tracked,
+            )
+        }
+    })
 }
 
 /// A test of all of `n` requests: with `choosing`, its flag is a choice, repeated (a
@@ -465,21 +451,19 @@ unsafe fn any_within(
     let tracked = covers(unsafe { slice(requests, count) }, true);
     // SAFETY: the caller's `count` handles, index, flag and status.
     let direct = || unsafe { any(slice(requests, count), index, status, flag, tracked) };
-    if !logged() {
-        stats::count(call);
-        return direct();
-    }
     let live = |h: &mut [Request], i: &mut c_int, f: Option<&mut c_int>, got: &mut Status| {
         let f = f.map(|f| f as *mut c_int);
         // SAFETY: the caller's handles (or their stand-ins), an index, a status and its flag.
         unsafe { any(h, i, got, f, tracked) }
     };
-    // SAFETY: forwarded.
-    unsafe {
-        crate::wait::any_via(
-            call, count, requests, index, flag, status, direct, live, !tracked,
-        )
-    }
+    completing(call, direct, |direct| {
+        // SAFETY: forwarded.
+        unsafe {
+            crate::wait::any_via(
+                call, count, requests, index, flag, status, direct, live, !tracked,
+            )
+        }
+    })
 }
 
 /// `MPI_Waitsome`.
@@ -569,20 +553,19 @@ unsafe fn some_within(
             tracked,
         )
     };
-    if !logged() {
-        stats::count(call);
-        return direct();
-    }
     let live = |h: &mut [Request], out: &mut c_int, idx: *mut c_int, got: *mut Status| {
         // SAFETY: the caller's handles (or their stand-ins), an index and a status each.
         unsafe { some(h, out, idx, got, wait, tracked) }
     };
-    // SAFETY: forwarded.
-    unsafe {
-        crate::wait::some_via(
-            call, incount, requests, outcount, indices, statuses, direct, live, !tracked,
-        )
-    }
+    completing(call, direct, |direct| {
+        let (out, all) = (outcount, statuses);
+        // SAFETY: forwarded.
+        unsafe {
+            crate::wait::some_via(
+                call, incount, requests, out, indices, all, direct, live, !tracked,
+            )
+        }
+    })
 }
 
 /// Tests each active request in turn (a wait: until one completes), through repairs; the
