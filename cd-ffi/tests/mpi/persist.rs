@@ -499,32 +499,47 @@ fn persistent_cd_write_failures_are_clear_and_lose_nothing() {
     );
 }
 
-/// Issue 10, test 1 in Fortran: `tests/mpi/heat_persist.f90` (`use Containment_Domains`,
-/// `cd_recovered_version`), killed at step 55, one node's cache lost, restarted: it resumes
-/// from step 50 and ends bitwise equal to the C program's fault-free run (the same
-/// arithmetic in the same order).
+/// `tests/mpi/heat_persist.f90` (`use mpi_f08`, `use Containment_Domains`) compiled against
+/// libcd, once; `None` where the MPI family has no Fortran (`test` is skipped, see
+/// [`mpi_fortran`]).
+pub(super) fn heat_fortran(test: &str) -> Option<PathBuf> {
+    static EXE: OnceLock<Option<PathBuf>> = OnceLock::new();
+    let exe = EXE.get_or_init(|| {
+        let fortran = mpi_fortran("tests/mpi/heat_persist.f90")?;
+        let exe = work_dir().join("mpi-heat_persist-f");
+        let modules = work_dir().join("mod-heat_persist-f");
+        std::fs::create_dir_all(&modules).expect("create the module directory");
+        let out = Command::new(&fortran.compiler)
+            .args(["-Wall", "-Werror", "-std=f2018", "-g", "-O1"])
+            .arg(format!("-J{}", modules.display()))
+            .args(&fortran.flags)
+            .arg(workspace().join("fortran/containment_domains.f90"))
+            .arg(workspace().join("tests/mpi/heat_persist.f90"))
+            .arg("-o")
+            .arg(&exe)
+            .arg(format!("-L{}", lib_dir().display()))
+            .arg("-lcd")
+            .arg(format!("-Wl,-rpath,{}", lib_dir().display()))
+            .args(&fortran.libs)
+            .output()
+            .unwrap_or_else(|e| panic!("run {}: {e}", fortran.compiler));
+        check(&out, "compiling tests/mpi/heat_persist.f90");
+        Some(exe)
+    });
+    if exe.is_none() {
+        eprintln!("{test}: skipped, no Fortran MPI");
+    }
+    exe.clone()
+}
+
+/// Issue 10, test 1 in Fortran: `tests/mpi/heat_persist.f90`, killed at step 55, one node's
+/// cache lost, restarted: it resumes from step 50 and ends bitwise equal to the C program's
+/// fault-free run (the same arithmetic in the same order).
 #[test]
 fn persistent_cd_survives_a_kill_and_a_lost_node_cache_in_fortran() {
-    let Some((fortran, extra)) = mpi_fortran("persistent_cd_survives_a_kill_in_fortran") else {
+    let Some(exe) = heat_fortran("persistent_cd_survives_a_kill_in_fortran") else {
         return;
     };
-    let exe = work_dir().join("mpi-heat_persist-f");
-    let modules = work_dir().join("mod-heat_persist-f");
-    std::fs::create_dir_all(&modules).expect("create the module directory");
-    let out = Command::new(&fortran)
-        .args(["-Wall", "-Werror", "-std=f2008", "-g", "-O1"])
-        .arg(format!("-J{}", modules.display()))
-        .arg(workspace().join("fortran/containment_domains.f90"))
-        .arg(workspace().join("tests/mpi/heat_persist.f90"))
-        .arg("-o")
-        .arg(&exe)
-        .args(&extra)
-        .arg(format!("-L{}", lib_dir().display()))
-        .arg("-lcd")
-        .arg(format!("-Wl,-rpath,{}", lib_dir().display()))
-        .output()
-        .unwrap_or_else(|e| panic!("run {fortran}: {e}"));
-    check(&out, "compiling tests/mpi/heat_persist.f90");
 
     let cache = fresh_cache("persist-killed-f");
     let (ok, killed) = heat_run(&exe, &cache, &[("HEAT_KILL_AT", "55")]);

@@ -1,0 +1,8 @@
+// SPDX-License-Identifier: MIT
+
+#include <mpi.h>
+
+// NOT STANDARD STUFF
+
+// STANDARD STUFF
+
