@@ -201,7 +201,7 @@ pub(crate) fn communicator_made(call: Call, comm: Comm) {
 
 /// The application probes for a message from `source` (`with_flag`: `MPI_Iprobe` or
 /// `MPI_Improbe`) where in-job recovery does not record the outcome (a communicator it does not
-/// follow, inside a CD that logs; `crate::recovery` records the others). Whether a message was
+/// follow, an intercommunicator; `crate::recovery` records the others). Whether a message was
 /// there (the flag) and which one matched a wildcard source are choices a replacement would
 /// have to repeat: from now on a loss ends the job clearly. A blocking probe of one source is
 /// no choice.
@@ -209,7 +209,7 @@ pub(crate) fn probed(source: c_int, with_flag: bool) {
     if with_flag || source == abi::ANY_SOURCE {
         stop_containing(
             "the application probed where in-job recovery does not record the outcome (a \
-             communicator it does not follow, inside a CD that logs), which a replacement \
+             communicator it does not follow, an intercommunicator), which a replacement \
              could not repeat",
         );
     }
@@ -258,7 +258,7 @@ pub(crate) fn why_not_contained() -> &'static str {
         "no version of a persistent CD is complete yet to restore the lost rank from"
     } else if cd_core::logging_anywhere() {
         "it reached this rank in a call inside a CD that logs its MPI traffic that in-job \
-         recovery does not cover there (a matched probe, a persistent request's start)"
+         recovery does not cover there (a persistent request's start)"
     } else if crate::boundary::inside() {
         "it came during the runtime's own communication (a persist or a restore under way), \
          which in-job recovery does not cover"

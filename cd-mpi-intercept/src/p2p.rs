@@ -475,27 +475,8 @@ receives! {
         narrow(count) out(request: *mut Request)
         // SAFETY: forwarded; the matched message is read before MPI nulls it.
         beyond { unsafe { crate::large::posted(call, run, request, || traffic::message_comm(*message).map_or(Counts::Nothing, Counts::Receive)) } }
-        |call, run| {
-            let world = abi::predefined().comm_world;
-            let header = Header::data(call, 0, 0, count.into(), datatype, world);
-            let (any_source, any_tag) = (abi::ANY_SOURCE, abi::ANY_TAG);
-            // SAFETY: forwarded; the message handle is nulled as MPI would.
-            unsafe {
-                let matched = *message;
-                let rc = post(
-                    header,
-                    world,
-                    || receive(buf, count, datatype, any_source, any_tag, world),
-                    run,
-                    request,
-                    || traffic::message_comm(matched).map_or(Counts::Nothing, Counts::Receive),
-                );
-                if rc == abi::SUCCESS {
-                    message.write(abi::predefined().message_null);
-                }
-                rc
-            }
-        }
+        // SAFETY: forwarded.
+        |call, run| { unsafe { imrecv_via(call, run, buf, count, datatype, message, request, true) } }
 
     /// `MPI_Recv`.
     recv / recv_c => Recv / Recv_c
@@ -512,33 +493,8 @@ receives! {
         narrow(count) out(status: *mut Status)
         // SAFETY: forwarded; the matched message is read before MPI nulls it.
         beyond { unsafe { crate::large::received(call, run, status, || traffic::message_comm(*message).map(|c| (c, true, None))) } }
-        |call, run| {
-            let world = abi::predefined().comm_world;
-            let header = Header::data(call, 0, 0, count.into(), datatype, world);
-            let dest = Piece {
-                buf,
-                count,
-                datatype,
-                comm: world,
-            };
-            // SAFETY: forwarded; the message handle is nulled as MPI would.
-            unsafe {
-                let matched = *message;
-                let rc = receive_into(
-                    header,
-                    &[],
-                    dest,
-                    false,
-                    status,
-                    run,
-                    || traffic::message_comm(matched).map(|c| (c, true, None)),
-                );
-                if rc == abi::SUCCESS {
-                    message.write(abi::predefined().message_null);
-                }
-                rc
-            }
-        }
+        // SAFETY: forwarded.
+        |call, run| { unsafe { mrecv_via(call, run, buf, count, datatype, message, status, true) } }
 
     /// `MPI_Sendrecv`: the send half is an event, the receive half logs its data.
     sendrecv / sendrecv_c => Sendrecv / Sendrecv_c
@@ -616,6 +572,81 @@ pub(crate) unsafe fn recv_via(
     let counted = move || counts.then_some((comm, source != abi::PROC_NULL, None));
     // SAFETY: forwarded.
     unsafe { receive_into(header, &[], dest, false, status, run, counted) }
+}
+
+/// `MPI_Mrecv` of the matched `message` as [`recv_via`] makes `MPI_Recv`; the handle is nulled
+/// as MPI would.
+///
+/// # Safety
+/// `run` is the MPI call with its contract.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn mrecv_via(
+    call: Call,
+    run: impl FnOnce(*mut Status) -> c_int,
+    buf: *mut c_void,
+    count: c_int,
+    datatype: Datatype,
+    message: *mut Message,
+    status: *mut Status,
+    counts: bool,
+) -> c_int {
+    let world = abi::predefined().comm_world;
+    let header = Header::data(call, 0, 0, count.into(), datatype, world);
+    let dest = Piece {
+        buf,
+        count,
+        datatype,
+        comm: world,
+    };
+    // SAFETY: the application's handle, read before MPI nulls it.
+    let matched = unsafe { *message };
+    let counted = move || {
+        counts
+            .then(|| traffic::message_comm(matched).map(|c| (c, true, None)))
+            .flatten()
+    };
+    // SAFETY: forwarded.
+    let rc = unsafe { receive_into(header, &[], dest, false, status, run, counted) };
+    if rc == abi::SUCCESS {
+        // SAFETY: the application's handle.
+        unsafe { message.write(abi::predefined().message_null) };
+    }
+    rc
+}
+
+/// `MPI_Imrecv` of the matched `message` as [`post_message`] posts `MPI_Irecv`; the handle is
+/// nulled as MPI would.
+///
+/// # Safety
+/// `run` is the MPI call with its contract.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn imrecv_via(
+    call: Call,
+    run: impl FnOnce(*mut Request) -> c_int,
+    buf: *mut c_void,
+    count: c_int,
+    datatype: Datatype,
+    message: *mut Message,
+    request: *mut Request,
+    counts: bool,
+) -> c_int {
+    let world = abi::predefined().comm_world;
+    let header = Header::data(call, 0, 0, count.into(), datatype, world);
+    let (any_source, any_tag) = (abi::ANY_SOURCE, abi::ANY_TAG);
+    let delivery = || receive(buf, count, datatype, any_source, any_tag, world);
+    // SAFETY: the application's handle, read before MPI nulls it.
+    let matched = unsafe { *message };
+    let counted = move || match counts {
+        true => traffic::message_comm(matched).map_or(Counts::Nothing, Counts::Receive),
+        false => Counts::Nothing,
+    };
+    // SAFETY: forwarded.
+    let rc = unsafe { post(header, world, delivery, run, request, counted) };
+    if rc == abi::SUCCESS {
+        // SAFETY: the application's handle.
+        unsafe { message.write(abi::predefined().message_null) };
+    }
+    rc
 }
 
 /// `MPI_Sendrecv` as [`recv_via`] makes `MPI_Recv`.

@@ -52,21 +52,15 @@ pub(super) fn covers_p2p(comm: Comm) -> Option<Chan> {
     p2p_channel(comm, false)
 }
 
-/// [`covers_p2p`] for a collective or a probe: not on an intercommunicator, whose collectives'
-/// results differ between its two groups (no survivor of one could serve a replacement of the
-/// other).
-#[inline]
-pub(super) fn covers(comm: Comm) -> Option<Chan> {
-    intra_channel(comm, false)
-}
-
-/// [`covers`] for the collectives that also run inside CDs that log ([`logged`]).
+/// [`covers_p2p`] for a collective or a probe, also while a CD logs ([`logged`]): not on an
+/// intercommunicator, whose collectives' results differ between its two groups (no survivor of
+/// one could serve a replacement of the other).
 #[inline]
 pub(super) fn covers_in_logs(comm: Comm) -> Option<Chan> {
     intra_channel(comm, true)
 }
 
-/// [`covers`] for a receive from `source`. A wildcard source (`MPI_ANY_SOURCE`) is a choice a
+/// [`covers_p2p`] for a receive from `source`. A wildcard source (`MPI_ANY_SOURCE`) is a choice a
 /// replacement must repeat: covered where it is recorded ([`choices`]), else it stops the
 /// containment of later losses.
 #[inline]

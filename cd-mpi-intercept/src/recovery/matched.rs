@@ -23,14 +23,14 @@
 //! ends the job clearly ([`unreceived`], checked at the repair); the common one, a matched
 //! probe and its receive with no loss in between, is contained.
 
-use super::calls::{covers, Chan};
+use super::calls::{self, Chan};
 use super::choices::{self, Kind};
 use super::probes::{until_found, IN_START};
 use super::repair;
 use super::requests::{self, Receive};
 use crate::abi::{self, Comm, Datatype, Message, Request, Status};
 use crate::pmpi::{real, world, Call};
-use crate::{stats, traffic};
+use crate::traffic;
 use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
 use std::sync::Mutex;
@@ -115,13 +115,40 @@ pub(crate) unsafe fn mprobe(
     status: *mut Status,
 ) -> c_int {
     let wildcard = source == abi::ANY_SOURCE;
-    let chan = covers(comm)
+    let chan = calls::covers_in_logs(comm)
         .filter(|_| source != abi::PROC_NULL && (!wildcard || choices::admit(IN_START)));
     let Some(chan) = chan else {
         // SAFETY: forwarded.
         return unsafe { crate::p2p::mprobe(source, tag, comm, message, status) };
     };
-    stats::count(Call::Mprobe);
+    // SAFETY: forwarded, with a writable message and status.
+    let live = move |message, status| unsafe { covered_mprobe(chan, source, tag, message, status) };
+    if !calls::logged() {
+        return live(message, status);
+    }
+    let header = crate::p2p::probe_header(Call::Mprobe, source, tag, comm);
+    let run = |_: *mut c_int, m, st| live(m, st);
+    // SAFETY: forwarded.
+    unsafe {
+        crate::p2p::probing(header, comm, None, Some(message), status, run, || {
+            live(message, status)
+        })
+    }
+}
+
+/// [`mprobe`] taken by recovery.
+///
+/// # Safety
+/// The MPI function's contract.
+unsafe fn covered_mprobe(
+    chan: Chan,
+    source: c_int,
+    tag: c_int,
+    message: *mut Message,
+    status: *mut Status,
+) -> c_int {
+    let wildcard = source == abi::ANY_SOURCE;
+    calls::count_call(Call::Mprobe);
     let mut own = Status::zeroed();
     let status = writable(status, &mut own);
     let from = match wildcard.then(|| choices::repeat(Kind::Mprobe)).flatten() {
@@ -153,13 +180,45 @@ pub(crate) unsafe fn improbe(
     message: *mut Message,
     status: *mut Status,
 ) -> c_int {
-    let chan = covers(comm)
+    let chan = calls::covers_in_logs(comm)
         .filter(|_| source != abi::PROC_NULL && !flag.is_null() && choices::admit(IN_START));
     let Some(chan) = chan else {
         // SAFETY: forwarded.
         return unsafe { crate::p2p::improbe(source, tag, comm, flag, message, status) };
     };
-    stats::count(Call::Improbe);
+    // SAFETY: forwarded, with a writable flag, message and status.
+    let live = move |f, m, st| unsafe { covered_improbe(chan, source, tag, f, m, st) };
+    if !calls::logged() {
+        return live(flag, message, status);
+    }
+    let header = crate::p2p::probe_header(Call::Improbe, source, tag, comm);
+    // SAFETY: forwarded.
+    unsafe {
+        crate::p2p::probing(
+            header,
+            comm,
+            Some(flag),
+            Some(message),
+            status,
+            live,
+            || live(flag, message, status),
+        )
+    }
+}
+
+/// [`improbe`] taken by recovery.
+///
+/// # Safety
+/// The MPI function's contract; `flag` is writable.
+unsafe fn covered_improbe(
+    chan: Chan,
+    source: c_int,
+    tag: c_int,
+    flag: *mut c_int,
+    message: *mut Message,
+    status: *mut Status,
+) -> c_int {
+    calls::count_call(Call::Improbe);
     let mut own = Status::zeroed();
     let status = writable(status, &mut own);
     let found = match choices::repeat(Kind::Improbe) {
@@ -207,7 +266,7 @@ pub(crate) unsafe fn improbe(
 /// receive is covered too (forgotten in the traffic counts, which the covered receive keeps).
 fn covered_receive(message: Message) -> Option<Matched> {
     let m = with(|all| all.remove(&message.bits()))?;
-    covers(m.chan.comm())?;
+    calls::covers_in_logs(m.chan.comm())?;
     traffic::message_comm(message);
     Some(m)
 }
@@ -229,7 +288,29 @@ pub(crate) unsafe fn mrecv(
         // SAFETY: forwarded.
         return unsafe { crate::p2p::mrecv(buf, count, datatype, message, status) };
     };
-    stats::count(Call::Mrecv);
+    // SAFETY: forwarded.
+    let live = |status| unsafe { covered_mrecv(m, buf, count, datatype, message, status) };
+    if !calls::logged() {
+        return live(status);
+    }
+    let call = Call::Mrecv;
+    // SAFETY: forwarded.
+    unsafe { crate::p2p::mrecv_via(call, live, buf, count, datatype, message, status, false) }
+}
+
+/// [`mrecv`] taken by recovery, of the matched message `m`.
+///
+/// # Safety
+/// The MPI function's contract.
+unsafe fn covered_mrecv(
+    m: Matched,
+    buf: *mut c_void,
+    count: c_int,
+    datatype: Datatype,
+    message: *mut Message,
+    status: *mut Status,
+) -> c_int {
+    calls::count_call(Call::Mrecv);
     // SAFETY: forwarded.
     let rc = repair::covered(|| unsafe { real::Mrecv(buf, count, datatype, message, status) });
     if repair::is_failure(rc) {
@@ -258,7 +339,29 @@ pub(crate) unsafe fn imrecv(
         // SAFETY: forwarded.
         return unsafe { crate::p2p::imrecv(buf, count, datatype, message, request) };
     };
-    stats::count(Call::Imrecv);
+    // SAFETY: forwarded.
+    let live = |request| unsafe { covered_imrecv(m, buf, count, datatype, message, request) };
+    if !calls::logged() {
+        return live(request);
+    }
+    let call = Call::Imrecv;
+    // SAFETY: forwarded.
+    unsafe { crate::p2p::imrecv_via(call, live, buf, count, datatype, message, request, false) }
+}
+
+/// [`imrecv`] taken by recovery, of the matched message `m`.
+///
+/// # Safety
+/// The MPI function's contract.
+unsafe fn covered_imrecv(
+    m: Matched,
+    buf: *mut c_void,
+    count: c_int,
+    datatype: Datatype,
+    message: *mut Message,
+    request: *mut Request,
+) -> c_int {
+    calls::count_call(Call::Imrecv);
     // SAFETY: forwarded.
     let rc = repair::covered(|| unsafe { real::Imrecv(buf, count, datatype, message, request) });
     if repair::is_failure(rc) {

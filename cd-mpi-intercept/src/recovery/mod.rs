@@ -60,7 +60,7 @@
 //! `MPI_Comm_create`, `MPI_Comm_create_group`, `MPI_Intercomm_create` (point-to-point only),
 //! `MPI_Intercomm_merge`, `MPI_Cart_create`, `MPI_Cart_sub` and the graph constructors
 //! (rebuilt after a repair: `crate::derived`). Inside CDs that log, the calls above but the
-//! matched probes and the persistent requests' starts are covered too: each runs within the
+//! persistent requests' starts are covered too: each runs within the
 //! ordinary handler (a blocking all-form, within the handler of the collective it runs as:
 //! [`allform::all_form`]), which logs it or serves it from the log when the CD re-executes
 //! ([`calls::logged`]); a restore forgets the requests it drains. The
@@ -69,8 +69,7 @@
 //! [`matched`]) are recorded at a partner ([`choices`]). A loss seen in any other call (other
 //! collectives: the other nonblocking ones, the persistent ones, the large-count forms; a
 //! persist under way), after a communicator made otherwise, after a choice that is not
-//! recorded (a choice in the start, more than the partner's window holds, a matched probe
-//! from `MPI_ANY_SOURCE` or `MPI_Improbe` inside a CD that logs: `crate::errors::probed`, a
+//! recorded (a choice in the start, more than the partner's window holds: `crate::errors`, a
 //! tracked request
 //! given to `MPI_Request_free` or `MPI_Cancel`: [`completion`]), after a start that
 //! communicated otherwise ([`prologue`]), after other traffic since the version (at the repair
