@@ -19,24 +19,39 @@
 //!
 //! Steps 2 and 3 are bounded by a watchdog thread (it makes no MPI call): a survivor that
 //! never enters MPI again (or is blocked on a communicator that neither holds the lost rank
-//! nor was revoked) cannot hold the others past [`SURVIVORS_WAIT`]; the watchdog then writes
+//! nor was revoked) cannot hold the others past [`survivors_wait`]; the watchdog then writes
 //! the line with the lost ranks this rank's own failure detector knew, and ends the process
-//! at once (`_exit`). The repair of `crate::recovery` runs under the same watchdog.
+//! at once (`_exit`). The repair of `crate::recovery` runs under the same watchdog (a process
+//! lost during the repair, a replacement that dies before it joins, holds the survivors in
+//! `MPI_Comm_spawn` until it fires).
 
 use crate::abi::Comm;
 use crate::pmpi::{real, safe, ulfm, world};
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// The exit status of a rank that ends the job after a process loss (`EX_TEMPFAIL`: try
 /// again, that is, relaunch).
 pub const LOST_EXIT_CODE: c_int = 75;
 
-/// How long a survivor waits for the others to shrink with it, to repair the world and to
-/// write their lines.
-const SURVIVORS_WAIT: Duration = Duration::from_secs(60);
+/// The environment variable that sets how long a survivor waits for the others to shrink with
+/// it, to repair the world and to write their lines, in seconds (default 60).
+const SURVIVORS_WAIT_ENV: &str = "CD_ULFM_WAIT_S";
+
+/// How long a survivor waits ([`SURVIVORS_WAIT_ENV`]).
+fn survivors_wait() -> Duration {
+    static WAIT: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
+    *WAIT.get_or_init(|| {
+        let seconds = std::env::var(SURVIVORS_WAIT_ENV)
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .filter(|&s| s > 0)
+            .unwrap_or(60);
+        Duration::from_secs(seconds)
+    })
+}
 
 /// Set once this process is ending after a loss: errors reported meanwhile (the runtime's own
 /// calls on revoked communicators) are not losses of their own.
@@ -71,28 +86,38 @@ pub(crate) fn revoke_and_shrink(comm: Comm) -> Shrunk {
 }
 
 /// A watchdog over the survivors' steps: unless [`Watchdog::done`] is called first, it writes
-/// `line` and ends the process after [`SURVIVORS_WAIT`].
-pub(crate) struct Watchdog(Arc<AtomicBool>);
+/// its line and ends the process after [`survivors_wait`].
+pub(crate) struct Watchdog {
+    done: Arc<AtomicBool>,
+    line: Arc<Mutex<String>>,
+}
 
 impl Watchdog {
     pub(crate) fn start(line: String) -> Watchdog {
         let done = Arc::new(AtomicBool::new(false));
-        let flag = Arc::clone(&done);
+        let line = Arc::new(Mutex::new(line));
+        let (flag, text) = (Arc::clone(&done), Arc::clone(&line));
         std::thread::spawn(move || {
-            std::thread::sleep(SURVIVORS_WAIT);
+            std::thread::sleep(survivors_wait());
             if !flag.swap(true, Ordering::SeqCst) {
+                let line = text.lock().unwrap_or_else(|e| e.into_inner()).clone();
                 let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
                 // SAFETY: ends the process without running exit handlers (the main thread is
                 // blocked inside MPI, which they could wait on).
                 unsafe { libc::_exit(LOST_EXIT_CODE) }
             }
         });
-        Watchdog(done)
+        Watchdog { done, line }
+    }
+
+    /// The line it writes from now on (once the lost ranks are known).
+    pub(crate) fn reword(&self, line: String) {
+        *self.line.lock().unwrap_or_else(|e| e.into_inner()) = line;
     }
 
     /// The steps finished in time: the watchdog does nothing; `false` if it already fired.
     pub(crate) fn done(&self) -> bool {
-        !self.0.swap(true, Ordering::SeqCst)
+        !self.done.swap(true, Ordering::SeqCst)
     }
 }
 

@@ -7,7 +7,8 @@
  * HEAT_KILL2=S:R rank R too after step S (a second loss); HEAT_KILL_ONCE=PATH
  * kills only while PATH does not exist (it is made first: a replacement re-executing the step
  * goes on), HEAT_KILL_WIPE=1 removes the rank's node cache directory first (the node's disk is
- * lost with it). HEAT_REDUCE=1 adds an MPI_Allreduce of the array's sum every step, folded into
+ * lost with it), HEAT_KILL_REPLACEMENT=1 kills the replacement too, once, before its MPI_Init
+ * (a loss during the survivors' repair). HEAT_REDUCE=1 adds an MPI_Allreduce of the array's sum every step, folded into
  * the state (HEAT_REDUCE=2 also an MPI_Reduce, in place at rank 0, and an MPI_Gather of it to rank 0,
  * which scatters a share of them back, folded into every rank's state; HEAT_REDUCE=3 instead
  * MPI_Scan, MPI_Exscan (and a non-commutative scan of a derived type), MPI_Alltoall,
@@ -200,6 +201,22 @@ int main(int argc, char **argv) {
      * 1 KiB buffer, which cuts longer lines into pieces that other ranks' lines can split) */
     static char out[1 << 16];
     setvbuf(stdout, out, _IOFBF, sizeof out);
+    if (env_int("HEAT_KILL_REPLACEMENT", 0) && getenv("HEAT_KILL_ONCE")) {
+        /* a replacement (the first kill's marker exists) dies once, before MPI_Init: while
+         * the survivors repair */
+        char path[1100];
+        snprintf(path, sizeof path, "%s", getenv("HEAT_KILL_ONCE"));
+        FILE *killed = fopen(path, "r");
+        if (killed) {
+            fclose(killed);
+            snprintf(path, sizeof path, "%s.replacement", getenv("HEAT_KILL_ONCE"));
+            FILE *f = fopen(path, "wx");
+            if (f) {
+                fclose(f);
+                raise(SIGKILL);
+            }
+        }
+    }
     MPI_Init(&argc, &argv);
     int size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -745,6 +745,60 @@ fn a_loss_during_a_persist_ends_the_job_clearly_and_the_relaunch_restores() {
     );
 }
 
+/// Issue 23, test 3 (a second failure during a recovery): rank 2 is lost at step 130 and its
+/// replacement dies before it joins (`HEAT_KILL_REPLACEMENT=1`), while the survivors repair.
+/// They wait for it no longer than `CD_ULFM_WAIT_S` (8 seconds here); every survivor says that
+/// the repair did not complete, naming rank 2 and version 6, and the relaunch resumes every
+/// rank from it (rank 2's node cache rebuilt), bitwise equal to a fault-free run.
+#[test]
+fn a_loss_during_a_repair_ends_the_job_clearly_and_the_relaunch_restores() {
+    if skipped("a_loss_during_a_repair_ends_the_job_clearly_and_the_relaunch_restores") {
+        return;
+    }
+    let (ok, clean) = heat(&fresh_cache("ulfm-repair-clean"), &CONTAINED);
+    assert!(ok, "the fault-free run:\n{clean}");
+    let cache = fresh_cache("ulfm-repair-lost");
+    let once = work_dir().join("ulfm-repair-lost.killed");
+    let again = work_dir().join("ulfm-repair-lost.killed.replacement");
+    let _ = std::fs::remove_file(&once);
+    let _ = std::fs::remove_file(&again);
+    let once_s = once.display().to_string();
+    let mut env = CONTAINED.to_vec();
+    env.extend([
+        ("HEAT_NONBLOCKING", "1"),
+        ("HEAT_KILL_AT", "130"),
+        ("HEAT_KILL_RANK", "2"),
+        ("HEAT_KILL_ONCE", once_s.as_str()),
+        ("HEAT_KILL_WIPE", "1"),
+        ("HEAT_KILL_REPLACEMENT", "1"),
+        ("CD_ULFM_WAIT_S", "8"),
+    ]);
+    let (ok, text) = heat(&cache, &env);
+    assert!(!ok, "{text}");
+    assert!(again.exists(), "the replacement was killed:\n{text}");
+    survivors_say(&text, &[0, 1, 3], "rank 2", |line| {
+        line.contains("the survivors did not complete the repair in time")
+            && line.ends_with("relaunch it to restore CD \"heat\" from version 6 (xor)")
+    });
+    // node 2 comes back with an empty cache
+    std::fs::create_dir(cache.join("node2")).expect("an empty cache");
+    let (ok, relaunched) = heat(&cache, &CONTAINED);
+    assert!(ok, "the relaunch:\n{relaunched}");
+    let resumed: Vec<String> = (0..RANKS)
+        .map(|r| format!("heat rank {r} resumed 120 version 6"))
+        .collect();
+    assert_eq!(
+        heat_lines(&relaunched, " resumed "),
+        resumed,
+        "{relaunched}"
+    );
+    assert_eq!(
+        heat_lines(&relaunched, " result "),
+        heat_lines(&clean, " result "),
+        "{relaunched}"
+    );
+}
+
 /// Issue 23: a program whose replacement could not re-execute the same way is not contained:
 /// one whose choices since the version (`MPI_Waitany`'s, four a step) do not fit the partner's
 /// window of 1000 bytes; one whose lost rank alone made more choices than its partner's

@@ -81,6 +81,11 @@ fn repair_now(comm: Comm) {
             watchdog,
         )
     };
+    watchdog.reword(loss::line(
+        &shrunk.lost,
+        "the survivors did not complete the repair in time (a process lost during it: another \
+         survivor, or a replacement before it joined)",
+    ));
     let again = lost_again(&shrunk.lost);
     let unreceived = super::matched::unreceived();
     let mine = c_int::from(!shrunk.lost.is_empty() && super::on() && !again && !unreceived);
