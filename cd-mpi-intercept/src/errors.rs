@@ -256,9 +256,6 @@ pub(crate) fn why_not_contained() -> &'static str {
         why
     } else if !containing() {
         "no version of a persistent CD is complete yet to restore the lost rank from"
-    } else if cd_core::logging_anywhere() {
-        "it reached this rank in a call inside a CD that logs its MPI traffic that in-job \
-         recovery does not cover there (a persistent request's start)"
     } else if crate::boundary::inside() {
         "it came during the runtime's own communication (a persist or a restore under way), \
          which in-job recovery does not cover"

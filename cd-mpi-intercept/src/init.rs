@@ -36,6 +36,8 @@ fn after_init() {
         if errors::repair_wanted() {
             // what a replacement would re-execute before its create_cd is kept from here
             recovery::prologue::begin();
+            // a kept persistent request's activation, for the drain and a replay's end
+            recovery::register_activations();
             if !recovery::join::spawned() {
                 // where this rank's choices are kept (a replacement's is made at its join)
                 recovery::choices::open(abi::predefined().comm_world);

@@ -662,7 +662,7 @@ pub(crate) unsafe fn request_free(request: *mut Request) -> c_int {
 /// The MPI function's contract.
 pub(crate) unsafe fn start(request: *mut Request) -> c_int {
     // SAFETY: forwarded; one handle.
-    unsafe { start_all(Call::Start, 1, request, || real::Start(request)) }
+    unsafe { start_via(Call::Start, 1, request, || real::Start(request), true) }
 }
 
 /// `MPI_Startall`.
@@ -672,21 +672,28 @@ pub(crate) unsafe fn start(request: *mut Request) -> c_int {
 pub(crate) unsafe fn startall(count: c_int, requests: *mut Request) -> c_int {
     // SAFETY: forwarded; `count` handles.
     unsafe {
-        start_all(Call::Startall, count, requests, || {
-            real::Startall(count, requests)
-        })
+        start_via(
+            Call::Startall,
+            count,
+            requests,
+            || real::Startall(count, requests),
+            true,
+        )
     }
 }
 
-/// The shared body of `MPI_Start` and `MPI_Startall`.
+/// The shared body of `MPI_Start` and `MPI_Startall` (made as `call`), with `run` starting the
+/// `count` requests at `requests`; their messages are counted here unless `counts` is false
+/// (then `run` counts them: in-job recovery's activations, `crate::recovery`).
 ///
 /// # Safety
 /// `requests` must hold `count` handles.
-unsafe fn start_all(
+pub(crate) unsafe fn start_via(
     call: Call,
     count: c_int,
     requests: *mut Request,
     run: impl FnOnce() -> c_int,
+    counts: bool,
 ) -> c_int {
     let world = abi::predefined().comm_world;
     let header = Header {
@@ -694,7 +701,7 @@ unsafe fn start_all(
         ..Header::plain(call, world)
     };
     let route = engine::route(call);
-    let counted = engine::counted(&route);
+    let counted = counts && engine::counted(&route);
     if let (Route::Direct, false) = (&route, counted) {
         return run();
     }
@@ -714,7 +721,7 @@ unsafe fn start_all(
     start_routed(route, header, &handles, run)
 }
 
-/// [`start_all`] once routed.
+/// [`start_via`] once routed.
 fn start_routed(
     route: Route,
     header: Header,

@@ -476,7 +476,9 @@ fn a_lost_rank_of_a_fortran_program_is_contained() {
 /// `MPI_Probe` from `MPI_ANY_SOURCE` (rank 1), or by neighbourhood collectives on a Cartesian
 /// ring (rank 1, with a sum on a split of it), or with two tokens matched from
 /// `MPI_ANY_SOURCE` by `MPI_Improbe` and `MPI_Mprobe` and received by `MPI_Mrecv` and
-/// `MPI_Imrecv` (rank 2); the collectives of `HEAT_REDUCE=3` (rank 3 dies amid them), the rooted ones of `HEAT_REDUCE=2` (rank 0, their
+/// `MPI_Imrecv` (rank 2), or by persistent requests made in the start and started every step
+/// (rank 2; rank 0 on the Cartesian ring; rank 1 with the left halo's from `MPI_ANY_SOURCE`);
+/// the collectives of `HEAT_REDUCE=3` (rank 3 dies amid them), the rooted ones of `HEAT_REDUCE=2` (rank 0, their
 /// root) and the nonblocking ones of `HEAT_REDUCE=4`, in flight together (rank 0), run inside
 /// the step's CD too. The one launch finishes, every result is bitwise a
 /// fault-free run's without child CDs, the survivors computed every step once and repaired
@@ -499,6 +501,9 @@ fn a_loss_inside_cds_that_log_is_contained() {
         (1, 135, "4", "2", "0", "1", "130:1,131:3"),
         (0, 131, "0", "0", "0", "4", "124:1,126:0"),
         (2, 132, "0", "3", "0", "1", "126:2,131:1"),
+        (2, 132, "5", "0", "0", "1", "126:2,131:1,125:0"),
+        (0, 133, "5", "0", "1", "1", "121:0,132:3"),
+        (1, 131, "5", "1", "0", "1", "125:1,130:2"),
     ];
     let mut cleans = std::collections::BTreeMap::new();
     for (lost, step, nonblocking, wildcard, cart, reduce, faults) in cases {

@@ -17,7 +17,8 @@ use std::ffi::c_int;
 /// ancestor to complete: the re-execution does not post it again. (One that a committed child
 /// of an ancestor posted before the restored CD began is drained too; its CD is gone and
 /// nothing tells it from the restored CD's own committed children's.) `ended` is told of each
-/// receive or collective whose request ends here (completed or cancelled).
+/// receive or collective whose request ends here (completed or cancelled): the request that
+/// reached MPI (a kept persistent request's activation: [`super::activations`]).
 pub(crate) fn drain_in_flight(
     cds: &[cd_core::CdHandle],
     ended: impl Fn(Request),
@@ -41,20 +42,23 @@ pub(crate) fn drain_in_flight(
     });
     pending.sort_unstable_by_key(|(_, t)| t.seq);
     let deadline = std::time::Instant::now() + send_drain_limit();
-    for (mut request, tracked) in pending {
-        let posted = request;
+    for (posted, tracked) in pending {
+        let ends = !matches!(tracked.delivery, Delivery::Nothing);
+        // a kept persistent request's activation stands in MPI for its handle (`activations`)
+        let mut request = super::activations::standing(posted, ends).unwrap_or(posted);
+        let real = request;
         let mut status = Status::zeroed();
         // counted once complete (a send's or Comm_idup's entry, if any, goes back untouched)
-        let taken = crate::traffic::take(&[posted]);
-        if !matches!(tracked.delivery, Delivery::Nothing) {
-            ended(posted);
+        let taken = crate::traffic::take(&[real]);
+        if ends {
+            ended(real);
         }
         let data = match tracked.delivery {
             Delivery::Nothing => {
                 // The send stays tracked (and allocated): the application or the re-executed
                 // post completes it later.
                 let done = settle_send(request, deadline);
-                crate::traffic::settle(taken, &[posted], &[], &[]);
+                crate::traffic::settle(taken, &[real], &[], &[]);
                 stats::settled(done);
                 if !done {
                     tracing::warn!(
@@ -62,7 +66,7 @@ pub(crate) fn drain_in_flight(
                         "a send in flight at restore_cd did not complete: it may carry restored data"
                     );
                 }
-                STATE.with(|s| s.borrow_mut().live.insert(request, tracked));
+                STATE.with(|s| s.borrow_mut().live.insert(posted, tracked));
                 continue;
             }
             Delivery::Receive { .. } => {
@@ -76,13 +80,13 @@ pub(crate) fn drain_in_flight(
                 let cancelled = safe::test_cancelled(&status);
                 stats::drained(!cancelled);
                 // a receive that got its message is counted; a cancelled one is not
-                crate::traffic::settle(taken, &[posted], &[0], &[status]);
+                crate::traffic::settle(taken, &[real], &[0], &[status]);
                 (!cancelled).then(|| tracked.delivery.pieces(&status).iter().map(pack).collect())
             }
             Delivery::Outputs(ref pieces) => {
                 // SAFETY: a live collective this thread posted.
                 unsafe { real::Wait(&mut request, &mut status) };
-                crate::traffic::settle(taken, &[posted], &[0], &[status]);
+                crate::traffic::settle(taken, &[real], &[0], &[status]);
                 Some(pieces.iter().map(pack).collect())
             }
         };

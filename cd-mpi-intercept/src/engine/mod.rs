@@ -44,12 +44,15 @@
 //!   before the re-execution: it is left in flight (counted as `sends.unsettled`) and may then
 //!   carry restored data. The re-executed send is dropped either way.
 
+mod activations;
 mod completion;
 mod drain;
 mod route;
 mod status;
 mod tables;
 mod virtuals;
+
+pub(crate) use activations::{register as register_activations, Activations};
 
 pub(crate) use completion::{
     completed_substitute, record_completion, replay_completion, substitute, Unserved,

@@ -286,6 +286,7 @@ fn bind(seq: u64, handle: Request, cx: Option<cd_core::ThreadCx<'_>>) {
         }
         (Delivery::Receive { dest, source, tag }, _) => {
             let mut inner = abi::predefined().request_null;
+            let mut restarted = false;
             let rc = match kind {
                 // SAFETY: the re-executed receive's own arguments.
                 VirtualHandle::Greq(_) => unsafe {
@@ -301,12 +302,19 @@ fn bind(seq: u64, handle: Request, cx: Option<cd_core::ThreadCx<'_>>) {
                 },
                 VirtualHandle::Persistent => {
                     inner = handle;
-                    // SAFETY: the application's inactive persistent receive.
-                    unsafe { real::Start(&mut inner) }
+                    // SAFETY: the application's inactive persistent receive: started again as
+                    // recovery last started it (which counts it), or for real.
+                    match unsafe { super::activations::start(handle) } {
+                        Some(rc) => {
+                            restarted = true;
+                            rc
+                        }
+                        None => unsafe { real::Start(&mut inner) },
+                    }
                 }
             };
             if rc == abi::SUCCESS {
-                if crate::traffic::on() && *source != abi::PROC_NULL {
+                if crate::traffic::on() && *source != abi::PROC_NULL && !restarted {
                     // a receive posted for real again: pending until it completes
                     crate::traffic::receive_posted(inner, dest.comm);
                 }

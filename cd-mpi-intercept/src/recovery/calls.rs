@@ -49,15 +49,15 @@ impl Chan {
 /// the module docs).
 #[inline]
 pub(super) fn covers_p2p(comm: Comm) -> Option<Chan> {
-    p2p_channel(comm, false)
+    p2p_channel(comm)
 }
 
-/// [`covers_p2p`] for a collective or a probe, also while a CD logs ([`logged`]): not on an
-/// intercommunicator, whose collectives' results differ between its two groups (no survivor of
-/// one could serve a replacement of the other).
+/// [`covers_p2p`] for a collective or a probe: not on an intercommunicator, whose collectives'
+/// results differ between its two groups (no survivor of one could serve a replacement of the
+/// other).
 #[inline]
-pub(super) fn covers_in_logs(comm: Comm) -> Option<Chan> {
-    intra_channel(comm, true)
+pub(super) fn covers(comm: Comm) -> Option<Chan> {
+    intra_channel(comm)
 }
 
 /// [`covers_p2p`] for a receive from `source`. A wildcard source (`MPI_ANY_SOURCE`) is a choice a
@@ -65,35 +65,33 @@ pub(super) fn covers_in_logs(comm: Comm) -> Option<Chan> {
 /// containment of later losses.
 #[inline]
 pub(super) fn covers_receive(comm: Comm, source: c_int) -> Option<Chan> {
-    receive_channel(comm, source, false)
+    receive_channel(comm, source)
 }
 
-/// Whether recovery takes this process's calls now (see the module docs); with `in_logs` also
-/// while a CD logs, for the calls that run within their ordinary handler then ([`logged`]).
+/// Whether recovery takes this process's calls now (see the module docs): the application's,
+/// not the runtime's own (inside a CD that logs, whether it does is decided before the call
+/// enters its ordinary handler, whose guard is the runtime's: [`logged`]).
 #[inline]
-fn taking(in_logs: bool) -> bool {
-    super::keeping() && !crate::boundary::inside() && (in_logs || !cd_core::logging_anywhere())
-}
-
-#[inline]
-fn p2p_channel(comm: Comm, in_logs: bool) -> Option<Chan> {
-    taking(in_logs)
-        .then(|| derived::channel(comm))
-        .flatten()
-        .map(Chan)
+fn taking() -> bool {
+    super::keeping() && !crate::boundary::inside()
 }
 
 #[inline]
-fn intra_channel(comm: Comm, in_logs: bool) -> Option<Chan> {
-    taking(in_logs)
+fn p2p_channel(comm: Comm) -> Option<Chan> {
+    taking().then(|| derived::channel(comm)).flatten().map(Chan)
+}
+
+#[inline]
+fn intra_channel(comm: Comm) -> Option<Chan> {
+    taking()
         .then(|| derived::intra_channel(comm))
         .flatten()
         .map(Chan)
 }
 
 #[inline]
-fn receive_channel(comm: Comm, source: c_int, in_logs: bool) -> Option<Chan> {
-    let chan = p2p_channel(comm, in_logs)?;
+fn receive_channel(comm: Comm, source: c_int) -> Option<Chan> {
+    let chan = p2p_channel(comm)?;
     if source == abi::ANY_SOURCE
         && !choices::admit(
             "the application received with MPI_ANY_SOURCE in the program's start, whose match \
@@ -106,8 +104,8 @@ fn receive_channel(comm: Comm, source: c_int, in_logs: bool) -> Option<Chan> {
     Some(chan)
 }
 
-/// Whether a CD logs in this process. The calls that recovery takes then (those whose gate
-/// passes `in_logs`: [`covers_in_logs`]) run within their ordinary handler, which logs them, or
+/// Whether a CD logs in this process. The calls that recovery takes then run within their
+/// ordinary handler, which logs them, or
 /// serves them from the log when a CD re-executes (then MPI, the journal and the repair are
 /// not reached), and counts them in the statistics; the covered call still counts its
 /// messages, before a repair may compare the counts.
@@ -225,7 +223,7 @@ macro_rules! covered_sends {
             tag: c_int,
             comm: Comm,
         ) -> c_int {
-            let Some(chan) = p2p_channel(comm, true) else {
+            let Some(chan) = p2p_channel(comm) else {
                 // SAFETY: forwarded.
                 return unsafe { crate::p2p::$fn(buf, count, datatype, dest, tag, comm) };
             };
@@ -288,7 +286,7 @@ pub(crate) unsafe fn recv(
     comm: Comm,
     status: *mut Status,
 ) -> c_int {
-    let Some(chan) = receive_channel(comm, source, true) else {
+    let Some(chan) = receive_channel(comm, source) else {
         // SAFETY: forwarded.
         return unsafe { crate::p2p::recv(buf, count, datatype, source, tag, comm, status) };
     };
@@ -364,7 +362,7 @@ pub(crate) unsafe fn sendrecv(
     comm: Comm,
     status: *mut Status,
 ) -> c_int {
-    let Some(chan) = receive_channel(comm, source, true) else {
+    let Some(chan) = receive_channel(comm, source) else {
         // SAFETY: forwarded.
         return unsafe {
             crate::p2p::sendrecv(
@@ -586,7 +584,7 @@ pub(super) fn after_failure(rc: c_int, chan: Chan) -> Result<Option<Vec<u8>>, c_
 /// # Safety
 /// The MPI function's contract.
 pub(crate) unsafe fn barrier(comm: Comm) -> c_int {
-    let Some(chan) = intra_channel(comm, true) else {
+    let Some(chan) = intra_channel(comm) else {
         // SAFETY: forwarded.
         return unsafe { crate::coll::barrier(comm) };
     };
@@ -621,7 +619,7 @@ pub(crate) unsafe fn bcast(
     root: c_int,
     comm: Comm,
 ) -> c_int {
-    let Some(chan) = intra_channel(comm, true) else {
+    let Some(chan) = intra_channel(comm) else {
         // SAFETY: forwarded.
         return unsafe { crate::coll::bcast(buffer, count, datatype, root, comm) };
     };
@@ -650,7 +648,7 @@ pub(crate) unsafe fn allreduce(
     op: Op,
     comm: Comm,
 ) -> c_int {
-    let Some(chan) = intra_channel(comm, true) else {
+    let Some(chan) = intra_channel(comm) else {
         // SAFETY: forwarded.
         return unsafe { crate::coll::allreduce(sendbuf, recvbuf, count, datatype, op, comm) };
     };
@@ -688,7 +686,7 @@ pub(crate) unsafe fn allgather(
     recvtype: Datatype,
     comm: Comm,
 ) -> c_int {
-    let Some(chan) = intra_channel(comm, true) else {
+    let Some(chan) = intra_channel(comm) else {
         // SAFETY: forwarded.
         return unsafe {
             crate::coll::allgather(
@@ -794,7 +792,7 @@ macro_rules! covered_posts {
             comm: Comm,
             request: *mut Request,
         ) -> c_int {
-            let Some(chan) = p2p_channel(comm, true) else {
+            let Some(chan) = p2p_channel(comm) else {
                 // SAFETY: forwarded.
                 return unsafe { crate::p2p::$fn(buf, count, datatype, dest, tag, comm, request) };
             };
@@ -829,7 +827,7 @@ pub(crate) unsafe fn irecv(
     request: *mut Request,
 ) -> c_int {
     let chan = (source != abi::PROC_NULL)
-        .then(|| receive_channel(comm, source, true))
+        .then(|| receive_channel(comm, source))
         .flatten();
     let Some(chan) = chan else {
         // SAFETY: forwarded.

@@ -12,6 +12,7 @@
 
 use super::calls::logged;
 use super::choices::{self, Kind};
+use super::kept;
 use super::repair;
 use super::requests;
 use crate::abi::{self, Request, Status};
@@ -19,20 +20,29 @@ use crate::pmpi::{real, world, Call};
 use crate::{stats, traffic};
 use std::ffi::c_int;
 
-/// Whether a completion call's choice is recorded (or repeated) now; with `in_logs` also while
-/// a CD logs, for the calls that run within their ordinary handler then
-/// ([`super::calls::logged`]).
-fn chooses(in_logs: bool) -> bool {
-    choices::recording() && !crate::boundary::inside() && (in_logs || !cd_core::logging_anywhere())
+/// Whether a completion call's choice is recorded (or repeated) now (decided before the call
+/// enters an ordinary handler, whose guard is the runtime's: [`logged`]).
+fn chooses() -> bool {
+    choices::recording() && !crate::boundary::inside()
 }
 
-/// Whether a completion call on these requests is recovery's (`in_logs` as for [`chooses`]).
-fn covers(handles: &[Request], in_logs: bool) -> bool {
-    super::keeping()
-        && requests::tracked()
-        && !crate::boundary::inside()
-        && (in_logs || !cd_core::logging_anywhere())
-        && requests::any_tracked(handles)
+/// Whether a completion call on these requests is recovery's (as [`chooses`]): it tracks one,
+/// or one is a kept persistent request's, active (inside a CD that logs, its activation is lent
+/// only within the ordinary handler: [`lent`]).
+fn covers(handles: &[Request]) -> bool {
+    !crate::boundary::inside()
+        && ((super::keeping() && requests::tracked() && requests::any_tracked(handles))
+            || kept::any_active(handles))
+}
+
+/// `f` on `handles` with the kept persistent requests' activations in place of their handles
+/// (`super::kept`): the live step of a covered completion within the ordinary handler, which
+/// tracks the application's handles ([`logged`]).
+fn lent<R>(handles: &mut [Request], f: impl FnOnce(&mut [Request]) -> R) -> R {
+    let lent = kept::lend(handles);
+    let r = f(handles);
+    kept::give_back(handles, &lent);
+    r
 }
 
 /// A covered completion call made as `call`: `direct` outside CDs that log (counted in the
@@ -70,7 +80,7 @@ pub(super) unsafe fn slice<'a>(handles: *mut Request, n: c_int) -> &'a mut [Requ
 /// The MPI function's contract.
 pub(crate) unsafe fn wait(request: *mut Request, status: *mut Status) -> c_int {
     // SAFETY: one handle, the caller's.
-    if !covers(unsafe { slice(request, 1) }, true) {
+    if !covers(unsafe { slice(request, 1) }) {
         // SAFETY: forwarded.
         return unsafe { crate::wait::wait(request, status) };
     }
@@ -88,7 +98,7 @@ pub(crate) unsafe fn wait(request: *mut Request, status: *mut Status) -> c_int {
 /// The MPI function's contract.
 pub(crate) unsafe fn waitall(count: c_int, requests: *mut Request, statuses: *mut Status) -> c_int {
     // SAFETY: `count` handles, the caller's.
-    if !covers(unsafe { slice(requests, count) }, true) {
+    if !covers(unsafe { slice(requests, count) }) {
         // SAFETY: forwarded.
         return unsafe { crate::wait::waitall(count, requests, statuses) };
     }
@@ -108,14 +118,9 @@ pub(crate) unsafe fn waitall(count: c_int, requests: *mut Request, statuses: *mu
 fn live(handles: &mut [Request], statuses: &mut [Status], flag: Option<&mut c_int>) -> c_int {
     let flag = flag.map(|f| f as *mut c_int);
     // SAFETY: the caller's handles (or their stand-ins), a status for each, its flag.
-    unsafe {
-        complete(
-            handles.as_mut_ptr(),
-            handles.len(),
-            statuses.as_mut_ptr(),
-            flag,
-        )
-    }
+    lent(handles, |h| unsafe {
+        complete(h.as_mut_ptr(), h.len(), statuses.as_mut_ptr(), flag)
+    })
 }
 
 /// [`live`] for a test whose flag may be a choice ([`tested`]).
@@ -125,7 +130,9 @@ fn live_test(choosing: bool, tracked: bool) -> impl crate::wait::Live {
         let flag = flag.unwrap_or(&mut own);
         let (n, statuses) = (handles.len(), statuses.as_mut_ptr());
         // SAFETY: the caller's handles (or their stand-ins), a status for each, its flag.
-        unsafe { tested(handles.as_mut_ptr(), n, statuses, flag, choosing, tracked) }
+        lent(handles, |h| unsafe {
+            tested(h.as_mut_ptr(), n, statuses, flag, choosing, tracked)
+        })
     }
 }
 
@@ -134,9 +141,9 @@ fn live_test(choosing: bool, tracked: bool) -> impl crate::wait::Live {
 /// # Safety
 /// The MPI function's contract.
 pub(crate) unsafe fn test(request: *mut Request, flag: *mut c_int, status: *mut Status) -> c_int {
-    let choosing = chooses(true);
+    let choosing = chooses();
     // SAFETY: one handle, the caller's.
-    let tracked = covers(unsafe { slice(request, 1) }, true);
+    let tracked = covers(unsafe { slice(request, 1) });
     if flag.is_null() || !(choosing || tracked) {
         // SAFETY: forwarded.
         return unsafe { crate::wait::test(request, flag, status) };
@@ -163,9 +170,9 @@ pub(crate) unsafe fn testall(
     flag: *mut c_int,
     statuses: *mut Status,
 ) -> c_int {
-    let choosing = chooses(true);
+    let choosing = chooses();
     // SAFETY: `count` handles, the caller's.
-    let tracked = covers(unsafe { slice(requests, count) }, true);
+    let tracked = covers(unsafe { slice(requests, count) });
     if flag.is_null() || !(choosing || tracked) {
         // SAFETY: forwarded.
         return unsafe { crate::wait::testall(count, requests, flag, statuses) };
@@ -401,7 +408,7 @@ pub(crate) unsafe fn waitany(
     index: *mut c_int,
     status: *mut Status,
 ) -> c_int {
-    if index.is_null() || !chooses(true) {
+    if index.is_null() || !chooses() {
         // SAFETY: the caller's handles.
         unsafe { unchosen(requests, count) };
         // SAFETY: forwarded.
@@ -422,7 +429,7 @@ pub(crate) unsafe fn testany(
     flag: *mut c_int,
     status: *mut Status,
 ) -> c_int {
-    if index.is_null() || flag.is_null() || !chooses(true) {
+    if index.is_null() || flag.is_null() || !chooses() {
         // SAFETY: the caller's handles.
         unsafe { unchosen(requests, count) };
         // SAFETY: forwarded.
@@ -448,13 +455,13 @@ unsafe fn any_within(
     status: *mut Status,
 ) -> c_int {
     // SAFETY: the caller's `count` handles.
-    let tracked = covers(unsafe { slice(requests, count) }, true);
+    let tracked = covers(unsafe { slice(requests, count) });
     // SAFETY: the caller's `count` handles, index, flag and status.
     let direct = || unsafe { any(slice(requests, count), index, status, flag, tracked) };
     let live = |h: &mut [Request], i: &mut c_int, f: Option<&mut c_int>, got: &mut Status| {
         let f = f.map(|f| f as *mut c_int);
         // SAFETY: the caller's handles (or their stand-ins), an index, a status and its flag.
-        unsafe { any(h, i, got, f, tracked) }
+        lent(h, |h| unsafe { any(h, i, got, f, tracked) })
     };
     completing(call, direct, |direct| {
         // SAFETY: forwarded.
@@ -477,7 +484,7 @@ pub(crate) unsafe fn waitsome(
     indices: *mut c_int,
     statuses: *mut Status,
 ) -> c_int {
-    if outcount.is_null() || indices.is_null() || !chooses(true) {
+    if outcount.is_null() || indices.is_null() || !chooses() {
         // SAFETY: the caller's handles.
         unsafe { unchosen(requests, incount) };
         // SAFETY: forwarded.
@@ -507,7 +514,7 @@ pub(crate) unsafe fn testsome(
     indices: *mut c_int,
     statuses: *mut Status,
 ) -> c_int {
-    if outcount.is_null() || indices.is_null() || !chooses(true) {
+    if outcount.is_null() || indices.is_null() || !chooses() {
         // SAFETY: the caller's handles.
         unsafe { unchosen(requests, incount) };
         // SAFETY: forwarded.
@@ -541,7 +548,7 @@ unsafe fn some_within(
 ) -> c_int {
     let wait = call == Call::Waitsome;
     // SAFETY: the caller's `incount` handles.
-    let tracked = covers(unsafe { slice(requests, incount) }, true);
+    let tracked = covers(unsafe { slice(requests, incount) });
     // SAFETY: the caller's `incount` handles, indices and statuses, and its count.
     let direct = || unsafe {
         some(
@@ -555,7 +562,7 @@ unsafe fn some_within(
     };
     let live = |h: &mut [Request], out: &mut c_int, idx: *mut c_int, got: *mut Status| {
         // SAFETY: the caller's handles (or their stand-ins), an index and a status each.
-        unsafe { some(h, out, idx, got, wait, tracked) }
+        lent(h, |h| unsafe { some(h, out, idx, got, wait, tracked) })
     };
     completing(call, direct, |direct| {
         let (out, all) = (outcount, statuses);

@@ -115,7 +115,7 @@ pub(crate) unsafe fn mprobe(
     status: *mut Status,
 ) -> c_int {
     let wildcard = source == abi::ANY_SOURCE;
-    let chan = calls::covers_in_logs(comm)
+    let chan = calls::covers(comm)
         .filter(|_| source != abi::PROC_NULL && (!wildcard || choices::admit(IN_START)));
     let Some(chan) = chan else {
         // SAFETY: forwarded.
@@ -180,7 +180,7 @@ pub(crate) unsafe fn improbe(
     message: *mut Message,
     status: *mut Status,
 ) -> c_int {
-    let chan = calls::covers_in_logs(comm)
+    let chan = calls::covers(comm)
         .filter(|_| source != abi::PROC_NULL && !flag.is_null() && choices::admit(IN_START));
     let Some(chan) = chan else {
         // SAFETY: forwarded.
@@ -266,7 +266,7 @@ unsafe fn covered_improbe(
 /// receive is covered too (forgotten in the traffic counts, which the covered receive keeps).
 fn covered_receive(message: Message) -> Option<Matched> {
     let m = with(|all| all.remove(&message.bits()))?;
-    calls::covers_in_logs(m.chan.comm())?;
+    calls::covers(m.chan.comm())?;
     traffic::message_comm(message);
     Some(m)
 }

@@ -59,14 +59,15 @@
 //! derived from it with `MPI_Comm_dup`, `MPI_Comm_split`, `MPI_Comm_split_type`,
 //! `MPI_Comm_create`, `MPI_Comm_create_group`, `MPI_Intercomm_create` (point-to-point only),
 //! `MPI_Intercomm_merge`, `MPI_Cart_create`, `MPI_Cart_sub` and the graph constructors
-//! (rebuilt after a repair: `crate::derived`). Inside CDs that log, the calls above but the
-//! persistent requests' starts are covered too: each runs within the
-//! ordinary handler (a blocking all-form, within the handler of the collective it runs as:
-//! [`allform::all_form`]), which logs it or serves it from the log when the CD re-executes
-//! ([`calls::logged`]); a restore forgets the requests it drains. The
-//! choices a replacement must repeat (a receive's wildcard source, `Waitany` and the like, a test's flag, what a probe
-//! found: [`probes`], what a matched probe matched, received by `Mrecv` or `Imrecv`:
-//! [`matched`]) are recorded at a partner ([`choices`]). A loss seen in any other call (other
+//! (rebuilt after a repair: `crate::derived`). Inside CDs that log, the calls above are
+//! covered too: each runs within the ordinary handler (a blocking all-form, within the handler
+//! of the collective it runs as: [`allform::all_form`]; a persistent request's start and
+//! completion under the application's handle, its activation lent within: [`kept`]), which
+//! logs it or serves it from the log when the CD re-executes ([`calls::logged`]); a restore
+//! forgets the requests it drains. The choices a replacement must repeat (a receive's wildcard
+//! source, `Waitany` and the like, a test's flag, what a probe found: [`probes`], what a
+//! matched probe matched, received by `Mrecv` or `Imrecv`: [`matched`]) are recorded at a
+//! partner ([`choices`]). A loss seen in any other call (other
 //! collectives: the other nonblocking ones, the persistent ones, the large-count forms; a
 //! persist under way), after a communicator made otherwise, after a choice that is not
 //! recorded (a choice in the start, more than the partner's window holds: `crate::errors`, a
@@ -87,6 +88,7 @@ pub(crate) mod completion;
 mod held;
 pub(crate) mod join;
 pub(crate) mod journal;
+mod kept;
 mod matched;
 mod neighbors;
 mod nonblocking;
@@ -122,6 +124,14 @@ pub(crate) use persistent::{
     waitsome,
 };
 pub(crate) use probes::{iprobe, probe};
+
+/// Lends the engine the kept persistent requests' activations ([`kept`], [`persistent`]).
+pub(crate) fn register_activations() {
+    crate::engine::register_activations(crate::engine::Activations {
+        standing: kept::standing,
+        start: persistent::restart,
+    });
+}
 pub(crate) use reduced::{exscan, reduce_scatter, reduce_scatter_block, scan};
 pub(crate) use rooted::{gather, reduce, scatter};
 pub(crate) use spread::{allgatherv, alltoall, alltoallv, alltoallw, gatherv, scatterv};

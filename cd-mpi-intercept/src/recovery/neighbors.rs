@@ -97,7 +97,7 @@ fn transformed_on(comm: Comm) -> Option<(Option<Chan>, Neighbours)> {
     if !transformed(comm) {
         return None;
     }
-    Some((calls::covers_in_logs(comm), Neighbours::of(comm)?))
+    Some((calls::covers(comm), Neighbours::of(comm)?))
 }
 
 /// `MPI_Neighbor_allgather`: an all-gather of the send buffers, each rank taking its

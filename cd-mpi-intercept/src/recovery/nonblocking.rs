@@ -100,7 +100,7 @@ pub(super) unsafe fn post(
 /// # Safety
 /// The MPI function's contract.
 pub(crate) unsafe fn ibarrier(comm: Comm, request: *mut Request) -> c_int {
-    let Some(chan) = calls::covers_in_logs(comm) else {
+    let Some(chan) = calls::covers(comm) else {
         // SAFETY: forwarded.
         return unsafe { crate::coll::ibarrier(comm, request) };
     };
@@ -138,7 +138,7 @@ pub(crate) unsafe fn ibcast(
     comm: Comm,
     request: *mut Request,
 ) -> c_int {
-    let Some(chan) = calls::covers_in_logs(comm) else {
+    let Some(chan) = calls::covers(comm) else {
         // SAFETY: forwarded.
         return unsafe { crate::coll::ibcast(buffer, count, datatype, root, comm, request) };
     };
@@ -177,7 +177,7 @@ pub(crate) unsafe fn iallreduce(
     comm: Comm,
     request: *mut Request,
 ) -> c_int {
-    let Some(chan) = calls::covers_in_logs(comm) else {
+    let Some(chan) = calls::covers(comm) else {
         // SAFETY: forwarded.
         return unsafe {
             crate::coll::iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request)
@@ -228,7 +228,7 @@ pub(crate) unsafe fn iallgather(
     comm: Comm,
     request: *mut Request,
 ) -> c_int {
-    let Some(chan) = calls::covers_in_logs(comm) else {
+    let Some(chan) = calls::covers(comm) else {
         // SAFETY: forwarded.
         return unsafe {
             crate::coll::iallgather(

@@ -537,7 +537,7 @@ pub(crate) unsafe fn iallgatherv(
     comm: Comm,
     request: *mut Request,
 ) -> c_int {
-    let Some(chan) = calls::covers_in_logs(comm) else {
+    let Some(chan) = calls::covers(comm) else {
         // SAFETY: forwarded.
         return unsafe {
             crate::coll::iallgatherv(
@@ -653,7 +653,7 @@ unsafe fn post_all_form(
     ordinary: impl FnOnce(*mut Request) -> c_int,
     logged: impl FnOnce(Posting<'_>) -> c_int,
 ) -> c_int {
-    let Some(chan) = calls::covers_in_logs(comm) else {
+    let Some(chan) = calls::covers(comm) else {
         stats::count(call);
         let rc = ordinary(request);
         if rc == abi::SUCCESS {

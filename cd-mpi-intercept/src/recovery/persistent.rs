@@ -9,84 +9,22 @@
 //! channel means now: on a communicator recovery covers, journaled, dropped while a replacement
 //! catches up, posted again after a repair, its wildcard match recorded, like any `MPI_Isend`
 //! or `MPI_Irecv` ([`super::calls`]); before the first version, through the ordinary
-//! handlers of those calls. Inside a CD that logs, the request is started as made, for the
-//! CD's log ([`started_as_made`]). Buffered and ready sends are posted as `MPI_Ibsend` and `MPI_Irsend`, which
-//! recovery does not cover (a loss after one ends the job clearly, as after those calls).
+//! handlers of those calls. Inside a CD that logs, the start runs within its ordinary handler,
+//! which logs it or serves it from the log ([`start_logged`]). Buffered and ready sends are
+//! posted as `MPI_Ibsend` and `MPI_Irsend`, which recovery does not cover (a loss after one
+//! ends the job clearly, as after those calls).
 //!
 //! The completion calls lend the activation's request in place of the application's handle
-//! while they run ([`lend`]), and an inactive one as `MPI_REQUEST_NULL`, which MPI treats
-//! alike; then they give the handle back ([`give_back`]). The request `MPI_Send_init` made is
-//! never started: it keeps the application's handle unique until `MPI_Request_free`.
+//! while they reach MPI ([`super::kept`]). The request `MPI_Send_init` made is never started:
+//! it keeps the application's handle unique until `MPI_Request_free`.
 
 use super::calls::{self, Chan};
+use super::kept::{any, give_back, lend, made, with, Made, Mode};
 use super::{completion, held};
 use crate::abi::{self, Comm, Datatype, Request, Status};
 use crate::pmpi::Call;
 use crate::stats;
-use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
-
-/// Which call a start posts.
-#[derive(Clone, Copy)]
-enum Mode {
-    Standard,
-    Synchronous,
-    Buffered,
-    Ready,
-    Receive,
-}
-
-/// A persistent request made here: its arguments, and its activation's request while active.
-#[derive(Clone, Copy)]
-struct Made {
-    mode: Mode,
-    /// The buffer's address (exposed: the table is shared).
-    buf: usize,
-    count: c_int,
-    datatype: Datatype,
-    /// The destination or the source.
-    peer: c_int,
-    tag: c_int,
-    /// Its communicator (`crate::derived`), and the real one it was made on (which still
-    /// serves after the application freed the communicator, as MPI allows).
-    channel: u64,
-    made_on: Comm,
-    active: Option<Request>,
-}
-
-impl Made {
-    /// Its communicator now.
-    fn comm(&self) -> Comm {
-        match crate::derived::current(self.channel) {
-            c if c == abi::predefined().comm_null => self.made_on,
-            c => c,
-        }
-    }
-}
-
-static MADE: Mutex<Option<HashMap<u64, Made>>> = Mutex::new(None);
-/// How many entries [`MADE`] holds (the completion calls look only when some are).
-static COUNT: AtomicUsize = AtomicUsize::new(0);
-
-fn with<R>(f: impl FnOnce(&mut HashMap<u64, Made>) -> R) -> R {
-    let mut guard = MADE.lock().unwrap_or_else(|e| e.into_inner());
-    let map = guard.get_or_insert_with(HashMap::new);
-    let r = f(map);
-    COUNT.store(map.len(), Ordering::Relaxed);
-    r
-}
-
-/// Whether any persistent request is kept here (one relaxed load).
-#[inline]
-fn any() -> bool {
-    COUNT.load(Ordering::Relaxed) > 0
-}
-
-fn made(handle: Request) -> Option<Made> {
-    with(|m| m.get(&handle.bits()).copied())
-}
 
 macro_rules! inits {
     ($($fn:ident => $mode:ident, $buf:ty;)*) => {$(
@@ -117,6 +55,7 @@ macro_rules! inits {
                         channel,
                         made_on: comm,
                         active: None,
+                        on: None,
                     };
                     // SAFETY: MPI wrote the handle.
                     let handle = unsafe { *request };
@@ -136,23 +75,41 @@ inits! {
     recv_init => Receive, *mut c_void;
 }
 
-/// Posts an activation of `m` on its communicator now; returns its request.
+/// The communicator recovery covers `m`'s activations on now, if any; found before a start
+/// enters the ordinary handler (whose guard recovery's gate would take for the runtime's own
+/// call).
+fn channel(m: &Made) -> Option<Chan> {
+    let comm = m.comm();
+    match m.mode {
+        Mode::Standard | Mode::Synchronous => calls::covers_p2p(comm),
+        Mode::Receive => (m.peer != abi::PROC_NULL)
+            .then(|| calls::covers_receive(comm, m.peer))
+            .flatten(),
+        Mode::Buffered | Mode::Ready => None,
+    }
+}
+
+/// Posts an activation of `m` on its communicator now, covered on `chan` where recovery covers
+/// it ([`channel`]); returns its request.
 ///
 /// # Safety
 /// The buffer `m` names is the application's, valid until the activation completes (MPI's
 /// contract for `MPI_Start`).
-unsafe fn activate(m: &Made) -> Result<Request, c_int> {
+unsafe fn activate(m: &Made, chan: Option<Chan>) -> Result<Request, c_int> {
     let comm = m.comm();
     let mut posted = abi::predefined().request_null;
     let request = &mut posted as *mut Request;
     let (count, datatype, peer, tag) = (m.count, m.datatype, m.peer, m.tag);
     let send = std::ptr::with_exposed_provenance::<c_void>(m.buf);
-    let covered = calls::covers_p2p(comm);
+    let receive = std::ptr::with_exposed_provenance_mut::<c_void>(m.buf);
     // SAFETY: the application's arguments to `*_init`, and the caller's contract.
     let rc = unsafe {
-        match (m.mode, covered) {
+        match (m.mode, chan) {
             (Mode::Standard, Some(chan)) => post_send(false, chan, send, m, request),
             (Mode::Synchronous, Some(chan)) => post_send(true, chan, send, m, request),
+            (Mode::Receive, Some(chan)) => {
+                calls::post_receive(None, chan, receive, count, datatype, peer, tag, request)
+            }
             (Mode::Standard, None) => {
                 crate::p2p::isend(send, count, datatype, peer, tag, comm, request)
             }
@@ -163,17 +120,8 @@ unsafe fn activate(m: &Made) -> Result<Request, c_int> {
                 crate::p2p::ibsend(send, count, datatype, peer, tag, comm, request)
             }
             (Mode::Ready, _) => crate::p2p::irsend(send, count, datatype, peer, tag, comm, request),
-            (Mode::Receive, _) => {
-                let buf = std::ptr::with_exposed_provenance_mut::<c_void>(m.buf);
-                let chan = (peer != abi::PROC_NULL)
-                    .then(|| calls::covers_receive(comm, peer))
-                    .flatten();
-                match chan {
-                    Some(chan) => {
-                        calls::post_receive(None, chan, buf, count, datatype, peer, tag, request)
-                    }
-                    None => crate::p2p::irecv(buf, count, datatype, peer, tag, comm, request),
-                }
+            (Mode::Receive, None) => {
+                crate::p2p::irecv(receive, count, datatype, peer, tag, comm, request)
             }
         }
     };
@@ -217,42 +165,103 @@ unsafe fn post_send(
 /// As [`activate`].
 unsafe fn start_kept(handle: Request) -> Option<c_int> {
     let m = made(handle)?;
+    // SAFETY: the caller's contract.
+    Some(unsafe { start_made(handle, &m, channel(&m)) })
+}
+
+/// Starts `m`, kept under `handle`, on `chan` ([`channel`]).
+///
+/// # Safety
+/// As [`activate`].
+unsafe fn start_made(handle: Request, m: &Made, chan: Option<Chan>) -> c_int {
     if m.active.is_some() {
         // starting an active request is erroneous: raised as MPI would
         crate::pmpi::safe::comm_call_errhandler(m.comm(), abi::ERR_REQUEST);
-        return Some(abi::ERR_REQUEST);
+        return abi::ERR_REQUEST;
     }
     // SAFETY: the caller's contract.
-    Some(match unsafe { activate(&m) } {
+    match unsafe { activate(m, chan) } {
         Ok(posted) => {
-            with(|t| t.get_mut(&handle.bits()).map(|k| k.active = Some(posted)));
+            with(|t| {
+                t.get_mut(&handle.bits()).map(|k| {
+                    k.active = Some(posted);
+                    k.on = chan;
+                })
+            });
             abi::SUCCESS
         }
         Err(rc) => rc,
-    })
+    }
 }
 
-/// Inside a CD that logs, the requests are started as made, so that the CD's log records their
-/// starts (`crate::wait::start`): those of `handles` kept here are forgotten, and a later loss
-/// ends the job (their requests stay bound to the communicator they were made on, which a
-/// repair replaces). Returns whether a CD logs.
-fn started_as_made(handles: &[Request]) -> bool {
-    if !cd_core::logging_anywhere() {
-        return false;
+/// At the end of a replay (`crate::engine::Activations::start`): starts the kept request
+/// `handle` again, on the channel its last activation was covered on (the re-executed start
+/// came from the log; its receive, in flight at the fault, was cancelled at the restore).
+///
+/// # Safety
+/// As [`activate`].
+pub(crate) unsafe fn restart(handle: Request) -> Option<c_int> {
+    let m = made(handle)?;
+    // SAFETY: the caller's contract.
+    Some(unsafe { start_made(handle, &m, m.on) })
+}
+
+/// A start (`call`) of the `count` requests at `requests` inside a CD that logs: within the
+/// ordinary handler, which logs it or serves it from the log when the CD re-executes
+/// (`crate::wait::start_via`), the activations its live step. A start that mixes kept
+/// requests with others, or with one recovery does not cover now (a buffered or ready send, a
+/// receive from `MPI_ANY_SOURCE` in the start), is made as usual instead: those kept are
+/// forgotten, and a later loss ends the job (their requests stay bound to the communicator they
+/// were made on, which a repair replaces).
+///
+/// # Safety
+/// The MPI function's contract.
+unsafe fn start_logged(call: Call, count: c_int, requests: *mut Request) -> c_int {
+    let ordinary = || match call {
+        // SAFETY: forwarded.
+        Call::Start => unsafe { crate::wait::start(requests) },
+        // SAFETY: forwarded.
+        _ => unsafe { crate::wait::startall(count, requests) },
+    };
+    if !super::keeping() {
+        // before the first version: started as made, like any request the CD logs
+        return ordinary();
     }
-    let forgot = with(|t| {
+    // SAFETY: the caller's `count` handles.
+    let handles = unsafe { completion::slice(requests, count) }.to_vec();
+    let kept: Vec<(Request, Made)> = with(|t| {
         handles
             .iter()
-            .filter(|h| t.remove(&h.bits()).is_some())
-            .count()
+            .filter_map(|h| t.get(&h.bits()).map(|m| (*h, *m)))
+            .collect()
     });
-    if forgot > 0 {
-        crate::errors::stop_containing(
-            "the application started a persistent request inside a CD that logs (in-job \
-             recovery posts the starts of those it keeps only outside such CDs)",
-        );
+    let chans: Vec<Option<Chan>> = kept.iter().map(|(_, m)| channel(m)).collect();
+    if kept.len() < handles.len() || chans.iter().any(Option::is_none) {
+        if !kept.is_empty() {
+            with(|t| {
+                for (h, _) in &kept {
+                    t.remove(&h.bits());
+                }
+            });
+            crate::errors::stop_containing(
+                "the application started persistent requests inside a CD that logs together \
+                 with others, or in a mode in-job recovery does not cover",
+            );
+        }
+        return ordinary();
     }
-    true
+    let live = || {
+        for ((handle, m), chan) in kept.iter().zip(&chans) {
+            // SAFETY: the caller's requests' buffers (MPI's contract).
+            let rc = unsafe { start_made(*handle, m, *chan) };
+            if rc != abi::SUCCESS {
+                return rc;
+            }
+        }
+        abi::SUCCESS
+    };
+    // SAFETY: forwarded.
+    unsafe { crate::wait::start_via(call, count, requests, live, false) }
 }
 
 /// `MPI_Start`.
@@ -260,8 +269,11 @@ fn started_as_made(handles: &[Request]) -> bool {
 /// # Safety
 /// The MPI function's contract.
 pub(crate) unsafe fn start(request: *mut Request) -> c_int {
-    // SAFETY: the caller's handle.
-    if any() && !request.is_null() && !started_as_made(&[unsafe { *request }]) {
+    if any() && !request.is_null() {
+        if calls::logged() {
+            // SAFETY: forwarded.
+            return unsafe { start_logged(Call::Start, 1, request) };
+        }
         // SAFETY: the caller's handle; its request's buffer (MPI's contract).
         if let Some(rc) = unsafe { start_kept(*request) } {
             stats::count(Call::Start);
@@ -278,12 +290,16 @@ pub(crate) unsafe fn start(request: *mut Request) -> c_int {
 /// # Safety
 /// The MPI function's contract.
 pub(crate) unsafe fn startall(count: c_int, requests: *mut Request) -> c_int {
-    // SAFETY: the caller's `count` handles.
-    let handles = unsafe { completion::slice(requests, count) };
-    if !any() || started_as_made(handles) {
+    if !any() {
         // SAFETY: forwarded.
         return unsafe { crate::wait::startall(count, requests) };
     }
+    if calls::logged() {
+        // SAFETY: forwarded.
+        return unsafe { start_logged(Call::Startall, count, requests) };
+    }
+    // SAFETY: the caller's `count` handles.
+    let handles = unsafe { completion::slice(requests, count) };
     let (kept, mut others): (Vec<Request>, Vec<Request>) =
         with(|t| handles.iter().partition(|h| t.contains_key(&h.bits())));
     if kept.is_empty() {
@@ -308,44 +324,6 @@ pub(crate) unsafe fn startall(count: c_int, requests: *mut Request) -> c_int {
         }
     }
     abi::SUCCESS
-}
-
-/// While a completion call runs on the application's `handles`: each handle of a kept request
-/// is exchanged for its activation's request, or for `MPI_REQUEST_NULL` while it is inactive.
-/// Returns what [`give_back`] puts back.
-pub(super) fn lend(handles: &mut [Request]) -> Vec<(usize, Request)> {
-    if !any() {
-        return Vec::new();
-    }
-    let null = abi::predefined().request_null;
-    with(|t| {
-        let mut lent = Vec::new();
-        for (i, h) in handles.iter_mut().enumerate() {
-            if let Some(m) = t.get(&h.bits()) {
-                lent.push((i, *h));
-                *h = m.active.unwrap_or(null);
-            }
-        }
-        lent
-    })
-}
-
-/// After the completion call: the application's handles back. An activation whose request
-/// the call completed (now `MPI_REQUEST_NULL`) is over; one that a repair replaced goes on
-/// under the new request.
-pub(super) fn give_back(handles: &mut [Request], lent: &[(usize, Request)]) {
-    if lent.is_empty() {
-        return;
-    }
-    let null = abi::predefined().request_null;
-    with(|t| {
-        for &(i, app) in lent {
-            let now = std::mem::replace(&mut handles[i], app);
-            if let Some(m) = t.get_mut(&app.bits()) {
-                m.active = (now != null).then_some(now);
-            }
-        }
-    });
 }
 
 /// `MPI_Request_free`: a kept request is forgotten; its activation, if active, is given to
@@ -409,7 +387,7 @@ pub(crate) unsafe fn request_get_status(
 
 macro_rules! lending {
     ($($fn:ident($handles:ident, $n:expr; $($a:ident : $t:ty),*);)*) => {$(
-        #[doc = concat!("`", stringify!($fn), "` of `super::completion`, lent the activations of kept requests ([`lend`]); the requests it completes that hold an all-form's memory are finished (`super::held`).")]
+        #[doc = concat!("`", stringify!($fn), "` of `super::completion`, lent the activations of kept requests (outside CDs that log: inside them, `super::completion` lends within the ordinary handler, see `super::kept`); the requests it completes that hold an all-form's memory are finished (`super::held`).")]
         ///
         /// # Safety
         /// The MPI function's contract.
@@ -420,8 +398,11 @@ macro_rules! lending {
                 // SAFETY: forwarded.
                 return unsafe { completion::$fn($($a),*) };
             }
-            // SAFETY: the caller's handles.
-            let lent = lend(unsafe { completion::slice($handles, $n) });
+            let lent = match calls::logged() {
+                true => Vec::new(),
+                // SAFETY: the caller's handles.
+                false => lend(unsafe { completion::slice($handles, $n) }),
+            };
             // SAFETY: forwarded, with the activations' requests in place of the kept ones.
             let rc = unsafe { completion::$fn($($a),*) };
             // SAFETY: the caller's handles, after the call.

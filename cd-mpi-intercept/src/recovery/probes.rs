@@ -48,7 +48,7 @@ unsafe fn wait_for(chan: Chan, source: c_int, tag: c_int, status: *mut Status) -
 /// The MPI function's contract.
 pub(crate) unsafe fn probe(source: c_int, tag: c_int, comm: Comm, status: *mut Status) -> c_int {
     let wildcard = source == abi::ANY_SOURCE;
-    let chan = calls::covers_in_logs(comm).filter(|_| !wildcard || choices::admit(IN_START));
+    let chan = calls::covers(comm).filter(|_| !wildcard || choices::admit(IN_START));
     let Some(chan) = chan else {
         // SAFETY: forwarded.
         return unsafe { crate::p2p::probe(source, tag, comm, status) };
@@ -102,7 +102,7 @@ pub(crate) unsafe fn iprobe(
     flag: *mut c_int,
     status: *mut Status,
 ) -> c_int {
-    let chan = calls::covers_in_logs(comm).filter(|_| !flag.is_null() && choices::admit(IN_START));
+    let chan = calls::covers(comm).filter(|_| !flag.is_null() && choices::admit(IN_START));
     let Some(chan) = chan else {
         // SAFETY: forwarded.
         return unsafe { crate::p2p::iprobe(source, tag, comm, flag, status) };

@@ -49,7 +49,7 @@ unsafe fn scan_form(
     op: Op,
     comm: Comm,
 ) -> c_int {
-    let chan = calls::covers_in_logs(comm);
+    let chan = calls::covers(comm);
     let rank = safe::comm_rank(comm);
     let total = count.saturating_mul(safe::comm_size(comm));
     let send = input(sendbuf, recvbuf);
@@ -202,7 +202,7 @@ unsafe fn scatter_form(
     op: Op,
     comm: Comm,
 ) -> c_int {
-    let chan = calls::covers_in_logs(comm);
+    let chan = calls::covers(comm);
     let send = input(sendbuf, recvbuf);
     let mut whole = Scratch::new(total, datatype);
     let buf = whole.buf();

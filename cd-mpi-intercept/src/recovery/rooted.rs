@@ -165,7 +165,7 @@ pub(crate) unsafe fn reduce(
         // SAFETY: forwarded.
         return unsafe { crate::coll::reduce(sendbuf, recvbuf, count, datatype, op, root, comm) };
     }
-    let chan = calls::covers_in_logs(comm);
+    let chan = calls::covers(comm);
     let at_root = safe::comm_rank(comm) == root;
     // SAFETY: the MPI function's contract. (`form` owns the memory until the call returns.)
     let form = unsafe { reduce_form(sendbuf, recvbuf, count, datatype, at_root) };
@@ -211,7 +211,7 @@ pub(crate) unsafe fn gather(
             )
         };
     }
-    let chan = calls::covers_in_logs(comm);
+    let chan = calls::covers(comm);
     let size = safe::comm_size(comm);
     let at_root = safe::comm_rank(comm) == root;
     // SAFETY: the MPI function's contract. (`g` owns the memory until the call returns.)
@@ -265,7 +265,7 @@ pub(crate) unsafe fn scatter(
             )
         };
     }
-    let chan = calls::covers_in_logs(comm);
+    let chan = calls::covers(comm);
     let size = safe::comm_size(comm);
     let rank = safe::comm_rank(comm);
     let at_root = rank == root;

@@ -43,7 +43,7 @@ pub(crate) unsafe fn allgatherv(
     recvtype: Datatype,
     comm: Comm,
 ) -> c_int {
-    let Some(chan) = calls::covers_in_logs(comm) else {
+    let Some(chan) = calls::covers(comm) else {
         // SAFETY: forwarded.
         return unsafe {
             crate::coll::allgatherv(
@@ -204,7 +204,7 @@ pub(crate) unsafe fn gatherv(
             )
         };
     }
-    let chan = calls::covers_in_logs(comm);
+    let chan = calls::covers(comm);
     let size = safe::comm_size(comm);
     let at_root = safe::comm_rank(comm) == root;
     let (counts, displs) = if at_root {
@@ -275,7 +275,7 @@ pub(crate) unsafe fn scatterv(
             )
         };
     }
-    let chan = calls::covers_in_logs(comm);
+    let chan = calls::covers(comm);
     let size = safe::comm_size(comm);
     let rank = safe::comm_rank(comm);
     let mine = if rank == root {
@@ -327,7 +327,7 @@ pub(crate) unsafe fn alltoall(
             )
         };
     }
-    let chan = calls::covers_in_logs(comm);
+    let chan = calls::covers(comm);
     let size = safe::comm_size(comm);
     let rank = safe::comm_rank(comm);
     let AlltoallForm {
@@ -516,7 +516,7 @@ pub(crate) unsafe fn alltoallw(
 /// # Safety
 /// The blocks are the caller's (the MPI call's contract), on `comm`.
 unsafe fn exchange(call: Call, send: &[Block], recv: &[Block], comm: Comm) -> c_int {
-    let chan = calls::covers_in_logs(comm);
+    let chan = calls::covers(comm);
     let (size, rank) = (safe::comm_size(comm), safe::comm_rank(comm));
     let mut mine = Packer::default();
     for &(at, count, datatype) in send {
