@@ -51,7 +51,9 @@
  * and runs each step in a child CD that logs too (COMM_LOGGING_INHERIT) and saves the array; HEAT_CHILD_FAULT=S:R[,S:R...] then makes
  * rank R find a transient fault at the end of step S (0-based) once per process: it corrupts
  * the array, restores the child and re-executes the step from its MPI log (printing "heat rank
- * R transient S"). */
+ * R transient S"); HEAT_CHILD_FAULT_EARLY=S:R[,...] likewise, with HEAT_NONBLOCKING=5, while the
+ * halo's persistent requests are in flight (between their starts and MPI_Waitall; "heat rank R
+ * early S"). */
 #include <cd.h>
 #include <mpi.h>
 #include <signal.h>
@@ -89,10 +91,11 @@ static void kill_self(const char *suffix) {
     raise(SIGKILL);
 }
 
-/* HEAT_CHILD_FAULT=S:R[,S:R...] (up to 8): the index of the entry that faults this rank in
- * step S (0-based, before it ends) and has not yet in this process, else -1 */
-static int transient_fault(int step, const int *faulted) {
-    const char *list = getenv("HEAT_CHILD_FAULT");
+/* HEAT_CHILD_FAULT=S:R[,S:R...] (up to 8; or the list `var` names): the index of the entry
+ * that faults this rank in step S (0-based, before it ends) and has not yet in this process,
+ * else -1 */
+static int transient_fault(const char *var, int step, const int *faulted) {
+    const char *list = getenv(var);
     for (int k = 0; list && *list && k < 8; k++) {
         int at, who, used = 0;
         if (sscanf(list, "%d:%d%n", &at, &who, &used) != 2) return -1;
@@ -349,7 +352,8 @@ int main(int argc, char **argv) {
         fflush(stdout);
     }
 
-    int faulted[8] = {0}; /* HEAT_CHILD_FAULT's entries this process injected */
+    /* HEAT_CHILD_FAULT's and HEAT_CHILD_FAULT_EARLY's entries this process injected */
+    int faulted[8] = {0}, faulted_early[8] = {0};
     while (step < STEPS) {
         cd_handle child = NULL;
         if (child_mode) {
@@ -393,6 +397,17 @@ int main(int argc, char **argv) {
         } else if (nonblocking == 5) {
             MPI_Start(&halo_requests[0]);
             MPI_Startall(3, &halo_requests[1]);
+            int k = child ? transient_fault("HEAT_CHILD_FAULT_EARLY", step, faulted_early) : -1;
+            if (k >= 0) {
+                /* a transient fault while the halo's requests are in flight: the restore
+                 * drains them, the re-execution's starts come from the log */
+                faulted_early[k] = 1;
+                for (int i = 1; i <= N; i += 5) u[i] = -1e300;
+                if (restore_cd(child)) return report_cd_error("restore_cd(step)");
+                printf("heat rank %d early %d\n", rank, step);
+                fflush(stdout);
+                goto step_again;
+            }
             MPI_Waitall(4, halo_requests, MPI_STATUSES_IGNORE);
         } else if (nonblocking) {
             MPI_Request r[5];
@@ -411,6 +426,15 @@ int main(int argc, char **argv) {
             } else if (nonblocking == 3) {
                 for (int k = 0, index; k < 4; k++) MPI_Waitany(4, r, &index, MPI_STATUS_IGNORE);
             } else {
+                int k = child ? transient_fault("HEAT_CHILD_FAULT_EARLY", step, faulted_early) : -1;
+                if (k >= 0) {
+                    faulted_early[k] = 1;
+                    for (int i = 1; i <= N; i += 5) u[i] = -1e300;
+                    if (restore_cd(child)) return report_cd_error("restore_cd(step)");
+                    printf("heat rank %d early %d\n", rank, step);
+                    fflush(stdout);
+                    goto step_again;
+                }
                 MPI_Waitall(4, r, MPI_STATUSES_IGNORE);
             }
         } else {
@@ -577,7 +601,7 @@ int main(int argc, char **argv) {
             }
         }
         if (child) {
-            int k = transient_fault(step, faulted);
+            int k = transient_fault("HEAT_CHILD_FAULT", step, faulted);
             if (k >= 0) {
                 /* a transient fault found before the state leaves the rank: the step
                  * re-executes from the child's MPI log, the other ranks never see it */

@@ -477,7 +477,8 @@ fn a_lost_rank_of_a_fortran_program_is_contained() {
 /// ring (rank 1, with a sum on a split of it), or with two tokens matched from
 /// `MPI_ANY_SOURCE` by `MPI_Improbe` and `MPI_Mprobe` and received by `MPI_Mrecv` and
 /// `MPI_Imrecv` (rank 2), or by persistent requests made in the start and started every step
-/// (rank 2; rank 0 on the Cartesian ring; rank 1 with the left halo's from `MPI_ANY_SOURCE`);
+/// (rank 2; rank 0 on the Cartesian ring; rank 1 with the left halo's from `MPI_ANY_SOURCE`;
+/// each with transient faults while they are in flight too, which the restore drains);
 /// the collectives of `HEAT_REDUCE=3` (rank 3 dies amid them), the rooted ones of `HEAT_REDUCE=2` (rank 0, their
 /// root) and the nonblocking ones of `HEAT_REDUCE=4`, in flight together (rank 0), run inside
 /// the step's CD too. The one launch finishes, every result is bitwise a
@@ -548,6 +549,12 @@ fn a_loss_inside_cds_that_log_is_contained() {
         if reduce == "4" {
             env.push(("HEAT_START", "2"));
         }
+        // with persistent requests, faults while they are in flight too
+        let early = match nonblocking {
+            "5" => "121:1,122:3,124:0,127:2,129:1,133:3,140:0,141:2",
+            _ => "",
+        };
+        env.push(("HEAT_CHILD_FAULT_EARLY", early));
         let (ok, text) = heat(&cache, &env);
         assert!(ok, "the launch that lost rank {lost} finishes:\n{text}");
         assert!(once.exists(), "rank {lost} was killed:\n{text}");
@@ -562,21 +569,33 @@ fn a_loss_inside_cds_that_log_is_contained() {
             "only the replacement restored:\n{text}"
         );
         // each fault once a process: the lost rank's between the version and the loss twice
-        let mut transient: Vec<String> = Vec::new();
-        for fault in faults.split(',') {
-            let (at, rank) = fault.split_once(':').expect("step:rank");
-            let (at, rank): (usize, usize) = (at.parse().unwrap(), rank.parse().unwrap());
-            let times = if rank == lost && (120..step).contains(&at) {
-                2
-            } else {
-                1
-            };
-            for _ in 0..times {
-                transient.push(format!("heat rank {rank} transient {at}"));
+        let expected = |faults: &str, word: &str| {
+            let mut lines: Vec<String> = Vec::new();
+            for fault in faults.split(',').filter(|f| !f.is_empty()) {
+                let (at, rank) = fault.split_once(':').expect("step:rank");
+                let (at, rank): (usize, usize) = (at.parse().unwrap(), rank.parse().unwrap());
+                let times = if rank == lost && (120..step).contains(&at) {
+                    2
+                } else {
+                    1
+                };
+                for _ in 0..times {
+                    lines.push(format!("heat rank {rank} {word} {at}"));
+                }
             }
-        }
-        transient.sort();
-        assert_eq!(heat_lines(&text, " transient "), transient, "{text}");
+            lines.sort();
+            lines
+        };
+        assert_eq!(
+            heat_lines(&text, " transient "),
+            expected(faults, "transient"),
+            "{text}"
+        );
+        assert_eq!(
+            heat_lines(&text, " early "),
+            expected(early, "early"),
+            "{text}"
+        );
         for rank in 0..RANKS {
             let steps = if rank == lost { 80 } else { 200 };
             assert_eq!(

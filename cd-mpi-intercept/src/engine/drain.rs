@@ -73,14 +73,20 @@ pub(crate) fn drain_in_flight(
                 // SAFETY: a live receive this thread posted (a copy of the handle: a
                 // persistent request stays allocated, a nonpersistent one is freed by the
                 // Wait), into memory the restore has not rewritten yet.
-                unsafe {
+                let rc = unsafe {
                     real::Cancel(&mut request);
-                    real::Wait(&mut request, &mut status);
-                }
-                let cancelled = safe::test_cancelled(&status);
+                    real::Wait(&mut request, &mut status)
+                };
+                // one whose sender was lost (a ULFM job) ends without its message, like a
+                // cancelled one: the re-execution posts it again
+                let cancelled = rc != abi::SUCCESS || safe::test_cancelled(&status);
                 stats::drained(!cancelled);
                 // a receive that got its message is counted; a cancelled one is not
-                crate::traffic::settle(taken, &[real], &[0], &[status]);
+                if cancelled {
+                    drop(taken);
+                } else {
+                    crate::traffic::settle(taken, &[real], &[0], &[status]);
+                }
                 (!cancelled).then(|| tracked.delivery.pieces(&status).iter().map(pack).collect())
             }
             Delivery::Outputs(ref pieces) => {

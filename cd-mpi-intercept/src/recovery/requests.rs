@@ -158,11 +158,26 @@ static TRACKED: Mutex<Option<HashMap<u64, Entry>>> = Mutex::new(None);
 /// How many entries [`TRACKED`] holds (completion calls look only when some are).
 static COUNT: AtomicUsize = AtomicUsize::new(0);
 
+/// Placeholders holding the addresses of requests MPI freed while their handles are keys in
+/// [`TRACKED`] (see [`freed`]): released once the key leaves it.
+static PLACEHOLDERS: Mutex<Vec<(u64, Request)>> = Mutex::new(Vec::new());
+
 fn with<R>(f: impl FnOnce(&mut HashMap<u64, Entry>) -> R) -> R {
     let mut guard = TRACKED.lock().unwrap_or_else(|e| e.into_inner());
     let map = guard.get_or_insert_with(HashMap::new);
     let r = f(map);
     COUNT.store(map.len(), Ordering::Relaxed);
+    let mut held = PLACEHOLDERS.lock().unwrap_or_else(|e| e.into_inner());
+    if !held.is_empty() {
+        held.retain_mut(|(key, placeholder)| {
+            let keep = map.contains_key(key);
+            if !keep {
+                // SAFETY: our own inactive persistent request (see `occupy`).
+                unsafe { real::Request_free(placeholder) };
+            }
+            keep
+        });
+    }
     r
 }
 
@@ -221,15 +236,81 @@ pub(crate) fn posted_receive(request: Request, receive: Receive) {
 }
 
 /// The requests MPI freed when a completion call failed on them (their handles are only keys
-/// here now).
+/// here now, [`occupy`]d).
 pub(crate) fn freed(requests: &[Request]) {
-    with(|t| {
-        for r in requests {
-            if let Some(e) = t.get_mut(&r.bits()) {
+    let keys: Vec<(u64, bool)> = with(|t| {
+        requests
+            .iter()
+            .filter_map(|r| {
+                let e = t.get_mut(&r.bits())?;
                 e.freed = true;
+                Some((r.bits(), e.receive.is_some()))
+            })
+            .collect()
+    });
+    occupy(&keys);
+}
+
+/// MPI may hand the address of a request it freed out again for the next request it makes,
+/// while the application still holds the old handle and this table has it as a key until a
+/// completion call exchanges it ([`substitute`]): a receive posted again by the repair (or the
+/// application's next send) under that handle could not be told from the old one. So each
+/// freed address (`keys`: with whether it was a receive) is taken by a placeholder of the
+/// same kind, a persistent receive or send on `MPI_COMM_SELF` that is never started, until
+/// the key leaves the table ([`with`]). MPI's free lists hand back the last freed first: a few
+/// tries cover them; one not covered is reported.
+fn occupy(keys: &[(u64, bool)]) {
+    if keys.is_empty() {
+        return;
+    }
+    let p = abi::predefined();
+    let mut byte = 0u8;
+    let mut taken: Vec<(u64, Request)> = Vec::new();
+    let mut spare: Vec<Request> = Vec::new();
+    for receive in [true, false] {
+        let wanted: Vec<u64> = keys
+            .iter()
+            .filter(|(_, r)| *r == receive)
+            .map(|(k, _)| *k)
+            .collect();
+        for _ in 0..4 * wanted.len() + 8 {
+            if wanted.iter().all(|k| taken.iter().any(|(t, _)| t == k)) {
+                break;
+            }
+            let mut placeholder = p.request_null;
+            let buf = (&mut byte as *mut u8).cast::<c_void>();
+            // SAFETY: a persistent request of no bytes to or from this process on
+            // MPI_COMM_SELF; never started, freed in `with`. MPI writes the handle.
+            let rc = unsafe {
+                match receive {
+                    true => real::Recv_init(buf, 0, p.byte, 0, 0, p.comm_self, &mut placeholder),
+                    false => real::Send_init(buf, 0, p.byte, 0, 0, p.comm_self, &mut placeholder),
+                }
+            };
+            if rc != abi::SUCCESS {
+                break;
+            }
+            match wanted.contains(&placeholder.bits()) {
+                true => taken.push((placeholder.bits(), placeholder)),
+                false => spare.push(placeholder),
             }
         }
-    });
+    }
+    for mut placeholder in spare {
+        // SAFETY: our own inactive persistent request, never started.
+        unsafe { real::Request_free(&mut placeholder) };
+    }
+    if taken.len() < keys.len() {
+        tracing::warn!(
+            freed = keys.len(),
+            held = taken.len(),
+            "a request MPI freed at a failure keeps no placeholder: a new request may take its handle"
+        );
+    }
+    PLACEHOLDERS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .extend(taken);
 }
 
 /// Forgets requests that completed; a nonblocking collective's result goes into the journal
