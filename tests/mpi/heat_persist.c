@@ -51,9 +51,9 @@
  * and runs each step in a child CD that logs too (COMM_LOGGING_INHERIT) and saves the array; HEAT_CHILD_FAULT=S:R[,S:R...] then makes
  * rank R find a transient fault at the end of step S (0-based) once per process: it corrupts
  * the array, restores the child and re-executes the step from its MPI log (printing "heat rank
- * R transient S"); HEAT_CHILD_FAULT_EARLY=S:R[,...] likewise, with HEAT_NONBLOCKING=5, while the
- * halo's persistent requests are in flight (between their starts and MPI_Waitall; "heat rank R
- * early S"). */
+ * R transient S"); HEAT_CHILD_FAULT_EARLY=S:R[,...] likewise, with HEAT_NONBLOCKING=1 or 5,
+ * while the halo's requests are in flight (posted or started, not yet completed by
+ * MPI_Waitall; "heat rank R early S"). */
 #include <cd.h>
 #include <mpi.h>
 #include <signal.h>

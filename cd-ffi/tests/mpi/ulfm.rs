@@ -477,8 +477,9 @@ fn a_lost_rank_of_a_fortran_program_is_contained() {
 /// ring (rank 1, with a sum on a split of it), or with two tokens matched from
 /// `MPI_ANY_SOURCE` by `MPI_Improbe` and `MPI_Mprobe` and received by `MPI_Mrecv` and
 /// `MPI_Imrecv` (rank 2), or by persistent requests made in the start and started every step
-/// (rank 2; rank 0 on the Cartesian ring; rank 1 with the left halo's from `MPI_ANY_SOURCE`;
-/// each with transient faults while they are in flight too, which the restore drains);
+/// (rank 2; rank 0 on the Cartesian ring; rank 1 with the left halo's from `MPI_ANY_SOURCE`);
+/// with `MPI_Waitall` on the halo's requests, transient faults while they are in flight too,
+/// which the restore drains;
 /// the collectives of `HEAT_REDUCE=3` (rank 3 dies amid them), the rooted ones of `HEAT_REDUCE=2` (rank 0, their
 /// root) and the nonblocking ones of `HEAT_REDUCE=4`, in flight together (rank 0), run inside
 /// the step's CD too. The one launch finishes, every result is bitwise a
@@ -549,9 +550,9 @@ fn a_loss_inside_cds_that_log_is_contained() {
         if reduce == "4" {
             env.push(("HEAT_START", "2"));
         }
-        // with persistent requests, faults while they are in flight too
+        // with MPI_Waitall on the halo's requests, faults while they are in flight too
         let early = match nonblocking {
-            "5" => "121:1,122:3,124:0,127:2,129:1,133:3,140:0,141:2",
+            "1" | "5" => "121:1,122:3,124:0,127:2,129:1,133:3,140:0,141:2",
             _ => "",
         };
         env.push(("HEAT_CHILD_FAULT_EARLY", early));

@@ -17,7 +17,7 @@ use crate::abi::{self, Comm, Datatype, Op, Request, Status};
 use crate::pmpi::real;
 use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// A receive, as posted (the buffer's address, exposed: the request table is shared).
@@ -159,16 +159,18 @@ static TRACKED: Mutex<Option<HashMap<u64, Entry>>> = Mutex::new(None);
 static COUNT: AtomicUsize = AtomicUsize::new(0);
 
 /// Placeholders holding the addresses of requests MPI freed while their handles are keys in
-/// [`TRACKED`] (see [`freed`]): released once the key leaves it.
+/// [`TRACKED`] (see [`freed`]): released once the key leaves it. [`HOLDING`]: whether any are
+/// (one relaxed load in [`with`] otherwise).
 static PLACEHOLDERS: Mutex<Vec<(u64, Request)>> = Mutex::new(Vec::new());
+static HOLDING: AtomicBool = AtomicBool::new(false);
 
 fn with<R>(f: impl FnOnce(&mut HashMap<u64, Entry>) -> R) -> R {
     let mut guard = TRACKED.lock().unwrap_or_else(|e| e.into_inner());
     let map = guard.get_or_insert_with(HashMap::new);
     let r = f(map);
     COUNT.store(map.len(), Ordering::Relaxed);
-    let mut held = PLACEHOLDERS.lock().unwrap_or_else(|e| e.into_inner());
-    if !held.is_empty() {
+    if HOLDING.load(Ordering::Relaxed) {
+        let mut held = PLACEHOLDERS.lock().unwrap_or_else(|e| e.into_inner());
         held.retain_mut(|(key, placeholder)| {
             let keep = map.contains_key(key);
             if !keep {
@@ -177,6 +179,7 @@ fn with<R>(f: impl FnOnce(&mut HashMap<u64, Entry>) -> R) -> R {
             }
             keep
         });
+        HOLDING.store(!held.is_empty(), Ordering::Relaxed);
     }
     r
 }
@@ -307,10 +310,15 @@ fn occupy(keys: &[(u64, bool)]) {
             "a request MPI freed at a failure keeps no placeholder: a new request may take its handle"
         );
     }
-    PLACEHOLDERS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .extend(taken);
+    if !taken.is_empty() {
+        // under the table's lock, which releases them
+        let _table = TRACKED.lock().unwrap_or_else(|e| e.into_inner());
+        PLACEHOLDERS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend(taken);
+        HOLDING.store(true, Ordering::Relaxed);
+    }
 }
 
 /// Forgets requests that completed; a nonblocking collective's result goes into the journal
