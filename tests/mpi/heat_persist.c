@@ -106,6 +106,22 @@ static int transient_fault(const char *var, int step, const int *faulted) {
     return -1;
 }
 
+/* A transient fault of the list `var` names in step `step`, if one is due (marked in
+ * `faulted`): corrupts the array, restores `child` (which drains the requests in flight) and
+ * prints "heat rank R <word> S". Returns 1 when the step must re-execute, -1 when the restore
+ * failed, else 0 (also without `child`). */
+static int transient(cd_handle child, const char *var, const char *word, int step, int *faulted,
+                     double *u) {
+    int k = child ? transient_fault(var, step, faulted) : -1;
+    if (k < 0) return 0;
+    faulted[k] = 1;
+    for (int i = 1; i <= N; i += 5) u[i] = -1e300;
+    if (restore_cd(child)) return -1;
+    printf("heat rank %d %s %d\n", rank, word, step);
+    fflush(stdout);
+    return 1;
+}
+
 /* HEAT_REDUCE=3's op, not commutative: a pair (a, b) is the map x -> a x + b, and `inout`
  * becomes itself after `in` */
 static void compose_maps(void *in, void *inout, int *len, MPI_Datatype *type) {
@@ -397,17 +413,10 @@ int main(int argc, char **argv) {
         } else if (nonblocking == 5) {
             MPI_Start(&halo_requests[0]);
             MPI_Startall(3, &halo_requests[1]);
-            int k = child ? transient_fault("HEAT_CHILD_FAULT_EARLY", step, faulted_early) : -1;
-            if (k >= 0) {
-                /* a transient fault while the halo's requests are in flight: the restore
-                 * drains them, the re-execution's starts come from the log */
-                faulted_early[k] = 1;
-                for (int i = 1; i <= N; i += 5) u[i] = -1e300;
-                if (restore_cd(child)) return report_cd_error("restore_cd(step)");
-                printf("heat rank %d early %d\n", rank, step);
-                fflush(stdout);
-                goto step_again;
-            }
+            /* a transient fault while they are in flight: the restore drains them */
+            int fault = transient(child, "HEAT_CHILD_FAULT_EARLY", "early", step, faulted_early, u);
+            if (fault < 0) return report_cd_error("restore_cd(step)");
+            if (fault) goto step_again;
             MPI_Waitall(4, halo_requests, MPI_STATUSES_IGNORE);
         } else if (nonblocking) {
             MPI_Request r[5];
@@ -426,15 +435,9 @@ int main(int argc, char **argv) {
             } else if (nonblocking == 3) {
                 for (int k = 0, index; k < 4; k++) MPI_Waitany(4, r, &index, MPI_STATUS_IGNORE);
             } else {
-                int k = child ? transient_fault("HEAT_CHILD_FAULT_EARLY", step, faulted_early) : -1;
-                if (k >= 0) {
-                    faulted_early[k] = 1;
-                    for (int i = 1; i <= N; i += 5) u[i] = -1e300;
-                    if (restore_cd(child)) return report_cd_error("restore_cd(step)");
-                    printf("heat rank %d early %d\n", rank, step);
-                    fflush(stdout);
-                    goto step_again;
-                }
+                int fault = transient(child, "HEAT_CHILD_FAULT_EARLY", "early", step, faulted_early, u);
+                if (fault < 0) return report_cd_error("restore_cd(step)");
+                if (fault) goto step_again;
                 MPI_Waitall(4, r, MPI_STATUSES_IGNORE);
             }
         } else {
@@ -601,17 +604,11 @@ int main(int argc, char **argv) {
             }
         }
         if (child) {
-            int k = transient_fault("HEAT_CHILD_FAULT", step, faulted);
-            if (k >= 0) {
-                /* a transient fault found before the state leaves the rank: the step
-                 * re-executes from the child's MPI log, the other ranks never see it */
-                faulted[k] = 1;
-                for (int i = 1; i <= N; i += 5) u[i] = -1e300;
-                if (restore_cd(child)) return report_cd_error("restore_cd(step)");
-                printf("heat rank %d transient %d\n", rank, step);
-                fflush(stdout);
-                goto step_again;
-            }
+            /* a transient fault found before the state leaves the rank: the step re-executes
+             * from the child's MPI log, the other ranks never see it */
+            int fault = transient(child, "HEAT_CHILD_FAULT", "transient", step, faulted, u);
+            if (fault < 0) return report_cd_error("restore_cd(step)");
+            if (fault) goto step_again;
             if (commit_cd(child)) return report_cd_error("commit_cd(step)");
         }
         step++;

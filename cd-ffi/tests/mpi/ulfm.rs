@@ -753,10 +753,16 @@ fn a_loss_during_a_persist_ends_the_job_clearly_and_the_relaunch_restores() {
         line.contains("the runtime's own communication (a persist")
             && line.ends_with("relaunch it to restore CD \"heat\" from version 7 (xor)")
     });
-    let (ok, relaunched) = heat(&cache, &CONTAINED);
+    relaunch_resumes(&cache, 140, 7, &clean);
+}
+
+/// Relaunches the contained-loss heat program on `cache`: every rank resumes from `step`
+/// (`version`), and the results are bitwise those of the fault-free run `clean`.
+fn relaunch_resumes(cache: &Path, step: u32, version: u64, clean: &str) {
+    let (ok, relaunched) = heat(cache, &CONTAINED);
     assert!(ok, "the relaunch:\n{relaunched}");
     let resumed: Vec<String> = (0..RANKS)
-        .map(|r| format!("heat rank {r} resumed 140 version 7"))
+        .map(|r| format!("heat rank {r} resumed {step} version {version}"))
         .collect();
     assert_eq!(
         heat_lines(&relaunched, " resumed "),
@@ -765,7 +771,7 @@ fn a_loss_during_a_persist_ends_the_job_clearly_and_the_relaunch_restores() {
     );
     assert_eq!(
         heat_lines(&relaunched, " result "),
-        heat_lines(&clean, " result "),
+        heat_lines(clean, " result "),
         "{relaunched}"
     );
 }
@@ -807,21 +813,7 @@ fn a_loss_during_a_repair_ends_the_job_clearly_and_the_relaunch_restores() {
     });
     // node 2 comes back with an empty cache
     std::fs::create_dir(cache.join("node2")).expect("an empty cache");
-    let (ok, relaunched) = heat(&cache, &CONTAINED);
-    assert!(ok, "the relaunch:\n{relaunched}");
-    let resumed: Vec<String> = (0..RANKS)
-        .map(|r| format!("heat rank {r} resumed 120 version 6"))
-        .collect();
-    assert_eq!(
-        heat_lines(&relaunched, " resumed "),
-        resumed,
-        "{relaunched}"
-    );
-    assert_eq!(
-        heat_lines(&relaunched, " result "),
-        heat_lines(&clean, " result "),
-        "{relaunched}"
-    );
+    relaunch_resumes(&cache, 120, 6, &clean);
 }
 
 /// Issue 23: a program whose replacement could not re-execute the same way is not contained:

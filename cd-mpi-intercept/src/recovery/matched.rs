@@ -271,6 +271,17 @@ fn covered_receive(message: Message) -> Option<Matched> {
     Some(m)
 }
 
+/// A matched message's receive (`call`, made by `receive`) taken by recovery: a failure while
+/// it receives ends the job (see the module docs).
+fn receiving(call: Call, receive: impl FnOnce() -> c_int) -> c_int {
+    calls::count_call(call);
+    let rc = repair::covered(receive);
+    if repair::is_failure(rc) {
+        crate::loss::process_lost(world::current(), UNRECEIVED);
+    }
+    rc
+}
+
 /// `MPI_Mrecv`. A failure while it receives ends the job (see the module docs).
 ///
 /// # Safety
@@ -310,12 +321,10 @@ unsafe fn covered_mrecv(
     message: *mut Message,
     status: *mut Status,
 ) -> c_int {
-    calls::count_call(Call::Mrecv);
     // SAFETY: forwarded.
-    let rc = repair::covered(|| unsafe { real::Mrecv(buf, count, datatype, message, status) });
-    if repair::is_failure(rc) {
-        crate::loss::process_lost(world::current(), UNRECEIVED);
-    }
+    let rc = receiving(Call::Mrecv, || unsafe {
+        real::Mrecv(buf, count, datatype, message, status)
+    });
     if rc == abi::SUCCESS && traffic::on() {
         traffic::received(m.chan.comm(), m.source);
     }
@@ -361,12 +370,10 @@ unsafe fn covered_imrecv(
     message: *mut Message,
     request: *mut Request,
 ) -> c_int {
-    calls::count_call(Call::Imrecv);
     // SAFETY: forwarded.
-    let rc = repair::covered(|| unsafe { real::Imrecv(buf, count, datatype, message, request) });
-    if repair::is_failure(rc) {
-        crate::loss::process_lost(world::current(), UNRECEIVED);
-    }
+    let rc = receiving(Call::Imrecv, || unsafe {
+        real::Imrecv(buf, count, datatype, message, request)
+    });
     if rc != abi::SUCCESS {
         return rc;
     }
