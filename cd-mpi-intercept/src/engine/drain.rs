@@ -46,19 +46,19 @@ pub(crate) fn drain_in_flight(
         let ends = !matches!(tracked.delivery, Delivery::Nothing);
         // a kept persistent request's activation stands in MPI for its handle (`activations`)
         let mut request = super::activations::standing(posted, ends).unwrap_or(posted);
-        let real = request;
+        let reached = request;
         let mut status = Status::zeroed();
         // counted once complete (a send's or Comm_idup's entry, if any, goes back untouched)
-        let taken = crate::traffic::take(&[real]);
+        let taken = crate::traffic::take(&[reached]);
         if ends {
-            ended(real);
+            ended(reached);
         }
         let data = match tracked.delivery {
             Delivery::Nothing => {
                 // The send stays tracked (and allocated): the application or the re-executed
                 // post completes it later.
                 let done = settle_send(request, deadline);
-                crate::traffic::settle(taken, &[real], &[], &[]);
+                crate::traffic::settle(taken, &[reached], &[], &[]);
                 stats::settled(done);
                 if !done {
                     tracing::warn!(
@@ -85,14 +85,14 @@ pub(crate) fn drain_in_flight(
                 if cancelled {
                     drop(taken);
                 } else {
-                    crate::traffic::settle(taken, &[real], &[0], &[status]);
+                    crate::traffic::settle(taken, &[reached], &[0], &[status]);
                 }
                 (!cancelled).then(|| tracked.delivery.pieces(&status).iter().map(pack).collect())
             }
             Delivery::Outputs(ref pieces) => {
                 // SAFETY: a live collective this thread posted.
                 unsafe { real::Wait(&mut request, &mut status) };
-                crate::traffic::settle(taken, &[real], &[0], &[status]);
+                crate::traffic::settle(taken, &[reached], &[0], &[status]);
                 Some(pieces.iter().map(pack).collect())
             }
         };

@@ -127,7 +127,7 @@ pub(super) fn any_active(handles: &[Request]) -> bool {
 
 /// At a restore's drain (`crate::engine::Activations::standing`): the activation of the kept
 /// request `handle`, if active; with `ends` it is over.
-pub(crate) fn standing(handle: Request, ends: bool) -> Option<Request> {
+pub(super) fn standing(handle: Request, ends: bool) -> Option<Request> {
     if !any() {
         return None;
     }

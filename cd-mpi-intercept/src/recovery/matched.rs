@@ -262,9 +262,15 @@ unsafe fn covered_improbe(
     abi::SUCCESS
 }
 
-/// The matched message `message` names, if a covered probe matched it (forgotten here), and its
-/// receive is covered too (forgotten in the traffic counts, which the covered receive keeps).
-fn covered_receive(message: Message) -> Option<Matched> {
+/// The matched message the caller's handle at `message` names, if a covered probe matched it
+/// (forgotten here), and its receive is covered too (forgotten in the traffic counts, which the
+/// covered receive keeps).
+///
+/// # Safety
+/// `message` is null or readable (MPI's contract for the matched receives).
+unsafe fn covered_receive(message: *const Message) -> Option<Matched> {
+    // SAFETY: the caller's contract.
+    let message = unsafe { message.as_ref() }.copied()?;
     let m = with(|all| all.remove(&message.bits()))?;
     calls::covers(m.chan.comm())?;
     traffic::message_comm(message);
@@ -294,8 +300,7 @@ pub(crate) unsafe fn mrecv(
     status: *mut Status,
 ) -> c_int {
     // SAFETY: the caller's message handle (MPI's contract).
-    let handle = unsafe { message.as_ref() }.copied();
-    let Some(m) = handle.and_then(covered_receive) else {
+    let Some(m) = (unsafe { covered_receive(message) }) else {
         // SAFETY: forwarded.
         return unsafe { crate::p2p::mrecv(buf, count, datatype, message, status) };
     };
@@ -343,8 +348,7 @@ pub(crate) unsafe fn imrecv(
     request: *mut Request,
 ) -> c_int {
     // SAFETY: the caller's message handle (MPI's contract).
-    let handle = unsafe { message.as_ref() }.copied();
-    let Some(m) = handle.and_then(covered_receive) else {
+    let Some(m) = (unsafe { covered_receive(message) }) else {
         // SAFETY: forwarded.
         return unsafe { crate::p2p::imrecv(buf, count, datatype, message, request) };
     };

@@ -200,7 +200,7 @@ unsafe fn start_made(handle: Request, m: &Made, chan: Option<Chan>) -> c_int {
 ///
 /// # Safety
 /// As [`activate`].
-pub(crate) unsafe fn restart(handle: Request) -> Option<c_int> {
+pub(super) unsafe fn restart(handle: Request) -> Option<c_int> {
     let m = made(handle)?;
     // SAFETY: the caller's contract.
     Some(unsafe { start_made(handle, &m, m.on) })
