@@ -333,7 +333,14 @@ pub(crate) fn release_ready() {
 /// Really frees a handle that was held, in MPI.
 fn free(what: Held) {
     let rc = match what {
-        Held::Comm(comm) => safe::comm_free(comm).err().unwrap_or(abi::SUCCESS),
+        Held::Comm(comm) => {
+            let rc = safe::comm_free(comm).err().unwrap_or(abi::SUCCESS);
+            if rc == abi::SUCCESS && crate::traffic::on() {
+                // MPI may give its address to the next communicator
+                crate::traffic::retire(comm);
+            }
+            rc
+        }
         Held::Request(mut request) => {
             engine::unregister_persistent(request);
             crate::traffic::freed_persistent(request);
@@ -370,9 +377,14 @@ unsafe fn making(
         (_, Some(key)) => crate::derived::Kin::Group(key),
         (_, None) => crate::derived::Kin::Child,
     };
-    if crate::errors::keeping() && !crate::boundary::inside() {
+    // before routing: a recorded call's guard counts as inside the runtime
+    let outside = !crate::boundary::inside();
+    let route = engine::route(call);
+    // a replay gives back the recorded communicator: it was followed (or not) when made
+    let replaying = matches!(route, Route::Replay(..));
+    if crate::errors::keeping() && outside && !replaying {
         use crate::derived;
-        if cd_core::logging_anywhere() || !derived::follows(call, comm) {
+        if !derived::follows(call, comm) {
             crate::errors::communicator_made(call, comm);
         } else if let Some(rebuilt) = crate::pmpi::world::is_replacement()
             .then(|| {
@@ -387,11 +399,15 @@ unsafe fn making(
             })
             .flatten()
         {
-            // a replacement re-executing a constructor its peers made long ago
-            crate::stats::count(call);
-            // SAFETY: the application's out-parameter.
-            unsafe { newcomm.write(rebuilt) };
-            return abi::SUCCESS;
+            // a replacement re-executing a constructor its peers made long ago (recorded like
+            // a made one inside a CD that logs, for its own replays)
+            let run = || {
+                // SAFETY: the application's out-parameter.
+                unsafe { newcomm.write(rebuilt) };
+                abi::SUCCESS
+            };
+            // SAFETY: forwarded.
+            return unsafe { making_routed(route, header, comm, newcomm, None, run) };
         } else {
             follow = true;
         }
@@ -399,7 +415,7 @@ unsafe fn making(
     // a distributed graph's members exchange their neighbours in any ULFM job that contains
     // losses, whether this rank follows it or not: every member must join that exchange
     let exchanges = crate::errors::repair_wanted()
-        && !crate::boundary::inside()
+        && outside
         && matches!(
             call,
             Call::Dist_graph_create | Call::Dist_graph_create_adjacent
@@ -419,7 +435,6 @@ unsafe fn making(
         }
         rc
     };
-    let route = engine::route(call);
     if engine::counted(&route) {
         if let Some(request) = request {
             // SAFETY: forwarded.

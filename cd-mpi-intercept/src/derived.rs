@@ -10,7 +10,10 @@
 //! members of an `MPI_Comm_create_group` communicator make it, so its identity is its parent's,
 //! its members and tag, and how many alike were made before it ([`group_key`]); an
 //! intercommunicator's two groups come from parents of their own, so its identity is the two
-//! groups and how many were made between them before ([`inter_id`]). With it
+//! groups and how many were made between them before ([`inter_id`]). A replacement
+//! re-executes the program's start and then only what came after the last version, so the
+//! survivors hand it these counts as they were at the version ([`counts_at_version`]), which it
+//! takes when its start ends: the constructors between the two are counted for it. With it
 //! the runtime keeps the communicator's members (their world ranks, in rank order) and its
 //! virtual topology, if any (`crate::topology`).
 //!
@@ -108,6 +111,11 @@ struct Registry {
     /// its `seq`, by identity (`MPI_COMM_NULL` where it is no member), until its constructor
     /// asks for them.
     prebuilt: HashMap<u64, Prebuilt>,
+    /// The counts above at the last version ([`counts_at_version`]).
+    at_version: Counts,
+    /// A replacement's counts at the version, from the survivors, until its start ends
+    /// ([`start_ended`]).
+    preset: Option<Counts>,
 }
 
 /// A communicator a repair rebuilt for a replacement, until its constructor asks for it.
@@ -563,9 +571,130 @@ pub(crate) fn is_freed(id: u64) -> bool {
 }
 
 /// A version completed: communicators freed before it are forgotten, but those of the
-/// program's start.
+/// program's start; the counts that name the next ones are kept ([`counts_at_version`]).
 pub(crate) fn version_complete() {
-    with(|r| r.derived.retain(|d| !d.freed || d.in_start));
+    with(|r| {
+        r.derived.retain(|d| !d.freed || d.in_start);
+        r.at_version = Counts::of(r);
+    });
+}
+
+/// The counts that name derived communicators ([`next_child`], [`inter_id`]) at the last
+/// version, as the words a survivor hands a replacement: a replacement re-executes the
+/// program's start and then only what came after the version, so the constructors between
+/// the two, which it never calls again, must be counted for it ([`merge_counts`]).
+pub(crate) fn counts_at_version() -> Vec<u64> {
+    with(|r| r.at_version.words())
+}
+
+/// Merges the survivors' [`counts_at_version`] for a replacement, which takes them when its
+/// start ends ([`start_ended`]). `Err` names a malformed list.
+pub(crate) fn merge_counts(all: &[Vec<u64>]) -> Result<(), String> {
+    let mut merged = Counts::default();
+    for words in all {
+        merged.merge(Counts::read(words)?);
+    }
+    with(|r| r.preset = Some(merged));
+    Ok(())
+}
+
+/// A replacement's start ended: the counts that name derived communicators become the
+/// survivors' at the version ([`merge_counts`]), as if it had called every constructor since.
+pub(crate) fn start_ended() {
+    with(|r| {
+        let Some(Counts { world, lists }) = r.preset.take() else {
+            return;
+        };
+        let [children, grouped, inter, inter_seq] = lists;
+        r.world_children = world;
+        for (key, n) in children {
+            if let Some(d) = r.derived.iter_mut().find(|d| d.id == key[0]) {
+                d.children = n;
+            }
+        }
+        r.grouped
+            .extend(grouped.into_iter().map(|(k, n)| ((k[0], k[1]), n)));
+        r.inter.extend(inter.into_iter().map(|(k, n)| (k[0], n)));
+        r.inter_seq
+            .extend(inter_seq.into_iter().map(|(k, n)| (k[0], n)));
+    });
+}
+
+/// The counts that name derived communicators, by their keys' words: the world's children,
+/// then four lists: each derived communicator's children (by identity), the
+/// `MPI_Comm_create_group` ones (by parent and key), the intercommunicators (by their groups'
+/// key, and by the local group's).
+#[derive(Default)]
+struct Counts {
+    world: u32,
+    lists: [HashMap<Vec<u64>, u32>; 4],
+}
+
+/// How many words each list's keys have.
+const KEY_WORDS: [usize; 4] = [1, 2, 1, 1];
+
+impl Counts {
+    fn of(r: &Registry) -> Counts {
+        let children = r.derived.iter().map(|d| (vec![d.id], d.children));
+        let grouped = r.grouped.iter().map(|(&(p, k), &n)| (vec![p, k], n));
+        let inter = r.inter.iter().map(|(&k, &n)| (vec![k], n));
+        let inter_seq = r.inter_seq.iter().map(|(&k, &n)| (vec![k], n));
+        Counts {
+            world: r.world_children,
+            lists: [
+                children.collect(),
+                grouped.collect(),
+                inter.collect(),
+                inter_seq.collect(),
+            ],
+        }
+    }
+
+    /// The world's children, then each list: its length, then each entry's key and count.
+    fn words(&self) -> Vec<u64> {
+        let mut words = vec![u64::from(self.world)];
+        for list in &self.lists {
+            words.push(list.len() as u64);
+            for (key, &n) in list {
+                words.extend(key);
+                words.push(u64::from(n));
+            }
+        }
+        words
+    }
+
+    fn read(words: &[u64]) -> Result<Counts, String> {
+        let mut it = words.iter().copied();
+        let mut next = || {
+            it.next()
+                .ok_or_else(|| "a survivor's communicator counts are cut short".to_owned())
+        };
+        let mut counts = Counts {
+            world: next()? as u32,
+            ..Counts::default()
+        };
+        for (list, width) in counts.lists.iter_mut().zip(KEY_WORDS) {
+            for _ in 0..next()? {
+                let key = (0..width)
+                    .map(|_| next())
+                    .collect::<Result<Vec<u64>, _>>()?;
+                list.insert(key, next()? as u32);
+            }
+        }
+        Ok(counts)
+    }
+
+    /// Each key's greatest count (a communicator's members alone know its counts, and they
+    /// agree).
+    fn merge(&mut self, other: Counts) {
+        self.world = self.world.max(other.world);
+        for (mine, theirs) in self.lists.iter_mut().zip(other.lists) {
+            for (key, n) in theirs {
+                let at = mine.entry(key).or_insert(0);
+                *at = (*at).max(n);
+            }
+        }
+    }
 }
 
 /// After a repair's rebuild: channel `id` is `rebuilt` now (`MPI_COMM_NULL` where this process

@@ -176,7 +176,7 @@ pub(crate) fn keeping() -> bool {
 }
 
 /// The application makes a communicator from `comm` with `call`, a constructor in-job recovery
-/// does not follow (`crate::recovery::comms`), or inside a CD that logs. A replacement would
+/// does not follow (`crate::derived`). A replacement would
 /// make it again, and its peers would not join that constructor: from now on a loss ends the
 /// job clearly, unless no other process takes part (`comm` holds this process alone).
 pub(crate) fn communicator_made(call: Call, comm: Comm) {
@@ -194,7 +194,7 @@ pub(crate) fn communicator_made(call: Call, comm: Comm) {
     if others {
         stop_containing(
             "the application made a communicator that in-job recovery does not rebuild \
-             (MPI_Comm_idup, from groups, or inside a CD that logs)",
+             (MPI_Comm_idup, from groups)",
         );
     }
 }

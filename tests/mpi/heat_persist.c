@@ -40,7 +40,9 @@
  * MPI_Comm_create_group communicator made by its members alone; HEAT_CART=5 makes an
  * MPI_Comm_idup communicator, which in-job recovery does not rebuild; HEAT_CART=6 joins the
  * even and the odd ranks by an intercommunicator made in the start, exchanges each rank's sum
- * with its counterpart over it every step, and adds the sum over the intercommunicator merged). HEAT_WILDCARD=1 receives the left halo from MPI_ANY_SOURCE (with MPI_Sendrecv, or MPI_Irecv); HEAT_WILDCARD=2 also passes a token to the right every step, found by polling MPI_Iprobe and by MPI_Probe from MPI_ANY_SOURCE; HEAT_WILDCARD=3 instead two tokens matched from MPI_ANY_SOURCE, one by polling MPI_Improbe and received with MPI_Mrecv, one by MPI_Mprobe and received with MPI_Imrecv (HEAT_WILDCARD=4: after an MPI_Barrier, and
+ * with its counterpart over it every step, and adds the sum over the intercommunicator merged;
+ * HEAT_CART=7, with HEAT_REDUCE, makes, uses and frees every step an MPI_Comm_split of the world
+ * by the parity of rank + step and an MPI_Comm_dup of it, inside the step's CD with HEAT_CHILD). HEAT_WILDCARD=1 receives the left halo from MPI_ANY_SOURCE (with MPI_Sendrecv, or MPI_Irecv); HEAT_WILDCARD=2 also passes a token to the right every step, found by polling MPI_Iprobe and by MPI_Probe from MPI_ANY_SOURCE; HEAT_WILDCARD=3 instead two tokens matched from MPI_ANY_SOURCE, one by polling MPI_Improbe and received with MPI_Mrecv, one by MPI_Mprobe and received with MPI_Imrecv (HEAT_WILDCARD=4: after an MPI_Barrier, and
  * with HEAT_KILL_INSIDE=1 the rank HEAT_KILL_AT kills dies before it, while the others hold the
  * matched message). HEAT_CHOOSY=R makes rank R alone complete a message to itself with MPI_Waitany every step (two choices). HEAT_ORDER=swapped adds the ranges in the other order, HEAT_SHORT=1 adds
  * a shorter array. With HEAT_PERSIST_ERRORS=continue a failed advance prints its error and the
@@ -601,6 +603,20 @@ int main(int argc, char **argv) {
                     MPI_Sendrecv(&local, 1, MPI_DOUBLE, place, 4, &theirs, 1, MPI_DOUBLE, place,
                                  4, inter, MPI_STATUS_IGNORE);
                 u[5] += theirs * 1e-8;
+            }
+            if (cart == 7) {
+                /* communicators made, used and freed every step (inside the step's CD that
+                 * logs, with HEAT_CHILD): the ranks of one parity of rank + step, and a
+                 * duplicate of them */
+                MPI_Comm part, copy;
+                double most = 0;
+                MPI_Comm_split(MPI_COMM_WORLD, (rank + step) % 2, size - rank, &part);
+                MPI_Comm_dup(part, &copy);
+                MPI_Allreduce(&local, &total, 1, MPI_DOUBLE, MPI_SUM, part);
+                MPI_Allreduce(&u[2], &most, 1, MPI_DOUBLE, MPI_MAX, copy);
+                MPI_Comm_free(&copy);
+                MPI_Comm_free(&part);
+                u[2] += total * 1e-7 + most * 1e-8;
             }
         }
         if (child) {

@@ -201,6 +201,11 @@ fn a_lost_rank_is_contained_in_the_job() {
     let (world_only, derived, rooted) = (clean("0", "1"), clean("1", "1"), clean("0", "2"));
     let (graphs, spread, grouped) = (clean("3", "1"), clean("0", "3"), clean("4", "1"));
     let (joined, alltoallw, ireduce) = (clean("6", "1"), clean("0", "5"), clean("0", "4"));
+    let remade = clean("7", "1");
+    assert_ne!(
+        world_only, remade,
+        "the sums over the communicators of each step change the result"
+    );
     assert_ne!(
         world_only, derived,
         "the derived communicators' sum changes the result"
@@ -225,14 +230,17 @@ fn a_lost_rank_is_contained_in_the_job() {
     // collectives), a second loss
     // "step:rank" after the first recovery and the version its replacement resumes from,
     // derived communicators (1: Cartesian, 2: split type, 3: graphs, 4: by group, 6: an
-    // intercommunicator and its merge), the collectives every
+    // intercommunicator and its merge, 7: a split and its duplicate made and freed every
+    // step), the collectives every
     // step: 1 Allreduce, 2 also Reduce, Gather and Scatter at rank 0, 3 instead Scan, Exscan,
     // Alltoall, Reduce_scatter(_block) and the v-forms, rooted at rank 0, 4 their nonblocking forms
     // (in the start too), 5 Alltoallw)
     // (and choices: the left halo received from MPI_ANY_SOURCE, 2: and a token probed for,
     // 3: and two tokens matched by MPI_Improbe and MPI_Mprobe)
-    let cases: [Case; 33] = [
+    let cases: [Case; 35] = [
         (3, "130", "1", None, "0", "1", "0"),
+        (2, "132", "0", None, "7", "1", "0"),
+        (1, "133", "1", Some(("170:1", 160)), "7", "1", "0"),
         (0, "137", "0", None, "0", "1", "0"),
         (2, "133", "2", None, "0", "1", "0"),
         (3, "130", "0", Some(("170:1", 160)), "0", "1", "0"),
@@ -274,6 +282,7 @@ fn a_lost_rank_is_contained_in_the_job() {
             ("3", _) => &graphs,
             ("4", _) => &grouped,
             ("6", _) => &joined,
+            ("7", _) => &remade,
             (_, "2") => &rooted,
             (_, "3") => &spread,
             (_, "4") => &ireduce,
@@ -506,6 +515,8 @@ fn a_loss_inside_cds_that_log_is_contained() {
         (2, 132, "5", "0", "0", "1", "126:2,131:1,125:0"),
         (0, 133, "5", "0", "1", "1", "121:0,132:3"),
         (1, 131, "5", "1", "0", "1", "125:1,130:2"),
+        (2, 132, "0", "0", "7", "1", "125:1,127:3,131:2,135:0"),
+        (1, 134, "1", "0", "7", "1", "126:1,133:0"),
     ];
     let mut cleans = std::collections::BTreeMap::new();
     for (lost, step, nonblocking, wildcard, cart, reduce, faults) in cases {

@@ -131,7 +131,9 @@ pub(crate) fn end() {
     }
     if crate::pmpi::world::is_replacement() {
         // its counts include the lost rank's at the version (`traffic::preset`); its start
-        // was the lost rank's, whose peers checked theirs
+        // was the lost rank's, whose peers checked theirs; the constructors since, which it
+        // does not call again, are counted now
+        derived::start_ended();
         return;
     }
     let counts = crate::traffic::message_counts();

@@ -141,6 +141,8 @@ pub(crate) fn sync(repaired: Comm, replacement: bool, lost: &[c_int]) -> Result<
     }
 
     hand_over_choices(ctl, repaired, me, &lost)?;
+    let replacements: Vec<usize> = (0..n).filter(|&p| is_replacement(p)).collect();
+    hand_over_counts(ctl, me, &survivors, &replacements)?;
 
     // the derived communicators, rebuilt on the repaired world in one order
     let table = rebuild(ctl, repaired, me, replacement)?;
@@ -316,6 +318,40 @@ pub(crate) fn sync(repaired: Comm, replacement: bool, lost: &[c_int]) -> Result<
     // SAFETY: our own communicator.
     unsafe { real::Comm_free(&mut ctl) };
     Ok(())
+}
+
+/// The replacements get the survivors' counts that name derived communicators at the version
+/// (`derived::counts_at_version`; each survivor knows those of its own communicators).
+fn hand_over_counts(
+    ctl: Comm,
+    me: usize,
+    survivors: &[usize],
+    replacements: &[usize],
+) -> Result<(), String> {
+    if !replacements.contains(&me) {
+        let bytes: Vec<u8> = derived::counts_at_version()
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .collect();
+        for &r in replacements {
+            send_bytes(ctl, r as c_int, &bytes)?;
+        }
+        return Ok(());
+    }
+    let all = survivors
+        .iter()
+        .map(|&s| {
+            let bytes = recv_bytes(ctl, s as c_int)?;
+            let words = bytes.chunks_exact(8);
+            if !words.remainder().is_empty() {
+                return Err("a survivor's communicator counts are not whole words".to_owned());
+            }
+            Ok(words
+                .map(|w| u64::from_le_bytes(w.try_into().unwrap_or_default()))
+                .collect())
+        })
+        .collect::<Result<Vec<Vec<u64>>, String>>()?;
+    derived::merge_counts(&all)
 }
 
 /// The replacements get the choices their lost ranks made since the version from their
