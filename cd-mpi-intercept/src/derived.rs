@@ -602,11 +602,13 @@ pub(crate) fn merge_counts(all: &[Vec<u64>]) -> Result<(), String> {
 /// survivors' at the version ([`merge_counts`]), as if it had called every constructor since.
 pub(crate) fn start_ended() {
     with(|r| {
-        let Some(Counts { world, lists }) = r.preset.take() else {
+        let Some(preset) = r.preset.take() else {
             return;
         };
-        let [children, grouped, inter, inter_seq] = lists;
-        r.world_children = world;
+        // its counts at the version, should it serve another replacement before the next
+        r.at_version = preset.clone();
+        let [children, grouped, inter, inter_seq] = preset.lists;
+        r.world_children = preset.world;
         for (key, n) in children {
             if let Some(d) = r.derived.iter_mut().find(|d| d.id == key[0]) {
                 d.children = n;
@@ -624,7 +626,7 @@ pub(crate) fn start_ended() {
 /// then four lists: each derived communicator's children (by identity), the
 /// `MPI_Comm_create_group` ones (by parent and key), the intercommunicators (by their groups'
 /// key, and by the local group's).
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Counts {
     world: u32,
     lists: [HashMap<Vec<u64>, u32>; 4],
