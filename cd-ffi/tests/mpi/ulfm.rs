@@ -227,7 +227,7 @@ fn a_lost_rank_is_contained_in_the_job() {
         "the nonblocking collectives of HEAT_REDUCE=4 and HEAT_START=2 change the result"
     );
     // (lost rank, step, nonblocking halo exchange (5: persistent requests, 6: neighbourhood
-    // collectives), a second loss
+    // collectives, 7: sends given to MPI_Request_free), a second loss
     // "step:rank" after the first recovery and the version its replacement resumes from,
     // derived communicators (1: Cartesian, 2: split type, 3: graphs, 4: by group, 6: an
     // intercommunicator and its merge, 7: a split and its duplicate made and freed every
@@ -237,8 +237,10 @@ fn a_lost_rank_is_contained_in_the_job() {
     // (in the start too), 5 Alltoallw)
     // (and choices: the left halo received from MPI_ANY_SOURCE, 2: and a token probed for,
     // 3: and two tokens matched by MPI_Improbe and MPI_Mprobe)
-    let cases: [Case; 35] = [
+    let cases: [Case; 37] = [
         (3, "130", "1", None, "0", "1", "0"),
+        (2, "131", "7", None, "0", "1", "0"),
+        (0, "133", "7", None, "1", "1", "0"),
         (2, "132", "0", None, "7", "1", "0"),
         (1, "133", "1", Some(("170:1", 160)), "7", "1", "0"),
         (0, "137", "0", None, "0", "1", "0"),
@@ -516,6 +518,7 @@ fn a_loss_inside_cds_that_log_is_contained() {
         (0, 133, "5", "0", "1", "1", "121:0,132:3"),
         (1, 131, "5", "1", "0", "1", "125:1,130:2"),
         (2, 132, "0", "0", "7", "1", "125:1,127:3,131:2,135:0"),
+        (3, 130, "7", "0", "0", "1", "125:1,127:3,131:0"),
         (1, 134, "1", "0", "7", "1", "126:1,133:0"),
     ];
     let mut cleans = std::collections::BTreeMap::new();

@@ -5,9 +5,10 @@
 //! built on them, one request at a time, so that a repair finds them the same way; what they
 //! choose (which request, which set), a test's flag, and the source an `MPI_Irecv` from
 //! `MPI_ANY_SOURCE` matched are recorded at the partner before the application sees them, and a
-//! replacement repeats them ([`super::choices`]). In the program's start, or given to
-//! `MPI_Request_free`, `MPI_Cancel` or `MPI_Request_get_status` (whose flag is not recorded),
-//! a tracked request stops the containment of later losses
+//! replacement repeats them ([`super::choices`]). A send given to `MPI_Request_free` goes on
+//! unseen (the journal has its data). In the program's start, or given to `MPI_Cancel`,
+//! `MPI_Request_get_status` (whose flag is not recorded) or, but for a send,
+//! `MPI_Request_free`, a tracked request stops the containment of later losses
 //! ([`crate::errors::stop_containing`]) and goes to the ordinary handlers.
 
 use super::calls::logged;
@@ -348,26 +349,34 @@ unsafe fn complete(
     abi::SUCCESS
 }
 
-macro_rules! untracking {
-    ($($fn:ident => $call:ident($handles:ident, $n:expr; $($a:ident : $t:ty),*);)*) => {$(
-        #[doc = concat!("`MPI_", stringify!($call), "`: not covered (see the module docs).")]
-        ///
-        /// # Safety
-        /// The MPI function's contract.
-        pub(crate) unsafe fn $fn($($a: $t),*) -> c_int {
-            if super::keeping() && requests::tracked() {
-                // SAFETY: the caller's handles.
-                requests::untrack(unsafe { slice($handles, $n) });
-            }
-            // SAFETY: forwarded.
-            unsafe { crate::wait::$fn($($a),*) }
-        }
-    )*};
+/// `MPI_Cancel`: not covered (see the module docs).
+///
+/// # Safety
+/// The MPI function's contract.
+pub(crate) unsafe fn cancel(request: *mut Request) -> c_int {
+    if super::keeping() && requests::tracked() {
+        // SAFETY: the caller's handle.
+        requests::untrack(unsafe { slice(request, 1) });
+    }
+    // SAFETY: forwarded.
+    unsafe { crate::wait::cancel(request) }
 }
 
-untracking! {
-    request_free => Request_free(request, 1; request: *mut Request);
-    cancel => Cancel(request, 1; request: *mut Request);
+/// `MPI_Request_free`: of a send, covered (`requests::free_send`); of another tracked request,
+/// not (see the module docs).
+///
+/// # Safety
+/// The MPI function's contract.
+pub(crate) unsafe fn request_free(request: *mut Request) -> c_int {
+    if super::keeping() && requests::tracked() && !request.is_null() {
+        // SAFETY: the caller's handle.
+        let handle = unsafe { *request };
+        if !requests::free_send(handle) {
+            requests::untrack(&[handle]);
+        }
+    }
+    // SAFETY: forwarded.
+    unsafe { crate::wait::request_free(request) }
 }
 
 /// `MPI_Request_get_status`: its flag is a choice that is not recorded (see the module docs).

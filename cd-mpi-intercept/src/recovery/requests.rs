@@ -546,6 +546,22 @@ pub(crate) fn any_tracked(handles: &[Request]) -> bool {
     with(|t| handles.iter().any(|h| t.contains_key(&h.bits())))
 }
 
+/// `MPI_Request_free` of `handle`: a send's entry leaves the table, and whether it was one.
+/// Its data is in the journal, which a repair resends from whatever MPI did with the request,
+/// and it makes no choice: the send goes on unseen, as MPI's `MPI_Request_free` says. (A
+/// handle MPI freed at a failure is not MPI's to free again: `false`.)
+pub(crate) fn free_send(handle: Request) -> bool {
+    with(|t| {
+        let send = t
+            .get(&handle.bits())
+            .is_some_and(|e| e.receive.is_none() && e.collective.is_none() && !e.freed);
+        if send {
+            t.remove(&handle.bits());
+        }
+        send
+    })
+}
+
 /// A completion call recovery does not cover is given `handles`: if any is tracked, nothing
 /// is tracked from now on and later losses end the job (the requests' fate is no longer known
 /// here).
@@ -569,8 +585,8 @@ pub(crate) fn untrack(handles: &[Request]) {
     if any {
         crate::errors::stop_containing(
             "the application gave a nonblocking request to a call in-job recovery does not \
-             cover (MPI_Request_free, MPI_Cancel, MPI_Request_get_status, or MPI_Waitany and \
-             the like in the program's start)",
+             cover (MPI_Request_free of a receive or a collective, MPI_Cancel, \
+             MPI_Request_get_status, or MPI_Waitany and the like in the program's start)",
         );
     }
 }
