@@ -68,6 +68,8 @@ pub(crate) struct Derived {
     freed: bool,
     /// Made in the program's start (`crate::recovery::prologue`).
     in_start: bool,
+    /// The runtime's duplicate of another ([`twin`]).
+    twin: bool,
     /// Messages received on it by world rank, when it was freed.
     received_at_free: Vec<u64>,
 }
@@ -351,11 +353,19 @@ pub(crate) fn prebuilt(
     };
     if comm != null {
         let members = members(comm);
-        with(|r| {
-            let mut d = Derived::new(id, comm, members, topology, in_start);
+        let intra = remote.is_none();
+        let twin = with(|r| {
+            let mut d = Derived::new(id, comm, members.clone(), topology, in_start);
             d.remote = remote;
-            r.derived.push(d)
+            r.derived.push(d);
+            r.prebuilt.remove(&twin_id(id))
         });
+        match twin {
+            Some(built) => adopt_twin(id, Comm::from_bits(built.comm), members, in_start),
+            // alone in its piece: no survivor rebuilt a twin, and none is needed to make one
+            None if intra && members.len() == 1 => add_twin(id, comm, members, in_start),
+            None => {}
+        }
     }
     Some(comm)
 }
@@ -466,6 +476,7 @@ impl Derived {
             children: 0,
             freed: false,
             in_start,
+            twin: false,
             received_at_free: Vec::new(),
         }
     }
@@ -488,7 +499,7 @@ pub(crate) fn derived_from(
         (Kin::Inter, Some(_)) => Some(remote_members(new)),
         _ => None,
     };
-    with(|r| {
+    let made = with(|r| {
         let (id, remote) = match (&described, remote) {
             (Some((local, _)), Some(remote)) => {
                 let (id, seq) = inter_id(r, local, &remote);
@@ -499,19 +510,70 @@ pub(crate) fn derived_from(
                 (id, Some(remote))
             }
             _ => {
-                let Some(id) = next_child(r, parent_id, kin) else {
-                    return;
-                };
+                let id = next_child(r, parent_id, kin)?;
                 count_child(r, parent_id, kin);
                 (id, None)
             }
         };
-        if let Some((members, topology)) = described {
-            let mut d = Derived::new(id, new, members, topology, in_start);
-            d.remote = remote;
-            r.derived.push(d);
-        }
+        let (members, topology) = described?;
+        let intra = remote.is_none();
+        let mut d = Derived::new(id, new, members.clone(), topology, in_start);
+        d.remote = remote;
+        r.derived.push(d);
+        intra.then_some((id, members))
     });
+    if let Some((id, members)) = made {
+        add_twin(id, new, members, in_start);
+    }
+}
+
+/// The identity of channel `id`'s twin ([`twin`]).
+fn twin_id(id: u64) -> u64 {
+    child_id(id, u32::MAX - 2)
+}
+
+/// The twin of `comm` (a real intracommunicator the world or a followed one means now): the
+/// runtime's duplicate of it, on which `crate::recovery::unrolled` sends the messages it
+/// turns a collective into, where no receive of the application's can match them. Each is
+/// made with its communicator (the world's at `MPI_Init`), collectively as the constructor
+/// was, followed like a derived communicator, and rebuilt with it; `None` where there is none.
+pub(crate) fn twin(comm: Comm) -> Option<Comm> {
+    let id = twin_id(intra_channel(comm)?);
+    with(|r| {
+        let d = r.derived.iter().find(|d| d.id == id && !d.freed)?;
+        Some(Comm::from_bits(d.current))
+    })
+}
+
+/// Makes the twin of channel `id` (`comm`, with `members`), a duplicate of it.
+fn add_twin(id: u64, comm: Comm, members: Vec<c_int>, in_start: bool) {
+    match safe::comm_dup(comm) {
+        Ok(dup) => adopt_twin(id, dup, members, in_start),
+        Err(rc) => tracing::warn!(rc, "a followed communicator has no twin"),
+    }
+}
+
+/// Follows `dup` as the twin of channel `id`.
+fn adopt_twin(id: u64, dup: Comm, members: Vec<c_int>, in_start: bool) {
+    let mut d = Derived::new(twin_id(id), dup, members, None, in_start);
+    d.twin = true;
+    with(|r| r.derived.push(d));
+}
+
+/// The world's twin (see [`twin`]), made at `MPI_Init` in a ULFM job that contains losses; a
+/// replacement takes the one its repair rebuilt (`replacement`).
+pub(crate) fn world_twin(replacement: bool) {
+    let world = world::current();
+    let members = members(world);
+    match replacement {
+        false => add_twin(WORLD, world, members, true),
+        true => {
+            let built = with(|r| r.prebuilt.remove(&twin_id(WORLD)));
+            if let Some(built) = built {
+                adopt_twin(WORLD, Comm::from_bits(built.comm), members, true);
+            }
+        }
+    }
 }
 
 /// A communicator's members: their world ranks, in rank order.
@@ -540,18 +602,21 @@ fn world_ranks(group: Group) -> Vec<c_int> {
 }
 
 /// The application frees `comm` (a real handle): a followed one is kept until the next
-/// version, for a replacement that derives it again, with what was received on it.
+/// version, for a replacement that derives it again, with what was received on it (its twin
+/// likewise).
 pub(crate) fn freed(comm: Comm) {
     let Some(id) = channel(comm).filter(|&id| id != WORLD) else {
         return;
     };
-    let received = crate::traffic::received_on(&handles(id));
-    with(|r| {
-        if let Some(d) = r.derived.iter_mut().find(|d| d.id == id) {
-            d.freed = true;
-            d.received_at_free = received;
-        }
-    });
+    for id in [id, twin_id(id)] {
+        let received = crate::traffic::received_on(&handles(id));
+        with(|r| {
+            if let Some(d) = r.derived.iter_mut().find(|d| d.id == id) {
+                d.freed = true;
+                d.received_at_free = received;
+            }
+        });
+    }
 }
 
 /// Messages received on channel `id`, by world rank.
@@ -573,10 +638,21 @@ pub(crate) fn is_freed(id: u64) -> bool {
 /// A version completed: communicators freed before it are forgotten, but those of the
 /// program's start; the counts that name the next ones are kept ([`counts_at_version`]).
 pub(crate) fn version_complete() {
-    with(|r| {
-        r.derived.retain(|d| !d.freed || d.in_start);
+    let twins = with(|r| {
+        let (kept, dropped) = std::mem::take(&mut r.derived)
+            .into_iter()
+            .partition(|d| !d.freed || d.in_start);
+        r.derived = kept;
         r.at_version = Counts::of(r);
+        dropped
     });
+    // the runtime's own: the application freed the others
+    for twin in twins.into_iter().filter(|d| d.twin) {
+        let mut comm = Comm::from_bits(twin.current);
+        // SAFETY: a twin nothing uses any more (its communicator was freed before the version,
+        // and every message on it was received: the persist checked).
+        unsafe { real::Comm_free(&mut comm) };
+    }
 }
 
 /// The counts that name derived communicators ([`next_child`], [`inter_id`]) at the last
@@ -733,7 +809,12 @@ pub(crate) fn rebuilt(
 /// left: `crate::recovery::repair::finalize`).
 pub(crate) fn free_rebuilt() {
     let held: Vec<u64> = with(|r| {
-        let live = r.derived.iter().filter(|d| !d.freed).map(|d| d.current);
+        // the application's that it freed are freed; twins are this module's to free
+        let live = r
+            .derived
+            .iter()
+            .filter(|d| !d.freed || d.twin)
+            .map(|d| d.current);
         let unclaimed = r.prebuilt.drain().map(|(_, b)| b.comm);
         let all = live.chain(unclaimed).collect();
         r.derived.clear();

@@ -39,8 +39,10 @@ fn after_init() {
             // a kept persistent request's activation, for the drain and a replay's end
             recovery::register_activations();
             if !recovery::join::spawned() {
-                // where this rank's choices are kept (a replacement's is made at its join)
+                // where this rank's choices are kept, and the world's twin (a replacement's
+                // are made at its join)
                 recovery::choices::open(abi::predefined().comm_world);
+                crate::derived::world_twin(false);
             }
             // a rank that stops containing tells its partner (see `recovery::choices`)
             errors::on_stop(recovery::choices::mark_stopped);

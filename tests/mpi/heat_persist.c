@@ -16,8 +16,9 @@
  * MPI_Gatherv (in place at rank 0), MPI_Scatterv from rank 0 and MPI_Alltoallv (in place), all
  * folded into every rank's state, and with HEAT_KILL_INSIDE=1 the rank HEAT_KILL_AT kills
  * dies amid them, after the MPI_Alltoall of step S; HEAT_REDUCE=4 the nonblocking collectives whose
- * result differs by rank, in flight together; HEAT_REDUCE=6 an MPI_Ialltoallv, which in-job
- * recovery does not cover; HEAT_REDUCE=5 an MPI_Alltoallw with a datatype per block and
+ * result differs by rank, in flight together; HEAT_REDUCE=6 the nonblocking v-forms
+ * (MPI_Igatherv, MPI_Iscatterv, MPI_Ialltoallv, MPI_Ialltoallw) in flight together, and with
+ * HEAT_KILL_INSIDE=1 the rank HEAT_KILL_AT kills dies while they are; HEAT_REDUCE=5 an MPI_Alltoallw with a datatype per block and
  * an in-place one, folded into the state, and with HEAT_START one in the start too; with
  * HEAT_KILL_INSIDE=1 the rank HEAT_KILL_AT kills dies between the two); HEAT_NONBLOCKING=1 exchanges the halo with MPI_Irecv, MPI_Isend and MPI_Waitall
  * instead of MPI_Sendrecv (HEAT_NONBLOCKING=2: MPI_Testall until complete, 3: MPI_Waitany four times, 4: an
@@ -30,8 +31,8 @@
  * goes on from there. HEAT_START=1 makes the program's start (before create_cd) communicate: rank
  * 0 broadcasts the diffusion coefficient, each rank takes a bias from its left neighbour
  * (MPI_Sendrecv) and the ranks' sum (MPI_Allreduce); a replacement re-executes it (HEAT_START=2
- * adds the nonblocking collectives of HEAT_REDUCE=4, HEAT_START=3 an MPI_Ialltoallv, which
- * in-job recovery does not cover). HEAT_CART=1 exchanges the halo on
+ * adds the nonblocking collectives of HEAT_REDUCE=4, HEAT_START=3 an MPI_Ialltoallv).
+ * HEAT_CART=1 exchanges the halo on
  * a periodic Cartesian ring (MPI_Cart_create, MPI_Cart_shift; a scratch MPI_Comm_dup of it made
  * and freed in the start) and adds, every step, the sum over a pair of ranks (MPI_Allreduce on
  * an MPI_Comm_split of the ring); HEAT_CART=2 makes an MPI_Comm_split_type communicator in the
@@ -179,8 +180,7 @@ static double nonblocking_allforms(double mine) {
     return fold;
 }
 
-/* An MPI_Ialltoallv of `mine` (HEAT_START=3, HEAT_REDUCE=6; up to 64 ranks), which in-job
- * recovery does not cover: the sum of every rank's. */
+/* An MPI_Ialltoallv of `mine` (HEAT_START=3; up to 64 ranks): the sum of every rank's. */
 static double ialltoallv_sum(double mine) {
     int size;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -192,6 +192,51 @@ static double ialltoallv_sum(double mine) {
     MPI_Wait(&r, MPI_STATUS_IGNORE);
     for (int j = 0; j < size && j < 64; j++) sum += from[j];
     return sum;
+}
+
+/* HEAT_REDUCE=6 (up to 64 ranks): an MPI_Igatherv and an MPI_Iscatterv rooted at rank 0 (in
+ * place at the root), an MPI_Ialltoallv in place and an MPI_Ialltoallw, all in flight together
+ * (with `die` this rank is lost while they are), completed by MPI_Waitany twice and by polling
+ * MPI_Testall; a weighted sum of what this rank received. */
+static double nonblocking_vforms(const double *u, int size, int die) {
+    static double gathered[192], sources[192], scattered[3], x[128], to[64], from[64];
+    double mine[3], fold = 0;
+    int counts[64], displs[64], pairs[64], at[64], ones[64], bytes[64], n = 0;
+    MPI_Datatype doubles[64];
+    for (int j = 0; j < size; j++) {
+        counts[j] = j % 3 + 1, displs[j] = n, n += counts[j];
+        pairs[j] = (rank + j) % 2 + 1, at[j] = 2 * j, ones[j] = 1, doubles[j] = MPI_DOUBLE;
+        bytes[j] = (size - 1 - j) * (int)sizeof(double);
+        for (int k = 0; k < pairs[j]; k++) x[2 * j + k] = u[6 + k] * (j + 1) + rank;
+        to[size - 1 - j] = u[1 + j % N] * (rank + 1) + j;
+    }
+    for (int k = 0; k < counts[rank]; k++) mine[k] = u[2 + k] + rank;
+    MPI_Request r[4];
+    if (rank == 0) {
+        for (int k = 0; k < counts[0]; k++) gathered[k] = mine[k];
+        for (int j = 0; j < n; j++) sources[j] = u[1 + j % N] * 0.5 + j;
+        MPI_Igatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, gathered, counts, displs, MPI_DOUBLE, 0,
+                     MPI_COMM_WORLD, &r[0]);
+        MPI_Iscatterv(sources, counts, displs, MPI_DOUBLE, MPI_IN_PLACE, 0, MPI_DOUBLE, 0,
+                      MPI_COMM_WORLD, &r[1]);
+    } else {
+        MPI_Igatherv(mine, counts[rank], MPI_DOUBLE, NULL, NULL, NULL, MPI_DOUBLE, 0,
+                     MPI_COMM_WORLD, &r[0]);
+        MPI_Iscatterv(NULL, NULL, NULL, MPI_DOUBLE, scattered, counts[rank], MPI_DOUBLE, 0,
+                      MPI_COMM_WORLD, &r[1]);
+    }
+    MPI_Ialltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, x, pairs, at, MPI_DOUBLE,
+                   MPI_COMM_WORLD, &r[2]);
+    MPI_Ialltoallw(to, ones, bytes, doubles, from, ones, bytes, doubles, MPI_COMM_WORLD, &r[3]);
+    if (die) kill_self("");
+    for (int k = 0, index; k < 2; k++) MPI_Waitany(4, r, &index, MPI_STATUS_IGNORE);
+    for (int done = 0; !done;) MPI_Testall(4, r, &done, MPI_STATUSES_IGNORE);
+    if (rank == 0)
+        for (int j = 0; j < n; j++) fold += gathered[j] * (j + 1) + sources[j] * 1e-3;
+    else
+        for (int k = 0; k < counts[rank]; k++) fold += scattered[k] * (k + 2);
+    for (int j = 0; j < size; j++) fold += (x[2 * j] + x[2 * j + 1]) * (j + 3) + from[j] * (j + 5);
+    return fold;
 }
 
 /* HEAT_REDUCE=5 (up to 64 ranks): an MPI_Alltoallw of two values of `u` to every rank, laid
@@ -598,8 +643,9 @@ int main(int argc, char **argv) {
                 u[4] += fold * 1e-9;
             } else if (reduce == 4) {
                 u[4] += nonblocking_allforms(local) * 1e-9;
-            } else if (reduce == 6) {
-                u[4] += ialltoallv_sum(local) * 1e-9;
+            } else if (reduce == 6 && size <= 64) {
+                int die = env_int("HEAT_KILL_INSIDE", 0) && step + 1 == kill_at && kill_rank == rank;
+                u[4] += nonblocking_vforms(u, size, die) * 1e-9;
             } else if (two_doubles != MPI_DATATYPE_NULL) {
                 int die = env_int("HEAT_KILL_INSIDE", 0) && step + 1 == kill_at && kill_rank == rank;
                 u[4] += alltoallw_fold(u, size, two_doubles, die) * 1e-9;

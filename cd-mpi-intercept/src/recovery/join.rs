@@ -76,7 +76,9 @@ fn join(parent: Comm) -> Result<(), String> {
     })?;
     let identity = safe::comm_rank(repaired);
     tracing::warn!(rank = identity, "replacement joined the repaired world");
-    super::resync::sync(repaired, true, &lost)
+    super::resync::sync(repaired, true, &lost)?;
+    crate::derived::world_twin(true);
+    Ok(())
 }
 
 /// `MPI_Comm_get_parent`: a replacement's parent is the runtime's business, not the

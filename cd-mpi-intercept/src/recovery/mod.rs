@@ -55,7 +55,9 @@
 //! ([`nonblocking_allform`], their memory held until they complete: [`held`]), `Scan`, `Exscan`,
 //! `Reduce_scatter_block` and `Reduce_scatter` ([`reduced`]), `Alltoall`, `Gatherv`,
 //! `Scatterv`, `Alltoallv` and `Alltoallw` ([`spread`]), `Neighbor_allgather(v)` and
-//! `Neighbor_alltoall(v/w)` ([`neighbors`]); on `MPI_COMM_WORLD` and on the communicators
+//! `Neighbor_alltoall(v/w)` ([`neighbors`]), and `Igatherv`, `Iscatterv`, `Ialltoallv` and
+//! `Ialltoallw`, unrolled into point-to-point messages on each communicator's twin
+//! ([`unrolled`]) under one request ([`composite`]); on `MPI_COMM_WORLD` and on the communicators
 //! derived from it with `MPI_Comm_dup`, `MPI_Comm_split`, `MPI_Comm_split_type`,
 //! `MPI_Comm_create`, `MPI_Comm_create_group`, `MPI_Intercomm_create` (point-to-point only),
 //! `MPI_Intercomm_merge`, `MPI_Cart_create`, `MPI_Cart_sub` and the graph constructors
@@ -71,8 +73,8 @@
 //! collectives: the other nonblocking ones, the persistent ones, the large-count forms; a
 //! persist under way), after a communicator made otherwise, after a choice that is not
 //! recorded (a choice in the start, more than the partner's window holds: `crate::errors`, a
-//! tracked request
-//! given to `MPI_Request_free` or `MPI_Cancel`: [`completion`]), after a start that
+//! tracked request given to `MPI_Cancel` or `MPI_Request_get_status`, or but for a send to
+//! `MPI_Request_free`: [`completion`]), after a start that
 //! communicated otherwise ([`prologue`]), after other traffic since the version (at the repair
 //! each survivor checks that its journal accounts for all its message counts:
 //! [`journal::holds`]), while a survivor holds a matched message not yet received
@@ -85,6 +87,7 @@ pub(crate) mod calls;
 pub(crate) mod catchup;
 pub(crate) mod choices;
 pub(crate) mod completion;
+mod composite;
 mod held;
 pub(crate) mod join;
 pub(crate) mod journal;
@@ -103,9 +106,14 @@ pub(crate) mod requests;
 mod resync;
 mod rooted;
 mod spread;
+mod unrolled;
 
 pub(crate) use calls::{
     allgather, allreduce, barrier, bcast, irecv, isend, issend, recv, send, sendrecv, ssend,
+};
+pub(crate) use composite::{
+    cancel, request_free, request_get_status, test, testall, testany, testsome, wait, waitall,
+    waitany, waitsome,
 };
 pub(crate) use join::comm_get_parent;
 pub(crate) use matched::{improbe, imrecv, mprobe, mrecv};
@@ -119,9 +127,7 @@ pub(crate) use nonblocking_allform::{
     iscan, iscatter,
 };
 pub(crate) use persistent::{
-    bsend_init, cancel, recv_init, request_free, request_get_status, rsend_init, send_init,
-    ssend_init, start, startall, test, testall, testany, testsome, wait, waitall, waitany,
-    waitsome,
+    bsend_init, recv_init, rsend_init, send_init, ssend_init, start, startall,
 };
 pub(crate) use probes::{iprobe, probe};
 
@@ -135,6 +141,7 @@ pub(crate) fn register_activations() {
 pub(crate) use reduced::{exscan, reduce_scatter, reduce_scatter_block, scan};
 pub(crate) use rooted::{gather, reduce, scatter};
 pub(crate) use spread::{allgatherv, alltoall, alltoallv, alltoallw, gatherv, scatterv};
+pub(crate) use unrolled::{ialltoallv, ialltoallw, igatherv, iscatterv};
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
