@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What in-job recovery's all-forms cost (issue 23) at -np 4 under Open MPI 5 with ULFM: the
 # collectives whose result differs by rank (MPI_Alltoall, MPI_Scan, MPI_Reduce,
-# MPI_Neighbor_alltoall, MPI_Ialltoall, MPI_Iscan) and MPI_Allreduce, each through libcd with a version complete against
+# MPI_Neighbor_alltoall, MPI_Ialltoall, MPI_Iscan), MPI_Ialltoallv (unrolled into point-to-point
+# messages) and MPI_Allreduce, each through libcd with a version complete against
 # the MPI library's own, interleaved in one launch (cd-mpi-intercept/benches/allform.c says
 # how).
 #

@@ -1,6 +1,7 @@
 /* What in-job recovery's all-forms cost (issue 23): the collectives whose result differs by
  * rank, run in a ULFM job that contains losses so that every rank holds the whole result
- * (cd-mpi-intercept/src/recovery/allform.rs), against the MPI library's own collective, timed
+ * (cd-mpi-intercept/src/recovery/allform.rs), or unrolled into point-to-point messages
+ * (cd-mpi-intercept/src/recovery/unrolled.rs), against the MPI library's own collective, timed
  * interleaved in one launch.
  *
  * Modes, each a table of function pointers, so that both call MPI the same way:
@@ -24,6 +25,8 @@
  *              blocks when the request completes)
  *   iscan      MPI_Iscan with MPI_SUM then MPI_Wait (an MPI_Iallgather, folded when the
  *              request completes)
+ *   ialltoallv MPI_Ialltoallv of equal blocks then MPI_Wait (unrolled: an MPI_Irecv and an
+ *              MPI_Isend per other rank on the world's twin, completed by one MPI_Waitall)
  *   allreduce  MPI_Allreduce (no all-form: what the journal alone costs a collective)
  *
  * Usage: allform [--sizes 8,65536] [--rounds R] [--target-ms T]
@@ -48,6 +51,8 @@ typedef int (*barrier_fn)(MPI_Comm);
 typedef int (*ialltoall_fn)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm,
                             MPI_Request *);
 typedef int (*iscan_fn)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm, MPI_Request *);
+typedef int (*ialltoallv_fn)(const void *, const int *, const int *, MPI_Datatype, void *,
+                             const int *, const int *, MPI_Datatype, MPI_Comm, MPI_Request *);
 typedef int (*wait_fn)(MPI_Request *, MPI_Status *);
 
 struct fns {
@@ -58,18 +63,20 @@ struct fns {
     ialltoall_fn ialltoall;
     iscan_fn iscan;
     wait_fn wait;
+    ialltoallv_fn ialltoallv;
 };
 
 enum { RAW, RECOVERY, NMODES };
 static const char *const MODE[NMODES] = {"raw", "recovery"};
-enum { ALLTOALL, SCAN, REDUCE, NEIGHBOR, IALLTOALL, ISCAN, ALLREDUCE, NCALLS };
-static const char *const CALL[NCALLS] = {"alltoall", "scan",  "reduce",   "neighbor",
-                                         "ialltoall", "iscan", "allreduce"};
+enum { ALLTOALL, SCAN, REDUCE, NEIGHBOR, IALLTOALL, ISCAN, IALLTOALLV, ALLREDUCE, NCALLS };
+static const char *const CALL[NCALLS] = {"alltoall",  "scan",  "reduce",     "neighbor",
+                                         "ialltoall", "iscan", "ialltoallv", "allreduce"};
 
 static struct fns fns[NMODES];
 static int rank, size;
 static MPI_Comm ring;
 static char *sbuf, *rbuf;
+static int *counts, *displs;
 static cd_handle cd;
 static char state[64];
 
@@ -106,6 +113,15 @@ static void one(const struct fns *f, int call, int bytes) {
         MPI_Request r;
         check(f->ialltoall(sbuf, bytes, MPI_BYTE, rbuf, bytes, MPI_BYTE, MPI_COMM_WORLD, &r),
               "MPI_Ialltoall");
+        check(f->wait(&r, MPI_STATUS_IGNORE), "MPI_Wait");
+        break;
+    }
+    case IALLTOALLV: {
+        MPI_Request r;
+        for (int j = 0; j < size; j++) counts[j] = bytes, displs[j] = j * bytes;
+        check(f->ialltoallv(sbuf, counts, displs, MPI_BYTE, rbuf, counts, displs, MPI_BYTE,
+                            MPI_COMM_WORLD, &r),
+              "MPI_Ialltoallv");
         check(f->wait(&r, MPI_STATUS_IGNORE), "MPI_Wait");
         break;
     }
@@ -205,16 +221,19 @@ int main(int argc, char **argv) {
     raw_mpi_sym(h, "PMPI_Ialltoall", &fns[RAW].ialltoall, sizeof fns[RAW].ialltoall);
     raw_mpi_sym(h, "PMPI_Iscan", &fns[RAW].iscan, sizeof fns[RAW].iscan);
     raw_mpi_sym(h, "PMPI_Wait", &fns[RAW].wait, sizeof fns[RAW].wait);
+    raw_mpi_sym(h, "PMPI_Ialltoallv", &fns[RAW].ialltoallv, sizeof fns[RAW].ialltoallv);
     fns[RECOVERY] = (struct fns){MPI_Alltoall, MPI_Neighbor_alltoall, MPI_Scan,
                                  MPI_Allreduce, MPI_Reduce,    MPI_Barrier,
-                                 MPI_Ialltoall, MPI_Iscan,     MPI_Wait};
+                                 MPI_Ialltoall, MPI_Iscan,     MPI_Wait,
+                                 MPI_Ialltoallv};
     int dims[1] = {size}, periods[1] = {1};
     MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &ring);
     int most = 0;
     for (int s = 0; s < nsizes; s++) most = sizes[s] > most ? sizes[s] : most;
     size_t len = (size_t)most * (size_t)(size > 2 ? size : 2) + 64;
     sbuf = calloc(len, 1), rbuf = calloc(len, 1);
-    if (!sbuf || !rbuf) raw_mpi_die("out of memory");
+    counts = calloc((size_t)size, sizeof(int)), displs = calloc((size_t)size, sizeof(int));
+    if (!sbuf || !rbuf || !counts || !displs) raw_mpi_die("out of memory");
     start_recovery();
     if (rank == 0) {
         void *raw, *wrapped;

@@ -17,9 +17,12 @@ use crate::{engine, errors, hooks, recovery, stats, traffic};
 use std::ffi::{c_char, c_int};
 
 /// The restore hook: drains the requests in flight (see `engine`), which in-job recovery, if it
-/// took their posts, forgets.
+/// took their posts, forgets (with the collective a drained one was a part of).
 fn restoring(cds: &[cd_core::CdHandle]) -> cd_core::Result<()> {
-    engine::drain_in_flight(cds, |request| recovery::requests::forget(&[request]))
+    engine::drain_in_flight(cds, |request| {
+        recovery::requests::forget(&[request]);
+        recovery::composite::drained(request);
+    })
 }
 
 fn after_init() {

@@ -59,6 +59,30 @@ pub(super) unsafe fn stand_for(
     rc
 }
 
+/// A restore drained `request` (`crate::engine::drain_in_flight`): a composite it was a part of
+/// is forgotten, its handle freed (the re-execution posts its collective again, under a new
+/// one).
+pub(crate) fn drained(request: Request) {
+    if !ANY.load(Ordering::Relaxed) {
+        return;
+    }
+    let gone: Vec<u64> = with(|t| {
+        let gone: Vec<u64> = t
+            .iter()
+            .filter(|(_, c)| c.parts.contains(&request))
+            .map(|(&k, _)| k)
+            .collect();
+        gone.iter().for_each(|k| drop(t.remove(k)));
+        gone
+    });
+    for bits in gone {
+        let mut handle = Request::from_bits(bits);
+        // SAFETY: our own generalized request, complete since it was made; the application's
+        // handle to it is of the state the restore rewrote.
+        unsafe { real::Request_free(&mut handle) };
+    }
+}
+
 /// The caller's handles with each composite's parts in its place.
 struct Flat {
     handles: Vec<Request>,

@@ -87,7 +87,7 @@ pub(crate) mod calls;
 pub(crate) mod catchup;
 pub(crate) mod choices;
 pub(crate) mod completion;
-mod composite;
+pub(crate) mod composite;
 mod held;
 pub(crate) mod join;
 pub(crate) mod journal;
