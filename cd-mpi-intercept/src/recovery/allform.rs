@@ -115,6 +115,26 @@ pub(super) unsafe fn entries<'a, T>(array: *const T, n: c_int) -> &'a [T] {
     }
 }
 
+/// The blocks of `counts` elements of `datatype` at `displs` elements from `buf`, `n` of each
+/// (the v-forms' layout).
+///
+/// # Safety
+/// The two arrays hold `n` entries (the MPI call's contract for an argument significant here).
+pub(super) unsafe fn blocks(
+    buf: *const c_void,
+    counts: *const c_int,
+    displs: *const c_int,
+    datatype: Datatype,
+    n: c_int,
+) -> Vec<Block> {
+    // SAFETY: the caller's contract.
+    let (counts, displs) = unsafe { (entries(counts, n), entries(displs, n)) };
+    let at = |(&count, &displ): (&c_int, &c_int)| {
+        (element_at(buf, datatype, i64::from(displ)), count, datatype)
+    };
+    counts.iter().zip(displs).map(at).collect()
+}
+
 /// The blocks of `counts` elements of `types` at `displs` bytes from `buf`, `n` of each
 /// (`MPI_Alltoallw`'s displacements are `int`, `MPI_Neighbor_alltoallw`'s `MPI_Aint`).
 ///

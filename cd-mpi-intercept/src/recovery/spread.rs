@@ -20,8 +20,8 @@
 //! These costs are paid in ULFM jobs with recovery on only. With `MPI_IN_PLACE` the input is in
 //! the receive buffer, which the all-form reads; the result is written there once it completed.
 
-use super::allform::{all_form, block_at, copy_typed, element_at, entries, packed_displs};
-use super::allform::{transformed, typed_blocks, Block, Scratch};
+use super::allform::{all_form, block_at, blocks, copy_typed, element_at, entries};
+use super::allform::{packed_displs, transformed, typed_blocks, Block, Scratch};
 use super::calls;
 use super::packed::{self, Packer};
 use crate::abi::{self, Comm, Datatype};
@@ -453,18 +453,13 @@ pub(crate) unsafe fn alltoallv(
         };
     }
     let size = safe::comm_size(comm);
-    let blocks = |buf: *const c_void, counts: *const c_int, displs: *const c_int, datatype| {
-        // SAFETY: both arrays have an entry per rank.
-        let (counts, displs) = unsafe { (entries(counts, size), entries(displs, size)) };
-        let at = |(&count, &displ): (&c_int, &c_int)| {
-            (element_at(buf, datatype, i64::from(displ)), count, datatype)
-        };
-        counts.iter().zip(displs).map(at).collect::<Vec<Block>>()
-    };
-    let recv = blocks(recvbuf, recvcounts, rdispls, recvtype);
-    let send = match sendbuf.addr() == abi::IN_PLACE {
-        true => recv.clone(),
-        false => blocks(sendbuf, sendcounts, sdispls, sendtype),
+    // SAFETY: both arrays have an entry per rank.
+    let (recv, send) = unsafe {
+        let recv = blocks(recvbuf, recvcounts, rdispls, recvtype, size);
+        match sendbuf.addr() == abi::IN_PLACE {
+            true => (recv.clone(), recv),
+            false => (recv, blocks(sendbuf, sendcounts, sdispls, sendtype, size)),
+        }
     };
     // SAFETY: the caller's blocks (its contract).
     unsafe { exchange(Call::Alltoallv, &send, &recv, comm) }

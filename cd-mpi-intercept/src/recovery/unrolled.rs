@@ -20,7 +20,7 @@
 //! order on every rank, so the `k`th message between two ranks on its twin belongs to the same
 //! collective on both.
 
-use super::allform::{byte_at, copy_typed, element_at, entries, transformed, Block, Scratch};
+use super::allform::{blocks, copy_typed, transformed, typed_blocks, Block, Scratch};
 use super::{calls, composite};
 use crate::abi::{self, Comm, Datatype, Request};
 use crate::pmpi::{safe, Call};
@@ -51,6 +51,51 @@ impl Unrolled {
             true => self.sends.push((block, peer)),
             false => self.receives.push((block, peer)),
         }
+    }
+
+    /// A gather's blocks (`gathers`) or a scatter's: at the root, `at_root`'s (`counts`
+    /// elements of a datatype at `displs` from a buffer), one received from or sent to each
+    /// other rank, its own copied from or to `mine` (`None`: in place); elsewhere `mine`,
+    /// sent to or received from the root.
+    ///
+    /// # Safety
+    /// The caller's blocks; at the root the arrays have an entry per rank, elsewhere `mine`
+    /// is `Some` (MPI's rules for these calls).
+    unsafe fn rooted(
+        &mut self,
+        gathers: bool,
+        at_root: (*mut c_void, *const c_int, *const c_int, Datatype),
+        mine: Option<Block>,
+        root: c_int,
+        comm: Comm,
+    ) -> c_int {
+        let me = safe::comm_rank(comm);
+        if me != root {
+            if let Some(block) = mine {
+                self.add(gathers, block, root);
+            }
+            return abi::SUCCESS;
+        }
+        let (buf, counts, displs, datatype) = at_root;
+        // SAFETY: an entry per rank at the root.
+        let all = unsafe { blocks(buf, counts, displs, datatype, safe::comm_size(comm)) };
+        for (peer, block) in (0..).zip(all) {
+            if peer != me {
+                self.add(!gathers, block, peer);
+                continue;
+            }
+            let (from, to) = match (mine, gathers) {
+                (Some(own_block), true) => (own_block, block),
+                (Some(own_block), false) => (block, own_block),
+                (None, _) => continue,
+            };
+            // SAFETY: the caller's blocks.
+            let rc = unsafe { own(Some(from), to) };
+            if rc != abi::SUCCESS {
+                return rc;
+            }
+        }
+        abi::SUCCESS
     }
 
     /// Posts the receives, then the sends, on `twin`, and makes `request` stand for them.
@@ -131,27 +176,13 @@ pub(crate) unsafe fn igatherv(
             )
         };
     };
-    let (size, me) = (safe::comm_size(comm), safe::comm_rank(comm));
+    let mine = (!abi::is_in_place(sendbuf)).then_some((sendbuf.cast_mut(), sendcount, sendtype));
     let mut unrolled = Unrolled::default();
-    let mine = (sendbuf.cast_mut(), sendcount, sendtype);
-    if me == root {
-        // SAFETY: an entry per rank at the root.
-        let (counts, displs) = unsafe { (entries(recvcounts, size), entries(displs, size)) };
-        for (peer, (&count, &displ)) in (0..size).zip(counts.iter().zip(displs)) {
-            let block = (element_at(recvbuf, recvtype, displ.into()), count, recvtype);
-            if peer != me {
-                unrolled.add(false, block, peer);
-                continue;
-            }
-            let send = (!abi::is_in_place(sendbuf)).then_some(mine);
-            // SAFETY: the caller's blocks.
-            let rc = unsafe { own(send, block) };
-            if rc != abi::SUCCESS {
-                return rc;
-            }
-        }
-    } else {
-        unrolled.add(true, mine, root);
+    let at_root = (recvbuf, recvcounts, displs, recvtype);
+    // SAFETY: the caller's blocks (an entry per rank in the arrays at the root).
+    let rc = unsafe { unrolled.rooted(true, at_root, mine, root, comm) };
+    if rc != abi::SUCCESS {
+        return rc;
     }
     // SAFETY: the caller's blocks and request.
     unsafe { unrolled.post(Call::Igatherv, twin, request) }
@@ -183,26 +214,13 @@ pub(crate) unsafe fn iscatterv(
             )
         };
     };
-    let (size, me) = (safe::comm_size(comm), safe::comm_rank(comm));
+    let mine = (!abi::is_in_place(recvbuf)).then_some((recvbuf, recvcount, recvtype));
     let mut unrolled = Unrolled::default();
-    let mine = (recvbuf, recvcount, recvtype);
-    if me == root {
-        // SAFETY: an entry per rank at the root.
-        let (counts, displs) = unsafe { (entries(sendcounts, size), entries(displs, size)) };
-        for (peer, (&count, &displ)) in (0..size).zip(counts.iter().zip(displs)) {
-            let block = (element_at(sendbuf, sendtype, displ.into()), count, sendtype);
-            if peer != me {
-                unrolled.add(true, block, peer);
-            } else if !abi::is_in_place(recvbuf) {
-                // SAFETY: the caller's blocks.
-                let rc = unsafe { own(Some(block), mine) };
-                if rc != abi::SUCCESS {
-                    return rc;
-                }
-            }
-        }
-    } else {
-        unrolled.add(false, mine, root);
+    let at_root = (sendbuf.cast_mut(), sendcounts, displs, sendtype);
+    // SAFETY: the caller's blocks (an entry per rank in the arrays at the root).
+    let rc = unsafe { unrolled.rooted(false, at_root, mine, root, comm) };
+    if rc != abi::SUCCESS {
+        return rc;
     }
     // SAFETY: the caller's blocks and request.
     unsafe { unrolled.post(Call::Iscatterv, twin, request) }
@@ -235,16 +253,13 @@ pub(crate) unsafe fn ialltoallv(
         };
     };
     let size = safe::comm_size(comm);
-    let blocks = |buf: *const c_void, counts: *const c_int, displs: *const c_int, datatype| {
-        // SAFETY: both arrays have an entry per rank.
-        let (counts, displs) = unsafe { (entries(counts, size), entries(displs, size)) };
-        let at = |(&count, &displ): (&c_int, &c_int)| {
-            (element_at(buf, datatype, i64::from(displ)), count, datatype)
-        };
-        counts.iter().zip(displs).map(at).collect::<Vec<Block>>()
+    // SAFETY: the arrays have an entry per rank.
+    let (recv, send) = unsafe {
+        let recv = blocks(recvbuf, recvcounts, rdispls, recvtype, size);
+        let send = (!abi::is_in_place(sendbuf))
+            .then(|| blocks(sendbuf, sendcounts, sdispls, sendtype, size));
+        (recv, send)
     };
-    let recv = blocks(recvbuf, recvcounts, rdispls, recvtype);
-    let send = (!abi::is_in_place(sendbuf)).then(|| blocks(sendbuf, sendcounts, sdispls, sendtype));
     // SAFETY: the caller's blocks and request.
     unsafe { all_to_all(Call::Ialltoallv, send, recv, comm, twin, request) }
 }
@@ -276,28 +291,13 @@ pub(crate) unsafe fn ialltoallw(
         };
     };
     let size = safe::comm_size(comm);
-    let blocks = |buf: *const c_void, counts: *const c_int, displs: *const c_int, types| {
-        // SAFETY: the three arrays have an entry per rank.
-        let (counts, displs, types) = unsafe {
-            (
-                entries(counts, size),
-                entries(displs, size),
-                entries(types, size),
-            )
-        };
-        let at = |((&count, &displ), &datatype): ((&c_int, &c_int), &Datatype)| {
-            (byte_at(buf, i64::from(displ)), count, datatype)
-        };
-        counts
-            .iter()
-            .zip(displs)
-            .zip(types)
-            .map(at)
-            .collect::<Vec<Block>>()
+    // SAFETY: the arrays have an entry per rank.
+    let (recv, send) = unsafe {
+        let recv = typed_blocks(recvbuf, recvcounts, rdispls, recvtypes, size);
+        let send = (!abi::is_in_place(sendbuf))
+            .then(|| typed_blocks(sendbuf, sendcounts, sdispls, sendtypes, size));
+        (recv, send)
     };
-    let recv = blocks(recvbuf, recvcounts, rdispls, recvtypes);
-    let send =
-        (!abi::is_in_place(sendbuf)).then(|| blocks(sendbuf, sendcounts, sdispls, sendtypes));
     // SAFETY: the caller's blocks and request.
     unsafe { all_to_all(Call::Ialltoallw, send, recv, comm, twin, request) }
 }
