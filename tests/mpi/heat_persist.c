@@ -27,7 +27,8 @@
  * and completed by MPI_Waitall every step; 6, on a communicator with a topology (HEAT_CART=1 or
  * 3): MPI_Neighbor_alltoall, and each neighbour's rank checked with MPI_Neighbor_allgather,
  * MPI_Neighbor_allgatherv, MPI_Neighbor_alltoallv and MPI_Neighbor_alltoallw; 7: as 1, the
- * sends' requests given to MPI_Request_free and only the receives completed). A restart finds the persisted version (cd_recovered_version), restores it and
+ * sends' requests given to MPI_Request_free and only the receives completed; 8: as 6 with
+ * their nonblocking forms, in flight together, completed by MPI_Waitall). A restart finds the persisted version (cd_recovered_version), restores it and
  * goes on from there. HEAT_START=1 makes the program's start (before create_cd) communicate: rank
  * 0 broadcasts the diffusion coefficient, each rank takes a bias from its left neighbour
  * (MPI_Sendrecv) and the ranks' sum (MPI_Allreduce); a replacement re-executes it (HEAT_START=2
@@ -428,28 +429,41 @@ int main(int argc, char **argv) {
             if (add_to_cd_via_copy(child, mine, 1)) return report_cd_error("add_to_cd_via_copy(step)");
         }
     step_again:
-        if (nonblocking == 6) {
+        if (nonblocking == 6 || nonblocking == 8) {
             /* neighbours: left, then right (a ring, Cartesian or a distributed graph) */
             double out[2] = {u[1], u[N]}, in[2];
-            MPI_Neighbor_alltoall(out, 1, MPI_DOUBLE, in, 1, MPI_DOUBLE, halo);
-            u[0] = in[0], u[N + 1] = in[1];
             int me = rank, got[2] = {-1, -1}, gotv[2] = {-1, -1}, twice[3] = {-1, -1, -1};
             int ones[2] = {1, 1}, at[2] = {0, 1};
-            MPI_Neighbor_allgather(&me, 1, MPI_INT, got, 1, MPI_INT, halo);
-            MPI_Neighbor_allgatherv(&me, 1, MPI_INT, gotv, ones, at, MPI_INT, halo);
             /* one int to the left, two to the right: from the left two, from the right one */
             int to[3] = {left, right, right}, sends[2] = {1, 2}, receives[2] = {2, 1};
             int sent_at[2] = {0, 1}, received_at[2] = {0, 2};
-            MPI_Neighbor_alltoallv(to, sends, sent_at, MPI_INT, twice, receives, received_at,
-                                   MPI_INT, halo);
             /* each rank's own number: once to the left as an MPI_INT, twice to the right as an
              * MPI_2INT (received as two MPI_INT), at byte displacements */
             int mine[3] = {rank, rank, rank}, theirs[3] = {-1, -1, -1}, counts_w[2] = {1, 1};
             int from_w[2] = {2, 1};
             MPI_Aint sent_w[2] = {0, sizeof(int)}, received_w[2] = {0, 2 * sizeof(int)};
             MPI_Datatype sent_types[2] = {MPI_INT, MPI_2INT}, received_types[2] = {MPI_INT, MPI_INT};
-            MPI_Neighbor_alltoallw(mine, counts_w, sent_w, sent_types, theirs, from_w, received_w,
-                                   received_types, halo);
+            if (nonblocking == 6) {
+                MPI_Neighbor_alltoall(out, 1, MPI_DOUBLE, in, 1, MPI_DOUBLE, halo);
+                MPI_Neighbor_allgather(&me, 1, MPI_INT, got, 1, MPI_INT, halo);
+                MPI_Neighbor_allgatherv(&me, 1, MPI_INT, gotv, ones, at, MPI_INT, halo);
+                MPI_Neighbor_alltoallv(to, sends, sent_at, MPI_INT, twice, receives, received_at,
+                                       MPI_INT, halo);
+                MPI_Neighbor_alltoallw(mine, counts_w, sent_w, sent_types, theirs, from_w,
+                                       received_w, received_types, halo);
+            } else {
+                /* the same, nonblocking and in flight together */
+                MPI_Request r[5];
+                MPI_Ineighbor_alltoall(out, 1, MPI_DOUBLE, in, 1, MPI_DOUBLE, halo, &r[0]);
+                MPI_Ineighbor_allgather(&me, 1, MPI_INT, got, 1, MPI_INT, halo, &r[1]);
+                MPI_Ineighbor_allgatherv(&me, 1, MPI_INT, gotv, ones, at, MPI_INT, halo, &r[2]);
+                MPI_Ineighbor_alltoallv(to, sends, sent_at, MPI_INT, twice, receives, received_at,
+                                        MPI_INT, halo, &r[3]);
+                MPI_Ineighbor_alltoallw(mine, counts_w, sent_w, sent_types, theirs, from_w,
+                                        received_w, received_types, halo, &r[4]);
+                MPI_Waitall(5, r, MPI_STATUSES_IGNORE);
+            }
+            u[0] = in[0], u[N + 1] = in[1];
             if (got[0] != left || got[1] != right || gotv[0] != left || gotv[1] != right ||
                 twice[0] != rank || twice[1] != rank || twice[2] != rank || theirs[0] != left ||
                 theirs[1] != left || theirs[2] != right) {

@@ -233,7 +233,8 @@ fn a_lost_rank_is_contained_in_the_job() {
         "the nonblocking collectives of HEAT_REDUCE=4 and HEAT_START=2 change the result"
     );
     // (lost rank, step, nonblocking halo exchange (5: persistent requests, 6: neighbourhood
-    // collectives, 7: sends given to MPI_Request_free), a second loss
+    // collectives, 7: sends given to MPI_Request_free, 8: nonblocking neighbourhood
+    // collectives), a second loss
     // "step:rank" after the first recovery and the version its replacement resumes from,
     // derived communicators (1: Cartesian, 2: split type, 3: graphs, 4: by group, 6: an
     // intercommunicator and its merge, 7: a split and its duplicate made and freed every
@@ -244,8 +245,10 @@ fn a_lost_rank_is_contained_in_the_job() {
     // Testall)
     // (and choices: the left halo received from MPI_ANY_SOURCE, 2: and a token probed for,
     // 3: and two tokens matched by MPI_Improbe and MPI_Mprobe)
-    let cases: [Case; 40] = [
+    let cases: [Case; 42] = [
         (3, "130", "1", None, "0", "1", "0"),
+        (2, "131", "8", None, "1", "1", "0"),
+        (0, "133", "8", None, "3", "1", "0"),
         (2, "131", "0", None, "0", "6", "0"),
         (0, "133", "1", None, "0", "6", "0"),
         (3, "132", "0", None, "0", "6", "0"),

@@ -115,11 +115,11 @@ macro_rules! mpi_table {
                 Ireduce_scatter(sendbuf: Buf, recvbuf: BufMut, recvcounts: Ints, datatype: Datatype, op: Op, comm: Comm, request: *mut Request) => recovery::ireduce_scatter;
                 Iscan(sendbuf: Buf, recvbuf: BufMut, count: c_int, datatype: Datatype, op: Op, comm: Comm, request: *mut Request) => recovery::iscan;
                 Iexscan(sendbuf: Buf, recvbuf: BufMut, count: c_int, datatype: Datatype, op: Op, comm: Comm, request: *mut Request) => recovery::iexscan;
-                Ineighbor_allgather(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, comm: Comm, request: *mut Request) => coll::ineighbor_allgather;
-                Ineighbor_allgatherv(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, displs: Ints, recvtype: Datatype, comm: Comm, request: *mut Request) => coll::ineighbor_allgatherv;
-                Ineighbor_alltoall(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, comm: Comm, request: *mut Request) => coll::ineighbor_alltoall;
-                Ineighbor_alltoallv(sendbuf: Buf, sendcounts: Ints, sdispls: Ints, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, rdispls: Ints, recvtype: Datatype, comm: Comm, request: *mut Request) => coll::ineighbor_alltoallv;
-                Ineighbor_alltoallw(sendbuf: Buf, sendcounts: Ints, sdispls: Aints, sendtypes: Types, recvbuf: BufMut, recvcounts: Ints, rdispls: Aints, recvtypes: Types, comm: Comm, request: *mut Request) => coll::ineighbor_alltoallw;
+                Ineighbor_allgather(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, comm: Comm, request: *mut Request) => recovery::ineighbor_allgather;
+                Ineighbor_allgatherv(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, displs: Ints, recvtype: Datatype, comm: Comm, request: *mut Request) => recovery::ineighbor_allgatherv;
+                Ineighbor_alltoall(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, comm: Comm, request: *mut Request) => recovery::ineighbor_alltoall;
+                Ineighbor_alltoallv(sendbuf: Buf, sendcounts: Ints, sdispls: Ints, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, rdispls: Ints, recvtype: Datatype, comm: Comm, request: *mut Request) => recovery::ineighbor_alltoallv;
+                Ineighbor_alltoallw(sendbuf: Buf, sendcounts: Ints, sdispls: Aints, sendtypes: Types, recvbuf: BufMut, recvcounts: Ints, rdispls: Aints, recvtypes: Types, comm: Comm, request: *mut Request) => recovery::ineighbor_alltoallw;
 
                 Comm_dup(comm: Comm, newcomm: *mut Comm) => comm::comm_dup;
                 Comm_idup(comm: Comm, newcomm: *mut Comm, request: *mut Request) => comm::comm_idup;

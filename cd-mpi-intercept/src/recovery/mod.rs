@@ -57,7 +57,8 @@
 //! `Scatterv`, `Alltoallv` and `Alltoallw` ([`spread`]), `Neighbor_allgather(v)` and
 //! `Neighbor_alltoall(v/w)` ([`neighbors`]), and `Igatherv`, `Iscatterv`, `Ialltoallv` and
 //! `Ialltoallw`, unrolled into point-to-point messages on each communicator's twin
-//! ([`unrolled`]) under one request ([`composite`]); on `MPI_COMM_WORLD` and on the communicators
+//! ([`unrolled`]) under one request ([`composite`]), and the nonblocking neighbourhood
+//! collectives likewise ([`unrolled_neighbors`]); on `MPI_COMM_WORLD` and on the communicators
 //! derived from it with `MPI_Comm_dup`, `MPI_Comm_split`, `MPI_Comm_split_type`,
 //! `MPI_Comm_create`, `MPI_Comm_create_group`, `MPI_Intercomm_create` (point-to-point only),
 //! `MPI_Intercomm_merge`, `MPI_Cart_create`, `MPI_Cart_sub` and the graph constructors
@@ -70,7 +71,7 @@
 //! source, `Waitany` and the like, a test's flag, what a probe found: [`probes`], what a
 //! matched probe matched, received by `Mrecv` or `Imrecv`: [`matched`]) are recorded at a
 //! partner ([`choices`]). A loss seen in any other call (other
-//! collectives: the other nonblocking ones, the persistent ones, the large-count forms; a
+//! collectives: the persistent ones, the large-count forms, those on an intercommunicator; a
 //! persist under way), after a communicator made otherwise, after a choice that is not
 //! recorded (a choice in the start, more than the partner's window holds: `crate::errors`, a
 //! tracked request given to `MPI_Cancel` or `MPI_Request_get_status`, or but for a send to
@@ -107,6 +108,7 @@ mod resync;
 mod rooted;
 mod spread;
 mod unrolled;
+mod unrolled_neighbors;
 
 pub(crate) use calls::{
     allgather, allreduce, barrier, bcast, irecv, isend, issend, recv, send, sendrecv, ssend,
@@ -142,6 +144,10 @@ pub(crate) use reduced::{exscan, reduce_scatter, reduce_scatter_block, scan};
 pub(crate) use rooted::{gather, reduce, scatter};
 pub(crate) use spread::{allgatherv, alltoall, alltoallv, alltoallw, gatherv, scatterv};
 pub(crate) use unrolled::{ialltoallv, ialltoallw, igatherv, iscatterv};
+pub(crate) use unrolled_neighbors::{
+    ineighbor_allgather, ineighbor_allgatherv, ineighbor_alltoall, ineighbor_alltoallv,
+    ineighbor_alltoallw,
+};
 
 use std::sync::atomic::{AtomicU64, Ordering};
 

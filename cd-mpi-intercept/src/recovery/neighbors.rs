@@ -27,15 +27,15 @@ use std::ffi::{c_int, c_void};
 /// A rank's neighbours: in-neighbours (whose blocks it receives, in order), out-neighbours
 /// (to which it sends its blocks, in order; `MPI_PROC_NULL` where there is none), and whether
 /// the topology is Cartesian.
-struct Neighbours {
-    sources: Vec<c_int>,
-    destinations: Vec<c_int>,
-    cartesian: bool,
+pub(super) struct Neighbours {
+    pub(super) sources: Vec<c_int>,
+    pub(super) destinations: Vec<c_int>,
+    pub(super) cartesian: bool,
 }
 
 impl Neighbours {
     /// The neighbours of this rank of `comm`; `None` without a topology (MPI reports that).
-    fn of(comm: Comm) -> Option<Neighbours> {
+    pub(super) fn of(comm: Comm) -> Option<Neighbours> {
         let kind = safe::topo_test(comm);
         if kind == abi::CART {
             let ndims = safe::cartdim_get(comm).max(0);

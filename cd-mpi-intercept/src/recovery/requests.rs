@@ -17,7 +17,7 @@ use crate::abi::{self, Comm, Datatype, Op, Request, Status};
 use crate::pmpi::real;
 use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// A receive, as posted (the buffer's address, exposed: the request table is shared).
@@ -152,6 +152,25 @@ struct Entry {
     state: State,
     /// MPI freed the request (it failed in a completion call): the handle is only a key.
     freed: bool,
+    /// Its place among the posts ([`repost`] posts receives again in this order, which MPI's
+    /// matching of messages of one source and tag follows).
+    order: u64,
+}
+
+/// Posts made (the next [`Entry::order`]).
+static POSTS: AtomicU64 = AtomicU64::new(0);
+
+impl Entry {
+    fn posted(receive: Option<Receive>, collective: Option<Collective>) -> Entry {
+        Entry {
+            receive,
+            collective,
+            journaled: false,
+            state: State::Posted,
+            freed: false,
+            order: POSTS.fetch_add(1, Ordering::Relaxed),
+        }
+    }
 }
 
 static TRACKED: Mutex<Option<HashMap<u64, Entry>>> = Mutex::new(None);
@@ -192,50 +211,17 @@ pub(crate) fn tracked() -> bool {
 
 /// A send posted on the world.
 pub(crate) fn posted_send(request: Request) {
-    with(|t| {
-        t.insert(
-            request.bits(),
-            Entry {
-                receive: None,
-                collective: None,
-                journaled: false,
-                state: State::Posted,
-                freed: false,
-            },
-        )
-    });
+    with(|t| t.insert(request.bits(), Entry::posted(None, None)));
 }
 
 /// A nonblocking collective posted.
 pub(crate) fn posted_collective(request: Request, collective: Collective) {
-    with(|t| {
-        t.insert(
-            request.bits(),
-            Entry {
-                receive: None,
-                collective: Some(collective),
-                journaled: false,
-                state: State::Posted,
-                freed: false,
-            },
-        )
-    });
+    with(|t| t.insert(request.bits(), Entry::posted(None, Some(collective))));
 }
 
 /// A receive posted on the world.
 pub(crate) fn posted_receive(request: Request, receive: Receive) {
-    with(|t| {
-        t.insert(
-            request.bits(),
-            Entry {
-                receive: Some(receive),
-                collective: None,
-                journaled: false,
-                state: State::Posted,
-                freed: false,
-            },
-        )
-    });
+    with(|t| t.insert(request.bits(), Entry::posted(Some(receive), None)));
 }
 
 /// The requests MPI freed when a completion call failed on them (their handles are only keys
@@ -353,7 +339,12 @@ fn journal_result(c: &Collective) {
 pub(crate) fn repost() -> HashMap<u64, Vec<u64>> {
     let mut completed: HashMap<u64, Vec<u64>> = HashMap::new();
     with(|t| {
-        for (&key, entry) in t.iter_mut() {
+        let mut keys: Vec<(u64, u64)> = t.iter().map(|(&k, e)| (e.order, k)).collect();
+        keys.sort_unstable();
+        for (_, key) in keys {
+            let Some(entry) = t.get_mut(&key) else {
+                continue;
+            };
             if !matches!(entry.state, State::Posted) {
                 continue;
             }

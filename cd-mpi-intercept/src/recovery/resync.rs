@@ -106,40 +106,16 @@ pub(crate) fn sync(repaired: Comm, replacement: bool, lost: &[c_int]) -> Result<
     )?;
     let is_replacement = |p: usize| roles[p].replacement == 1;
     let survivors: Vec<usize> = (0..n).filter(|&p| !is_replacement(p)).collect();
-    let first = *survivors.first().ok_or("no survivor")?;
-    if survivors.iter().any(|&p| roles[p].whole == 0) {
-        return Err(
-            "a survivor used MPI calls since the last version that in-job recovery does not \
-             keep (another collective, blocking or not, another send mode), which a \
-             replacement could not re-execute"
-                .to_owned(),
-        );
-    }
-    if let Some(r) = roles.iter().find(|r| r.orphaned != 0) {
-        return Err(format!(
-            "rank {} was lost with its partner for choices (rank {}): the choices it made since \
-             the version (receives from MPI_ANY_SOURCE, MPI_Waitany and the like) died with them",
-            r.orphaned - 1,
-            r.partner
-        ));
-    }
-    if let Some(r) = roles.iter().find(|r| r.truncated != 0) {
-        return Err(format!(
-            "rank {} had stopped containing before it was lost (it did something a replacement \
-             could not repeat, such as more choices than its partner's window holds: \
-             CD_ULFM_CHOICES_BYTES)",
-            r.truncated - 1
-        ));
-    }
-    let completed = roles[first].completed;
-    if survivors.iter().any(|&p| roles[p].completed != completed) {
-        return Err(
-            "the survivors completed different numbers of persists (the loss came during \
-                    a persist)"
-                .to_owned(),
-        );
-    }
-
+    let completed = match judge(&roles, &survivors) {
+        Ok(completed) => completed,
+        Err(why) => {
+            // every rank reached the same verdict from the same roles: none leaves before all
+            // have them (one still in the exchange would see the others' exit as a failure)
+            // SAFETY: our own communicator.
+            unsafe { real::Barrier(ctl) };
+            return Err(why);
+        }
+    };
     hand_over_choices(ctl, repaired, me, &lost)?;
     let replacements: Vec<usize> = (0..n).filter(|&p| is_replacement(p)).collect();
     hand_over_counts(ctl, me, &survivors, &replacements)?;
@@ -318,6 +294,45 @@ pub(crate) fn sync(repaired: Comm, replacement: bool, lost: &[c_int]) -> Result<
     // SAFETY: our own communicator.
     unsafe { real::Comm_free(&mut ctl) };
     Ok(())
+}
+
+/// Whether the repaired world can go on, from every rank's `roles` (`survivors`: the ranks
+/// that are no replacement): the persists the survivors completed, or why not.
+fn judge(roles: &[Role], survivors: &[usize]) -> Result<u64, String> {
+    let first = *survivors.first().ok_or("no survivor")?;
+    if survivors.iter().any(|&p| roles[p].whole == 0) {
+        return Err(
+            "a survivor used MPI calls since the last version that in-job recovery does not \
+             keep (another collective, blocking or not, another send mode), which a \
+             replacement could not re-execute"
+                .to_owned(),
+        );
+    }
+    if let Some(r) = roles.iter().find(|r| r.orphaned != 0) {
+        return Err(format!(
+            "rank {} was lost with its partner for choices (rank {}): the choices it made since \
+             the version (receives from MPI_ANY_SOURCE, MPI_Waitany and the like) died with them",
+            r.orphaned - 1,
+            r.partner
+        ));
+    }
+    if let Some(r) = roles.iter().find(|r| r.truncated != 0) {
+        return Err(format!(
+            "rank {} had stopped containing before it was lost (it did something a replacement \
+             could not repeat, such as more choices than its partner's window holds: \
+             CD_ULFM_CHOICES_BYTES)",
+            r.truncated - 1
+        ));
+    }
+    let completed = roles[first].completed;
+    if survivors.iter().any(|&p| roles[p].completed != completed) {
+        return Err(
+            "the survivors completed different numbers of persists (the loss came during \
+                    a persist)"
+                .to_owned(),
+        );
+    }
+    Ok(completed)
 }
 
 /// The replacements get the survivors' counts that name derived communicators at the version

@@ -16,9 +16,10 @@
 //! its receives will overwrite them.
 //!
 //! The twin keeps these messages from the application's receives (one from `MPI_ANY_TAG` on
-//! the communicator itself would match them). Collectives on a communicator are posted in one
-//! order on every rank, so the `k`th message between two ranks on its twin belongs to the same
-//! collective on both.
+//! the communicator itself would match them). All have one tag: collectives on a communicator
+//! are posted in one order on every rank, and each posts its messages to a rank in the order
+//! that rank posts its receives, so the `k`th message between two ranks on the twin is the
+//! `k`th receive there, which is also the order recovery's message counts assume.
 
 use super::allform::{blocks, copy_typed, transformed, typed_blocks, Block, Scratch};
 use super::{calls, composite};
@@ -30,21 +31,23 @@ use std::ffi::{c_int, c_void};
 /// The tag of the messages on a twin.
 const TAG: c_int = 0;
 
-/// Where a collective's messages go: the blocks to send (to each rank) and to receive (from
-/// each), this rank's own excluded, and the copies its request holds.
+/// Where a collective's messages go, in the order they are posted: the blocks to send (to a
+/// rank each) and to receive (from a rank each), this rank's own excluded, and the copies its
+/// request holds.
 #[derive(Default)]
-struct Unrolled {
+pub(super) struct Unrolled {
     sends: Vec<(Block, c_int)>,
     receives: Vec<(Block, c_int)>,
     held: Vec<Scratch>,
 }
 
 impl Unrolled {
-    /// Adds `block` sent to (`send`) or received from `peer`, unless it holds no bytes.
-    fn add(&mut self, send: bool, block: Block, peer: c_int) {
+    /// Adds `block` sent to (`send`) or received from `peer`, unless it holds no bytes or the
+    /// peer is `MPI_PROC_NULL`.
+    pub(super) fn add(&mut self, send: bool, block: Block, peer: c_int) {
         let (_, count, datatype) = block;
         let bytes = i64::from(count) * i64::from(safe::type_size(datatype).unwrap_or(1));
-        if bytes == 0 {
+        if bytes == 0 || peer == abi::PROC_NULL {
             return;
         }
         match send {
@@ -103,7 +106,7 @@ impl Unrolled {
     /// # Safety
     /// The blocks are the caller's (the MPI call's contract), alive until the request
     /// completes; `request` is writable.
-    unsafe fn post(self, call: Call, twin: Comm, request: *mut Request) -> c_int {
+    pub(super) unsafe fn post(self, call: Call, twin: Comm, request: *mut Request) -> c_int {
         stats::count(call);
         let mut parts = Vec::with_capacity(self.receives.len() + self.sends.len());
         for ((at, count, datatype), peer) in self.receives {
@@ -130,7 +133,7 @@ impl Unrolled {
 }
 
 /// The twin of `comm` where these calls are unrolled on it (see [`transformed`]).
-fn unrolled_on(comm: Comm) -> Option<Comm> {
+pub(super) fn unrolled_on(comm: Comm) -> Option<Comm> {
     transformed(comm)
         .then(|| crate::derived::twin(comm))
         .flatten()
