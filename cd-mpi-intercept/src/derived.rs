@@ -1,8 +1,9 @@
 //! The communicators a loss is contained on: the world (channel 0), and those the application
-//! derives from it with `MPI_Comm_dup`, `MPI_Comm_split`, `MPI_Comm_split_type`,
-//! `MPI_Comm_create`, `MPI_Comm_create_group`, `MPI_Cart_create`, `MPI_Cart_sub`,
-//! `MPI_Graph_create`, `MPI_Dist_graph_create`, `MPI_Dist_graph_create_adjacent`,
-//! `MPI_Intercomm_create` and `MPI_Intercomm_merge`, or derives from those the same way.
+//! derives from it with `MPI_Comm_dup`, `MPI_Comm_idup` (`crate::recovery`), `MPI_Comm_split`,
+//! `MPI_Comm_split_type`, `MPI_Comm_create`, `MPI_Comm_create_group`, `MPI_Cart_create`,
+//! `MPI_Cart_sub`, `MPI_Graph_create`, `MPI_Dist_graph_create`,
+//! `MPI_Dist_graph_create_adjacent`, `MPI_Intercomm_create` and `MPI_Intercomm_merge`, or
+//! derives from those the same way.
 //!
 //! Each derived communicator gets an identity every member computes alike: its parent's
 //! identity and how many communicators were derived from the parent before it (every member of
@@ -525,6 +526,28 @@ pub(crate) fn derived_from(
     if let Some((id, members)) = made {
         add_twin(id, new, members, in_start);
     }
+}
+
+/// `MPI_Comm_idup` of `parent` posted: the identity of the communicator it makes, named like a
+/// duplicate's when posted (collectives are posted in one order on every rank; they complete in
+/// any), followed once it completes ([`idup_complete`]); `None` where `parent` is not followed.
+pub(crate) fn idup_posted(parent: Comm) -> Option<u64> {
+    let parent_id = channel(parent)?;
+    with(|r| {
+        let id = next_child(r, parent_id, Kin::Child)?;
+        count_child(r, parent_id, Kin::Child);
+        Some(id)
+    })
+}
+
+/// The `MPI_Comm_idup` named `id` ([`idup_posted`]) completed: `new` and its twin `twin` (an
+/// `MPI_Comm_idup` of the same parent, posted with it) are followed.
+pub(crate) fn idup_complete(id: u64, new: Comm, twin: Comm, in_start: bool) {
+    let members = members(new);
+    let topology = Topology::of(new);
+    let d = Derived::new(id, new, members.clone(), topology, in_start);
+    with(|r| r.derived.push(d));
+    adopt_twin(id, twin, members, in_start);
 }
 
 /// The identity of channel `id`'s twin ([`twin`]).

@@ -194,7 +194,7 @@ pub(crate) fn communicator_made(call: Call, comm: Comm) {
     if others {
         stop_containing(
             "the application made a communicator that in-job recovery does not rebuild \
-             (MPI_Comm_idup, from groups)",
+             (from groups, or MPI_Comm_idup inside a CD that logs)",
         );
     }
 }

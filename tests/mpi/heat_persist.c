@@ -40,8 +40,8 @@
  * start; HEAT_CART=3 exchanges the halo on a distributed graph of the ring (its neighbours
  * from MPI_Dist_graph_neighbors) and adds, every step, the sum over an MPI_Graph_create ring
  * (HEAT_CART=4 adds instead the sum over the even and over the odd ranks, each an
- * MPI_Comm_create_group communicator made by its members alone; HEAT_CART=5 makes an
- * MPI_Comm_idup communicator, which in-job recovery does not rebuild; HEAT_CART=6 joins the
+ * MPI_Comm_create_group communicator made by its members alone; HEAT_CART=5 the sum over an
+ * MPI_Comm_idup duplicate of the world, made in the start with a scratch one; HEAT_CART=6 joins the
  * even and the odd ranks by an intercommunicator made in the start, exchanges each rank's sum
  * with its counterpart over it every step, and adds the sum over the intercommunicator merged;
  * HEAT_CART=7, with HEAT_REDUCE, makes, uses and frees every step an MPI_Comm_split of the world
@@ -339,10 +339,12 @@ int main(int argc, char **argv) {
         MPI_Intercomm_merge(inter, rank % 2, &pair);
         MPI_Comm_free(&side);
     } else if (cart == 5) {
+        /* a scratch duplicate made and freed, and one of the ring whose sum every step adds */
         MPI_Comm copy;
-        MPI_Request made;
-        MPI_Comm_idup(MPI_COMM_WORLD, &copy, &made);
-        MPI_Wait(&made, MPI_STATUS_IGNORE);
+        MPI_Request made[2];
+        MPI_Comm_idup(MPI_COMM_WORLD, &copy, &made[0]);
+        MPI_Comm_idup(MPI_COMM_WORLD, &pair, &made[1]);
+        MPI_Waitall(2, made, MPI_STATUSES_IGNORE);
         MPI_Barrier(copy);
         MPI_Comm_free(&copy);
     }

@@ -122,7 +122,7 @@ macro_rules! mpi_table {
                 Ineighbor_alltoallw(sendbuf: Buf, sendcounts: Ints, sdispls: Aints, sendtypes: Types, recvbuf: BufMut, recvcounts: Ints, rdispls: Aints, recvtypes: Types, comm: Comm, request: *mut Request) => recovery::ineighbor_alltoallw;
 
                 Comm_dup(comm: Comm, newcomm: *mut Comm) => comm::comm_dup;
-                Comm_idup(comm: Comm, newcomm: *mut Comm, request: *mut Request) => comm::comm_idup;
+                Comm_idup(comm: Comm, newcomm: *mut Comm, request: *mut Request) => recovery::comm_idup;
                 Comm_dup_with_info(comm: Comm, info: Info, newcomm: *mut Comm) => comm::comm_dup_with_info;
                 Comm_split(comm: Comm, color: c_int, key: c_int, newcomm: *mut Comm) => comm::comm_split;
                 Comm_split_type(comm: Comm, split_type: c_int, key: c_int, info: Info, newcomm: *mut Comm) => comm::comm_split_type;
@@ -255,7 +255,7 @@ macro_rules! mpi_table {
             mpi4_wrapped {
                 Isendrecv(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, dest: c_int, sendtag: c_int, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, source: c_int, recvtag: c_int, comm: Comm, request: *mut Request) => mpi4::isendrecv;
                 Isendrecv_replace(buf: BufMut, count: c_int, datatype: Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: Comm, request: *mut Request) => mpi4::isendrecv_replace;
-                Comm_idup_with_info(comm: Comm, info: Info, newcomm: *mut Comm, request: *mut Request) => comm::comm_idup_with_info;
+                Comm_idup_with_info(comm: Comm, info: Info, newcomm: *mut Comm, request: *mut Request) => recovery::comm_idup_with_info;
                 Comm_create_from_group(group: Group, stringtag: *const c_char, info: Info, errhandler: Errhandler, newcomm: *mut Comm) => comm::comm_create_from_group;
                 Intercomm_create_from_groups(local_group: Group, local_leader: c_int, remote_group: Group, remote_leader: c_int, stringtag: *const c_char, info: Info, errhandler: Errhandler, newintercomm: *mut Comm) => comm::intercomm_create_from_groups;
                 // The large-count (`MPI_Count`) forms of every wrapped call: logged and replayed as

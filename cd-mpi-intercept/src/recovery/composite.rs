@@ -3,7 +3,7 @@
 //! never waits on it, that stands for them. The completion calls put a composite's parts in
 //! its place and go on with those ([`super::persistent`] and below, where each part is an
 //! ordinary point-to-point request); the composite completes, with an empty status, when all
-//! its parts have. `MPI_Waitany`, `MPI_Testany`, `MPI_Waitsome` and `MPI_Testsome` report it
+//! its parts have (and runs what its maker asked for then). `MPI_Waitany`, `MPI_Testany`, `MPI_Waitsome` and `MPI_Testsome` report it
 //! once it is complete, and go on while only parts completed. Freeing or cancelling the request
 //! of a nonblocking collective is erroneous in MPI: `MPI_ERR_REQUEST`.
 //!
@@ -19,11 +19,15 @@ use std::ffi::c_int;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-/// The parts a composite stands for (`MPI_REQUEST_NULL` once complete) and the runtime's
-/// memory they use.
+/// What runs when a composite completes (`super::idup`: the new communicator followed).
+pub(super) type Then = Box<dyn FnOnce() + Send>;
+
+/// The parts a composite stands for (`MPI_REQUEST_NULL` once complete), the runtime's memory
+/// they use, and what runs when they have all completed.
 struct Composite {
     parts: Vec<Request>,
     _held: Vec<Scratch>,
+    then: Option<Then>,
 }
 
 /// The composites, by handle.
@@ -39,13 +43,15 @@ fn with<R>(f: impl FnOnce(&mut HashMap<u64, Composite>) -> R) -> R {
     r
 }
 
-/// Writes to `request` a composite standing for `parts`, holding `held` until they complete.
+/// Writes to `request` a composite standing for `parts`, holding `held` until they complete,
+/// then running `then`.
 ///
 /// # Safety
 /// `request` is writable.
 pub(super) unsafe fn stand_for(
     parts: Vec<Request>,
     held: Vec<Scratch>,
+    then: Option<Then>,
     request: *mut Request,
 ) -> c_int {
     // SAFETY: the caller's out-parameter.
@@ -53,7 +59,11 @@ pub(super) unsafe fn stand_for(
     if rc == abi::SUCCESS {
         // SAFETY: written above.
         let handle = unsafe { *request };
-        let composite = Composite { parts, _held: held };
+        let composite = Composite {
+            parts,
+            _held: held,
+            then,
+        };
         with(|t| t.insert(handle.bits(), composite));
     }
     rc
@@ -170,13 +180,15 @@ impl Flat {
     }
 }
 
-/// Completes the composite the caller holds at `handles[i]`: forgotten, its handle freed and
-/// nulled, its status (unless ignored) empty.
+/// Completes the composite the caller holds at `handles[i]`: forgotten (what it runs then, run),
+/// its handle freed and nulled, its status (unless ignored) empty.
 ///
 /// # Safety
 /// `status` is the caller's status for it, or `MPI_STATUS_IGNORE`.
 unsafe fn finish(handles: &mut [Request], i: usize, status: *mut Status) {
-    with(|t| t.remove(&handles[i].bits()));
+    if let Some(then) = with(|t| t.remove(&handles[i].bits())).and_then(|c| c.then) {
+        then();
+    }
     // SAFETY: our own generalized request, complete since it was made.
     unsafe { real::Request_free(&mut handles[i]) };
     handles[i] = abi::predefined().request_null;

@@ -59,7 +59,8 @@
 //! `Ialltoallw`, unrolled into point-to-point messages on each communicator's twin
 //! ([`unrolled`]) under one request ([`composite`]), and the nonblocking neighbourhood
 //! collectives likewise ([`unrolled_neighbors`]); on `MPI_COMM_WORLD` and on the communicators
-//! derived from it with `MPI_Comm_dup`, `MPI_Comm_split`, `MPI_Comm_split_type`,
+//! derived from it with `MPI_Comm_dup`, `MPI_Comm_idup` ([`idup`]), `MPI_Comm_split`,
+//! `MPI_Comm_split_type`,
 //! `MPI_Comm_create`, `MPI_Comm_create_group`, `MPI_Intercomm_create` (point-to-point only),
 //! `MPI_Intercomm_merge`, `MPI_Cart_create`, `MPI_Cart_sub` and the graph constructors
 //! (rebuilt after a repair: `crate::derived`). Inside CDs that log, the calls above are
@@ -90,6 +91,7 @@ pub(crate) mod choices;
 pub(crate) mod completion;
 pub(crate) mod composite;
 mod held;
+mod idup;
 pub(crate) mod join;
 pub(crate) mod journal;
 mod kept;
@@ -117,6 +119,9 @@ pub(crate) use composite::{
     cancel, request_free, request_get_status, test, testall, testany, testsome, wait, waitall,
     waitany, waitsome,
 };
+pub(crate) use idup::comm_idup;
+#[cfg(mpi4)]
+pub(crate) use idup::comm_idup_with_info;
 pub(crate) use join::comm_get_parent;
 pub(crate) use matched::{improbe, imrecv, mprobe, mrecv};
 pub(crate) use neighbors::{
