@@ -335,9 +335,12 @@ fn free(what: Held) {
     let rc = match what {
         Held::Comm(comm) => {
             let rc = safe::comm_free(comm).err().unwrap_or(abi::SUCCESS);
-            if rc == abi::SUCCESS && crate::traffic::on() {
-                // MPI may give its address to the next communicator
-                crate::traffic::retire(comm);
+            if rc == abi::SUCCESS {
+                crate::derived::release_twin(comm);
+                if crate::traffic::on() {
+                    // MPI may give its address to the next communicator
+                    crate::traffic::retire(comm);
+                }
             }
             rc
         }
@@ -723,8 +726,11 @@ pub(crate) unsafe fn comm_free(comm: *mut Comm) -> c_int {
             }
             // SAFETY: forwarded.
             let rc = unsafe { real::Comm_free(comm) };
-            if rc == abi::SUCCESS && crate::traffic::on() {
-                crate::traffic::retire(handle);
+            if rc == abi::SUCCESS {
+                crate::derived::release_twin(handle);
+                if crate::traffic::on() {
+                    crate::traffic::retire(handle);
+                }
             }
             rc
         }

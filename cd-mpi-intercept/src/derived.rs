@@ -560,12 +560,50 @@ fn twin_id(id: u64) -> u64 {
 /// turns a collective into, where no receive of the application's can match them. Each is
 /// made with its communicator (the world's at `MPI_Init`), collectively as the constructor
 /// was, followed like a derived communicator, and rebuilt with it; `None` where there is none.
+/// A communicator the application freed still has its twin until the registry forgets it: a
+/// CD that logs may re-execute the calls it made on it, which must unroll as they did.
 pub(crate) fn twin(comm: Comm) -> Option<Comm> {
-    let id = twin_id(intra_channel(comm)?);
+    let id = match comm == world::current() {
+        true => WORLD,
+        false if !ANY.load(Ordering::Relaxed) => return None,
+        false => with(|r| {
+            let intra = |d: &&Derived| d.current == comm.bits() && d.remote.is_none();
+            // a live one first: a freed one's handle may be MPI's again
+            let live = r.derived.iter().filter(intra).find(|d| !d.freed);
+            live.or_else(|| r.derived.iter().find(intra)).map(|d| d.id)
+        })?,
+    };
+    let null = abi::predefined().comm_null.bits();
     with(|r| {
-        let d = r.derived.iter().find(|d| d.id == id && !d.freed)?;
-        Some(Comm::from_bits(d.current))
+        let d = r.derived.iter().find(|d| d.id == twin_id(id))?;
+        (d.current != null).then(|| Comm::from_bits(d.current))
     })
+}
+
+/// The application's `comm` was freed in MPI (at its `MPI_Comm_free`, or once no log can
+/// re-execute a call on it): its twin is freed too, while the registry keeps both entries for
+/// a repair's rebuild (a program that makes and frees communicators in a loop would otherwise
+/// hold a twin for each).
+pub(crate) fn release_twin(comm: Comm) {
+    if !ANY.load(Ordering::Relaxed) {
+        return;
+    }
+    let null = abi::predefined().comm_null.bits();
+    let twin = with(|r| {
+        let id = r
+            .derived
+            .iter()
+            .find(|d| d.freed && d.current == comm.bits() && !d.twin)?
+            .id;
+        let twin = r.derived.iter_mut().find(|d| d.id == twin_id(id))?;
+        (twin.current != null).then(|| std::mem::replace(&mut twin.current, null))
+    });
+    if let Some(bits) = twin {
+        let mut twin = Comm::from_bits(bits);
+        // SAFETY: the runtime's own duplicate, which nothing uses once its communicator is
+        // freed (the application's calls on it ended with it).
+        unsafe { real::Comm_free(&mut twin) };
+    }
 }
 
 /// Makes the twin of channel `id` (`comm`, with `members`), a duplicate of it.
@@ -669,9 +707,14 @@ pub(crate) fn version_complete() {
         r.at_version = Counts::of(r);
         dropped
     });
-    // the runtime's own: the application freed the others
+    // the runtime's own (unless released with their communicator): the application freed the
+    // others
+    let null = abi::predefined().comm_null;
     for twin in twins.into_iter().filter(|d| d.twin) {
         let mut comm = Comm::from_bits(twin.current);
+        if comm == null {
+            continue;
+        }
         // SAFETY: a twin nothing uses any more (its communicator was freed before the version,
         // and every message on it was received: the persist checked).
         unsafe { real::Comm_free(&mut comm) };

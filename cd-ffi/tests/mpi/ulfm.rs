@@ -539,6 +539,10 @@ fn a_loss_inside_cds_that_log_is_contained() {
         (1, 131, "5", "1", "0", "1", "125:1,130:2"),
         (2, 132, "0", "0", "7", "1", "125:1,127:3,131:2,135:0"),
         (0, 131, "1", "0", "0", "6", "124:0,128:2,130:1"),
+        // rank 3 restores its step's CD with the halo in flight as rank 0 is lost (the early
+        // faults below): the drain meets the loss, the receives it cancelled are posted again
+        // through recovery at the replay's end
+        (0, 133, "1", "0", "0", "6", "124:0,129:2,134:1"),
         (3, 130, "7", "0", "0", "1", "125:1,127:3,131:0"),
         (1, 134, "1", "0", "7", "1", "126:1,133:0"),
     ];

@@ -70,15 +70,17 @@ pub(crate) fn drain_in_flight(
                 continue;
             }
             Delivery::Receive { .. } => {
+                // a sender lost meanwhile (a ULFM job) returns its code (the next call that
+                // meets the loss repairs)
                 // SAFETY: a live receive this thread posted (a copy of the handle: a
                 // persistent request stays allocated, a nonpersistent one is freed by the
                 // Wait), into memory the restore has not rewritten yet.
-                let rc = unsafe {
+                let rc = crate::errors::covered(|| unsafe {
                     real::Cancel(&mut request);
                     real::Wait(&mut request, &mut status)
-                };
-                // one whose sender was lost (a ULFM job) ends without its message, like a
-                // cancelled one: the re-execution posts it again
+                });
+                // one whose sender was lost ends without its message, like a cancelled one:
+                // the re-execution posts it again
                 let cancelled = rc != abi::SUCCESS || safe::test_cancelled(&status);
                 stats::drained(!cancelled);
                 // a receive that got its message is counted; a cancelled one is not
@@ -145,8 +147,11 @@ fn settle_send(request: Request, deadline: std::time::Instant) -> bool {
     loop {
         let mut done: c_int = 0;
         let mut status = Status::zeroed();
-        // SAFETY: a live send request this thread posted; writes the flag and status.
-        let rc = unsafe { real::Request_get_status(request, &mut done, &mut status) };
+        // SAFETY: a live send request this thread posted; writes the flag and status. (Its
+        // receiver lost meanwhile, in a ULFM job, returns the code: the send is over.)
+        let rc = crate::errors::covered(|| unsafe {
+            real::Request_get_status(request, &mut done, &mut status)
+        });
         if rc != abi::SUCCESS || done != 0 {
             return true;
         }

@@ -63,8 +63,8 @@ pub(crate) use route::{
 };
 pub(crate) use status::received_count;
 pub(crate) use tables::{
-    has_virtuals, is_persistent, next_seq, persistent_delivery, register_persistent, track,
-    unregister_persistent, untrack, Delivery, Tracked,
+    any_virtual, has_virtuals, is_persistent, next_seq, persistent_delivery, register_persistent,
+    track, unregister_persistent, untrack, Delivery, Tracked,
 };
 pub(crate) use virtuals::{
     completed_request, free_virtual, live_of, virtual_request, virtual_start,

@@ -149,6 +149,14 @@ pub(crate) fn has_virtuals() -> bool {
     STATE.with(|s| !s.borrow().virtuals.is_empty())
 }
 
+/// Whether any of `handles` is a virtual request of this thread's (a replay's stand-in).
+pub(crate) fn any_virtual(handles: &[Request]) -> bool {
+    STATE.with(|s| {
+        let s = s.borrow();
+        !s.virtuals.is_empty() && handles.iter().any(|h| s.virtuals.contains_key(h))
+    })
+}
+
 /// Remembers a persistent request made on this thread and what each of its starts delivers.
 pub(crate) fn register_persistent(request: Request, delivery: Delivery) {
     STATE.with(|s| s.borrow_mut().persistent.insert(request, delivery));

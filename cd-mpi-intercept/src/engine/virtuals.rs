@@ -288,17 +288,17 @@ fn bind(seq: u64, handle: Request, cx: Option<cd_core::ThreadCx<'_>>) {
             let mut inner = abi::predefined().request_null;
             let mut restarted = false;
             let rc = match kind {
-                // SAFETY: the re-executed receive's own arguments.
+                // SAFETY: the re-executed receive's own arguments (through recovery, which
+                // counts it, where it covers it).
                 VirtualHandle::Greq(_) => unsafe {
-                    real::Irecv(
-                        dest.buf.cast_mut(),
-                        dest.count,
-                        dest.datatype,
-                        *source,
-                        *tag,
-                        dest.comm,
-                        &mut inner,
-                    )
+                    let (buf, count, datatype) = (dest.buf.cast_mut(), dest.count, dest.datatype);
+                    let again = super::activations::receive(
+                        buf, count, datatype, *source, *tag, dest.comm, &mut inner,
+                    );
+                    restarted = again.is_some();
+                    again.unwrap_or_else(|| {
+                        real::Irecv(buf, count, datatype, *source, *tag, dest.comm, &mut inner)
+                    })
                 },
                 VirtualHandle::Persistent => {
                     inner = handle;

@@ -858,6 +858,30 @@ pub(crate) unsafe fn irecv(
     }
 }
 
+/// A receive a restore cancelled, posted again at the end of the replay (the engine's
+/// `Activations::receive`): on the channel of `comm`, tracked through repairs like the
+/// application's, where recovery covers it; `None` elsewhere, and for a receive from
+/// `MPI_ANY_SOURCE` (its post counted a choice already).
+///
+/// # Safety
+/// `MPI_Irecv`'s contract.
+pub(super) unsafe fn receive_again(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: Comm,
+    request: *mut Request,
+) -> Option<c_int> {
+    if !super::keeping() || source == abi::PROC_NULL || source == abi::ANY_SOURCE {
+        return None;
+    }
+    let chan = Chan(derived::channel(crate::pmpi::world::mapped(comm))?);
+    // SAFETY: the caller's contract.
+    Some(unsafe { post_receive(None, chan, buf, count, datatype, source, tag, request) })
+}
+
 /// A nonblocking receive on `chan`, tracked through repairs and counted as `call` (`None`:
 /// `MPI_Start`, as in [`post_send`]).
 ///

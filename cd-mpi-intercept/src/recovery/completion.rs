@@ -29,11 +29,14 @@ fn chooses() -> bool {
 
 /// Whether a completion call on these requests is recovery's (as [`chooses`]): it tracks one,
 /// or one is a kept persistent request's, active (inside a CD that logs, its activation is lent
-/// only within the ordinary handler: [`lent`]).
+/// only within the ordinary handler: [`lent`]), or, inside a CD that logs, one is a replay's
+/// stand-in, which the ordinary handler binds to the live request (a receive the restore
+/// cancelled, posted again by recovery: `calls::receive_again`) and hands recovery.
 fn covers(handles: &[Request]) -> bool {
+    let tracks =
+        || requests::any_tracked(handles) || (logged() && crate::engine::any_virtual(handles));
     !crate::boundary::inside()
-        && ((super::keeping() && requests::tracked() && requests::any_tracked(handles))
-            || kept::any_active(handles))
+        && ((super::keeping() && requests::tracked() && tracks()) || kept::any_active(handles))
 }
 
 /// `f` on `handles` with the kept persistent requests' activations in place of their handles

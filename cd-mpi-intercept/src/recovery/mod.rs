@@ -143,6 +143,7 @@ pub(crate) fn register_activations() {
     crate::engine::register_activations(crate::engine::Activations {
         standing: kept::standing,
         start: persistent::restart,
+        receive: calls::receive_again,
     });
 }
 pub(crate) use reduced::{exscan, reduce_scatter, reduce_scatter_block, scan};
