@@ -7,8 +7,7 @@
 //! like the one it stands for.
 
 use crate::abi::{Comm, Datatype, Request};
-use std::ffi::c_int;
-use std::ffi::c_void;
+use std::ffi::{c_int, c_void};
 use std::sync::OnceLock;
 
 /// What recovery lends the engine.
