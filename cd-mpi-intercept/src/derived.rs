@@ -36,6 +36,7 @@
 //! communicators, not thousands.
 
 use crate::abi::{self, Comm, Group};
+use crate::by_tag::ByTag;
 use crate::pmpi::{real, safe, world, Call};
 use crate::topology::Topology;
 use std::collections::HashMap;
@@ -72,7 +73,7 @@ pub(crate) struct Derived {
     /// The runtime's duplicate of another ([`twin`]).
     twin: bool,
     /// Messages received on it by world rank, when it was freed.
-    received_at_free: Vec<u64>,
+    received_at_free: Vec<ByTag>,
 }
 
 /// How a derived communicator is named, so that every member names it alike.
@@ -680,8 +681,8 @@ pub(crate) fn freed(comm: Comm) {
     }
 }
 
-/// Messages received on channel `id`, by world rank.
-pub(crate) fn received(id: u64) -> Vec<u64> {
+/// Messages received on channel `id`, by world rank and tag.
+pub(crate) fn received(id: u64) -> Vec<ByTag> {
     let freed = with(|r| {
         r.derived
             .iter()

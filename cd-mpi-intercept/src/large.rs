@@ -163,7 +163,7 @@ pub(crate) unsafe fn received(
             traffic::sent(comm, dest);
         }
         if receives {
-            traffic::received(comm, st.source());
+            traffic::received(comm, st.source(), st.tag());
         }
     }
     // SAFETY: the application's status argument.

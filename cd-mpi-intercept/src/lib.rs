@@ -24,7 +24,8 @@
 //!   `types` (the predefined datatypes whose data is copied as it is), `copy` (copies into the
 //!   log), `record` (the log record format), `traffic` (per-peer message counts while
 //!   persistence is in use: the evidence with which a persist proves that no application
-//!   message is in flight), `hooks` (what libcd adds at `MPI_Init` and `MPI_Finalize`).
+//!   message is in flight; in a ULFM job also by tag, `by_tag`), `hooks` (what libcd adds at
+//!   `MPI_Init` and `MPI_Finalize`).
 //! - `engine`: routing (one thread-local read when no CD logs) and mismatch errors, the
 //!   request tables, virtual requests, completions, status probing and the restore drain.
 //! - The handlers, by family of calls: `p2p`, `wait`, `coll`, `comm` (also the communicators
@@ -76,6 +77,7 @@
 
 pub mod abi;
 mod boundary;
+mod by_tag;
 mod coll;
 mod comm;
 mod copy;

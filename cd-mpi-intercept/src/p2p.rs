@@ -738,7 +738,7 @@ unsafe fn receive_into(
                 traffic::sent(on, to);
             }
             if receives {
-                traffic::received(on, st.source());
+                traffic::received(on, st.source(), st.tag());
             }
         }
     };

@@ -9,7 +9,8 @@
 //! - a send when it is started: the Send family, the Isend family, `MPI_Start` of a
 //!   persistent send, the send half of `Sendrecv(_replace)`;
 //! - a receive when it completes, from the source in its status (substituted when the
-//!   application passed `MPI_STATUS_IGNORE`): `Recv`, `Sendrecv(_replace)`, `Mrecv`, and an
+//!   application passed `MPI_STATUS_IGNORE`), and in a ULFM job also by its tag
+//!   (`crate::by_tag`): `Recv`, `Sendrecv(_replace)`, `Mrecv`, and an
 //!   `Irecv`, `Imrecv` or started persistent receive completed by any Wait/Test call; a
 //!   cancelled receive (`MPI_Test_cancelled`) is not counted; `MPI_PROC_NULL` never is;
 //! - every collective call (blocking or not) once per communicator;
@@ -51,6 +52,7 @@
 //! communicates.
 
 use crate::abi::{self, Comm, Group, Message, Request, Status};
+use crate::by_tag::{ByTag, TagCounter};
 use crate::pmpi::{real, safe};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -106,6 +108,8 @@ struct Peers {
     sent: Box<[AtomicU64]>,
     /// Messages received from each peer rank.
     received: Box<[AtomicU64]>,
+    /// The same by tag, when a loss may be contained (`crate::by_tag`).
+    received_tags: Option<Box<[TagCounter]>>,
     /// Collective calls made on the communicator.
     collectives: AtomicU64,
     /// The world rank of each peer rank (`-1`: not in `MPI_COMM_WORLD`).
@@ -140,12 +144,29 @@ impl Peers {
             safe::group_free(g);
         }
         let zeros = || (0..peer_world.len()).map(|_| AtomicU64::new(0)).collect();
+        let received_tags = crate::errors::repair_wanted().then(|| {
+            (0..peer_world.len())
+                .map(|_| TagCounter::default())
+                .collect()
+        });
         Peers {
             sent: zeros(),
             received: zeros(),
+            received_tags,
             collectives: AtomicU64::new(0),
             peer_world,
             members_world,
+        }
+    }
+
+    /// Counts a message of `tag` received from peer rank `source`.
+    #[inline]
+    fn receive(&self, source: c_int, tag: c_int) {
+        bump(&self.received, source);
+        if let Some(tags) = &self.received_tags {
+            if let Some(t) = usize::try_from(source).ok().and_then(|r| tags.get(r)) {
+                t.bump(tag);
+            }
         }
     }
 
@@ -261,11 +282,11 @@ pub(crate) fn sent(comm: Comm, dest: c_int) {
     }
 }
 
-/// Counts a message received from `source` on `comm` (`MPI_PROC_NULL` is not).
+/// Counts a message of `tag` received from `source` on `comm` (`MPI_PROC_NULL` is not).
 #[inline]
-pub(crate) fn received(comm: Comm, source: c_int) {
+pub(crate) fn received(comm: Comm, source: c_int, tag: c_int) {
     if source >= 0 {
-        with_peers(comm, |p| bump(&p.received, source));
+        with_peers(comm, |p| p.receive(source, tag));
     }
 }
 
@@ -321,15 +342,19 @@ pub(crate) fn preset(sent: &[u64], received: &[u64], collectives: &[u64]) {
     }
 }
 
-/// Messages received on the communicators `comms`, by world rank (what the recovery of a
-/// lost rank compares with its peers' journals: only the world's traffic is resent).
-pub(crate) fn received_on(comms: &[Comm]) -> Vec<u64> {
-    let mut out = vec![0u64; world_size()];
+/// Messages received on the communicators `comms`, by world rank and tag (what the recovery
+/// of a lost rank compares with its peers' journals), counted in a job that may contain a
+/// loss.
+pub(crate) fn received_on(comms: &[Comm]) -> Vec<ByTag> {
+    let mut out = vec![ByTag::default(); world_size()];
     let map = COMMS.read().unwrap_or_else(|e| e.into_inner());
     for peers in comms.iter().filter_map(|c| map.get(&c.bits())) {
-        for (i, &w) in peers.peer_world.iter().enumerate() {
+        let Some(tags) = &peers.received_tags else {
+            continue;
+        };
+        for (t, &w) in tags.iter().zip(peers.peer_world.iter()) {
             if let Some(slot) = usize::try_from(w).ok().and_then(|w| out.get_mut(w)) {
-                *slot += peers.received[i].load(Ordering::Relaxed);
+                slot.add_all(&t.read());
             }
         }
     }
@@ -451,7 +476,7 @@ pub(crate) fn settle(taken: Taken, handles: &[Request], slots: &[usize], statuse
 fn finish(entry: &Entry, status: &Status) {
     if let Pending::Receive(peers) = &entry.pending {
         if !safe::test_cancelled(status) {
-            bump(&peers.received, status.source());
+            peers.receive(status.source(), status.tag());
         }
     }
 }

@@ -47,7 +47,10 @@
  * HEAT_CART=7, with HEAT_REDUCE, makes, uses and frees every step an MPI_Comm_split of the world
  * by the parity of rank + step and an MPI_Comm_dup of it, inside the step's CD with HEAT_CHILD). HEAT_WILDCARD=1 receives the left halo from MPI_ANY_SOURCE (with MPI_Sendrecv, or MPI_Irecv); HEAT_WILDCARD=2 also passes a token to the right every step, found by polling MPI_Iprobe and by MPI_Probe from MPI_ANY_SOURCE; HEAT_WILDCARD=3 instead two tokens matched from MPI_ANY_SOURCE, one by polling MPI_Improbe and received with MPI_Mrecv, one by MPI_Mprobe and received with MPI_Imrecv (HEAT_WILDCARD=4: after an MPI_Barrier, and
  * with HEAT_KILL_INSIDE=1 the rank HEAT_KILL_AT kills dies before it, while the others hold the
- * matched message). HEAT_CHOOSY=R makes rank R alone complete a message to itself with MPI_Waitany every step (two choices). HEAT_ORDER=swapped adds the ranges in the other order, HEAT_SHORT=1 adds
+ * matched message). HEAT_TAGS=1 also passes two messages to the right every step, a large one
+ * of tag 3 and a small one of tag 4, received in the other order (with HEAT_KILL_INSIDE=1 the
+ * rank HEAT_KILL_AT kills dies right after posting them, and its right neighbour pauses between
+ * its receives). HEAT_CHOOSY=R makes rank R alone complete a message to itself with MPI_Waitany every step (two choices). HEAT_ORDER=swapped adds the ranges in the other order, HEAT_SHORT=1 adds
  * a shorter array. With HEAT_PERSIST_ERRORS=continue a failed advance prints its error and the
  * run goes on. Prints "heat rank R resumed S version V" after a restore, "heat rank R error
  * CODE MESSAGE" when a CD call fails (and exits cleanly), "heat rank R result STEPS PART HEX"
@@ -66,6 +69,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define PROGRAM "heat"
 #include "support.h"
@@ -523,6 +527,30 @@ int main(int argc, char **argv) {
                          halo, MPI_STATUS_IGNORE);
             MPI_Sendrecv(&u[N], 1, MPI_DOUBLE, right, 1, &u[0], 1, MPI_DOUBLE, from_left, 1,
                          halo, MPI_STATUS_IGNORE);
+        }
+        if (env_int("HEAT_TAGS", 0)) {
+            /* two messages to the right, a large one of tag 3 (64 KiB: MPI's rendezvous
+             * protocol) and then a small one of tag 4, received in the other order (MPI keeps
+             * order per tag only); with HEAT_KILL_INSIDE=1 the rank HEAT_KILL_AT kills dies
+             * right after posting them, and its right neighbour pauses between its two
+             * receives: the small message arrived, the large one never does */
+            enum { LARGE = 8192 };
+            static double large_out[LARGE], large_in[LARGE];
+            double small_out = 0.5 * u[N - 1], small_in = 0;
+            MPI_Request sent[2];
+            for (int k = 0; k < LARGE; k++) large_out[k] = u[N] + k * 1e-9;
+            const int inside = env_int("HEAT_KILL_INSIDE", 0) && step + 1 == kill_at;
+            MPI_Isend(large_out, LARGE, MPI_DOUBLE, right, 3, halo, &sent[0]);
+            MPI_Isend(&small_out, 1, MPI_DOUBLE, right, 4, halo, &sent[1]);
+            if (inside && kill_rank == rank) kill_self("");
+            MPI_Recv(&small_in, 1, MPI_DOUBLE, left, 4, halo, MPI_STATUS_IGNORE);
+            if (inside && kill_rank == left) {
+                struct timespec pause = {1, 0};
+                nanosleep(&pause, NULL);
+            }
+            MPI_Recv(large_in, LARGE, MPI_DOUBLE, left, 3, halo, MPI_STATUS_IGNORE);
+            MPI_Waitall(2, sent, MPI_STATUSES_IGNORE);
+            u[1] += 1e-3 * (large_in[LARGE - 1] - small_in);
         }
         if (env_int("HEAT_CHOOSY", -1) == rank) {
             /* two choices more a step on this rank alone: a message to itself on

@@ -308,7 +308,7 @@ fn a_lost_rank_is_contained_in_the_job() {
             (_, "6") => &vforms,
             _ => &world_only,
         };
-        contained(&heat_exe, "ulfm-contained", case, expected);
+        contained(&heat_exe, "ulfm-contained", case, &[], expected);
     }
 }
 
@@ -326,11 +326,11 @@ type Case = (
 );
 
 /// One case of [`a_lost_rank_is_contained_in_the_job`]'s table (see there), launched with `exe`
-/// (the C program or its Fortran twin): the launch that lost rank `lost` at `step` finishes,
+/// (the C program or its Fortran twin) and the variables `extra` too: the launch that lost rank `lost` at `step` finishes,
 /// every result is `expected`, only the replacements restored, the survivors computed every
 /// step once and repaired once per loss, the replacements dropped sends and were served
 /// collectives, choices were recorded and repeated, and the lost rank's neighbours resent.
-fn contained(exe: &Path, prefix: &str, case: Case, expected: &[String]) {
+fn contained(exe: &Path, prefix: &str, case: Case, extra: &[(&str, &str)], expected: &[String]) {
     let (lost, step, nonblocking, second, cart, reduce, wildcard) = case;
     let tag = format!(
         "{prefix}-{lost}-{}-{nonblocking}-{cart}-{reduce}-{wildcard}",
@@ -358,6 +358,7 @@ fn contained(exe: &Path, prefix: &str, case: Case, expected: &[String]) {
     if let Some((kill2, _)) = second {
         env.push(("HEAT_KILL2", kill2));
     }
+    env.extend_from_slice(extra);
     // the nonblocking collectives in the start too
     match reduce {
         "4" => env.push(("HEAT_START", "2")),
@@ -493,7 +494,37 @@ fn a_lost_rank_of_a_fortran_program_is_contained() {
         (2, "130", "1", None, "0", "1", "0"),
         (0, "137", "0", None, "0", "1", "0"),
     ] {
-        contained(&exe, "ulfm-fortran", case, &expected);
+        contained(&exe, "ulfm-fortran", case, &[], &expected);
+    }
+}
+
+/// Messages of one peer received out of their send order, by tag (`HEAT_TAGS=1`: a large
+/// message of tag 3, MPI's rendezvous protocol, and a small one of tag 4, received in the
+/// other order): the lost rank dies right after posting both, and its right neighbour, pausing
+/// between its receives, holds the later message alone when the repair finds it. The
+/// replacement's sends are dropped per tag (the small one, which the neighbour has), so it
+/// sends the large one again, and the neighbour completes (a count of messages per peer would
+/// drop the large one and send the small one twice: the job hung). Rank 2 with `MPI_Sendrecv`
+/// and rank 0 with the `MPI_Isend`/`MPI_Irecv`/`MPI_Waitall` halo: contained as
+/// [`a_lost_rank_is_contained_in_the_job`]'s cases.
+#[test]
+fn messages_received_out_of_send_order_are_resent_by_tag() {
+    if skipped("messages_received_out_of_send_order_are_resent_by_tag") {
+        return;
+    }
+    let mut env = CONTAINED.to_vec();
+    env.push(("HEAT_TAGS", "1"));
+    let (ok, clean) = heat(&fresh_cache("ulfm-tags-clean"), &env);
+    assert!(ok, "the fault-free run:\n{clean}");
+    let expected = heat_lines(&clean, " result ");
+    assert_eq!(expected.len(), RANKS * HEAT_RESULT_PARTS, "{clean}");
+    let exe = compile("heat_persist");
+    let inside = [("HEAT_TAGS", "1"), ("HEAT_KILL_INSIDE", "1")];
+    for case in [
+        (2, "131", "0", None, "0", "1", "0"),
+        (0, "133", "1", None, "0", "1", "0"),
+    ] {
+        contained(&exe, "ulfm-tags", case, &inside, &expected);
     }
 }
 

@@ -152,9 +152,9 @@ fn count_send(call: impl Into<Option<Call>>, chan: Chan, dest: c_int) {
 }
 
 #[inline]
-fn count_receive(chan: Chan, source: c_int) {
-    if source >= 0 && traffic::on() {
-        traffic::received(chan.comm(), source);
+fn count_receive(chan: Chan, status: &Status) {
+    if traffic::on() {
+        traffic::received(chan.comm(), status.source(), status.tag());
     }
 }
 
@@ -188,7 +188,7 @@ unsafe fn send_mode(
     let to = chan.world(dest);
     // SAFETY: the caller's buffer holds the message (its contract).
     unsafe { journal::sent(chan.0, to, tag, buf, count, datatype) };
-    if catchup::drop_send(chan.0, to) {
+    if catchup::drop_send(chan.0, to, tag) {
         return abi::SUCCESS;
     }
     let rc = repair::covered(|| {
@@ -267,7 +267,7 @@ unsafe fn receive(
         }
         if rc == abi::SUCCESS {
             // SAFETY: MPI wrote the status.
-            count_receive(chan, unsafe { (*status).source() });
+            count_receive(chan, unsafe { &*status });
         }
         return rc;
     }
@@ -433,7 +433,7 @@ unsafe fn covered_sendrecv(
         let to = chan.world(dest);
         // SAFETY: the caller's buffer holds the message.
         unsafe { journal::sent(chan.0, to, sendtag, sendbuf, sendcount, sendtype) };
-        !catchup::drop_send(chan.0, to)
+        !catchup::drop_send(chan.0, to, sendtag)
     };
     let null = abi::predefined().request_null;
     let mut requests = [null, null];
@@ -475,7 +475,7 @@ unsafe fn covered_sendrecv(
     if rc == abi::SUCCESS {
         // SAFETY: the caller's status (or ours).
         unsafe { *status = statuses[0] };
-        count_receive(chan, statuses[0].source());
+        count_receive(chan, &statuses[0]);
         matched(place, &statuses[0]);
         return rc;
     }
@@ -507,7 +507,7 @@ unsafe fn covered_sendrecv(
     if received {
         // SAFETY: the caller's status (or ours).
         unsafe { *status = statuses[0] };
-        count_receive(chan, statuses[0].source());
+        count_receive(chan, &statuses[0]);
         matched(place, &statuses[0]);
         return abi::SUCCESS;
     }
@@ -758,7 +758,7 @@ pub(super) unsafe fn post_send(
     let to = chan.world(dest);
     // SAFETY: the caller's buffer holds the message.
     unsafe { journal::sent(chan.0, to, tag, buf, count, datatype) };
-    if catchup::drop_send(chan.0, to) {
+    if catchup::drop_send(chan.0, to, tag) {
         // SAFETY: the caller's request.
         return unsafe { crate::engine::completed_request(request) };
     }

@@ -3,6 +3,7 @@
 //! survivor's journal); a survivor whose own collective was interrupted gets that one result
 //! the same way.
 
+use crate::by_tag::ByTag;
 use std::collections::{HashMap, VecDeque};
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -10,8 +11,8 @@ use std::sync::Mutex;
 
 #[derive(Default)]
 struct Served {
-    /// Sends still to drop, by communicator (`crate::derived`) and world rank.
-    drop: HashMap<(u64, usize), u64>,
+    /// Sends still to drop, by communicator (`crate::derived`), world rank and tag.
+    drop: HashMap<(u64, usize, c_int), u64>,
     /// Collective results still to serve, packed, in order, by communicator.
     collectives: HashMap<u64, VecDeque<Vec<u8>>>,
 }
@@ -34,12 +35,14 @@ fn with<R>(f: impl FnOnce(&mut Served) -> R) -> R {
     r
 }
 
-/// Adds sends to drop on communicator `channel` (per world rank) and collective results to
-/// serve there.
-pub(crate) fn add(channel: u64, drop: &[u64], collectives: Vec<Vec<u8>>) {
+/// Adds sends to drop on communicator `channel` (per world rank and tag) and collective
+/// results to serve there.
+pub(crate) fn add(channel: u64, drop: &[ByTag], collectives: Vec<Vec<u8>>) {
     with(|s| {
-        for (p, &n) in drop.iter().enumerate().filter(|&(_, &n)| n > 0) {
-            *s.drop.entry((channel, p)).or_insert(0) += n;
+        for (p, tags) in drop.iter().enumerate() {
+            for (tag, n) in tags.iter() {
+                *s.drop.entry((channel, p, tag)).or_insert(0) += n;
+            }
         }
         s.collectives
             .entry(channel)
@@ -48,18 +51,18 @@ pub(crate) fn add(channel: u64, drop: &[u64], collectives: Vec<Vec<u8>>) {
     });
 }
 
-/// Whether the next send on communicator `channel` to world rank `dest` is dropped (the peer
-/// has it). Inlined: one relaxed load on every covered send outside a catch-up.
+/// Whether the next send of `tag` on communicator `channel` to world rank `dest` is dropped
+/// (the peer has it). Inlined: one relaxed load on every covered send outside a catch-up.
 #[inline]
-pub(crate) fn drop_send(channel: u64, dest: c_int) -> bool {
-    ACTIVE.load(Ordering::Relaxed) && drop_during_catch_up(channel, dest)
+pub(crate) fn drop_send(channel: u64, dest: c_int, tag: c_int) -> bool {
+    ACTIVE.load(Ordering::Relaxed) && drop_during_catch_up(channel, dest, tag)
 }
 
-fn drop_during_catch_up(channel: u64, dest: c_int) -> bool {
+fn drop_during_catch_up(channel: u64, dest: c_int, tag: c_int) -> bool {
     let Ok(dest) = usize::try_from(dest) else {
         return false;
     };
-    with(|s| match s.drop.get_mut(&(channel, dest)) {
+    with(|s| match s.drop.get_mut(&(channel, dest, tag)) {
         Some(n) if *n > 0 => {
             *n -= 1;
             DROPPED.fetch_add(1, Ordering::Relaxed);

@@ -15,6 +15,7 @@
 
 use super::arena::{Arena, Span};
 use crate::abi::{self, Datatype};
+use crate::by_tag::ByTag;
 use crate::pmpi::{real, world};
 use crate::types;
 use std::collections::HashMap;
@@ -52,8 +53,8 @@ pub(crate) struct AtVersion {
 struct Journal {
     /// Messages sent to each world rank since the version, in order.
     sent: Vec<Vec<Sent>>,
-    /// Messages received on each communicator from each world rank at the version.
-    received_at: HashMap<u64, Vec<u64>>,
+    /// Messages received on each communicator from each world rank at the version, by tag.
+    received_at: HashMap<u64, Vec<ByTag>>,
     /// Packed results of the collectives since the version, in order, with their communicator.
     collectives: Vec<(u64, Payload)>,
     /// Collectives started since the version, by communicator (an interrupted one has no
@@ -315,7 +316,7 @@ pub(crate) fn collective_packed(channel: u64, data: &[u8]) {
 
 /// A version completed: the journal starts again from it, with these counts (`received_at`:
 /// the messages received on each communicator, by world rank).
-pub(crate) fn version_complete(at: AtVersion, received_at: HashMap<u64, Vec<u64>>) {
+pub(crate) fn version_complete(at: AtVersion, received_at: HashMap<u64, Vec<ByTag>>) {
     with(|j| {
         j.arena.clear();
         *j = Journal {
@@ -329,15 +330,24 @@ pub(crate) fn version_complete(at: AtVersion, received_at: HashMap<u64, Vec<u64>
     });
 }
 
-/// Per world rank: messages received from it on communicator `channel` since the version,
-/// given `received_now` (on it, by world rank).
-pub(crate) fn received_since(channel: u64, received_now: &[u64]) -> Vec<u64> {
+/// Sets the messages received on each communicator at the version (by world rank and tag): a
+/// replacement's, once it has re-executed the program's start.
+pub(crate) fn set_received_at(received_at: HashMap<u64, Vec<ByTag>>) {
+    with(|j| j.received_at = received_at);
+}
+
+/// Per world rank: messages received from it on communicator `channel` since the version, by
+/// tag, given `received_now` (on it, by world rank and tag).
+pub(crate) fn received_since(channel: u64, received_now: &[ByTag]) -> Vec<ByTag> {
     with(|j| {
         let at = j.received_at.get(&channel);
         received_now
             .iter()
             .enumerate()
-            .map(|(p, &now)| now.saturating_sub(at.and_then(|a| a.get(p)).copied().unwrap_or(0)))
+            .map(|(p, now)| match at.and_then(|a| a.get(p)) {
+                Some(then) => now.since(then),
+                None => now.clone(),
+            })
             .collect()
     })
 }
@@ -399,16 +409,20 @@ pub(crate) fn collective_results(channel: u64, from: usize) -> Vec<Vec<u8>> {
 }
 
 /// The messages (communicator, tag, packed bytes) sent to world rank `peer` since the version,
-/// less the first `skip(communicator)` on each communicator (those it received).
-pub(crate) fn messages_to(peer: usize, skip: impl Fn(u64) -> u64) -> Vec<(u64, c_int, Vec<u8>)> {
+/// less the first `skip(communicator, tag)` of each tag on each communicator (those it
+/// received: `crate::by_tag`).
+pub(crate) fn messages_to(
+    peer: usize,
+    skip: impl Fn(u64, c_int) -> u64,
+) -> Vec<(u64, c_int, Vec<u8>)> {
     with(|j| {
-        let mut seen: HashMap<u64, u64> = HashMap::new();
+        let mut seen: HashMap<(u64, c_int), u64> = HashMap::new();
         let sent = j.sent.get(peer).map_or(&[][..], |s| &s[..]);
         sent.iter()
             .filter(|m| {
-                let n = seen.entry(m.channel).or_insert(0);
+                let n = seen.entry((m.channel, m.tag)).or_insert(0);
                 *n += 1;
-                *n > skip(m.channel)
+                *n > skip(m.channel, m.tag)
             })
             .map(|m| (m.channel, m.tag, j.read(&m.payload)))
             .collect()

@@ -331,7 +331,7 @@ unsafe fn covered_mrecv(
         real::Mrecv(buf, count, datatype, message, status)
     });
     if rc == abi::SUCCESS && traffic::on() {
-        traffic::received(m.chan.comm(), m.source);
+        traffic::received(m.chan.comm(), m.source, m.tag);
     }
     rc
 }

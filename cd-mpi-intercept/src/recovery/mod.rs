@@ -11,10 +11,10 @@
 //!
 //! # What each rank keeps ([`journal`])
 //! While on, every rank keeps, since the last complete version: a packed copy of every message
-//! it sent on the world, how many it received from each rank, and the result of every
-//! collective on the world; and its message counts at that version. The persist proved that
-//! no message crosses a version, so these are exactly what a rank restored to the version has
-//! not yet received.
+//! it sent on the world, how many it received from each rank (by communicator and tag:
+//! `crate::by_tag`), and the result of every collective on the world; and its message counts
+//! at that version. The persist proved that no message crosses a version, so these are exactly
+//! what a rank restored to the version has not yet received.
 //!
 //! # The repair ([`repair`])
 //! A survivor whose call reports a process failure (or the revocation another survivor made)
@@ -173,7 +173,11 @@ pub(crate) use crate::errors::keeping;
 /// `MPI_Init`), and in a ULFM job the program's start ends here (module `prologue`).
 pub fn persistent_create() {
     crate::traffic::count_messages();
-    prologue::end();
+    if prologue::end() && crate::pmpi::world::is_replacement() {
+        // a replacement counts what it receives from `MPI_Init`, its journal from the version
+        // it restores: what its start received is not traffic since the version
+        journal::set_received_at(prologue::received_all());
+    }
 }
 
 /// A persist completed on every rank: the journal starts again from this version, and in a

@@ -25,6 +25,7 @@
 //! and keeps nothing more: its wrapped calls cost what they cost without in-job recovery, and a
 //! loss ends the job clearly.
 
+use crate::by_tag::ByTag;
 use crate::derived;
 use std::collections::HashMap;
 use std::ffi::c_int;
@@ -43,8 +44,9 @@ struct Start {
     sent: Vec<Vec<Message>>,
     /// The packed results of the collectives, in order, with their communicator.
     collectives: Vec<(u64, Vec<u8>)>,
-    /// The messages received on each communicator from each world rank by the end of the start.
-    received: HashMap<u64, Vec<u64>>,
+    /// The messages received on each communicator from each world rank by the end of the
+    /// start, by tag.
+    received: HashMap<u64, Vec<ByTag>>,
     /// Bytes held: the packed bytes and each entry's bookkeeping.
     bytes: u64,
 }
@@ -123,33 +125,32 @@ fn budget() -> u64 {
     })
 }
 
-/// The first persistent `create_cd`: the start ends. Checks that it was kept whole; if not,
-/// a later loss ends the job (see the module docs).
-pub(crate) fn end() {
+/// The first persistent `create_cd`: the start ends (returns whether it did here). Checks
+/// that it was kept whole; if not, a later loss ends the job (see the module docs).
+pub(crate) fn end() -> bool {
     if !crate::errors::set_in_start(false) {
-        return;
+        return false;
     }
+    let received: HashMap<u64, Vec<ByTag>> = derived::channels()
+        .into_iter()
+        .map(|c| (c, derived::received(c)))
+        .collect();
+    with(|s| s.received.clone_from(&received));
     if crate::pmpi::world::is_replacement() {
         // its counts include the lost rank's at the version (`traffic::preset`); its start
         // was the lost rank's, whose peers checked theirs; the constructors since, which it
         // does not call again, are counted now
         derived::start_ended();
-        return;
+        return true;
     }
     let counts = crate::traffic::message_counts();
-    let channels = derived::channels();
-    let received: HashMap<u64, Vec<u64>> = channels
-        .iter()
-        .map(|&c| (c, derived::received(c)))
-        .collect();
     let me = crate::pmpi::safe::comm_rank(crate::pmpi::world::current());
     let whole = with(|s| {
-        s.received.clone_from(&received);
         let kept = |p: usize| s.sent.get(p).map_or(0, |m| m.len() as u64);
         let received_kept = |p: usize| -> u64 {
             received
                 .values()
-                .map(|r| r.get(p).copied().unwrap_or(0))
+                .map(|r| r.get(p).map_or(0, ByTag::total))
                 .sum()
         };
         (0..counts.sent.len()).all(|p| {
@@ -170,6 +171,7 @@ pub(crate) fn end() {
         whole,
         "the program's start ended at its first persistent create_cd"
     );
+    true
 }
 
 /// The start's collectives on communicators world rank `peer` is a member of.
@@ -202,9 +204,14 @@ pub(crate) fn collective_results(channel: u64) -> Vec<Vec<u8>> {
     })
 }
 
-/// The messages received on communicator `channel` from each world rank in the start.
-pub(crate) fn received(channel: u64) -> Vec<u64> {
+/// The messages received on communicator `channel` from each world rank in the start, by tag.
+pub(crate) fn received(channel: u64) -> Vec<ByTag> {
     with(|s| s.received.get(&channel).cloned().unwrap_or_default())
+}
+
+/// The messages received in the start on each communicator, by world rank and tag.
+pub(crate) fn received_all() -> HashMap<u64, Vec<ByTag>> {
+    with(|s| s.received.clone())
 }
 
 /// Bytes held, for the statistics.

@@ -14,6 +14,7 @@
 //! (`super::completion`) go through the same substitution.
 
 use crate::abi::{self, Comm, Datatype, Op, Request, Status};
+use crate::by_tag::ByTag;
 use crate::pmpi::real;
 use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
@@ -335,9 +336,9 @@ fn journal_result(c: &Collective) {
 }
 
 /// At a repair, once the communicators are rebuilt (see the module docs): returns how many of
-/// the pending receives had completed, by communicator and source (world rank).
-pub(crate) fn repost() -> HashMap<u64, Vec<u64>> {
-    let mut completed: HashMap<u64, Vec<u64>> = HashMap::new();
+/// the pending receives had completed, by communicator, source (world rank) and tag.
+pub(crate) fn repost() -> HashMap<u64, Vec<ByTag>> {
+    let mut completed: HashMap<u64, Vec<ByTag>> = HashMap::new();
     with(|t| {
         let mut keys: Vec<(u64, u64)> = t.iter().map(|(&k, e)| (e.order, k)).collect();
         keys.sort_unstable();
@@ -378,14 +379,14 @@ pub(crate) fn repost() -> HashMap<u64, Vec<u64>> {
             match (entry.receive, finished) {
                 (None, Some(Ok(_))) => {}
                 (None, _) => entry.state = State::Done,
-                (Some(r), Some(Ok(source))) => {
+                (Some(r), Some(Ok((source, tag)))) => {
                     let world = crate::derived::world_rank(r.channel, source);
                     if let Ok(p) = usize::try_from(world) {
                         let counts = completed.entry(r.channel).or_default();
                         if counts.len() <= p {
-                            counts.resize(p + 1, 0);
+                            counts.resize(p + 1, ByTag::default());
                         }
-                        counts[p] += 1;
+                        counts[p].add(tag, 1);
                     }
                 }
                 (Some(r), _) => {
@@ -458,9 +459,9 @@ pub(crate) fn resume_collectives() {
     });
 }
 
-/// `request` complete: `Ok(source)` when it succeeded, `Err(())` when it failed; `None`
+/// `request` complete: `Ok((source, tag))` when it succeeded, `Err(())` when it failed; `None`
 /// while pending (MPI keeps it allocated either way).
-fn outcome(request: Request) -> Option<Result<c_int, ()>> {
+fn outcome(request: Request) -> Option<Result<(c_int, c_int), ()>> {
     let mut flag: c_int = 0;
     let mut status = Status::zeroed();
     // SAFETY: a live request of the application's (not freed: its state is `Posted`); the
@@ -471,7 +472,7 @@ fn outcome(request: Request) -> Option<Result<c_int, ()>> {
     }
     match (flag != 0, status.error()) {
         (false, _) => None,
-        (true, e) if e == abi::SUCCESS => Some(Ok(status.source())),
+        (true, e) if e == abi::SUCCESS => Some(Ok((status.source(), status.tag()))),
         (true, _) => Some(Err(())),
     }
 }

@@ -4,13 +4,15 @@
 //! exchanged, the collective results and the persistent CDs'
 //! description served, the replacement's files rebuilt, and what each rank lacks resent.
 //!
-//! Everything is counted per communicator (`crate::derived`: the world is channel 0), because
-//! MPI matches messages per communicator: a rank that received the first `k` messages a peer
-//! sent it on one communicator lacks exactly the rest on that communicator.
+//! Messages are counted per communicator (`crate::derived`: the world is channel 0) and tag,
+//! because MPI keeps a peer's messages in order per communicator and tag: a rank that received
+//! the first `k` messages of one tag a peer sent it on one communicator lacks exactly the rest
+//! of that tag there (`crate::by_tag`).
 
 use super::repair::{RESENDS, RESENT, SERVED};
 use super::{catchup, choices, journal, prologue};
 use crate::abi::{self, Comm, Datatype, Status};
+use crate::by_tag::ByTag;
 use crate::derived::{self, Remote, WORLD};
 use crate::pmpi::{real, safe, Buf, BufMut};
 use crate::topology::Topology;
@@ -53,11 +55,14 @@ struct Row {
     collectives_start: u64,
 }
 
-/// What a rank tells one peer about one communicator: the messages it received from that peer
-/// there, in the start and since the version.
+/// What a rank tells one peer about one tag on one communicator: the messages of that tag it
+/// received from that peer there, in the start and since the version (`crate::by_tag`).
 #[derive(Clone, Copy, Default, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C)]
 struct Received {
+    /// The communicator's place in the list of channels.
+    channel: u64,
+    tag: i64,
     start: u64,
     since: u64,
 }
@@ -143,26 +148,38 @@ pub(crate) fn sync(repaired: Comm, replacement: bool, lost: &[c_int]) -> Result<
         super::requests::repost()
     };
     let k = channels.len();
-    let mut received = vec![Received::default(); n * k];
+    // by peer: what this rank received from it, per communicator and tag
+    let mut received: Vec<Vec<Received>> = vec![Vec::new(); n];
     let mut collectives = vec![0u64; k];
     if !replacement {
         for (ci, &c) in channels.iter().enumerate() {
             let mut now = derived::received(c);
-            now.resize(n, 0);
+            now.resize(n, ByTag::default());
             for (p, add) in extra.get(&c).into_iter().flatten().enumerate() {
-                now[p] += *add;
+                now[p].add_all(add);
             }
             let since = journal::received_since(c, &now);
             let start = prologue::received(c);
-            for p in 0..n {
-                received[p * k + ci] = Received {
-                    start: start.get(p).copied().unwrap_or(0),
-                    since: since[p],
-                };
+            for (p, list) in received.iter_mut().enumerate() {
+                let start = start.get(p).cloned().unwrap_or_default();
+                let mut tags: Vec<c_int> = start
+                    .iter()
+                    .chain(since[p].iter())
+                    .map(|(t, _)| t)
+                    .collect();
+                tags.sort_unstable();
+                tags.dedup();
+                list.extend(tags.into_iter().map(|tag| Received {
+                    channel: ci as u64,
+                    tag: i64::from(tag),
+                    start: start.get(tag),
+                    since: since[p].get(tag),
+                }));
             }
             collectives[ci] = journal::collectives(c);
         }
     }
+    let received_start = |p: usize| received[p].iter().map(|r| r.start).sum();
     let at = journal::at_version();
     let get = |v: &[u64], p: usize| v.get(p).copied().unwrap_or(0);
     let rows: Vec<Row> = (0..n)
@@ -173,7 +190,7 @@ pub(crate) fn sync(repaired: Comm, replacement: bool, lost: &[c_int]) -> Result<
                 received_at: get(&at.received, p),
                 collectives_at: get(&at.collectives, p),
                 sent_start: prologue::sent_to(p),
-                received_start: (0..k).map(|ci| received[p * k + ci].start).sum(),
+                received_start: received_start(p),
                 collectives_start: prologue::collectives_shared(p),
             },
         })
@@ -185,13 +202,9 @@ pub(crate) fn sync(repaired: Comm, replacement: bool, lost: &[c_int]) -> Result<
         1,
         "exchanging the message counts",
     )?;
-    let theirs_received = exchange(
-        real::Alltoall,
-        ctl,
-        &received,
-        k,
-        "exchanging the message counts",
-    )?;
+    let theirs_received = exchange_lists(ctl, &received, "exchanging the message counts")?;
+    // what `p` received from this rank on the channel at `ci`, by tag
+    let received_by = |p: usize, ci: usize| on_channel(&theirs_received[p], ci);
     let all_collectives = exchange(
         real::Allgather,
         ctl,
@@ -255,10 +268,13 @@ pub(crate) fn sync(repaired: Comm, replacement: bool, lost: &[c_int]) -> Result<
 
     if replacement {
         for (ci, &c) in channels.iter().enumerate() {
-            let drop: Vec<u64> = (0..n)
+            let drop: Vec<ByTag> = (0..n)
                 .map(|p| {
-                    let r = theirs_received[p * k + ci];
-                    r.start + r.since
+                    let mut tags = ByTag::default();
+                    for r in received_by(p, ci) {
+                        tags.add(r.tag as c_int, r.start + r.since);
+                    }
+                    tags
                 })
                 .collect();
             catchup::add(c, &drop, Vec::new());
@@ -284,9 +300,11 @@ pub(crate) fn sync(repaired: Comm, replacement: bool, lost: &[c_int]) -> Result<
         // of the collective steps on the rebuilt communicators (the runtime's own, such as the
         // rebuild's communicator constructors, would otherwise match it)
         super::requests::resume_collectives();
-        let lacking = |p: usize, c: u64| -> u64 {
+        let lacking = |p: usize, c: u64, tag: c_int| -> u64 {
             let ci = channels.iter().position(|&x| x == c).unwrap_or(0);
-            theirs_received[p * k + ci].since
+            received_by(p, ci)
+                .find(|r| r.tag == i64::from(tag))
+                .map_or(0, |r| r.since)
         };
         resend(me, n, &is_replacement, &lacking);
     }
@@ -294,6 +312,11 @@ pub(crate) fn sync(repaired: Comm, replacement: bool, lost: &[c_int]) -> Result<
     // SAFETY: our own communicator.
     unsafe { real::Comm_free(&mut ctl) };
     Ok(())
+}
+
+/// The entries of `list` about the channel at `ci`.
+fn on_channel(list: &[Received], ci: usize) -> impl Iterator<Item = &Received> {
+    list.iter().filter(move |r| r.channel == ci as u64)
 }
 
 /// Whether the repaired world can go on, from every rank's `roles` (`survivors`: the ranks
@@ -498,14 +521,14 @@ fn inter(mut local: Comm, repaired: Comm, remote: &Remote) -> Result<Comm, Strin
 }
 
 /// Starts the resend, to every other rank, of the messages it had not received from this one
-/// since the version on each communicator (`lacking(peer, channel)` says how many it did
-/// receive); to a replacement, those of the program's start first, then all since the version.
+/// since the version on each communicator (`received(peer, channel, tag)` says how many of
+/// each tag it did receive); to a replacement, those of the program's start first, then all since the version.
 /// A communicator the application freed since the version matters only to a replacement.
 fn resend(
     me: usize,
     n: usize,
     is_replacement: &dyn Fn(usize) -> bool,
-    received: &dyn Fn(usize, u64) -> u64,
+    received: &dyn Fn(usize, u64, c_int) -> u64,
 ) {
     let packed = abi::predefined().packed;
     let mut resends = RESENDS.lock().unwrap_or_else(|e| e.into_inner());
@@ -516,7 +539,7 @@ fn resend(
         } else {
             Vec::new()
         };
-        messages.extend(journal::messages_to(p, |c| received(p, c)));
+        messages.extend(journal::messages_to(p, |c, tag| received(p, c, tag)));
         for (channel, tag, data) in messages {
             if !fresh && derived::is_freed(channel) {
                 continue;
@@ -591,6 +614,62 @@ fn exchange<T: bytemuck::Pod + Default>(
         )
     };
     check(rc, what).map(|_| theirs)
+}
+
+/// Sends to each rank its list of `mine` (one per rank) and returns the lists each sent this
+/// one: their lengths first, then the lists.
+fn exchange_lists<T: bytemuck::Pod + Default>(
+    comm: Comm,
+    mine: &[Vec<T>],
+    what: &str,
+) -> Result<Vec<Vec<T>>, String> {
+    let lengths: Vec<u64> = mine.iter().map(|l| l.len() as u64).collect();
+    let theirs_lengths = exchange(real::Alltoall, comm, &lengths, 1, what)?;
+    let size = std::mem::size_of::<T>();
+    let bytes =
+        |len: u64| c_int::try_from(len as usize * size).map_err(|_| format!("{what}: too many"));
+    let counts_of = |lens: &[u64]| {
+        lens.iter()
+            .map(|&l| bytes(l))
+            .collect::<Result<Vec<c_int>, _>>()
+    };
+    let (send_counts, recv_counts) = (counts_of(&lengths)?, counts_of(&theirs_lengths)?);
+    let offsets = |counts: &[c_int]| -> Vec<c_int> {
+        counts
+            .iter()
+            .scan(0, |at, &c| Some(std::mem::replace(at, *at + c)))
+            .collect()
+    };
+    let (send_offsets, recv_offsets) = (offsets(&send_counts), offsets(&recv_counts));
+    let flat: Vec<T> = mine.iter().flatten().copied().collect();
+    let total: u64 = theirs_lengths.iter().sum();
+    let mut theirs = vec![T::default(); total as usize];
+    let byte = abi::predefined().byte;
+    // SAFETY: the counts and offsets (in bytes) lie within `flat` and `theirs`, which hold the
+    // lengths every rank announced above.
+    let rc = unsafe {
+        real::Alltoallv(
+            flat.as_ptr().cast(),
+            send_counts.as_ptr(),
+            send_offsets.as_ptr(),
+            byte,
+            theirs.as_mut_ptr().cast(),
+            recv_counts.as_ptr(),
+            recv_offsets.as_ptr(),
+            byte,
+            comm,
+        )
+    };
+    check(rc, what)?;
+    let mut rest = &theirs[..];
+    Ok(theirs_lengths
+        .iter()
+        .map(|&len| {
+            let (list, after) = rest.split_at(len as usize);
+            rest = after;
+            list.to_vec()
+        })
+        .collect())
 }
 
 /// Sends `data` to `dest` on the runtime's communicator.
