@@ -99,12 +99,19 @@ fn main() {
     let mpicc = env::var("MPICC").unwrap_or_else(|_| "mpicc".to_owned());
 
     let mut abi = probe(&mpicc, &out);
-    // The MPI-4 wrappers (persistent collectives, Isendrecv, partitioned communication, the
-    // group-based communicator makers) exist only for a library whose headers declare them:
-    // MPICH 4 has them, Open MPI 4.1 has none (MPI_VERSION 3).
+    // The MPI-4 wrappers exist only for a library whose headers declare the functions: the
+    // persistent collectives, Isendrecv, partitioned communication, MPI_Comm_idup_with_info
+    // and MPI_Comm_create_from_group (`mpi4`) in MPICH 4 and Open MPI 5 (whose headers still
+    // say MPI_VERSION 3), the large-count forms and MPI_Intercomm_create_from_groups
+    // (`mpi4_full`) in MPICH 4 alone; Open MPI 4.1 has none.
     println!("cargo::rustc-check-cfg=cfg(mpi4)");
-    if mpi_version(&abi) >= 4 {
+    println!("cargo::rustc-check-cfg=cfg(mpi4_full)");
+    let full = mpi_version(&abi) >= 4;
+    if full || open_mpi_major(&abi) >= 5 {
         println!("cargo::rustc-cfg=mpi4");
+    }
+    if full {
+        println!("cargo::rustc-cfg=mpi4_full");
     }
     abi.push_str("extern \"C\" {\n");
     for &(_, ty, suffix) in PREDEFINED {
@@ -165,6 +172,14 @@ fn mpi_version(abi: &str) -> i32 {
         .find_map(|l| l.strip_prefix("pub const VERSION: i32 = "))
         .and_then(|v| v.trim_end_matches(';').parse().ok())
         .expect("the probe prints MPI_VERSION")
+}
+
+/// Open MPI's major version from the family the probe printed (0 for another family).
+fn open_mpi_major(abi: &str) -> u32 {
+    abi.lines()
+        .find_map(|l| l.strip_prefix("pub const FAMILY: &str = \"Open MPI "))
+        .and_then(|v| v.split('.').next()?.parse().ok())
+        .unwrap_or(0)
 }
 
 /// Compiles and runs a program that prints the ABI as Rust source.

@@ -299,7 +299,7 @@ macro_rules! collectives {
             }
         }
 
-        #[cfg(mpi4)]
+        #[cfg(mpi4_full)]
         large_collectives! {
             $large ($($a : $t),*) header($call) $header outputs($n) $outputs
         }
@@ -355,7 +355,7 @@ macro_rules! collectives {
 /// library's `PMPI_X_c` and the application's arguments as the real call, else it passes
 /// through as unreplayable, counted as its int form is (`large`). The outputs are found before the
 /// call (see [`narrowed`]), so that the choice is made before MPI is reached.
-#[cfg(mpi4)]
+#[cfg(mpi4_full)]
 macro_rules! large_collectives {
     (() $($none:tt)*) => {};
     (
@@ -461,7 +461,7 @@ macro_rules! large_collectives {
 /// in an `int`. The outputs are found only where they can be used: with the thread logging,
 /// or `always` (a persistent request remembers them for its starts); on a thread that does not
 /// log the call goes straight to MPI, so nothing is read or asked of MPI for them.
-#[cfg(mpi4)]
+#[cfg(mpi4_full)]
 fn narrowed(
     header: Header,
     always: bool,

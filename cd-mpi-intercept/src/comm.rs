@@ -666,7 +666,7 @@ pub(crate) unsafe fn comm_create_from_group(
 ///
 /// # Safety
 /// The MPI function's contract.
-#[cfg(mpi4)]
+#[cfg(mpi4_full)]
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn intercomm_create_from_groups(
     local_group: Group,

@@ -569,9 +569,11 @@ pub(crate) fn twin(comm: Comm) -> Option<Comm> {
         false if !ANY.load(Ordering::Relaxed) => return None,
         false => with(|r| {
             let intra = |d: &&Derived| d.current == comm.bits() && d.remote.is_none();
-            // a live one first: a freed one's handle may be MPI's again
+            // a live one first, else the freed one made last: MPI gives a freed handle to a
+            // later communicator, so older entries may hold it too
             let live = r.derived.iter().filter(intra).find(|d| !d.freed);
-            live.or_else(|| r.derived.iter().find(intra)).map(|d| d.id)
+            live.or_else(|| r.derived.iter().rev().find(intra))
+                .map(|d| d.id)
         })?,
     };
     let null = abi::predefined().comm_null.bits();
@@ -591,9 +593,11 @@ pub(crate) fn release_twin(comm: Comm) {
     }
     let null = abi::predefined().comm_null.bits();
     let twin = with(|r| {
+        // the one made last with this handle (see [`twin`])
         let id = r
             .derived
             .iter()
+            .rev()
             .find(|d| d.freed && d.current == comm.bits() && !d.twin)?
             .id;
         let twin = r.derived.iter_mut().find(|d| d.id == twin_id(id))?;

@@ -175,19 +175,26 @@ pub(crate) fn keeping() -> bool {
     containing() || in_start()
 }
 
+/// Whether `call` makes a communicator from groups (MPI-4), with no parent communicator.
+fn from_groups(call: Call) -> bool {
+    #[cfg(mpi4_full)]
+    if call == Call::Intercomm_create_from_groups {
+        return true;
+    }
+    #[cfg(mpi4)]
+    if call == Call::Comm_create_from_group {
+        return true;
+    }
+    let _ = call;
+    false
+}
+
 /// The application makes a communicator from `comm` with `call`, a constructor in-job recovery
 /// does not follow (`crate::derived`). A replacement would
 /// make it again, and its peers would not join that constructor: from now on a loss ends the
 /// job clearly, unless no other process takes part (`comm` holds this process alone).
 pub(crate) fn communicator_made(call: Call, comm: Comm) {
-    #[cfg(mpi4)]
-    let from_groups = matches!(
-        call,
-        Call::Comm_create_from_group | Call::Intercomm_create_from_groups
-    );
-    #[cfg(not(mpi4))]
-    let from_groups = false;
-    let others = from_groups
+    let others = from_groups(call)
         || call == Call::Intercomm_create
         || safe::comm_test_inter(comm)
         || safe::comm_size(comm) > 1;

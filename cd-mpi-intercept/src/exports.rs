@@ -40,6 +40,9 @@ macro_rules! shims {
         mpi4_lifecycle { $( $l4:ident ( $($l4a:ident : $l4t:ty),* ) => $l4m:ident::$l4f:ident; )* }
         mpi4_wrapped { $( $w4:ident ( $($w4a:ident : $w4t:ty),* ) => $w4m:ident::$w4f:ident; )* }
         mpi4_unreplayable { $( $u4:ident ( $($u4a:ident : $u4t:ty),* ); )* }
+        mpi4_full_lifecycle { $( $lx:ident ( $($lxa:ident : $lxt:ty),* ) => $lxm:ident::$lxf:ident; )* }
+        mpi4_full_wrapped { $( $wx:ident ( $($wxa:ident : $wxt:ty),* ) => $wxm:ident::$wxf:ident; )* }
+        mpi4_full_unreplayable { $( $ux:ident ( $($uxa:ident : $uxt:ty),* ); )* }
         forwarded { $( $f:ident ( $($fa:ident : $ft:ty),* ); )* }
         called { $( $c:ident ( $($ca:ident : $ct:ty),* ); )* }
     ) => {
@@ -50,6 +53,9 @@ macro_rules! shims {
         $( #[cfg(mpi4)] export!($l4 ($($l4a: $l4t),*) => always crate::$l4m::$l4f); )*
         $( #[cfg(mpi4)] export!($w4 ($($w4a: $w4t),*) => crate::$w4m::$w4f); )*
         $( #[cfg(mpi4)] export!($u4 ($($u4a: $u4t),*) => unreplayable); )*
+        $( #[cfg(mpi4_full)] export!($lx ($($lxa: $lxt),*) => always crate::$lxm::$lxf); )*
+        $( #[cfg(mpi4_full)] export!($wx ($($wxa: $wxt),*) => crate::$wxm::$wxf); )*
+        $( #[cfg(mpi4_full)] export!($ux ($($uxa: $uxt),*) => unreplayable); )*
     };
 }
 

@@ -37,6 +37,8 @@ fn after_init() {
         // application chose for the communicator
         crate::intercept();
         if errors::repair_wanted() {
+            // what each rank received, by tag, says what a repair resends
+            traffic::count_by_tag();
             // what a replacement would re-execute before its create_cd is kept from here
             recovery::prologue::begin();
             // a kept persistent request's activation, for the drain and a replay's end

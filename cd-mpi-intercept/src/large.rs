@@ -30,11 +30,11 @@
 //! their record would hold clamped counts). All of this is on the cold path of `_c` calls
 //! beyond `INT_MAX`; the int forms never reach it.
 
-#[cfg(mpi4)]
+#[cfg(mpi4_full)]
 use crate::abi::{self, Comm, Request, Status};
-#[cfg(mpi4)]
+#[cfg(mpi4_full)]
 use crate::pmpi::Call;
-#[cfg(mpi4)]
+#[cfg(mpi4_full)]
 use crate::traffic::{self, Counts};
 use std::cell::Cell;
 use std::ffi::c_int;
@@ -73,7 +73,7 @@ impl Narrow {
     }
 
     /// Whether every count narrowed so far fitted.
-    #[cfg(any(mpi4, test))]
+    #[cfg(any(mpi4_full, test))]
     pub(crate) fn fits(&self) -> bool {
         !self.beyond.get()
     }
@@ -83,7 +83,7 @@ impl Narrow {
 /// does not fit: the start of every large-count wrapper of a point-to-point call. `$beyond` is
 /// one of this module's pass-throughs ([`sent`], [`received`], [`posted`], [`persistent`]),
 /// evaluated only then.
-#[cfg(mpi4)]
+#[cfg(mpi4_full)]
 macro_rules! narrow_or_pass {
     ($beyond:expr, $($count:ident),+) => {
         let narrow = crate::large::Narrow::default();
@@ -94,12 +94,12 @@ macro_rules! narrow_or_pass {
     };
 }
 
-#[cfg(mpi4)]
+#[cfg(mpi4_full)]
 pub(crate) use narrow_or_pass;
 
 /// A large-count call with a count beyond `int`: passed to MPI as it is, counted as
 /// unreplayable, and marking the active CD's log (see `passthrough`).
-#[cfg(mpi4)]
+#[cfg(mpi4_full)]
 fn beyond(call: Call, real: impl FnOnce() -> c_int) -> c_int {
     tracing::debug!(call = call.name(), "a count beyond INT_MAX: not logged");
     crate::passthrough::unreplayable(call, real)
@@ -108,14 +108,14 @@ fn beyond(call: Call, real: impl FnOnce() -> c_int) -> c_int {
 /// Whether the messages of a call passed through here are counted: counting is on and the call
 /// is the application's (not the runtime's own, made inside the guard), as `engine::counted`
 /// says of a direct call.
-#[cfg(mpi4)]
+#[cfg(mpi4_full)]
 fn counting() -> bool {
     traffic::on() && !crate::boundary::inside()
 }
 
 /// A blocking send beyond `int`: passed through, and counted as a message to `dest` on `comm`
 /// when it succeeds.
-#[cfg(mpi4)]
+#[cfg(mpi4_full)]
 #[cold]
 pub(crate) fn sent(call: Call, real: impl FnOnce() -> c_int, comm: Comm, dest: c_int) -> c_int {
     let counted = counting();
@@ -128,7 +128,7 @@ pub(crate) fn sent(call: Call, real: impl FnOnce() -> c_int, comm: Comm, dest: c
 
 /// A blocking collective beyond `int`: passed through, and counted once on `comm` (before the
 /// call, as its int form is).
-#[cfg(mpi4)]
+#[cfg(mpi4_full)]
 #[cold]
 pub(crate) fn collective(call: Call, real: impl FnOnce() -> c_int, comm: Comm) -> c_int {
     if counting() {
@@ -145,7 +145,7 @@ pub(crate) fn collective(call: Call, real: impl FnOnce() -> c_int, comm: Comm) -
 /// # Safety
 /// `run` is the MPI call with its contract, on the status it is given; `status` is the
 /// application's.
-#[cfg(mpi4)]
+#[cfg(mpi4_full)]
 #[cold]
 pub(crate) unsafe fn received(
     call: Call,
@@ -177,7 +177,7 @@ pub(crate) unsafe fn received(
 ///
 /// # Safety
 /// `run` is the MPI call with its contract; `request` must be writable.
-#[cfg(mpi4)]
+#[cfg(mpi4_full)]
 #[cold]
 pub(crate) unsafe fn posted(
     call: Call,
@@ -200,7 +200,7 @@ pub(crate) unsafe fn posted(
 ///
 /// # Safety
 /// As [`posted`].
-#[cfg(mpi4)]
+#[cfg(mpi4_full)]
 #[cold]
 pub(crate) unsafe fn persistent(
     call: Call,
@@ -219,7 +219,7 @@ pub(crate) unsafe fn persistent(
 
 /// The refusal a logged `MPI_Start` of a persistent request made by `MPI_$call` beyond `int`
 /// leaves in the log (a `&'static str`, as log marks are).
-#[cfg(mpi4)]
+#[cfg(mpi4_full)]
 macro_rules! start_refusal {
     ($call:ident) => {
         concat!(
@@ -230,12 +230,12 @@ macro_rules! start_refusal {
     };
 }
 
-#[cfg(mpi4)]
+#[cfg(mpi4_full)]
 pub(crate) use start_refusal;
 
 /// The type of an argument of a `_c` form, from its int form's (`Count`, `Counts`, `Displs`
 /// are `int`s there, `MPI_Count`s and `MPI_Aint`s here; every other type is the same).
-#[cfg(mpi4)]
+#[cfg(mpi4_full)]
 macro_rules! large_type {
     (Count) => { i64 };
     (Counts) => { *const i64 };
@@ -243,7 +243,7 @@ macro_rules! large_type {
     ($other:ident) => { $other };
 }
 
-#[cfg(mpi4)]
+#[cfg(mpi4_full)]
 pub(crate) use large_type;
 
 #[cfg(test)]

@@ -78,7 +78,7 @@ macro_rules! blocking_sends {
         ///
         /// # Safety
         /// The MPI function's contract.
-        #[cfg(mpi4)]
+        #[cfg(mpi4_full)]
         pub(crate) unsafe fn $large(buf: *const c_void, count: i64, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm) -> c_int {
             // SAFETY: the application's arguments, forwarded unchanged.
             let run = || unsafe { real::$Large(buf, count, datatype, dest, tag, comm) };
@@ -345,7 +345,7 @@ macro_rules! posts {
         ///
         /// # Safety
         /// The MPI function's contract.
-        #[cfg(mpi4)]
+        #[cfg(mpi4_full)]
         pub(crate) unsafe fn $large(buf: $buf, count: i64, datatype: Datatype, peer: c_int, tag: c_int, comm: Comm, request: *mut Request) -> c_int {
             // SAFETY: the application's arguments, forwarded unchanged.
             let run = |r| unsafe { real::$Large(buf, count, datatype, peer, tag, comm, r) };
@@ -453,7 +453,7 @@ macro_rules! receives {
         ///
         /// # Safety
         /// The MPI function's contract.
-        #[cfg(mpi4)]
+        #[cfg(mpi4_full)]
         #[allow(clippy::too_many_arguments)]
         pub(crate) unsafe fn $large($($a: $tl,)* $out: $out_t) -> c_int {
             let $call = Call::$Large;

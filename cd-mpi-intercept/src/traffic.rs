@@ -64,6 +64,8 @@ use std::sync::{Arc, LazyLock, Mutex, RwLock};
 static ON: AtomicBool = AtomicBool::new(false);
 /// Whether counting began at `MPI_Init`.
 static SINCE_INIT: AtomicBool = AtomicBool::new(false);
+/// Whether received messages are counted by tag too ([`count_by_tag`]).
+static BY_TAG: AtomicBool = AtomicBool::new(false);
 
 /// Whether the application's traffic is counted (one relaxed load).
 #[inline(always)]
@@ -87,6 +89,12 @@ pub(crate) fn init() {
 pub(crate) fn count_from_init() {
     SINCE_INIT.store(true, Ordering::Relaxed);
     count_messages();
+}
+
+/// Counts received messages by tag too, from `MPI_Init` in a job that may contain a loss
+/// (`crate::by_tag`).
+pub(crate) fn count_by_tag() {
+    BY_TAG.store(true, Ordering::Relaxed);
 }
 
 /// Starts counting, if not yet: at `MPI_Init` when `CD_STORAGE_INFO` sets `dir`, else when
@@ -144,7 +152,7 @@ impl Peers {
             safe::group_free(g);
         }
         let zeros = || (0..peer_world.len()).map(|_| AtomicU64::new(0)).collect();
-        let received_tags = crate::errors::repair_wanted().then(|| {
+        let received_tags = BY_TAG.load(Ordering::Relaxed).then(|| {
             (0..peer_world.len())
                 .map(|_| TagCounter::default())
                 .collect()
@@ -580,7 +588,7 @@ pub(crate) fn made_persistent(request: Request, what: Counts) {
 
 /// Remembers a persistent request made by a large-count call beyond `INT_MAX`: what each
 /// start counts, and `refusal`, what a logged start marks the log with ([`start_refusal`]).
-#[cfg(mpi4)]
+#[cfg(mpi4_full)]
 pub(crate) fn made_beyond(request: Request, what: Counts, refusal: &'static str) {
     persistent().insert(
         request.bits(),

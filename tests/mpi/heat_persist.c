@@ -28,7 +28,8 @@
  * 3): MPI_Neighbor_alltoall, and each neighbour's rank checked with MPI_Neighbor_allgather,
  * MPI_Neighbor_allgatherv, MPI_Neighbor_alltoallv and MPI_Neighbor_alltoallw; 7: as 1, the
  * sends' requests given to MPI_Request_free and only the receives completed; 8: as 6 with
- * their nonblocking forms, in flight together, completed by MPI_Waitall). A restart finds the persisted version (cd_recovered_version), restores it and
+ * their nonblocking forms, in flight together, completed by MPI_Waitall; 9: one MPI_Isendrecv
+ * per direction, MPI-4, completed by MPI_Waitall). A restart finds the persisted version (cd_recovered_version), restores it and
  * goes on from there. HEAT_START=1 makes the program's start (before create_cd) communicate: rank
  * 0 broadcasts the diffusion coefficient, each rank takes a bias from its left neighbour
  * (MPI_Sendrecv) and the ranks' sum (MPI_Allreduce); a replacement re-executes it (HEAT_START=2
@@ -500,6 +501,26 @@ int main(int argc, char **argv) {
             MPI_Isend(&out[step % 2][1], 1, MPI_DOUBLE, right, 1, halo, &sent);
             MPI_Request_free(&sent);
             MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+        } else if (nonblocking == 9) {
+#if HAS_MPI4
+            /* one MPI_Isendrecv (MPI-4) per direction, completed together; each status names
+             * the neighbour it received from */
+            MPI_Request r[2];
+            MPI_Status st[2];
+            MPI_Isendrecv(&u[1], 1, MPI_DOUBLE, left, 0, &u[N + 1], 1, MPI_DOUBLE, right, 0, halo,
+                          &r[0]);
+            MPI_Isendrecv(&u[N], 1, MPI_DOUBLE, right, 1, &u[0], 1, MPI_DOUBLE, from_left, 1,
+                          halo, &r[1]);
+            MPI_Waitall(2, r, st);
+            if (st[0].MPI_SOURCE != right || st[1].MPI_SOURCE != left) {
+                fprintf(stderr, "heat rank %d: halo from %d and %d at step %d\n", rank,
+                        st[0].MPI_SOURCE, st[1].MPI_SOURCE, step);
+                return 1;
+            }
+#else
+            fprintf(stderr, "heat: HEAT_NONBLOCKING=9 needs MPI_Isendrecv (MPI-4)\n");
+            return 1;
+#endif
         } else if (nonblocking) {
             MPI_Request r[5];
             MPI_Irecv(&u[N + 1], 1, MPI_DOUBLE, right, 0, halo, &r[0]);

@@ -1,10 +1,11 @@
 /* The calls added by MPI-3's and MPI-4's later chapters, each in every round of a logged loop:
  * MPI_Comm_dup_with_info (MPI-3, both families; with a Sendrecv ring, so that the
- * re-execution drops a send under both), and with MPI_VERSION >= 4 (MPICH 4):
- * MPI_Isendrecv and MPI_Isendrecv_replace completed by Wait, Waitany, Testall and Waitsome
- * mixed with live requests, persistent collectives (one made before the CD and started in
- * every round, others made, started and freed inside it), MPI_Comm_idup_with_info,
- * MPI_Comm_create_from_group and MPI_Intercomm_create_from_groups.
+ * re-execution drops a send under both), and where the headers declare MPI-4's calls (MPICH 4,
+ * Open MPI 5): MPI_Isendrecv and MPI_Isendrecv_replace completed by Wait, Waitany, Testall and
+ * Waitsome mixed with live requests, persistent collectives (one made before the CD and
+ * started in every round, others made, started and freed inside it), MPI_Comm_idup_with_info,
+ * MPI_Comm_create_from_group, and with MPI_VERSION >= 4 (MPICH 4; Open MPI 5 lacks it)
+ * MPI_Intercomm_create_from_groups.
  * With FAULT_RANK set, that rank faults in round FAULT_ROUND, restores to the last advance and
  * re-executes alone from its log.
  * Prints "mpi4 rank R checksum X mpi4 Y recoveries N" (Y: 1 when the MPI-4 part ran). */
@@ -38,7 +39,7 @@ int main(int argc, char **argv) {
     MPI_Info_create(&info);
     MPI_Info_set(info, "mpi_assert_no_any_tag", "false");
 
-#if MPI_VERSION >= 4
+#if HAS_MPI4
     /* a persistent Allreduce made before the CD: it lives across restores */
     double pr_in = 0, pr_out = 0;
     MPI_Request pred;
@@ -71,7 +72,7 @@ int main(int argc, char **argv) {
                   "Sendrecv");
         acc[0] += ring_in * 0.5;
 
-#if MPI_VERSION >= 4
+#if HAS_MPI4
         /* 2. Isendrecv and Isendrecv_replace, completed with every kind of completion call,
          * mixed with live requests */
         double out = rank * 10.0 + round, in = 0, rep = rank + round * 0.5;
@@ -154,7 +155,7 @@ int main(int argc, char **argv) {
         for (int k = 0; k < 4; k++) MPI_Request_free(&pc[k]);
 
         /* 4. the MPI-4 communicator makers */
-        MPI_Comm idup, fromgroup, inter;
+        MPI_Comm idup, fromgroup;
         MPI_Request dreq;
         mpi_check(MPI_Comm_idup_with_info(MPI_COMM_WORLD, info, &idup, &dreq),
                   "Comm_idup_with_info");
@@ -171,15 +172,18 @@ int main(int argc, char **argv) {
         }
         MPI_Group_incl(world_group, rank % 2 ? no : ne, rank % 2 ? odds : evens, &half_group);
         MPI_Group_incl(world_group, rank % 2 ? ne : no, rank % 2 ? evens : odds, &other_group);
+        double s1 = 0, s2 = 0, s3 = 0;
+#if MPI_VERSION >= 4
+        MPI_Comm inter;
         mpi_check(MPI_Intercomm_create_from_groups(half_group, 0, other_group, 0, "cd.mpi4.inter",
                                                    MPI_INFO_NULL, MPI_ERRORS_ARE_FATAL, &inter),
                   "Intercomm_create_from_groups");
-        double s1 = 0, s2 = 0, s3 = 0;
+        MPI_Allreduce(&x, &s3, 1, MPI_DOUBLE, MPI_SUM, inter); /* the remote group's sum */
+        MPI_Comm_free(&inter);
+#endif
         MPI_Allreduce(&x, &s1, 1, MPI_DOUBLE, MPI_MAX, idup);
         MPI_Allreduce(&x, &s2, 1, MPI_DOUBLE, MPI_MIN, fromgroup);
-        MPI_Allreduce(&x, &s3, 1, MPI_DOUBLE, MPI_SUM, inter); /* the remote group's sum */
         acc[3] += s1 + s2 * 3 + s3 * 5;
-        MPI_Comm_free(&inter);
         MPI_Comm_free(&fromgroup);
         MPI_Comm_free(&idup);
         MPI_Group_free(&other_group);
@@ -202,7 +206,7 @@ int main(int argc, char **argv) {
         }
     }
     commit_cd(cd);
-#if MPI_VERSION >= 4
+#if HAS_MPI4
     MPI_Request_free(&pred);
     int mpi4 = 1;
 #else

@@ -22,6 +22,15 @@
 #error "define PROGRAM (the program's name, a string literal) before including support.h"
 #endif
 
+/* Whether the headers declare MPI-4's calls (persistent collectives, MPI_Isendrecv, ...):
+ * MPICH 4, and Open MPI 5, whose headers still say MPI_VERSION 3 (the large-count forms and
+ * MPI_Intercomm_create_from_groups need MPI_VERSION >= 4). */
+#if MPI_VERSION >= 4 || (defined(OPEN_MPI) && OMPI_MAJOR_VERSION >= 5)
+#define HAS_MPI4 1
+#else
+#define HAS_MPI4 0
+#endif
+
 /* The integer in the environment variable `name`, or `fallback` when it is not set. */
 static inline int env_int(const char *name, int fallback) {
     const char *v = getenv(name);

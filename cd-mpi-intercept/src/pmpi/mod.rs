@@ -49,6 +49,9 @@ macro_rules! raw_layer {
         mpi4_lifecycle { $( $l4:ident ( $($l4a:ident : $l4t:ty),* ) => $l4m:ident::$l4f:ident; )* }
         mpi4_wrapped { $( $w4:ident ( $($w4a:ident : $w4t:ty),* ) => $w4m:ident::$w4f:ident; )* }
         mpi4_unreplayable { $( $u4:ident ( $($u4a:ident : $u4t:ty),* ); )* }
+        mpi4_full_lifecycle { $( $lx:ident ( $($lxa:ident : $lxt:ty),* ) => $lxm:ident::$lxf:ident; )* }
+        mpi4_full_wrapped { $( $wx:ident ( $($wxa:ident : $wxt:ty),* ) => $wxm:ident::$wxf:ident; )* }
+        mpi4_full_unreplayable { $( $ux:ident ( $($uxa:ident : $uxt:ty),* ); )* }
         forwarded { $( $f:ident ( $($fa:ident : $ft:ty),* ); )* }
         called { $( $c:ident ( $($ca:ident : $ct:ty),* ); )* }
     ) => {
@@ -59,6 +62,7 @@ macro_rules! raw_layer {
         pub enum Call {
             $($l,)* $($w,)* $($u,)*
             $(#[cfg(mpi4)] $l4,)* $(#[cfg(mpi4)] $w4,)* $(#[cfg(mpi4)] $u4,)*
+            $(#[cfg(mpi4_full)] $lx,)* $(#[cfg(mpi4_full)] $wx,)* $(#[cfg(mpi4_full)] $ux,)*
         }
 
         impl Call {
@@ -66,6 +70,8 @@ macro_rules! raw_layer {
             pub const ALL: &'static [Call] = &[
                 $(Call::$l,)* $(Call::$w,)* $(Call::$u,)*
                 $(#[cfg(mpi4)] Call::$l4,)* $(#[cfg(mpi4)] Call::$w4,)* $(#[cfg(mpi4)] Call::$u4,)*
+                $(#[cfg(mpi4_full)] Call::$lx,)* $(#[cfg(mpi4_full)] Call::$wx,)*
+                $(#[cfg(mpi4_full)] Call::$ux,)*
             ];
 
             /// The MPI name (`MPI_Send`).
@@ -77,6 +83,9 @@ macro_rules! raw_layer {
                     $(#[cfg(mpi4)] Call::$l4 => concat!("MPI_", stringify!($l4)),)*
                     $(#[cfg(mpi4)] Call::$w4 => concat!("MPI_", stringify!($w4)),)*
                     $(#[cfg(mpi4)] Call::$u4 => concat!("MPI_", stringify!($u4)),)*
+                    $(#[cfg(mpi4_full)] Call::$lx => concat!("MPI_", stringify!($lx)),)*
+                    $(#[cfg(mpi4_full)] Call::$wx => concat!("MPI_", stringify!($wx)),)*
+                    $(#[cfg(mpi4_full)] Call::$ux => concat!("MPI_", stringify!($ux)),)*
                 }
             }
 
@@ -98,6 +107,9 @@ macro_rules! raw_layer {
             $( #[cfg(mpi4)] forward!($l4 ($($l4a: $l4t),*)); )*
             $( #[cfg(mpi4)] forward!($w4 ($($w4a: $w4t),*)); )*
             $( #[cfg(mpi4)] forward!($u4 ($($u4a: $u4t),*)); )*
+            $( #[cfg(mpi4_full)] forward!($lx ($($lxa: $lxt),*)); )*
+            $( #[cfg(mpi4_full)] forward!($wx ($($wxa: $wxt),*)); )*
+            $( #[cfg(mpi4_full)] forward!($ux ($($uxa: $uxt),*)); )*
         }
     };
 }

@@ -11,8 +11,9 @@
 //! - `lifecycle`: exported, the handler always runs (set-up, persistent requests);
 //! - `wrapped`: exported, straight to MPI while nothing logs, counts or traces;
 //! - `unreplayable`: exported, passed through, counted, and marked in the active CD's log;
-//! - `mpi4_*`: the same for MPI-4's functions, compiled only against an MPI-4 library
-//!   (`cfg(mpi4)`, set by build.rs);
+//! - `mpi4_*`: the same for the MPI-4 functions MPICH 4 and Open MPI 5 declare, compiled only
+//!   against such a library (`cfg(mpi4)`, set by build.rs), and `mpi4_full_*` for the rest of
+//!   MPI-4 (`cfg(mpi4_full)`: `MPI_VERSION >= 4`);
 //! - `forwarded`: exported as `MPI_X` only, straight to the library (calls without
 //!   communication that the runtime's own MPI code makes besides wrapped ones; see
 //!   [`crate::exports`]);
@@ -197,10 +198,10 @@ macro_rules! mpi_table {
                 Comm_join(fd: c_int, intercomm: *mut Comm);
                 Comm_spawn(command: *const c_char, argv: *mut *mut c_char, maxprocs: c_int, info: Info, root: c_int, comm: Comm, intercomm: *mut Comm, array_of_errcodes: *mut c_int);
             }
-            // MPI-4 (MPICH 4): exported only by a build against a library with `MPI_VERSION >= 4`
-            // (build.rs sets `cfg(mpi4)`), so that no wrapper of a function the library lacks
-            // exists. Persistent collectives are made in every mode, like the point-to-point
-            // `_init` calls.
+            // MPI-4's calls that MPICH 4 and Open MPI 5 declare (Open MPI 5's headers still say
+            // `MPI_VERSION` 3): exported only by a build against such a library (build.rs sets
+            // `cfg(mpi4)`), so that no wrapper of a function the library lacks exists. Persistent
+            // collectives are made in every mode, like the point-to-point `_init` calls.
             mpi4_lifecycle {
                 Barrier_init(comm: Comm, info: Info, request: *mut Request) => coll::barrier_init;
                 Bcast_init(buffer: BufMut, count: c_int, datatype: Datatype, root: c_int, comm: Comm, info: Info, request: *mut Request) => coll::bcast_init;
@@ -224,6 +225,27 @@ macro_rules! mpi_table {
                 Neighbor_alltoall_init(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, comm: Comm, info: Info, request: *mut Request) => coll::neighbor_alltoall_init;
                 Neighbor_alltoallv_init(sendbuf: Buf, sendcounts: Ints, sdispls: Ints, sendtype: Datatype, recvbuf: BufMut, recvcounts: Ints, rdispls: Ints, recvtype: Datatype, comm: Comm, info: Info, request: *mut Request) => coll::neighbor_alltoallv_init;
                 Neighbor_alltoallw_init(sendbuf: Buf, sendcounts: Ints, sdispls: Aints, sendtypes: Types, recvbuf: BufMut, recvcounts: Ints, rdispls: Aints, recvtypes: Types, comm: Comm, info: Info, request: *mut Request) => coll::neighbor_alltoallw_init;
+            }
+            mpi4_wrapped {
+                Isendrecv(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, dest: c_int, sendtag: c_int, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, source: c_int, recvtag: c_int, comm: Comm, request: *mut Request) => recovery::isendrecv;
+                Isendrecv_replace(buf: BufMut, count: c_int, datatype: Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: Comm, request: *mut Request) => mpi4::isendrecv_replace;
+                Comm_idup_with_info(comm: Comm, info: Info, newcomm: *mut Comm, request: *mut Request) => recovery::comm_idup_with_info;
+                Comm_create_from_group(group: Group, stringtag: *const c_char, info: Info, errhandler: Errhandler, newcomm: *mut Comm) => comm::comm_create_from_group;
+            }
+            // Partitioned communication: the partitions of one message arrive separately, in an
+            // order and at times no log of this design records.
+            mpi4_unreplayable {
+                Psend_init(buf: Buf, partitions: c_int, count: i64, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, info: Info, request: *mut Request);
+                Precv_init(buf: BufMut, partitions: c_int, count: i64, datatype: Datatype, source: c_int, tag: c_int, comm: Comm, info: Info, request: *mut Request);
+                Pready(partition: c_int, request: Request);
+                Pready_range(partition_low: c_int, partition_high: c_int, request: Request);
+                Pready_list(length: c_int, array_of_partitions: Ints, request: Request);
+                Parrived(request: Request, partition: c_int, flag: *mut c_int);
+            }
+            // The rest of MPI-4 (MPICH 4: `MPI_VERSION >= 4`, build.rs sets `cfg(mpi4_full)`;
+            // Open MPI 5 lacks them): the large-count (`MPI_Count`) forms, and
+            // `MPI_Intercomm_create_from_groups`.
+            mpi4_full_lifecycle {
                 // The large-count (`MPI_Count`) forms of the persistent requests (see `large`).
                 Allgather_init_c(sendbuf: Buf, sendcount: i64, sendtype: Datatype, recvbuf: BufMut, recvcount: i64, recvtype: Datatype, comm: Comm, info: Info, request: *mut Request) => coll::allgather_init_c;
                 Allgatherv_init_c(sendbuf: Buf, sendcount: i64, sendtype: Datatype, recvbuf: BufMut, recvcounts: *const i64, displs: Aints, recvtype: Datatype, comm: Comm, info: Info, request: *mut Request) => coll::allgatherv_init_c;
@@ -252,11 +274,7 @@ macro_rules! mpi_table {
                 Send_init_c(buf: Buf, count: i64, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request) => p2p::send_init_c;
                 Ssend_init_c(buf: Buf, count: i64, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, request: *mut Request) => p2p::ssend_init_c;
             }
-            mpi4_wrapped {
-                Isendrecv(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, dest: c_int, sendtag: c_int, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, source: c_int, recvtag: c_int, comm: Comm, request: *mut Request) => mpi4::isendrecv;
-                Isendrecv_replace(buf: BufMut, count: c_int, datatype: Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: Comm, request: *mut Request) => mpi4::isendrecv_replace;
-                Comm_idup_with_info(comm: Comm, info: Info, newcomm: *mut Comm, request: *mut Request) => recovery::comm_idup_with_info;
-                Comm_create_from_group(group: Group, stringtag: *const c_char, info: Info, errhandler: Errhandler, newcomm: *mut Comm) => comm::comm_create_from_group;
+            mpi4_full_wrapped {
                 Intercomm_create_from_groups(local_group: Group, local_leader: c_int, remote_group: Group, remote_leader: c_int, stringtag: *const c_char, info: Info, errhandler: Errhandler, newintercomm: *mut Comm) => comm::intercomm_create_from_groups;
                 // The large-count (`MPI_Count`) forms of every wrapped call: logged and replayed as
                 // their int forms when their counts fit in an `int`, else passed through as
@@ -320,16 +338,8 @@ macro_rules! mpi_table {
                 Sendrecv_replace_c(buf: BufMut, count: i64, datatype: Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: Comm, status: *mut Status) => p2p::sendrecv_replace_c;
                 Ssend_c(buf: Buf, count: i64, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm) => p2p::ssend_c;
             }
-            // Partitioned communication: the partitions of one message arrive separately, in an
-            // order and at times no log of this design records. Then the large-count forms of the
-            // one-sided and MPI-IO calls.
-            mpi4_unreplayable {
-                Psend_init(buf: Buf, partitions: c_int, count: i64, datatype: Datatype, dest: c_int, tag: c_int, comm: Comm, info: Info, request: *mut Request);
-                Precv_init(buf: BufMut, partitions: c_int, count: i64, datatype: Datatype, source: c_int, tag: c_int, comm: Comm, info: Info, request: *mut Request);
-                Pready(partition: c_int, request: Request);
-                Pready_range(partition_low: c_int, partition_high: c_int, request: Request);
-                Pready_list(length: c_int, array_of_partitions: Ints, request: Request);
-                Parrived(request: Request, partition: c_int, flag: *mut c_int);
+            // The large-count forms of the one-sided and MPI-IO calls.
+            mpi4_full_unreplayable {
                 // The large-count forms of the one-sided calls and windows.
                 Accumulate_c(origin_addr: Buf, origin_count: i64, origin_datatype: Datatype, target_rank: c_int, target_disp: i64, target_count: i64, target_datatype: Datatype, op: Op, win: Win);
                 Get_accumulate_c(origin_addr: Buf, origin_count: i64, origin_datatype: Datatype, result_addr: BufMut, result_count: i64, result_datatype: Datatype, target_rank: c_int, target_disp: i64, target_count: i64, target_datatype: Datatype, op: Op, win: Win);

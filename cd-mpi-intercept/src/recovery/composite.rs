@@ -1,11 +1,13 @@
-//! The application's request for a collective [`super::unrolled`] posted as several requests
-//! of its own (its *parts*): a generalized request, complete from the start, so MPI itself
-//! never waits on it, that stands for them. The completion calls put a composite's parts in
-//! its place and go on with those ([`super::persistent`] and below, where each part is an
-//! ordinary point-to-point request); the composite completes, with an empty status, when all
-//! its parts have (and runs what its maker asked for then). `MPI_Waitany`, `MPI_Testany`, `MPI_Waitsome` and `MPI_Testsome` report it
-//! once it is complete, and go on while only parts completed. Freeing or cancelling the request
-//! of a nonblocking collective is erroneous in MPI: `MPI_ERR_REQUEST`.
+//! The application's request for a call posted as several requests of its own (its *parts*: a
+//! collective [`super::unrolled`], an `MPI_Isendrecv` [`super::isendrecv`]): a generalized
+//! request, complete from the start, so MPI itself never waits on it, that stands for them. The
+//! completion calls put a composite's parts in its place and go on with those
+//! ([`super::persistent`] and below, where each part is an ordinary point-to-point request);
+//! the composite completes when all its parts have (and runs what its maker asked for then),
+//! with an empty status, or the status of the one part that reports (an `MPI_Isendrecv`'s
+//! receive). `MPI_Waitany`, `MPI_Testany`, `MPI_Waitsome` and `MPI_Testsome` report it once it
+//! is complete, and go on while only parts completed. Freeing or cancelling the request of a
+//! nonblocking collective is erroneous in MPI, and refused for a composite: `MPI_ERR_REQUEST`.
 //!
 //! One relaxed load per completion call while no composite exists.
 
@@ -23,11 +25,14 @@ use std::sync::Mutex;
 pub(super) type Then = Box<dyn FnOnce() + Send>;
 
 /// The parts a composite stands for (`MPI_REQUEST_NULL` once complete), the runtime's memory
-/// they use, and what runs when they have all completed.
+/// they use, what runs when they have all completed, and the part whose status it reports
+/// (with that status once the part completed).
 struct Composite {
     parts: Vec<Request>,
     _held: Vec<Scratch>,
     then: Option<Then>,
+    reports: Option<usize>,
+    status: Status,
 }
 
 /// The composites, by handle.
@@ -44,7 +49,7 @@ fn with<R>(f: impl FnOnce(&mut HashMap<u64, Composite>) -> R) -> R {
 }
 
 /// Writes to `request` a composite standing for `parts`, holding `held` until they complete,
-/// then running `then`.
+/// then running `then`; its status is that of part `reports` (else empty).
 ///
 /// # Safety
 /// `request` is writable.
@@ -52,6 +57,7 @@ pub(super) unsafe fn stand_for(
     parts: Vec<Request>,
     held: Vec<Scratch>,
     then: Option<Then>,
+    reports: Option<usize>,
     request: *mut Request,
 ) -> c_int {
     // SAFETY: the caller's out-parameter.
@@ -63,6 +69,8 @@ pub(super) unsafe fn stand_for(
             parts,
             _held: held,
             then,
+            reports,
+            status: Status::empty(),
         };
         with(|t| t.insert(handle.bits(), composite));
     }
@@ -140,8 +148,9 @@ impl Flat {
     }
 
     /// After a call on the flat handles: the caller's plain handles (and `statuses`, unless
-    /// ignored) take theirs, each composite keeps its parts as they are now. Returns the
-    /// caller's indices of the composites whose parts are all complete.
+    /// ignored) take theirs, each composite keeps its parts as they are now (and the status of
+    /// its reporting part, completed by this call). Returns the caller's indices of the
+    /// composites whose parts are all complete.
     ///
     /// # Safety
     /// `statuses` is the caller's array for `handles` (or `MPI_STATUSES_IGNORE`).
@@ -159,14 +168,19 @@ impl Flat {
         let mut complete = Vec::new();
         with(|t| {
             for &i in &self.composites {
-                let parts: Vec<Request> = (0..self.handles.len())
+                let flat: Vec<usize> = (0..self.handles.len())
                     .filter(|&k| self.owner[k] == i)
-                    .map(|k| self.handles[k])
                     .collect();
+                let parts: Vec<Request> = flat.iter().map(|&k| self.handles[k]).collect();
                 if parts.iter().all(|&p| p == null) {
                     complete.push(i);
                 }
                 if let Some(c) = t.get_mut(&handles[i].bits()) {
+                    if let Some(r) = c.reports {
+                        if c.parts.get(r).is_some_and(|&p| p != null) && parts[r] == null {
+                            c.status = self.statuses[flat[r]];
+                        }
+                    }
                     c.parts = parts;
                 }
             }
@@ -181,12 +195,15 @@ impl Flat {
 }
 
 /// Completes the composite the caller holds at `handles[i]`: forgotten (what it runs then, run),
-/// its handle freed and nulled, its status (unless ignored) empty.
+/// its handle freed and nulled, its status (see [`stand_for`]) written unless ignored, and
+/// returned.
 ///
 /// # Safety
 /// `status` is the caller's status for it, or `MPI_STATUS_IGNORE`.
-unsafe fn finish(handles: &mut [Request], i: usize, status: *mut Status) {
-    if let Some(then) = with(|t| t.remove(&handles[i].bits())).and_then(|c| c.then) {
+unsafe fn finish(handles: &mut [Request], i: usize, status: *mut Status) -> Status {
+    let composite = with(|t| t.remove(&handles[i].bits()));
+    let own = composite.as_ref().map_or(Status::empty(), |c| c.status);
+    if let Some(then) = composite.and_then(|c| c.then) {
         then();
     }
     // SAFETY: our own generalized request, complete since it was made.
@@ -194,8 +211,9 @@ unsafe fn finish(handles: &mut [Request], i: usize, status: *mut Status) {
     handles[i] = abi::predefined().request_null;
     if !abi::is_status_ignore(status) {
         // SAFETY: the caller's status.
-        unsafe { status.write(Status::empty()) };
+        unsafe { status.write(own) };
     }
+    own
 }
 
 /// The caller's status `i` (`MPI_STATUSES_IGNORE` stays ignored).
@@ -377,6 +395,10 @@ unsafe fn any(
                 Some(_) => persistent::testany(n, h, &mut k, &mut found, &mut st),
             }
         };
+        if let Some(at) = usize::try_from(k).ok().filter(|&k| k < flat.statuses.len()) {
+            // (a reporting part's status, for its composite)
+            flat.statuses[at] = st;
+        }
         // SAFETY: no status array: plain statuses are written below.
         let complete = unsafe { flat.fold(handles, std::ptr::null_mut()) };
         let chosen = match usize::try_from(k) {
@@ -502,8 +524,8 @@ unsafe fn some(
             .collect();
         for &i in &complete {
             // SAFETY: the composite's status is written below.
-            unsafe { finish(handles, i, std::ptr::null_mut()) };
-            out.push((i, Status::empty()));
+            let own = unsafe { finish(handles, i, std::ptr::null_mut()) };
+            out.push((i, own));
         }
         if out.is_empty() && done != abi::UNDEFINED && wait {
             continue;
@@ -575,9 +597,13 @@ pub(crate) unsafe fn request_get_status(
         // SAFETY: forwarded.
         return unsafe { persistent::request_get_status(request, flag, status) };
     }
-    let parts = with(|t| t.get(&request.bits()).map(|c| c.parts.clone()));
+    let (parts, reports, mut own) = with(|t| {
+        t.get(&request.bits())
+            .map(|c| (c.parts.clone(), c.reports, c.status))
+            .unwrap_or((Vec::new(), None, Status::empty()))
+    });
     let mut all = true;
-    for part in parts.unwrap_or_default() {
+    for (j, part) in parts.into_iter().enumerate() {
         let (mut done, mut st) = (0, Status::empty());
         // SAFETY: a part's handle, with our flag and status.
         let rc = unsafe { persistent::request_get_status(part, &mut done, &mut st) };
@@ -585,12 +611,15 @@ pub(crate) unsafe fn request_get_status(
             return rc;
         }
         all &= done != 0;
+        if done != 0 && reports == Some(j) && part != abi::predefined().request_null {
+            own = st;
+        }
     }
     // SAFETY: the caller's flag and status.
     unsafe {
         flag.write(c_int::from(all));
         if all && !abi::is_status_ignore(status) {
-            status.write(Status::empty());
+            status.write(own);
         }
     }
     abi::SUCCESS

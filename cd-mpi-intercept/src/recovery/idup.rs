@@ -106,5 +106,5 @@ unsafe fn idup(
         derived::idup_complete(id, new, twin, in_start);
     });
     // SAFETY: the caller's request, now standing for both.
-    Some(unsafe { composite::stand_for(parts, Vec::new(), Some(then), request) })
+    Some(unsafe { composite::stand_for(parts, Vec::new(), Some(then), None, request) })
 }

@@ -44,7 +44,8 @@
 //!
 //! # Covered, and not yet
 //! The calls that survive a loss are those of [`calls`] and [`completion`]: blocking
-//! point-to-point (`Send`, `Ssend`, `Recv`, `Sendrecv`), `Isend`, `Issend` and `Irecv`, and the
+//! point-to-point (`Send`, `Ssend`, `Recv`, `Sendrecv`), `Isend`, `Issend` and `Irecv`, MPI-4's
+//! `Isendrecv` (as both, under one request: `isendrecv`), and the
 //! activations of persistent requests ([`persistent`]), completed by `Wait`, `Waitall`, `Test`
 //! or `Testall`, and the collectives whose result is the same on every rank (`Barrier`,
 //! `Bcast`, `Allreduce`, `Allgather`, and their nonblocking forms: [`nonblocking`];
@@ -92,6 +93,8 @@ pub(crate) mod completion;
 pub(crate) mod composite;
 mod held;
 mod idup;
+#[cfg(mpi4)]
+mod isendrecv;
 pub(crate) mod join;
 pub(crate) mod journal;
 mod kept;
@@ -122,6 +125,8 @@ pub(crate) use composite::{
 pub(crate) use idup::comm_idup;
 #[cfg(mpi4)]
 pub(crate) use idup::comm_idup_with_info;
+#[cfg(mpi4)]
+pub(crate) use isendrecv::isendrecv;
 pub(crate) use join::comm_get_parent;
 pub(crate) use matched::{improbe, imrecv, mprobe, mrecv};
 pub(crate) use neighbors::{

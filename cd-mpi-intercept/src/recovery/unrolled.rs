@@ -128,7 +128,7 @@ impl Unrolled {
             parts.push(part);
         }
         // SAFETY: the caller's out-parameter.
-        unsafe { composite::stand_for(parts, self.held, None, request) }
+        unsafe { composite::stand_for(parts, self.held, None, None, request) }
     }
 }
 
