@@ -8,7 +8,8 @@
  * kills only while PATH does not exist (it is made first: a replacement re-executing the step
  * goes on), HEAT_KILL_WIPE=1 removes the rank's node cache directory first (the node's disk is
  * lost with it), HEAT_KILL_REPLACEMENT=1 kills the replacement too, once, before its MPI_Init
- * (a loss during the survivors' repair). HEAT_REDUCE=1 adds an MPI_Allreduce of the array's sum every step, folded into
+ * (a loss during the survivors' repair). HEAT_REDUCE=1 adds an MPI_Allreduce of the array's sum every step (with
+ * HEAT_PERSISTENT_SUM=1 a persistent MPI_Allreduce_init made in the start, MPI-4), folded into
  * the state (HEAT_REDUCE=2 also an MPI_Reduce, in place at rank 0, and an MPI_Gather of it to rank 0,
  * which scatters a share of them back, folded into every rank's state; HEAT_REDUCE=3 instead
  * MPI_Scan, MPI_Exscan (and a non-commutative scan of a derived type), MPI_Alltoall,
@@ -377,6 +378,18 @@ int main(int argc, char **argv) {
         MPI_Send_init(&u[1], 1, MPI_DOUBLE, left, 0, halo, &halo_requests[2]);
         MPI_Ssend_init(&u[N], 1, MPI_DOUBLE, right, 1, halo, &halo_requests[3]);
     }
+    /* HEAT_PERSISTENT_SUM=1: the array's sum (HEAT_REDUCE) by a persistent MPI_Allreduce_init */
+    static double sum_in, sum_out;
+    MPI_Request sum_request = MPI_REQUEST_NULL;
+    if (env_int("HEAT_PERSISTENT_SUM", 0)) {
+#if HAS_MPI4
+        MPI_Allreduce_init(&sum_in, &sum_out, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD,
+                           MPI_INFO_NULL, &sum_request);
+#else
+        fprintf(stderr, "heat: HEAT_PERSISTENT_SUM=1 needs MPI_Allreduce_init (MPI-4)\n");
+        return 1;
+#endif
+    }
     int step = 0;
     double coefficient = 0.25, bias = 0;
     if (env_int("HEAT_START", 0)) {
@@ -634,7 +647,14 @@ int main(int argc, char **argv) {
         if (reduce) {
             double local = 0, total = 0;
             for (int i = 1; i <= N; i++) local += u[i];
-            MPI_Allreduce(&local, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+            if (sum_request != MPI_REQUEST_NULL) {
+                sum_in = local;
+                MPI_Start(&sum_request);
+                MPI_Wait(&sum_request, MPI_STATUS_IGNORE);
+                total = sum_out;
+            } else {
+                MPI_Allreduce(&local, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+            }
             u[1] += total * 1e-6;
             if (reduce == 2 && size <= 64) {
                 /* the root reduces in place; it scatters a share of the gathered values */
@@ -791,6 +811,7 @@ int main(int argc, char **argv) {
     commit_cd(cd);
     if (nonblocking == 5)
         for (int k = 0; k < 4; k++) MPI_Request_free(&halo_requests[k]);
+    if (sum_request != MPI_REQUEST_NULL) MPI_Request_free(&sum_request);
     if (pair != MPI_COMM_NULL) MPI_Comm_free(&pair);
     if (inter != MPI_COMM_NULL) MPI_Comm_free(&inter);
     if (halo != MPI_COMM_WORLD) MPI_Comm_free(&halo);
