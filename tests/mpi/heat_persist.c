@@ -30,7 +30,8 @@
  * MPI_Neighbor_allgatherv, MPI_Neighbor_alltoallv and MPI_Neighbor_alltoallw; 7: as 1, the
  * sends' requests given to MPI_Request_free and only the receives completed; 8: as 6 with
  * their nonblocking forms, in flight together, completed by MPI_Waitall; 9: one MPI_Isendrecv
- * per direction, MPI-4, completed by MPI_Waitall). A restart finds the persisted version (cd_recovered_version), restores it and
+ * per direction, MPI-4, completed by MPI_Waitall; 10: MPI_Sendrecv_replace to the left, and
+ * MPI_Isendrecv_replace, MPI-4, completed by MPI_Wait, to the right). A restart finds the persisted version (cd_recovered_version), restores it and
  * goes on from there. HEAT_START=1 makes the program's start (before create_cd) communicate: rank
  * 0 broadcasts the diffusion coefficient, each rank takes a bias from its left neighbour
  * (MPI_Sendrecv) and the ranks' sum (MPI_Allreduce); a replacement re-executes it (HEAT_START=2
@@ -534,6 +535,25 @@ int main(int argc, char **argv) {
             fprintf(stderr, "heat: HEAT_NONBLOCKING=9 needs MPI_Isendrecv (MPI-4)\n");
             return 1;
 #endif
+        } else if (nonblocking == 10) {
+            /* MPI_Sendrecv_replace to the left, and MPI-4's MPI_Isendrecv_replace (where the
+             * headers have it) to the right; each status names the neighbour */
+            double to_left = u[1], to_right = u[N];
+            MPI_Status st[2];
+            MPI_Sendrecv_replace(&to_left, 1, MPI_DOUBLE, left, 0, right, 0, halo, &st[0]);
+#if HAS_MPI4
+            MPI_Request r;
+            MPI_Isendrecv_replace(&to_right, 1, MPI_DOUBLE, right, 1, from_left, 1, halo, &r);
+            MPI_Wait(&r, &st[1]);
+#else
+            MPI_Sendrecv_replace(&to_right, 1, MPI_DOUBLE, right, 1, from_left, 1, halo, &st[1]);
+#endif
+            u[N + 1] = to_left, u[0] = to_right;
+            if (st[0].MPI_SOURCE != right || st[1].MPI_SOURCE != left) {
+                fprintf(stderr, "heat rank %d: halo from %d and %d at step %d\n", rank,
+                        st[0].MPI_SOURCE, st[1].MPI_SOURCE, step);
+                return 1;
+            }
         } else if (nonblocking) {
             MPI_Request r[5];
             MPI_Irecv(&u[N + 1], 1, MPI_DOUBLE, right, 0, halo, &r[0]);

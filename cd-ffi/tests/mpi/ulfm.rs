@@ -181,7 +181,8 @@ const CONTAINED: [(&str, &str); 4] = [
 /// `MPI_Iscan`, `MPI_Iexscan`, `MPI_Ireduce_scatter_block`, `MPI_Ireduce_scatter`,
 /// `MPI_Iallgatherv`) rank 0 lost, and rank 3 with the nonblocking halo; and (MPI-4's
 /// `MPI_Isendrecv`, one per direction, its status checked) rank 2 lost, and rank 0 on the
-/// Cartesian ring with the left halo from `MPI_ANY_SOURCE`.
+/// Cartesian ring with the left halo from `MPI_ANY_SOURCE`; and (`MPI_Sendrecv_replace` and
+/// MPI-4's `MPI_Isendrecv_replace`) rank 2 lost.
 #[test]
 fn a_lost_rank_is_contained_in_the_job() {
     if skipped("a_lost_rank_is_contained_in_the_job") {
@@ -236,7 +237,8 @@ fn a_lost_rank_is_contained_in_the_job() {
     );
     // (lost rank, step, nonblocking halo exchange (5: persistent requests, 6: neighbourhood
     // collectives, 7: sends given to MPI_Request_free, 8: nonblocking neighbourhood
-    // collectives, 9: MPI-4's MPI_Isendrecv), a second loss
+    // collectives, 9: MPI-4's MPI_Isendrecv, 10: MPI_Sendrecv_replace and MPI-4's
+    // MPI_Isendrecv_replace), a second loss
     // "step:rank" after the first recovery and the version its replacement resumes from,
     // derived communicators (1: Cartesian, 2: split type, 3: graphs, 4: by group, 5: by
     // MPI_Comm_idup, 6: an intercommunicator and its merge, 7: a split and its duplicate made
@@ -247,8 +249,9 @@ fn a_lost_rank_is_contained_in_the_job() {
     // Testall)
     // (and choices: the left halo received from MPI_ANY_SOURCE, 2: and a token probed for,
     // 3: and two tokens matched by MPI_Improbe and MPI_Mprobe)
-    let cases: [Case; 46] = [
+    let cases: [Case; 47] = [
         (3, "130", "1", None, "0", "1", "0"),
+        (2, "131", "10", None, "0", "1", "0"),
         (2, "131", "9", None, "0", "1", "0"),
         (0, "133", "9", None, "1", "1", "1"),
         (1, "131", "0", None, "5", "1", "0"),
@@ -544,7 +547,8 @@ fn messages_received_out_of_send_order_are_resent_by_tag() {
 /// `MPI_ANY_SOURCE` by `MPI_Improbe` and `MPI_Mprobe` and received by `MPI_Mrecv` and
 /// `MPI_Imrecv` (rank 2), or by persistent requests made in the start and started every step
 /// (rank 2; rank 0 on the Cartesian ring; rank 1 with the left halo's from `MPI_ANY_SOURCE`),
-/// or by MPI-4's `MPI_Isendrecv` (rank 3; rank 0 with the left halo from `MPI_ANY_SOURCE`);
+/// or by MPI-4's `MPI_Isendrecv` (rank 3; rank 0 with the left halo from `MPI_ANY_SOURCE`), or
+/// by `MPI_Sendrecv_replace` and `MPI_Isendrecv_replace` (rank 3);
 /// with `MPI_Waitall` on the halo's requests, transient faults while they are in flight too,
 /// which the restore drains;
 /// the collectives of `HEAT_REDUCE=3` (rank 3 dies amid them), the rooted ones of `HEAT_REDUCE=2` (rank 0, their
@@ -583,6 +587,7 @@ fn a_loss_inside_cds_that_log_is_contained() {
         (1, 134, "1", "0", "7", "1", "126:1,133:0"),
         (3, 130, "9", "0", "0", "1", "125:1,127:3,131:2"),
         (0, 133, "9", "1", "0", "1", "124:0,129:2,134:1"),
+        (3, 130, "10", "0", "0", "1", "125:1,127:3,131:2"),
     ];
     let mut cleans = std::collections::BTreeMap::new();
     for (lost, step, nonblocking, wildcard, cart, reduce, faults) in cases {

@@ -55,7 +55,7 @@ macro_rules! mpi_table {
                 Recv(buf: BufMut, count: c_int, datatype: Datatype, source: c_int, tag: c_int, comm: Comm, status: *mut Status) => recovery::recv;
                 Irecv(buf: BufMut, count: c_int, datatype: Datatype, source: c_int, tag: c_int, comm: Comm, request: *mut Request) => recovery::irecv;
                 Sendrecv(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, dest: c_int, sendtag: c_int, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, source: c_int, recvtag: c_int, comm: Comm, status: *mut Status) => recovery::sendrecv;
-                Sendrecv_replace(buf: BufMut, count: c_int, datatype: Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: Comm, status: *mut Status) => p2p::sendrecv_replace;
+                Sendrecv_replace(buf: BufMut, count: c_int, datatype: Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: Comm, status: *mut Status) => recovery::sendrecv_replace;
                 Probe(source: c_int, tag: c_int, comm: Comm, status: *mut Status) => recovery::probe;
                 Iprobe(source: c_int, tag: c_int, comm: Comm, flag: *mut c_int, status: *mut Status) => recovery::iprobe;
                 Mprobe(source: c_int, tag: c_int, comm: Comm, message: *mut Message, status: *mut Status) => recovery::mprobe;
@@ -228,7 +228,7 @@ macro_rules! mpi_table {
             }
             mpi4_wrapped {
                 Isendrecv(sendbuf: Buf, sendcount: c_int, sendtype: Datatype, dest: c_int, sendtag: c_int, recvbuf: BufMut, recvcount: c_int, recvtype: Datatype, source: c_int, recvtag: c_int, comm: Comm, request: *mut Request) => recovery::isendrecv;
-                Isendrecv_replace(buf: BufMut, count: c_int, datatype: Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: Comm, request: *mut Request) => mpi4::isendrecv_replace;
+                Isendrecv_replace(buf: BufMut, count: c_int, datatype: Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: Comm, request: *mut Request) => recovery::isendrecv_replace;
                 Comm_idup_with_info(comm: Comm, info: Info, newcomm: *mut Comm, request: *mut Request) => recovery::comm_idup_with_info;
                 Comm_create_from_group(group: Group, stringtag: *const c_char, info: Info, errhandler: Errhandler, newcomm: *mut Comm) => comm::comm_create_from_group;
             }

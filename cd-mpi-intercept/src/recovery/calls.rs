@@ -362,6 +362,47 @@ pub(crate) unsafe fn sendrecv(
     comm: Comm,
     status: *mut Status,
 ) -> c_int {
+    // SAFETY: forwarded.
+    unsafe {
+        sendrecv_as(
+            Call::Sendrecv,
+            sendbuf,
+            sendcount,
+            sendtype,
+            dest,
+            sendtag,
+            recvbuf,
+            recvcount,
+            recvtype,
+            source,
+            recvtag,
+            comm,
+            status,
+        )
+    }
+}
+
+/// [`sendrecv`] counted and logged as `call` (`MPI_Sendrecv_replace` runs as an
+/// `MPI_Sendrecv` from a copy: `super::sendrecv`).
+///
+/// # Safety
+/// The MPI function's contract.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn sendrecv_as(
+    call: Call,
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: Datatype,
+    source: c_int,
+    recvtag: c_int,
+    comm: Comm,
+    status: *mut Status,
+) -> c_int {
     let Some(chan) = receive_channel(comm, source) else {
         // SAFETY: forwarded.
         return unsafe {
@@ -374,7 +415,7 @@ pub(crate) unsafe fn sendrecv(
     // SAFETY: forwarded.
     let live = |status| unsafe {
         covered_sendrecv(
-            chan, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+            call, chan, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
             source, recvtag, status,
         )
     };
@@ -384,20 +425,8 @@ pub(crate) unsafe fn sendrecv(
     // SAFETY: forwarded.
     unsafe {
         crate::p2p::sendrecv_via(
-            Call::Sendrecv,
-            live,
-            sendcount,
-            sendtype,
-            dest,
-            sendtag,
-            recvbuf,
-            recvcount,
-            recvtype,
-            source,
-            recvtag,
-            comm,
-            status,
-            false,
+            call, live, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
+            recvtag, comm, status, false,
         )
     }
 }
@@ -408,6 +437,7 @@ pub(crate) unsafe fn sendrecv(
 /// The MPI function's contract.
 #[allow(clippy::too_many_arguments)]
 unsafe fn covered_sendrecv(
+    call: Call,
     chan: Chan,
     sendbuf: *const c_void,
     sendcount: c_int,
@@ -421,7 +451,7 @@ unsafe fn covered_sendrecv(
     recvtag: c_int,
     status: *mut Status,
 ) -> c_int {
-    count_send(Call::Sendrecv, chan, dest);
+    count_send(call, chan, dest);
     let (place, source) = wildcard(source);
     let mut own = Status::zeroed();
     let status = if status.is_null() {

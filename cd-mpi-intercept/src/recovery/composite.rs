@@ -1,5 +1,5 @@
 //! The application's request for a call posted as several requests of its own (its *parts*: a
-//! collective [`super::unrolled`], an `MPI_Isendrecv` [`super::isendrecv`]): a generalized
+//! collective [`super::unrolled`], an `MPI_Isendrecv` [`super::sendrecv`]): a generalized
 //! request, complete from the start, so MPI itself never waits on it, that stands for them. The
 //! completion calls put a composite's parts in its place and go on with those
 //! ([`super::persistent`] and below, where each part is an ordinary point-to-point request);

@@ -44,8 +44,8 @@
 //!
 //! # Covered, and not yet
 //! The calls that survive a loss are those of [`calls`] and [`completion`]: blocking
-//! point-to-point (`Send`, `Ssend`, `Recv`, `Sendrecv`), `Isend`, `Issend` and `Irecv`, MPI-4's
-//! `Isendrecv` (as both, under one request: `isendrecv`), and the
+//! point-to-point (`Send`, `Ssend`, `Recv`, `Sendrecv`), `Isend`, `Issend` and `Irecv`,
+//! `Sendrecv_replace` and MPI-4's `Isendrecv(_replace)` (as their parts: [`sendrecv`]), and the
 //! activations of persistent requests ([`persistent`]), completed by `Wait`, `Waitall`, `Test`
 //! or `Testall`, and the collectives whose result is the same on every rank (`Barrier`,
 //! `Bcast`, `Allreduce`, `Allgather`, and their nonblocking forms: [`nonblocking`];
@@ -93,8 +93,6 @@ pub(crate) mod completion;
 pub(crate) mod composite;
 mod held;
 mod idup;
-#[cfg(mpi4)]
-mod isendrecv;
 pub(crate) mod join;
 pub(crate) mod journal;
 mod kept;
@@ -111,6 +109,7 @@ pub(crate) mod repair;
 pub(crate) mod requests;
 mod resync;
 mod rooted;
+mod sendrecv;
 mod spread;
 mod unrolled;
 mod unrolled_neighbors;
@@ -125,8 +124,6 @@ pub(crate) use composite::{
 pub(crate) use idup::comm_idup;
 #[cfg(mpi4)]
 pub(crate) use idup::comm_idup_with_info;
-#[cfg(mpi4)]
-pub(crate) use isendrecv::isendrecv;
 pub(crate) use join::comm_get_parent;
 pub(crate) use matched::{improbe, imrecv, mprobe, mrecv};
 pub(crate) use neighbors::{
@@ -142,6 +139,9 @@ pub(crate) use persistent::{
     bsend_init, recv_init, rsend_init, send_init, ssend_init, start, startall,
 };
 pub(crate) use probes::{iprobe, probe};
+pub(crate) use sendrecv::sendrecv_replace;
+#[cfg(mpi4)]
+pub(crate) use sendrecv::{isendrecv, isendrecv_replace};
 
 /// Lends the engine the kept persistent requests' activations ([`kept`], [`persistent`]).
 pub(crate) fn register_activations() {
