@@ -29,8 +29,9 @@
  * 3): MPI_Neighbor_alltoall, and each neighbour's rank checked with MPI_Neighbor_allgather,
  * MPI_Neighbor_allgatherv, MPI_Neighbor_alltoallv and MPI_Neighbor_alltoallw; 7: as 1, the
  * sends' requests given to MPI_Request_free and only the receives completed; 8: as 6 with
- * their nonblocking forms, in flight together, completed by MPI_Waitall; 9: one MPI_Isendrecv
- * per direction, MPI-4, completed by MPI_Waitall; 10: MPI_Sendrecv_replace to the left, and
+ * their nonblocking forms, in flight together, completed by MPI_Waitall; 9: MPI_Isendrecv,
+ * MPI-4, to the left, and to the right another completed with it by MPI_Waitall, or on odd
+ * steps an MPI_Irecv and an MPI_Isend completed with it by MPI_Waitsome; 10: MPI_Sendrecv_replace to the left, and
  * MPI_Isendrecv_replace, MPI-4, completed by MPI_Wait, to the right). A restart finds the persisted version (cd_recovered_version), restores it and
  * goes on from there. HEAT_START=1 makes the program's start (before create_cd) communicate: rank
  * 0 broadcasts the diffusion coefficient, each rank takes a bias from its left neighbour
@@ -518,15 +519,28 @@ int main(int argc, char **argv) {
             MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
         } else if (nonblocking == 9) {
 #if HAS_MPI4
-            /* one MPI_Isendrecv (MPI-4) per direction, completed together; each status names
-             * the neighbour it received from */
-            MPI_Request r[2];
-            MPI_Status st[2];
+            /* an MPI_Isendrecv (MPI-4) to the left, and to the right an MPI_Isendrecv with
+             * MPI_Waitall, or (odd steps) an MPI_Irecv and an MPI_Isend with all three completed
+             * by MPI_Waitsome, whose statuses come in completion order; each receive's status
+             * names the neighbour it received from */
+            MPI_Request r[3];
+            MPI_Status st[3], done_st[3];
             MPI_Isendrecv(&u[1], 1, MPI_DOUBLE, left, 0, &u[N + 1], 1, MPI_DOUBLE, right, 0, halo,
                           &r[0]);
-            MPI_Isendrecv(&u[N], 1, MPI_DOUBLE, right, 1, &u[0], 1, MPI_DOUBLE, from_left, 1,
-                          halo, &r[1]);
-            MPI_Waitall(2, r, st);
+            if (step % 2) {
+                MPI_Irecv(&u[0], 1, MPI_DOUBLE, from_left, 1, halo, &r[1]);
+                MPI_Isend(&u[N], 1, MPI_DOUBLE, right, 1, halo, &r[2]);
+                for (int left_to_do = 3; left_to_do > 0;) {
+                    int outcount, indices[3];
+                    MPI_Waitsome(3, r, &outcount, indices, done_st);
+                    for (int k = 0; k < outcount; k++) st[indices[k]] = done_st[k];
+                    left_to_do -= outcount;
+                }
+            } else {
+                MPI_Isendrecv(&u[N], 1, MPI_DOUBLE, right, 1, &u[0], 1, MPI_DOUBLE, from_left, 1,
+                              halo, &r[1]);
+                MPI_Waitall(2, r, st);
+            }
             if (st[0].MPI_SOURCE != right || st[1].MPI_SOURCE != left) {
                 fprintf(stderr, "heat rank %d: halo from %d and %d at step %d\n", rank,
                         st[0].MPI_SOURCE, st[1].MPI_SOURCE, step);

@@ -513,9 +513,17 @@ unsafe fn some(
             unsafe { flat.fold(handles, std::ptr::null_mut()) };
             return rc;
         }
+        // MPI wrote the statuses in completion order: each to its flat entry's place
+        let completed = usize::try_from(done).unwrap_or(0);
+        let mut by_entry = vec![Status::empty(); flat.statuses.len()];
+        for (j, &k) in at[..completed].iter().enumerate() {
+            if let Some(slot) = usize::try_from(k).ok().and_then(|k| by_entry.get_mut(k)) {
+                *slot = flat.statuses[j];
+            }
+        }
+        flat.statuses = by_entry;
         // SAFETY: no status array: plain statuses are written below, in completion order.
         let complete = unsafe { flat.fold(handles, std::ptr::null_mut()) };
-        let completed = usize::try_from(done).unwrap_or(0);
         let mut out: Vec<(usize, Status)> = at[..completed]
             .iter()
             .map(|&k| k as usize)
