@@ -32,8 +32,9 @@
 //!   and persistent requests freed while logging, held until no log can replay them), `mpi4`
 //!   (MPI-4's Isendrecv(_replace), compiled only against a library that declares them, MPICH 4
 //!   or Open MPI 5: `cfg(mpi4)` set by build.rs), `large` (the large-count `MPI_X_c` forms,
-//!   narrowed to their int forms' handlers, `cfg(mpi4_full)`: `MPI_VERSION >= 4`), `passthrough` (one-sided, I/O, spawn and
-//!   partitioned calls, which cannot be replayed), `init` (set-up and tear-down).
+//!   narrowed to their int forms' handlers, `cfg(mpi4_full)`: `MPI_VERSION >= 4`),
+//!   `passthrough` (one-sided, I/O, spawn and partitioned calls, which cannot be replayed),
+//!   `init` (set-up and tear-down).
 //! - `errors` (ULFM mode: the runtime's error handler) and `loss` (a loss that ends the job)
 //!   below; `recovery` above the handlers: in a ULFM job a lost process is contained in the
 //!   job (the world repaired, a replacement rebuilt from the survivors' redundancy and fed

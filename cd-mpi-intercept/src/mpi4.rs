@@ -1,10 +1,10 @@
 //! MPI-4's `MPI_Isendrecv(_replace)`, which MPICH 4 and Open MPI 5 have and Open MPI 4.1
 //! lacks. Compiled only with `cfg(mpi4)`, which build.rs sets for a library whose headers
 //! declare them: a build against an older library neither exports these symbols nor resolves
-//! their `PMPI_X`, so no wrapper can reach a function the library lacks. (The other MPI-4 calls: the persistent
-//! collectives `MPI_X_init` are generated with their blocking and nonblocking twins in `coll`,
-//! under the same `cfg`; the communicator makers are in `comm`; partitioned communication is
-//! with the other unreplayable calls in `exports`.)
+//! their `PMPI_X`, so no wrapper can reach a function the library lacks. (The other MPI-4
+//! calls: the persistent collectives `MPI_X_init` are generated with their blocking and
+//! nonblocking twins in `coll`, under the same `cfg`; the communicator makers are in `comm`;
+//! partitioned communication is with the other unreplayable calls in `exports`.)
 //!
 //! `MPI_Isendrecv(_replace)` is a post whose send half is an event and whose receive buffer is
 //! logged whole by the completion call, like a nonblocking collective's output: MPICH 4.0.2

@@ -334,10 +334,11 @@ type Case = (
 );
 
 /// One case of [`a_lost_rank_is_contained_in_the_job`]'s table (see there), launched with `exe`
-/// (the C program or its Fortran twin) and the variables `extra` too: the launch that lost rank `lost` at `step` finishes,
-/// every result is `expected`, only the replacements restored, the survivors computed every
-/// step once and repaired once per loss, the replacements dropped sends and were served
-/// collectives, choices were recorded and repeated, and the lost rank's neighbours resent.
+/// (the C program or its Fortran twin) and the variables `extra` too: the launch that lost
+/// rank `lost` at `step` finishes, every result is `expected`, only the replacements restored,
+/// the survivors computed every step once and repaired once per loss, the replacements dropped
+/// sends and were served collectives, choices were recorded and repeated, and the lost rank's
+/// neighbours resent.
 fn contained(exe: &Path, prefix: &str, case: Case, extra: &[(&str, &str)], expected: &[String]) {
     let (lost, step, nonblocking, second, cart, reduce, wildcard) = case;
     let tag = format!(

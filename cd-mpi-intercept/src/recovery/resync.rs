@@ -522,7 +522,8 @@ fn inter(mut local: Comm, repaired: Comm, remote: &Remote) -> Result<Comm, Strin
 
 /// Starts the resend, to every other rank, of the messages it had not received from this one
 /// since the version on each communicator (`received(peer, channel, tag)` says how many of
-/// each tag it did receive); to a replacement, those of the program's start first, then all since the version.
+/// each tag it did receive); to a replacement, those of the program's start first, then all
+/// since the version.
 /// A communicator the application freed since the version matters only to a replacement.
 fn resend(
     me: usize,
